@@ -1,0 +1,63 @@
+# sparklance: `make demo` runs the main job end to end, `make test` runs every test. Both bootstrap what they need
+# on a fresh machine (Java 17, Maven and Python 3 are assumed): the sbt launcher (fetched from the Maven repository
+# with mvn) and a .venv with the pinned Python packages, whose pyspark also supplies Spark's jars to the build.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+VERSION := $(shell cat VERSION)
+JAR := build/sparklance-$(VERSION).jar
+
+SBT_VERSION := 1.11.7
+SBT_LAUNCHER := build/tools/sbt-launch-$(SBT_VERSION).jar
+# All sbt state lives under build/: nothing depends on a user-wide sbt or ivy set-up.
+SBT_OPTS := -Dsbt.repository.config=project/repositories -Dsbt.override.build.repos=true \
+  -Dsbt.boot.directory=$(CURDIR)/build/sbt-boot -Dsbt.global.base=$(CURDIR)/build/sbt-global \
+  -Dsbt.ivy.home=$(CURDIR)/build/ivy -Dsbt.coursier.home=$(CURDIR)/build/coursier \
+  -Dsbt.server.forcestart=false -Dsbt.color=false -Dsbt.supershell=false -Dsbt.ci=true \
+  -Xms512m -Xmx2g -Xss4m
+SBT := java $(SBT_OPTS) -jar $(SBT_LAUNCHER)
+
+.PHONY: help venv sbt jar test test-jvm test-python demo bench clean
+
+help:
+	@echo "make demo   build everything and run the demo pipeline over a local Lance warehouse"
+	@echo "make test   run every test (JVM unit tests, then the pytest suites against pylance)"
+	@echo "make jar    build the runtime jar $(JAR)"
+
+$(VENV)/.installed: python/requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -r python/requirements-dev.txt
+	touch $@
+
+venv: $(VENV)/.installed
+
+$(SBT_LAUNCHER):
+	mkdir -p build/tools
+	mvn -q -B dependency:copy -Dartifact=org.scala-sbt:sbt-launch:$(SBT_VERSION) -DoutputDirectory=build/tools
+	test -s $@
+
+sbt: $(SBT_LAUNCHER)
+
+# sbt compiles incrementally, so this is cheap when nothing changed.
+jar: venv sbt
+	$(SBT) spark/assembly
+	mkdir -p build && cp jvm/spark/target/scala-2.13/sparklance-$(VERSION).jar $(JAR)
+
+test-jvm: venv sbt
+	$(SBT) test spark/assembly
+	mkdir -p build && cp jvm/spark/target/scala-2.13/sparklance-$(VERSION).jar $(JAR)
+
+test-python: venv
+	$(VPY) -m pytest tests -q -p no:cacheprovider
+
+test: test-jvm test-python
+
+demo: jar
+	$(VPY) integration/demo.py build/demo-warehouse
+
+clean:
+	rm -rf build/demo-warehouse jvm/*/target target project/target

@@ -1,0 +1,107 @@
+package io.sparklance.core.schema
+
+import scala.jdk.CollectionConverters._
+
+import io.sparklance.core.{CorruptFileException, UnsupportedFeatureException}
+import io.sparklance.proto.FileProtos
+
+/**
+ * One field of a Lance schema with its children: a column, a struct member, a list element or map entry.
+ *
+ * The shape comes from `logicalType` and the parent links, not from `Field.type`, which pylance sets to PARENT for
+ * every field (shared/research/table-facts.md).
+ */
+final case class LanceField(
+    id: Int,
+    parentId: Int,
+    name: String,
+    logicalType: LogicalType,
+    nullable: Boolean,
+    metadata: Map[String, Array[Byte]],
+    children: IndexedSeq[LanceField],
+    proto: FileProtos.Field) {
+
+  /** The field and its descendants, depth first. */
+  def flatten: IndexedSeq[LanceField] = this +: children.flatMap(_.flatten)
+
+  def child(name: String): Option[LanceField] = children.find(_.name == name)
+
+  /** Field metadata as text (Lance stores bytes; the values pylance writes are UTF-8). */
+  def metadataStrings: Map[String, String] =
+    metadata.map { case (k, v) => k -> new String(v, java.nio.charset.StandardCharsets.UTF_8) }
+
+  /** The Arrow extension name, from the field's `extension_name` or `ARROW:extension:name` metadata. */
+  def extensionName: Option[String] =
+    Option(proto.getExtensionName).filter(_.nonEmpty).orElse(metadataStrings.get("ARROW:extension:name"))
+}
+
+/** A Lance schema: its top-level fields (each with its subtree) and schema metadata. */
+final case class LanceSchema(fields: IndexedSeq[LanceField], metadata: Map[String, Array[Byte]]) {
+
+  /** Every field, depth first, in the order the manifest lists them. */
+  lazy val allFields: IndexedSeq[LanceField] = fields.flatMap(_.flatten)
+
+  private lazy val byId: Map[Int, LanceField] = allFields.map(f => f.id -> f).toMap
+
+  def field(id: Int): Option[LanceField] = byId.get(id)
+
+  def field(name: String): Option[LanceField] = fields.find(_.name == name)
+
+  def maxFieldId: Int = if (allFields.isEmpty) -1 else allFields.map(_.id).max
+
+  /** The flat protobuf field list (depth first), as stored in manifests and data files. */
+  def toProtos: IndexedSeq[FileProtos.Field] = allFields.map(_.proto)
+}
+
+object LanceSchema {
+
+  /**
+   * Builds the schema tree from the flat, depth-first field list of a manifest or data file. `source` names the
+   * file, for errors: duplicate ids, unknown parents, or children under a type that has none are corruption.
+   */
+  def fromProtos(source: String, protos: Seq[FileProtos.Field], metadata: Map[String, Array[Byte]]): LanceSchema = {
+    val ids = scala.collection.mutable.HashSet.empty[Int]
+    protos.foreach { p =>
+      if (!ids.add(p.getId)) throw new CorruptFileException(source, s"the schema lists field id ${p.getId} twice")
+    }
+    val childrenOf = protos.groupBy(_.getParentId)
+    protos.foreach { p =>
+      if (p.getParentId != -1 && !ids.contains(p.getParentId)) {
+        throw new CorruptFileException(source,
+          s"field '${p.getName}' (id ${p.getId}) names parent id ${p.getParentId}, which is not in the schema")
+      }
+    }
+    def build(p: FileProtos.Field, depth: Int): LanceField = {
+      if (depth > 64) throw new CorruptFileException(source, s"the schema nests deeper than 64 levels at '${p.getName}'")
+      val lt = try LogicalType.parse(p.getLogicalType) catch {
+        case _: UnsupportedFeatureException =>
+          throw new UnsupportedFeatureException(s"Cannot read $source: field '${p.getName}' (id ${p.getId}) has " +
+            s"logical type '${p.getLogicalType}', which this version of sparklance does not support. Upgrade " +
+            "sparklance, or drop the column with pylance.")
+      }
+      val kids = childrenOf.getOrElse(p.getId, Seq.empty).toIndexedSeq.map(build(_, depth + 1))
+      checkArity(source, p, lt, kids.size)
+      LanceField(p.getId, p.getParentId, p.getName, lt, p.getNullable,
+        p.getMetadataMap.asScala.map { case (k, v) => k -> v.toByteArray }.toMap, kids, p)
+    }
+    val top = childrenOf.getOrElse(-1, Seq.empty).toIndexedSeq.map(build(_, 0))
+    val reached = top.flatMap(_.flatten).size
+    if (reached != protos.size) {
+      throw new CorruptFileException(source, s"${protos.size - reached} schema field(s) are not reachable from a " +
+        "top-level field (a cycle in parent ids?)")
+    }
+    LanceSchema(top, metadata)
+  }
+
+  private def checkArity(source: String, p: FileProtos.Field, lt: LogicalType, n: Int): Unit = {
+    val ok = lt match {
+      case LogicalType.Struct => true
+      case _: LogicalType.List | LogicalType.Map => n == 1
+      case _ => n == 0
+    }
+    if (!ok) {
+      throw new CorruptFileException(source,
+        s"field '${p.getName}' (id ${p.getId}) of type '${p.getLogicalType}' has $n child field(s)")
+    }
+  }
+}

@@ -1,0 +1,132 @@
+package io.sparklance.core.storage
+
+import java.io.{FileNotFoundException, IOException, OutputStream}
+import java.nio.{ByteBuffer, ByteOrder}
+import java.nio.file.{FileAlreadyExistsException, Files, Paths, StandardOpenOption}
+import java.util.UUID
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.{FSDataInputStream, FileSystem, LocalFileSystem, Path}
+
+import io.sparklance.core.{CorruptFileException, StorageException, UnsupportedFeatureException}
+
+/**
+ * [[Storage]] over Hadoop's FileSystem API: local disk, HDFS, and (through hadoop-aws) S3.
+ *
+ * Put-if-absent is implemented per file system, and only where it is really atomic:
+ *  - local disk (`file:` or a plain path): the bytes go to a temporary file that is then hard-linked to the target;
+ *    link(2) fails if the target exists, so exactly one racer wins and the target is never partially written.
+ *  - HDFS (`hdfs:`, `viewfs:`): rename of a temporary file, which HDFS performs atomically and refuses if the
+ *    target exists.
+ * Any other scheme is refused with a clear error rather than committed unsafely.
+ */
+final class HadoopStorage(conf: Configuration) extends Storage {
+
+  def this() = this(new Configuration())
+
+  private def hadoopPath(path: String): Path = new Path(path)
+
+  // Local paths go through the raw local file system: no .crc side files beside the table's files.
+  private def fs(path: String): FileSystem =
+    try hadoopPath(path).getFileSystem(conf) match {
+      case local: LocalFileSystem => local.getRaw
+      case other => other
+    } catch { case e: IOException => throw new StorageException(path, "access the file system of", e) }
+
+  private def wrap[T](path: String, operation: String)(body: => T): T =
+    try body
+    catch {
+      case e: io.sparklance.core.LanceException => throw e
+      case e: IOException => throw new StorageException(path, operation, e)
+    }
+
+  override def open(path: String): InputFile = wrap(path, "open") {
+    val f = fs(path)
+    val p = hadoopPath(path)
+    val len = f.getFileStatus(p).getLen
+    new HadoopInputFile(path, f.open(p), len)
+  }
+
+  override def exists(path: String): Boolean = wrap(path, "check the existence of") {
+    fs(path).exists(hadoopPath(path))
+  }
+
+  override def create(path: String, bytes: Array[Byte]): Unit = {
+    val out = createStream(path)
+    try out.write(bytes)
+    finally wrap(path, "write")(out.close())
+  }
+
+  override def createStream(path: String): OutputStream = wrap(path, "create") {
+    fs(path).create(hadoopPath(path), false)
+  }
+
+  override def putIfAbsent(path: String, bytes: Array[Byte]): Boolean = wrap(path, "commit") {
+    val p = hadoopPath(path)
+    val f = fs(path)
+    f.getScheme match {
+      case "file" => localPutIfAbsent(Paths.get(f.makeQualified(p).toUri), bytes)
+      case "hdfs" | "viewfs" =>
+        val tmp = new Path(p.getParent, s".${p.getName}.${UUID.randomUUID()}.tmp")
+        val out = f.create(tmp, false)
+        try out.write(bytes)
+        finally out.close()
+        val won = f.rename(tmp, p)
+        if (!won) f.delete(tmp, false)
+        won
+      case other =>
+        throw new UnsupportedFeatureException(
+          s"Cannot commit to $path: the '$other' file system offers no atomic put-if-absent that sparklance " +
+            "supports, and committing without one could silently lose a concurrent writer's version. Use a " +
+            "local, HDFS or supported object-store path.")
+    }
+  }
+
+  private def localPutIfAbsent(target: java.nio.file.Path, bytes: Array[Byte]): Boolean = {
+    Files.createDirectories(target.getParent)
+    val tmp = target.resolveSibling(s".${target.getFileName}.${UUID.randomUUID()}.tmp")
+    Files.write(tmp, bytes, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)
+    try {
+      Files.createLink(target, tmp)
+      true
+    } catch {
+      case _: FileAlreadyExistsException => false
+      case _: UnsupportedOperationException =>
+        // No hard links here: O_EXCL creation is still atomic with respect to other writers.
+        try {
+          Files.write(target, bytes, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)
+          true
+        } catch { case _: FileAlreadyExistsException => false }
+    } finally Files.deleteIfExists(tmp)
+  }
+
+  override def list(dir: String): Seq[FileEntry] = wrap(dir, "list") {
+    val f = fs(dir)
+    val p = hadoopPath(dir)
+    try {
+      f.listStatus(p).toSeq.map { s =>
+        val name = s.getPath.getName
+        FileEntry(Storage.join(dir, name), name, s.getLen, s.isDirectory, s.getModificationTime)
+      }
+    } catch { case _: FileNotFoundException => Seq.empty }
+  }
+
+  override def delete(path: String): Unit = wrap(path, "delete") {
+    fs(path).delete(hadoopPath(path), false)
+  }
+}
+
+private final class HadoopInputFile(val path: String, in: FSDataInputStream, val length: Long) extends InputFile {
+  override def read(offset: Long, len: Int): ByteBuffer = {
+    if (offset < 0 || len < 0 || offset + len > length) {
+      throw new CorruptFileException(path,
+        s"a read of $len bytes at offset $offset goes past the end of the file, which is $length bytes long")
+    }
+    val bytes = new Array[Byte](len)
+    try in.readFully(offset, bytes)
+    catch { case e: IOException => throw new StorageException(path, s"read $len bytes at offset $offset of", e) }
+    ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN)
+  }
+
+  override def close(): Unit = in.close()
+}

@@ -1,0 +1,95 @@
+package io.sparklance.core.storage
+
+import java.io.{Closeable, OutputStream}
+import java.nio.ByteBuffer
+
+/**
+ * The storage seam: the only way the format core reads and writes bytes.
+ *
+ * Paths are absolute URIs or absolute local paths (`file:/x`, `/x`, `s3a://bucket/x`), joined with [[Storage.join]].
+ *
+ * Contract every implementation must keep:
+ *  - `putIfAbsent(path, bytes)` is atomic: when several callers race on one path, exactly one of them returns
+ *    true, and from then on every reader sees that caller's complete bytes; the others return false and their
+ *    bytes are never visible. This is what makes a manifest commit safe. An implementation that cannot give this
+ *    guarantee must throw rather than pretend.
+ *  - `create` writes a complete object or nothing visible under its path (data and deletion files have unique
+ *    names, so no two writers target one path).
+ *  - `list` is a consistent listing of the direct children of a directory; a missing directory lists as empty.
+ *  - every failure is a [[io.sparklance.core.StorageException]] naming the path and the operation, except a missing
+ *    file on `open`, which is a [[java.io.FileNotFoundException]] wrapped the same way and detectable with
+ *    [[Storage.isNotFound]].
+ */
+trait Storage {
+
+  /** Opens a file for ranged reads. */
+  def open(path: String): InputFile
+
+  /** Reads a whole file; for small metadata files (manifests, deletion files, tags). */
+  def readAll(path: String): Array[Byte] = {
+    val in = open(path)
+    try {
+      val len = in.length
+      if (len > Int.MaxValue - 16) {
+        throw new io.sparklance.core.CorruptFileException(path, s"it is $len bytes long, too large for a metadata file")
+      }
+      val buf = in.read(0, len.toInt)
+      val out = new Array[Byte](buf.remaining())
+      buf.get(out)
+      out
+    } finally in.close()
+  }
+
+  def exists(path: String): Boolean
+
+  /** Writes a whole file, replacing nothing: fails if the path exists. */
+  def create(path: String, bytes: Array[Byte]): Unit
+
+  /**
+   * Opens a stream that writes a new file. On some file systems a partial file is visible before the stream is
+   * closed, so callers give new files unique names and reference them only after `close` returned.
+   */
+  def createStream(path: String): OutputStream
+
+  /** Atomically creates `path` with `bytes` if nothing is there; returns false, writing nothing, if it exists. */
+  def putIfAbsent(path: String, bytes: Array[Byte]): Boolean
+
+  /** The direct children of a directory (files and directories); empty if the directory does not exist. */
+  def list(dir: String): Seq[FileEntry]
+
+  /** Deletes a file; deleting a missing file is not an error. */
+  def delete(path: String): Unit
+}
+
+object Storage {
+
+  /** Joins a directory and a relative path with exactly one separator. */
+  def join(dir: String, rel: String): String =
+    if (dir.endsWith("/")) dir + rel.stripPrefix("/") else dir + "/" + rel.stripPrefix("/")
+
+  /** The last path component. */
+  def fileName(path: String): String = path.stripSuffix("/").substring(path.stripSuffix("/").lastIndexOf('/') + 1)
+
+  def isNotFound(e: Throwable): Boolean = e match {
+    case s: io.sparklance.core.StorageException => s.getCause.isInstanceOf[java.io.FileNotFoundException]
+    case _: java.io.FileNotFoundException => true
+    case _ => false
+  }
+}
+
+/** One entry of a directory listing. */
+final case class FileEntry(path: String, name: String, size: Long, isDirectory: Boolean, modificationTime: Long)
+
+/** A file open for ranged reads. Not thread safe. */
+trait InputFile extends Closeable {
+  def path: String
+
+  /** The file's size in bytes. */
+  def length: Long
+
+  /**
+   * Reads `length` bytes at `offset` into a new little-endian buffer. Reading past the end of the file is an error
+   * naming the file, the range and the file's size.
+   */
+  def read(offset: Long, length: Int): ByteBuffer
+}

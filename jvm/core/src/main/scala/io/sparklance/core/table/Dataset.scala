@@ -1,0 +1,130 @@
+package io.sparklance.core.table
+
+import java.time.Instant
+
+import scala.collection.immutable.SortedMap
+
+import io.sparklance.core.{InconsistentTableException, NotATableException, StorageException, TagNotFoundException,
+  VersionNotFoundException}
+import io.sparklance.core.storage.Storage
+
+/**
+ * A Lance table (a "dataset" in Lance's words) at a root directory: its versions, tags and snapshots.
+ *
+ * Holds no cached state: each call looks at the store again, so it always sees the latest commits. The latest
+ * version is found with one listing of `_versions/`; `latest_version_hint.json` is not trusted.
+ */
+final class Dataset private (val storage: Storage, val root: String) {
+
+  val versionsDir: String = Storage.join(root, "_versions")
+
+  /** The manifests under `_versions/`, ascending by version, and the naming scheme they share. */
+  def listVersions(): VersionListing = {
+    val entries = storage.list(versionsDir).filterNot(_.isDirectory).flatMap { e =>
+      ManifestNaming.classify(e.name).map { case (naming, v) => (naming, v, e) }
+    }
+    if (entries.isEmpty) {
+      throw new NotATableException(root, if (storage.list(root).isEmpty) "the directory is empty or does not exist"
+        else "it has no manifests under _versions/")
+    }
+    val schemes = entries.map(_._1).distinct
+    if (schemes.size > 1) {
+      val sample = schemes.map(s => s"${s.name} (e.g. ${entries.find(_._1 == s).get._3.name})").mkString(" and ")
+      throw new InconsistentTableException(root, s"its _versions/ directory mixes the manifest naming schemes $sample. " +
+        "A table must use one scheme; remove the manifests of the wrong scheme or migrate them with pylance.")
+    }
+    VersionListing(schemes.head, entries.map(e => VersionEntry(e._2, e._3.path)).sortBy(_.version).toIndexedSeq)
+  }
+
+  def latestVersion(): Long = listVersions().entries.last.version
+
+  def checkoutLatest(): Snapshot = {
+    val listing = listVersions()
+    load(listing.naming, listing.entries.last)
+  }
+
+  def checkout(version: Long): Snapshot = {
+    val listing = listVersions()
+    listing.entries.find(_.version == version) match {
+      case Some(e) => load(listing.naming, e)
+      case None =>
+        throw new VersionNotFoundException(root, s"version $version does not exist. ${listing.describe}")
+    }
+  }
+
+  /** The latest version committed at or before `instant`. */
+  def checkoutAsOf(instant: Instant): Snapshot = {
+    val listing = listVersions()
+    val found = listing.entries.reverseIterator.map(e => load(listing.naming, e)).find(!_.manifest.timestamp.isAfter(instant))
+    found.getOrElse {
+      val first = load(listing.naming, listing.entries.head)
+      throw new VersionNotFoundException(root, s"no version was committed at or before $instant; the first " +
+        s"version, ${first.version}, was committed at ${first.manifest.timestamp}.")
+    }
+  }
+
+  def checkoutTag(name: String): Snapshot = {
+    val all = tags()
+    val tag = all.getOrElse(name, throw new TagNotFoundException(root, name, all.keys))
+    try checkout(tag.version)
+    catch {
+      case e: VersionNotFoundException =>
+        throw new VersionNotFoundException(root, s"tag '$name' points to version ${tag.version}, which no longer " +
+          s"exists (${e.getMessage}).")
+    }
+  }
+
+  /** Every tag, by name. */
+  def tags(): SortedMap[String, Tag] = {
+    val dir = Storage.join(root, Tag.Dir)
+    SortedMap(storage.list(dir).filter(e => !e.isDirectory && e.name.endsWith(".json")).map { e =>
+      val name = e.name.stripSuffix(".json")
+      name -> Tag.decode(e.path, name, storage.readAll(e.path))
+    }: _*)
+  }
+
+  /** Every version with its commit time, ascending. Reads every manifest. */
+  def history(): IndexedSeq[Snapshot] = {
+    val listing = listVersions()
+    listing.entries.map(load(listing.naming, _))
+  }
+
+  private def load(naming: ManifestNaming, entry: VersionEntry): Snapshot = {
+    val bytes =
+      try storage.readAll(entry.path)
+      catch {
+        case e: StorageException if Storage.isNotFound(e) =>
+          throw new VersionNotFoundException(root, s"the manifest of version ${entry.version} (${entry.path}) " +
+            "disappeared while reading; it was probably removed by a cleanup. Retry with a newer version.")
+      }
+    val manifest = new Manifest(ManifestFile.decode(entry.path, bytes), entry.path)
+    if (manifest.version != entry.version) {
+      throw new InconsistentTableException(root, s"manifest ${entry.path} holds version ${manifest.version}, not " +
+        s"${entry.version} as its name says")
+    }
+    FeatureFlags.checkReadable(root, manifest.version, manifest.readerFeatureFlags)
+    new Snapshot(this, manifest, naming)
+  }
+
+  override def toString: String = s"Dataset($root)"
+}
+
+object Dataset {
+
+  /** Opens the table at `root`; fails with [[NotATableException]] if there is none. */
+  def open(storage: Storage, root: String): Dataset = {
+    val ds = new Dataset(storage, root.stripSuffix("/"))
+    ds.listVersions()
+    ds
+  }
+}
+
+/** A manifest file found in `_versions/`. */
+final case class VersionEntry(version: Long, path: String)
+
+/** The manifests of a table, ascending by version. Never empty. */
+final case class VersionListing(naming: ManifestNaming, entries: IndexedSeq[VersionEntry]) {
+  def describe: String =
+    if (entries.size == 1) s"The table has only version ${entries.head.version}."
+    else s"The table has ${entries.size} versions, from ${entries.head.version} to ${entries.last.version}."
+}

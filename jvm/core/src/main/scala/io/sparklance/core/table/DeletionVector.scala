@@ -1,0 +1,210 @@
+package io.sparklance.core.table
+
+import java.io.ByteArrayOutputStream
+import java.nio.{ByteBuffer, ByteOrder}
+import java.nio.channels.Channels
+
+import scala.util.control.NonFatal
+
+import org.apache.arrow.memory.RootAllocator
+import org.apache.arrow.vector.{IntVector, UInt4Vector, VectorSchemaRoot}
+import org.apache.arrow.vector.ipc.{ArrowFileReader, ArrowFileWriter, SeekableReadChannel}
+import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
+import org.apache.arrow.vector.util.ByteArrayReadableSeekableByteChannel
+import org.roaringbitmap.RoaringBitmap
+
+import io.sparklance.core.CorruptFileException
+import io.sparklance.proto.TableProtos.DeletionFile.DeletionFileType
+
+/**
+ * The set of deleted row offsets of one fragment, whichever file flavour it was read from.
+ *
+ * Offsets are positions in the fragment's data files (0 until physical rows). Immutable.
+ */
+final class DeletionVector private (bitmap: RoaringBitmap) {
+
+  def contains(offset: Int): Boolean = bitmap.contains(offset)
+
+  def cardinality: Long = bitmap.getLongCardinality
+
+  def isEmpty: Boolean = bitmap.isEmpty
+
+  /** The deleted offsets in ascending order. */
+  def toSortedArray: Array[Int] = bitmap.toArray
+
+  /** A copy of the offsets as a Roaring bitmap. */
+  def toBitmap: RoaringBitmap = bitmap.clone()
+
+  override def equals(o: Any): Boolean = o match {
+    case d: DeletionVector => d.toBitmap.equals(bitmap)
+    case _ => false
+  }
+
+  override def hashCode(): Int = bitmap.hashCode()
+
+  override def toString: String = s"DeletionVector(${bitmap.getLongCardinality} rows)"
+}
+
+object DeletionVector {
+
+  val Empty: DeletionVector = new DeletionVector(new RoaringBitmap())
+
+  def of(offsets: Int*): DeletionVector = new DeletionVector(RoaringBitmap.bitmapOf(offsets: _*))
+
+  def fromBitmap(bitmap: RoaringBitmap): DeletionVector = new DeletionVector(bitmap.clone())
+
+  /** The Arrow IPC schema of `.arrow` deletion files, as pylance writes them. */
+  val ArrowSchema: Schema = new Schema(java.util.List.of(
+    new Field("row_id", new FieldType(false, new ArrowType.Int(32, false), null), null)))
+
+  /**
+   * Decodes a deletion file's bytes. `path` names the file in errors; `physicalRows` bounds the offsets.
+   *
+   * `.arrow` files are Arrow IPC files with one 32-bit integer column (pylance writes uint32, the spec says int32;
+   * both are accepted). `.bin` files are portable-format Roaring bitmaps, validated before they are deserialized
+   * so a damaged header cannot cause an unbounded allocation.
+   */
+  def decode(path: String, fileType: DeletionFileType, bytes: Array[Byte], physicalRows: Long): DeletionVector = {
+    val bitmap = fileType match {
+      case DeletionFileType.BITMAP => decodeRoaring(path, bytes)
+      case _ => decodeArrow(path, bytes)
+    }
+    if (!bitmap.isEmpty && (bitmap.last().toLong & 0xFFFFFFFFL) >= physicalRows) {
+      throw new CorruptFileException(path, s"it deletes row offset ${bitmap.last().toLong & 0xFFFFFFFFL}, but the " +
+        s"fragment has only $physicalRows rows")
+    }
+    new DeletionVector(bitmap)
+  }
+
+  private def decodeArrow(path: String, bytes: Array[Byte]): RoaringBitmap = {
+    val allocator = new RootAllocator(Long.MaxValue)
+    try {
+      val reader = new ArrowFileReader(
+        new SeekableReadChannel(new ByteArrayReadableSeekableByteChannel(bytes)), allocator)
+      try {
+        val root = reader.getVectorSchemaRoot
+        val fields = root.getSchema.getFields
+        val okType = fields.size == 1 && (fields.get(0).getType match {
+          case i: ArrowType.Int => i.getBitWidth == 32
+          case _ => false
+        })
+        if (!okType) {
+          throw new CorruptFileException(path, s"an Arrow deletion file must have one 32-bit integer column; this " +
+            s"one has schema ${root.getSchema}")
+        }
+        val bitmap = new RoaringBitmap()
+        while (reader.loadNextBatch()) {
+          val n = root.getRowCount
+          root.getVector(0) match {
+            case v: UInt4Vector => var i = 0; while (i < n) { checkNotNull(path, v.isNull(i), i); bitmap.add(v.get(i)); i += 1 }
+            case v: IntVector =>
+              var i = 0
+              while (i < n) {
+                checkNotNull(path, v.isNull(i), i)
+                if (v.get(i) < 0) throw new CorruptFileException(path, s"it deletes a negative row offset ${v.get(i)}")
+                bitmap.add(v.get(i)); i += 1
+              }
+            case other => throw new CorruptFileException(path, s"unexpected vector ${other.getClass.getSimpleName}")
+          }
+        }
+        bitmap
+      } finally reader.close()
+    } catch {
+      case e: CorruptFileException => throw e
+      case NonFatal(e) => throw new CorruptFileException(path, s"it is not a valid Arrow IPC file (${e.getMessage})", e)
+    } finally allocator.close()
+  }
+
+  private def checkNotNull(path: String, isNull: Boolean, i: Int): Unit =
+    if (isNull) throw new CorruptFileException(path, s"row $i of the deletion file is null")
+
+  // Portable Roaring format (github.com/RoaringBitmap/RoaringFormatSpec).
+  private val SerialCookieNoRun = 12346
+  private val SerialCookie = 12347
+  private val NoOffsetThreshold = 4
+
+  private def decodeRoaring(path: String, bytes: Array[Byte]): RoaringBitmap = {
+    validateRoaring(path, bytes)
+    try {
+      val bitmap = new RoaringBitmap()
+      bitmap.deserialize(ByteBuffer.wrap(bytes))
+      bitmap
+    } catch {
+      case NonFatal(e) => throw new CorruptFileException(path, s"it is not a valid Roaring bitmap (${e.getMessage})", e)
+    }
+  }
+
+  /** Walks the portable-format header and containers, checking every size against the bytes available. */
+  private def validateRoaring(path: String, bytes: Array[Byte]): Unit = {
+    val buf = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN)
+    def need(n: Long, what: String): Unit =
+      if (buf.remaining() < n) {
+        throw new CorruptFileException(path, s"the Roaring bitmap is truncated: $what needs $n bytes at offset " +
+          s"${buf.position()}, ${buf.remaining()} remain")
+      }
+    need(4, "the cookie")
+    val cookie = buf.getInt()
+    val (size, runFlags) =
+      if ((cookie & 0xFFFF) == SerialCookie) {
+        val size = (cookie >>> 16) + 1
+        need((size + 7) / 8, "the run-container flags")
+        val flags = new Array[Byte]((size + 7) / 8)
+        buf.get(flags)
+        (size, flags)
+      } else if (cookie == SerialCookieNoRun) {
+        need(4, "the container count")
+        (buf.getInt(), Array.emptyByteArray)
+      } else {
+        throw new CorruptFileException(path, f"it does not start with a Roaring cookie (found 0x$cookie%08x)")
+      }
+    if (size < 0 || size > 65536) throw new CorruptFileException(path, s"the Roaring bitmap claims $size containers")
+    def isRun(i: Int) = runFlags.nonEmpty && (runFlags(i / 8) & (1 << (i % 8))) != 0
+    need(4L * size, "the container keys")
+    val cards = Array.tabulate(size) { _ => buf.getShort(); (buf.getShort() & 0xFFFF) + 1 }
+    if (runFlags.isEmpty || size >= NoOffsetThreshold) { need(4L * size, "the container offsets"); buf.position(buf.position() + 4 * size) }
+    var i = 0
+    while (i < size) {
+      if (isRun(i)) {
+        need(2, s"run container $i")
+        val runs = buf.getShort() & 0xFFFF
+        need(4L * runs, s"run container $i")
+        buf.position(buf.position() + 4 * runs)
+      } else {
+        val n = if (cards(i) > 4096) 8192 else 2 * cards(i)
+        need(n, s"container $i")
+        buf.position(buf.position() + n)
+      }
+      i += 1
+    }
+  }
+
+  /** Encodes an Arrow IPC deletion file (uint32 `row_id`), as pylance writes for small sets. */
+  def encodeArrow(vector: DeletionVector): Array[Byte] = {
+    val allocator = new RootAllocator(Long.MaxValue)
+    try {
+      val root = VectorSchemaRoot.create(ArrowSchema, allocator)
+      try {
+        val offsets = vector.toSortedArray
+        val v = root.getVector(0).asInstanceOf[UInt4Vector]
+        v.allocateNew(offsets.length)
+        var i = 0
+        while (i < offsets.length) { v.set(i, offsets(i)); i += 1 }
+        v.setValueCount(offsets.length)
+        root.setRowCount(offsets.length)
+        val out = new ByteArrayOutputStream()
+        val writer = new ArrowFileWriter(root, null, Channels.newChannel(out))
+        writer.start(); writer.writeBatch(); writer.end(); writer.close()
+        out.toByteArray
+      } finally root.close()
+    } finally allocator.close()
+  }
+
+  /** Encodes a portable-format Roaring bitmap deletion file. */
+  def encodeRoaring(vector: DeletionVector): Array[Byte] = {
+    val bitmap = vector.toBitmap
+    bitmap.runOptimize()
+    val buf = ByteBuffer.allocate(bitmap.serializedSizeInBytes())
+    bitmap.serialize(buf)
+    buf.array()
+  }
+}

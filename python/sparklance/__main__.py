@@ -1,0 +1,3 @@
+from sparklance.cli import main
+
+raise SystemExit(main())
