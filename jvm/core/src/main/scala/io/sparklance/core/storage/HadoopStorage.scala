@@ -2,11 +2,11 @@ package io.sparklance.core.storage
 
 import java.io.{FileNotFoundException, IOException, OutputStream}
 import java.nio.{ByteBuffer, ByteOrder}
-import java.nio.file.{FileAlreadyExistsException, Files, Paths, StandardOpenOption}
+import java.nio.file.{FileAlreadyExistsException, Files, StandardOpenOption}
 import java.util.UUID
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FSDataInputStream, FileSystem, LocalFileSystem, Path}
+import org.apache.hadoop.fs.{FSDataInputStream, FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
 
 import io.sparklance.core.{CorruptFileException, StorageException, UnsupportedFeatureException}
 
@@ -64,9 +64,9 @@ final class HadoopStorage(conf: Configuration) extends Storage {
   override def putIfAbsent(path: String, bytes: Array[Byte]): Boolean = wrap(path, "commit") {
     val p = hadoopPath(path)
     val f = fs(path)
-    f.getScheme match {
-      case "file" => localPutIfAbsent(Paths.get(f.makeQualified(p).toUri), bytes)
-      case "hdfs" | "viewfs" =>
+    (f, f.getUri.getScheme) match {
+      case (local: RawLocalFileSystem, _) => localPutIfAbsent(local.pathToFile(p).toPath, bytes)
+      case (_, "hdfs" | "viewfs") =>
         val tmp = new Path(p.getParent, s".${p.getName}.${UUID.randomUUID()}.tmp")
         val out = f.create(tmp, false)
         try out.write(bytes)
@@ -74,7 +74,7 @@ final class HadoopStorage(conf: Configuration) extends Storage {
         val won = f.rename(tmp, p)
         if (!won) f.delete(tmp, false)
         won
-      case other =>
+      case (_, other) =>
         throw new UnsupportedFeatureException(
           s"Cannot commit to $path: the '$other' file system offers no atomic put-if-absent that sparklance " +
             "supports, and committing without one could silently lose a concurrent writer's version. Use a " +

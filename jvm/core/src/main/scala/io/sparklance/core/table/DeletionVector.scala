@@ -77,8 +77,19 @@ object DeletionVector {
   }
 
   private def decodeArrow(path: String, bytes: Array[Byte]): RoaringBitmap = {
-    val allocator = new RootAllocator(Long.MaxValue)
-    try {
+    // An uncompressed IPC file's buffers fit in its own bytes: a damaged length cannot make Arrow allocate more.
+    val allocator = new RootAllocator(math.max(4L * bytes.length, 1L << 16))
+    val bitmap = try readArrow(path, bytes, allocator) catch {
+      case e: CorruptFileException => closeAfterFailure(allocator); throw e
+      case NonFatal(e) =>
+        closeAfterFailure(allocator)
+        throw new CorruptFileException(path, s"it is not a valid Arrow IPC file (${e.getMessage})", e)
+    }
+    allocator.close()
+    bitmap
+  }
+
+  private def readArrow(path: String, bytes: Array[Byte], allocator: RootAllocator): RoaringBitmap = {
       val reader = new ArrowFileReader(
         new SeekableReadChannel(new ByteArrayReadableSeekableByteChannel(bytes)), allocator)
       try {
@@ -109,11 +120,12 @@ object DeletionVector {
         }
         bitmap
       } finally reader.close()
-    } catch {
-      case e: CorruptFileException => throw e
-      case NonFatal(e) => throw new CorruptFileException(path, s"it is not a valid Arrow IPC file (${e.getMessage})", e)
-    } finally allocator.close()
   }
+
+  // On a damaged file Arrow's reader can fail between allocating a buffer and handing it over; the allocator
+  // then reports that buffer as leaked. It is a few bytes of a small file and the error at hand matters more.
+  private def closeAfterFailure(allocator: RootAllocator): Unit =
+    try allocator.close() catch { case NonFatal(_) => () }
 
   private def checkNotNull(path: String, isNull: Boolean, i: Int): Unit =
     if (isNull) throw new CorruptFileException(path, s"row $i of the deletion file is null")

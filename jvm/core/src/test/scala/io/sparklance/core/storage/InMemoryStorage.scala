@@ -1,0 +1,86 @@
+package io.sparklance.core.storage
+
+import java.io.{ByteArrayOutputStream, FileNotFoundException, IOException, OutputStream}
+import java.nio.{ByteBuffer, ByteOrder}
+import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.atomic.AtomicInteger
+
+import scala.jdk.CollectionConverters._
+
+import io.sparklance.core.{CorruptFileException, StorageException}
+
+/**
+ * An in-memory [[Storage]] for tests, with injectable faults: `failNext("putIfAbsent", 2)` makes the next two
+ * calls of that operation throw a [[StorageException]] (as Iceberg's TestTables.failCommits does for commits).
+ */
+final class InMemoryStorage extends Storage {
+  private val files = new ConcurrentHashMap[String, Array[Byte]]()
+  private val faults = new ConcurrentHashMap[String, AtomicInteger]()
+
+  def failNext(operation: String, times: Int): Unit = faults.put(operation, new AtomicInteger(times))
+
+  private def maybeFail(operation: String, path: String): Unit = {
+    val left = faults.get(operation)
+    if (left != null && left.getAndDecrement() > 0) {
+      throw new StorageException(path, operation, new IOException(s"injected failure of $operation"))
+    }
+  }
+
+  private def norm(p: String) = p.stripSuffix("/")
+
+  def put(path: String, bytes: Array[Byte]): Unit = files.put(norm(path), bytes.clone())
+
+  def paths: Seq[String] = files.keySet().asScala.toSeq.sorted
+
+  override def open(path: String): InputFile = {
+    maybeFail("open", path)
+    val bytes = Option(files.get(norm(path))).getOrElse(
+      throw new StorageException(path, "open", new FileNotFoundException(s"$path does not exist")))
+    new InputFile {
+      override def path: String = norm(path)
+      override def length: Long = bytes.length.toLong
+      override def read(offset: Long, len: Int): ByteBuffer = {
+        if (offset < 0 || len < 0 || offset + len > bytes.length) {
+          throw new CorruptFileException(path, s"a read of $len bytes at offset $offset goes past the end of the " +
+            s"file, which is ${bytes.length} bytes long")
+        }
+        ByteBuffer.wrap(java.util.Arrays.copyOfRange(bytes, offset.toInt, offset.toInt + len)).order(ByteOrder.LITTLE_ENDIAN)
+      }
+      override def close(): Unit = ()
+    }
+  }
+
+  override def exists(path: String): Boolean = files.containsKey(norm(path))
+
+  override def create(path: String, bytes: Array[Byte]): Unit = {
+    maybeFail("create", path)
+    if (files.putIfAbsent(norm(path), bytes.clone()) != null) {
+      throw new StorageException(path, "create", new IOException(s"$path already exists"))
+    }
+  }
+
+  override def createStream(path: String): OutputStream = new ByteArrayOutputStream() {
+    override def close(): Unit = create(path, toByteArray)
+  }
+
+  override def putIfAbsent(path: String, bytes: Array[Byte]): Boolean = {
+    maybeFail("putIfAbsent", path)
+    files.putIfAbsent(norm(path), bytes.clone()) == null
+  }
+
+  override def list(dir: String): Seq[FileEntry] = {
+    maybeFail("list", dir)
+    val prefix = norm(dir) + "/"
+    val children = files.asScala.toSeq.collect { case (p, b) if p.startsWith(prefix) => (p.substring(prefix.length), b) }
+    children.map { case (rest, b) =>
+      val name = rest.takeWhile(_ != '/')
+      val isDir = rest.contains('/')
+      FileEntry(prefix + name, name, if (isDir) 0L else b.length.toLong, isDir, 0L)
+    }.distinctBy(_.name)
+  }
+
+  override def delete(path: String): Unit = {
+    maybeFail("delete", path)
+    files.remove(norm(path))
+  }
+}

@@ -1,0 +1,119 @@
+package io.sparklance.core.table
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.sparklance.core._
+import io.sparklance.core.storage.{InMemoryStorage, Storage}
+
+class DatasetSuite extends AnyFunSuite {
+  import TestManifests._
+
+  test("versions are listed in order and the latest is found with one listing, under either naming scheme") {
+    Seq(ManifestNaming.V1, ManifestNaming.V2).foreach { naming =>
+      val (storage, root) = table(12, naming)
+      storage.put(Storage.join(root, "_versions/latest_version_hint.json"), """{"version":3}""".getBytes)
+      val ds = Dataset.open(storage, root)
+      val listing = ds.listVersions()
+      assert(listing.naming == naming)
+      assert(listing.entries.map(_.version) == (1L to 12L))
+      assert(ds.latestVersion() == 12, "the hint file is not trusted")
+      val latest = ds.checkoutLatest()
+      assert(latest.version == 12 && latest.fragments.map(_.id) == (0L until 12L))
+      assert(latest.naming == naming)
+    }
+  }
+
+  test("a table mixing both naming schemes is refused, naming an example of each") {
+    val (storage, root) = table(2, ManifestNaming.V1)
+    commit(storage, root, manifest(3, t0.plusSeconds(5)), ManifestNaming.V2)
+    val e = intercept[InconsistentTableException](Dataset.open(storage, root).checkoutLatest())
+    assert(e.getMessage.contains("mixes the manifest naming schemes"))
+    assert(e.getMessage.contains("1.manifest") && e.getMessage.contains("18446744073709551612.manifest"))
+  }
+
+  test("checkout by version, by timestamp and by tag") {
+    val (storage, root) = table(5)
+    val ds = Dataset.open(storage, root)
+    assert(ds.checkout(3).version == 3)
+    assert(ds.checkoutAsOf(t0.plusSeconds(2)).version == 3, "exactly at the commit time")
+    assert(ds.checkoutAsOf(t0.plusMillis(2500)).version == 3, "between two commits: the earlier one")
+    assert(ds.checkoutAsOf(t0.plusSeconds(3600)).version == 5)
+    storage.put(Storage.join(root, "_refs/tags/release.json"),
+      """{"branch":null,"version":2,"createdAt":"2026-11-22T03:04:27.896974141Z","manifestSize":434,"metadata":{}}""".getBytes)
+    val tags = ds.tags()
+    assert(tags.keySet == Set("release") && tags("release").version == 2 && tags("release").manifestSize.contains(434L))
+    assert(ds.checkoutTag("release").version == 2)
+  }
+
+  test("missing versions, tags and too-early timestamps are clear errors") {
+    val (storage, root) = table(3)
+    val ds = Dataset.open(storage, root)
+    val v = intercept[VersionNotFoundException](ds.checkout(9))
+    assert(v.getMessage.contains("version 9 does not exist") && v.getMessage.contains("from 1 to 3"))
+    assert(v.errorClass == "LANCE_VERSION_NOT_FOUND")
+    val t = intercept[TagNotFoundException](ds.checkoutTag("nope"))
+    assert(t.getMessage.contains("no tag 'nope'") && t.getMessage.contains("no tags"))
+    val early = intercept[VersionNotFoundException](ds.checkoutAsOf(t0.minusSeconds(1)))
+    assert(early.getMessage.contains("no version was committed at or before 2025-12-31T23:59:59Z"))
+    assert(early.getMessage.contains("the first version, 1, was committed at 2026-01-01T00:00:00Z"))
+    storage.put(Storage.join(root, "_refs/tags/old.json"), """{"version":42}""".getBytes)
+    val dangling = intercept[VersionNotFoundException](ds.checkoutTag("old"))
+    assert(dangling.getMessage.contains("tag 'old' points to version 42"))
+  }
+
+  test("a directory without manifests is not a table") {
+    val storage = new InMemoryStorage
+    val e = intercept[NotATableException](Dataset.open(storage, "mem://nothing"))
+    assert(e.getMessage.startsWith("mem://nothing is not a Lance table"))
+    storage.put("mem://some/data/x.lance", Array[Byte](1))
+    assert(intercept[NotATableException](Dataset.open(storage, "mem://some")).getMessage.contains("no manifests"))
+  }
+
+  test("a manifest whose version differs from its file name is refused") {
+    val storage = new InMemoryStorage
+    storage.put("mem://t/_versions/2.manifest", ManifestFile.encode(manifest(1, t0), None))
+    val e = intercept[InconsistentTableException](Dataset.open(storage, "mem://t").checkoutLatest())
+    assert(e.getMessage.contains("holds version 1, not 2"))
+  }
+
+  test("unknown reader feature flags are refused with the flag named; known ones are accepted") {
+    val storage = new InMemoryStorage
+    commit(storage, "mem://t", manifest(1, t0, readerFlags = FeatureFlags.DeletionFiles | FeatureFlags.StableRowIds))
+    commit(storage, "mem://t", manifest(2, t0.plusSeconds(1), readerFlags = 64L | 1L))
+    val ds = Dataset.open(storage, "mem://t")
+    assert(ds.checkout(1).version == 1)
+    val e = intercept[UnsupportedFeatureException](ds.checkout(2))
+    assert(e.getMessage.contains("reader feature flags 64") && e.errorClass == "LANCE_UNSUPPORTED_FEATURE")
+    val w = intercept[UnsupportedFeatureException](FeatureFlags.checkWritable("mem://t", 2, FeatureFlags.BasePaths))
+    assert(w.getMessage.contains("writer feature flags 16"))
+  }
+
+  test("storage failures while listing surface as storage errors naming the directory") {
+    val (storage, root) = table(2)
+    val ds = Dataset.open(storage, root)
+    storage.failNext("list", 1)
+    val e = intercept[StorageException](ds.latestVersion())
+    assert(e.getMessage.contains("_versions") && e.getMessage.contains("injected failure"))
+    assert(ds.latestVersion() == 2)
+  }
+
+  test("data and deletion file paths resolve against the table root and base paths") {
+    val storage = new InMemoryStorage
+    val frag = fragment(0, 10).toBuilder
+      .setDeletionFile(io.sparklance.proto.TableProtos.DeletionFile.newBuilder().setReadVersion(1)
+        .setId(-1L).setNumDeletedRows(1).setFileTypeValue(1))
+      .build()
+    val m = manifest(1, t0, Seq(frag)).toBuilder
+      .addBasePaths(io.sparklance.proto.TableProtos.BasePath.newBuilder().setId(7).setPath("mem://other/")
+        .setIsDatasetRoot(false)).build()
+    commit(storage, "mem://t", m)
+    val s = Dataset.open(storage, "mem://t").checkoutLatest()
+    val f = s.fragments.head
+    assert(s.dataFilePath(f.files.head) == "mem://t/data/f0.lance")
+    assert(s.deletionFilePath(f).contains("mem://t/_deletions/0-1-18446744073709551615.bin"))
+    val other = new DataFile(f.files.head.proto.toBuilder.setBaseId(7).build())
+    assert(s.dataFilePath(other) == "mem://other/f0.lance")
+    val missing = new DataFile(f.files.head.proto.toBuilder.setBaseId(8).build())
+    assert(intercept[InconsistentTableException](s.dataFilePath(missing)).getMessage.contains("base path id 8"))
+  }
+}
