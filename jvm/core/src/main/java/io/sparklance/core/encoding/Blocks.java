@@ -1,0 +1,206 @@
+package io.sparklance.core.encoding;
+
+import java.util.List;
+
+/** Operations over decoded blocks. */
+public final class Blocks {
+  private Blocks() {}
+
+  /** Concatenates blocks of the same kind and width, in order. */
+  public static DataBlock concat(List<DataBlock> parts) {
+    if (parts.isEmpty()) throw new IllegalArgumentException("nothing to concatenate");
+    if (parts.size() == 1) return parts.get(0);
+    DataBlock first = parts.get(0);
+    long total = 0;
+    for (DataBlock b : parts) {
+      if (b.getClass() != first.getClass()) {
+        throw new EncodingException("a page mixes " + first.getClass().getSimpleName() + " and " + b.getClass().getSimpleName() + " values");
+      }
+      total += b.numValues;
+    }
+    if (total > Integer.MAX_VALUE - 16) throw new EncodingException(total + " values in one read");
+    int n = (int) total;
+    if (first instanceof DataBlock.FixedWidth) {
+      int bits = ((DataBlock.FixedWidth) first).bitsPerValue;
+      if (bits == 1) {
+        byte[] out = new byte[(n + 7) / 8];
+        int pos = 0;
+        for (DataBlock b : parts) {
+          DataBlock.FixedWidth f = (DataBlock.FixedWidth) b;
+          Bits.copy(f.data, 0, out, pos, f.numValues);
+          pos += f.numValues;
+        }
+        return new DataBlock.FixedWidth(1, out, n);
+      }
+      int vb = bits / 8;
+      byte[] out = new byte[n * vb];
+      int pos = 0;
+      for (DataBlock b : parts) {
+        DataBlock.FixedWidth f = (DataBlock.FixedWidth) b;
+        if (f.bitsPerValue != bits) throw new EncodingException("a page mixes " + bits + "- and " + f.bitsPerValue + "-bit values");
+        System.arraycopy(f.data, 0, out, pos, f.numValues * vb);
+        pos += f.numValues * vb;
+      }
+      return new DataBlock.FixedWidth(bits, out, n);
+    }
+    if (first instanceof DataBlock.VariableWidth) {
+      long dataLen = 0;
+      boolean wide = false;
+      for (DataBlock b : parts) {
+        DataBlock.VariableWidth v = (DataBlock.VariableWidth) b;
+        dataLen += v.offset(v.numValues);
+        wide |= v.offsetBits == 64;
+      }
+      if (dataLen > Integer.MAX_VALUE - 16) throw new EncodingException("a read of " + dataLen + " bytes of strings");
+      wide |= dataLen > Integer.MAX_VALUE;
+      int ob = wide ? 8 : 4;
+      byte[] offsets = new byte[(n + 1) * ob];
+      byte[] data = new byte[(int) dataLen];
+      int idx = 0;
+      long base = 0;
+      for (DataBlock b : parts) {
+        DataBlock.VariableWidth v = (DataBlock.VariableWidth) b;
+        for (int i = 1; i <= v.numValues; i++) {
+          long o = base + v.offset(i);
+          if (wide) LittleEndian.putLong(offsets, 8 * (idx + i), o); else LittleEndian.putInt(offsets, 4 * (idx + i), (int) o);
+        }
+        int len = (int) v.offset(v.numValues);
+        System.arraycopy(v.data, 0, data, (int) base, len);
+        base += len;
+        idx += v.numValues;
+      }
+      return new DataBlock.VariableWidth(wide ? 64 : 32, offsets, data, n);
+    }
+    if (first instanceof DataBlock.FixedSizeList) {
+      int dim = ((DataBlock.FixedSizeList) first).dimension;
+      java.util.ArrayList<DataBlock> children = new java.util.ArrayList<>();
+      boolean anyValidity = false;
+      for (DataBlock b : parts) {
+        DataBlock.FixedSizeList f = (DataBlock.FixedSizeList) b;
+        if (f.dimension != dim) throw new EncodingException("a page mixes list dimensions " + dim + " and " + f.dimension);
+        children.add(f.child);
+        anyValidity |= f.itemValidity != null;
+      }
+      byte[] validity = null;
+      if (anyValidity) {
+        long items = (long) n * dim;
+        validity = new byte[(int) ((items + 7) / 8)];
+        int pos = 0;
+        for (DataBlock b : parts) {
+          DataBlock.FixedSizeList f = (DataBlock.FixedSizeList) b;
+          int m = f.numValues * dim;
+          if (f.itemValidity != null) Bits.copy(f.itemValidity, 0, validity, pos, m); else Bits.set(validity, pos, m);
+          pos += m;
+        }
+      }
+      return new DataBlock.FixedSizeList(dim, concat(children), validity, n);
+    }
+    if (first instanceof DataBlock.Struct) {
+      int k = ((DataBlock.Struct) first).children.length;
+      DataBlock[] children = new DataBlock[k];
+      for (int c = 0; c < k; c++) {
+        java.util.ArrayList<DataBlock> col = new java.util.ArrayList<>();
+        for (DataBlock b : parts) col.add(((DataBlock.Struct) b).children[c]);
+        children[c] = concat(col);
+      }
+      return new DataBlock.Struct(children, n);
+    }
+    throw new EncodingException("cannot concatenate " + first.getClass().getSimpleName() + " blocks");
+  }
+
+  /** Values [from, to) of a block. */
+  public static DataBlock slice(DataBlock b, int from, int to) {
+    if (from < 0 || to < from || to > b.numValues) throw new EncodingException("a slice [" + from + ", " + to + ") of " + b.numValues + " values");
+    if (from == 0 && to == b.numValues) return b;
+    int n = to - from;
+    if (b instanceof DataBlock.FixedWidth) {
+      DataBlock.FixedWidth f = (DataBlock.FixedWidth) b;
+      if (f.bitsPerValue == 1) {
+        byte[] out = new byte[(n + 7) / 8];
+        Bits.copy(f.data, from, out, 0, n);
+        return new DataBlock.FixedWidth(1, out, n);
+      }
+      int vb = f.bitsPerValue / 8;
+      return new DataBlock.FixedWidth(f.bitsPerValue, java.util.Arrays.copyOfRange(f.data, from * vb, to * vb), n);
+    }
+    if (b instanceof DataBlock.VariableWidth) {
+      DataBlock.VariableWidth v = (DataBlock.VariableWidth) b;
+      long start = v.offset(from), end = v.offset(to);
+      int ob = v.offsetBits / 8;
+      byte[] offsets = new byte[(n + 1) * ob];
+      for (int i = 0; i <= n; i++) {
+        long o = v.offset(from + i) - start;
+        if (ob == 8) LittleEndian.putLong(offsets, 8 * i, o); else LittleEndian.putInt(offsets, 4 * i, (int) o);
+      }
+      return new DataBlock.VariableWidth(v.offsetBits, offsets, java.util.Arrays.copyOfRange(v.data, (int) start, (int) end), n);
+    }
+    if (b instanceof DataBlock.FixedSizeList) {
+      DataBlock.FixedSizeList f = (DataBlock.FixedSizeList) b;
+      byte[] validity = null;
+      if (f.itemValidity != null) {
+        validity = new byte[(int) (((long) n * f.dimension + 7) / 8)];
+        Bits.copy(f.itemValidity, (long) from * f.dimension, validity, 0, (long) n * f.dimension);
+      }
+      return new DataBlock.FixedSizeList(f.dimension, slice(f.child, from * f.dimension, to * f.dimension), validity, n);
+    }
+    if (b instanceof DataBlock.Struct) {
+      DataBlock.Struct s = (DataBlock.Struct) b;
+      DataBlock[] children = new DataBlock[s.children.length];
+      for (int c = 0; c < children.length; c++) children[c] = slice(s.children[c], from, to);
+      return new DataBlock.Struct(children, n);
+    }
+    if (b instanceof DataBlock.Dictionary) {
+      DataBlock.Dictionary d = (DataBlock.Dictionary) b;
+      return new DataBlock.Dictionary((DataBlock.FixedWidth) slice(d.indices, from, to), d.items);
+    }
+    throw new EncodingException("cannot slice " + b.getClass().getSimpleName());
+  }
+
+  /** Replaces dictionary indices by the items they point to. */
+  public static DataBlock materialize(DataBlock b) {
+    if (!(b instanceof DataBlock.Dictionary)) return b;
+    DataBlock.Dictionary d = (DataBlock.Dictionary) b;
+    DataBlock.FixedWidth idx = d.indices;
+    int n = idx.numValues;
+    int ib = idx.bitsPerValue / 8;
+    int size = d.items.numValues;
+    int[] pos = new int[n];
+    for (int i = 0; i < n; i++) {
+      long k = LittleEndian.getUnsigned(idx.data, i * ib, ib);
+      if (k >= size) {
+        if (k == size) { pos[i] = -1; continue; }  // a null slot past the items
+        throw new EncodingException("dictionary index " + k + " of a dictionary of " + size + " items");
+      }
+      pos[i] = (int) k;
+    }
+    if (d.items instanceof DataBlock.FixedWidth) {
+      DataBlock.FixedWidth it = (DataBlock.FixedWidth) d.items;
+      if (it.bitsPerValue == 1) throw new EncodingException("a dictionary of booleans");
+      int vb = it.bitsPerValue / 8;
+      byte[] out = new byte[n * vb];
+      for (int i = 0; i < n; i++) if (pos[i] >= 0) System.arraycopy(it.data, pos[i] * vb, out, i * vb, vb);
+      return new DataBlock.FixedWidth(it.bitsPerValue, out, n);
+    }
+    if (d.items instanceof DataBlock.VariableWidth) {
+      DataBlock.VariableWidth it = (DataBlock.VariableWidth) d.items;
+      long total = 0;
+      for (int i = 0; i < n; i++) if (pos[i] >= 0) total += it.offset(pos[i] + 1) - it.offset(pos[i]);
+      if (total > Integer.MAX_VALUE - 16) throw new EncodingException("dictionary strings of " + total + " bytes");
+      boolean wide = it.offsetBits == 64;
+      byte[] offsets = new byte[(n + 1) * (wide ? 8 : 4)];
+      byte[] data = new byte[(int) total];
+      int at = 0;
+      for (int i = 0; i < n; i++) {
+        if (pos[i] >= 0) {
+          int s = (int) it.offset(pos[i]);
+          int len = (int) (it.offset(pos[i] + 1) - s);
+          System.arraycopy(it.data, s, data, at, len);
+          at += len;
+        }
+        if (wide) LittleEndian.putLong(offsets, 8 * (i + 1), at); else LittleEndian.putInt(offsets, 4 * (i + 1), at);
+      }
+      return new DataBlock.VariableWidth(it.offsetBits, offsets, data, n);
+    }
+    throw new EncodingException("a dictionary of " + d.items.getClass().getSimpleName());
+  }
+}

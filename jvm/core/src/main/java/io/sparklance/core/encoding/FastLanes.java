@@ -1,0 +1,152 @@
+package io.sparklance.core.encoding;
+
+/**
+ * The FastLanes bit-packing layout that Lance's inline bitpacking uses: blocks of 1024 values of a T-bit unsigned
+ * type (T = 8, 16, 32, 64), each packed to W bits (0 <= W <= T) into W * 1024 / 8 bytes.
+ *
+ * A block is viewed as 1024 / T lanes. Lane `l` packs T values, row 0 first, into consecutive bits of its own
+ * sequence of T-bit words; the k-th word of lane `l` is word `k * lanes + l` of the block (little endian), and bits
+ * fill each word from the least significant end, a value spilling into the lane's next word when it does not fit.
+ * The value packed at (row, lane) is element `ORDER[row / 8] * 16 + (row % 8) * 128 + lane` of the block, a
+ * transposition that lets SIMD code work on many lanes at once.
+ */
+public final class FastLanes {
+  private FastLanes() {}
+
+  public static final int BLOCK = 1024;
+  private static final int[] ORDER = {0, 4, 2, 6, 1, 5, 3, 7};
+
+  /** Element index of (row, lane). */
+  static int index(int row, int lane) {
+    return ORDER[row >>> 3] * 16 + (row & 7) * 128 + lane;
+  }
+
+  /** Bytes of one block of 1024 values packed at `width` bits. */
+  public static int packedBytes(int width) {
+    return width * (BLOCK / 8);
+  }
+
+  /**
+   * Unpacks one block: reads `packedBytes(width)` bytes at `in[inOff]` and writes 1024 little-endian values of
+   * `typeBits` bits to `out[outOff]` (1024 * typeBits / 8 bytes).
+   */
+  public static void unpack(int typeBits, int width, byte[] in, int inOff, byte[] out, int outOff) {
+    if (width < 0 || width > typeBits) {
+      throw new IllegalArgumentException("bit width " + width + " for a " + typeBits + "-bit type");
+    }
+    switch (typeBits) {
+      case 8: unpack8(width, in, inOff, out, outOff); break;
+      case 16: unpack16(width, in, inOff, out, outOff); break;
+      case 32: unpack32(width, in, inOff, out, outOff); break;
+      case 64: unpack64(width, in, inOff, out, outOff); break;
+      default: throw new IllegalArgumentException("FastLanes type width " + typeBits);
+    }
+  }
+
+  private static void unpack8(int w, byte[] in, int inOff, byte[] out, int outOff) {
+    final int lanes = 128;
+    final int mask = w == 8 ? 0xFF : (1 << w) - 1;
+    for (int lane = 0; lane < lanes; lane++) {
+      int bit = 0;
+      for (int row = 0; row < 8; row++) {
+        int v = 0;
+        if (w > 0) {
+          int k = bit >>> 3, shift = bit & 7;
+          int word = in[inOff + k * lanes + lane] & 0xFF;
+          v = word >>> shift;
+          if (shift + w > 8) v |= (in[inOff + (k + 1) * lanes + lane] & 0xFF) << (8 - shift);
+          v &= mask;
+        }
+        out[outOff + index(row, lane)] = (byte) v;
+        bit += w;
+      }
+    }
+  }
+
+  private static void unpack16(int w, byte[] in, int inOff, byte[] out, int outOff) {
+    final int lanes = 64;
+    final int mask = w == 16 ? 0xFFFF : (1 << w) - 1;
+    for (int lane = 0; lane < lanes; lane++) {
+      int bit = 0;
+      for (int row = 0; row < 16; row++) {
+        int v = 0;
+        if (w > 0) {
+          int k = bit >>> 4, shift = bit & 15;
+          v = LittleEndian.getUnsignedShort(in, inOff + 2 * (k * lanes + lane)) >>> shift;
+          if (shift + w > 16) v |= LittleEndian.getUnsignedShort(in, inOff + 2 * ((k + 1) * lanes + lane)) << (16 - shift);
+          v &= mask;
+        }
+        LittleEndian.putShort(out, outOff + 2 * index(row, lane), (short) v);
+        bit += w;
+      }
+    }
+  }
+
+  private static void unpack32(int w, byte[] in, int inOff, byte[] out, int outOff) {
+    final int lanes = 32;
+    final long mask = w == 32 ? 0xFFFFFFFFL : (1L << w) - 1;
+    for (int lane = 0; lane < lanes; lane++) {
+      int bit = 0;
+      for (int row = 0; row < 32; row++) {
+        long v = 0;
+        if (w > 0) {
+          int k = bit >>> 5, shift = bit & 31;
+          v = LittleEndian.getUnsignedInt(in, inOff + 4 * (k * lanes + lane)) >>> shift;
+          if (shift + w > 32) v |= LittleEndian.getUnsignedInt(in, inOff + 4 * ((k + 1) * lanes + lane)) << (32 - shift);
+          v &= mask;
+        }
+        LittleEndian.putInt(out, outOff + 4 * index(row, lane), (int) v);
+        bit += w;
+      }
+    }
+  }
+
+  private static void unpack64(int w, byte[] in, int inOff, byte[] out, int outOff) {
+    final int lanes = 16;
+    final long mask = w == 64 ? -1L : (1L << w) - 1;
+    for (int lane = 0; lane < lanes; lane++) {
+      int bit = 0;
+      for (int row = 0; row < 64; row++) {
+        long v = 0;
+        if (w > 0) {
+          int k = bit >>> 6, shift = bit & 63;
+          v = LittleEndian.getLong(in, inOff + 8 * (k * lanes + lane)) >>> shift;
+          if (shift != 0 && shift + w > 64) v |= LittleEndian.getLong(in, inOff + 8 * ((k + 1) * lanes + lane)) << (64 - shift);
+          v &= mask;
+        }
+        LittleEndian.putLong(out, outOff + 8 * index(row, lane), v);
+        bit += w;
+      }
+    }
+  }
+
+  /**
+   * Packs one block: reads 1024 little-endian `typeBits`-bit values at `in[inOff]`, keeps their low `width` bits,
+   * and writes `packedBytes(width)` bytes to `out[outOff]`.
+   */
+  public static void pack(int typeBits, int width, byte[] in, int inOff, byte[] out, int outOff) {
+    if (width < 0 || width > typeBits) {
+      throw new IllegalArgumentException("bit width " + width + " for a " + typeBits + "-bit type");
+    }
+    final int lanes = BLOCK / typeBits;
+    final int bytes = typeBits / 8;
+    final long mask = width == 64 ? -1L : (1L << width) - 1;
+    java.util.Arrays.fill(out, outOff, outOff + packedBytes(width), (byte) 0);
+    for (int lane = 0; lane < lanes; lane++) {
+      int bit = 0;
+      for (int row = 0; row < typeBits; row++) {
+        if (width > 0) {
+          long v = LittleEndian.getUnsigned(in, inOff + bytes * index(row, lane), bytes) & mask;
+          int k = bit / typeBits, shift = bit % typeBits;
+          orWord(out, outOff + bytes * (k * lanes + lane), bytes, v << shift);
+          if (shift + width > typeBits) orWord(out, outOff + bytes * ((k + 1) * lanes + lane), bytes, v >>> (typeBits - shift));
+        }
+        bit += width;
+      }
+    }
+  }
+
+  private static void orWord(byte[] out, int off, int bytes, long v) {
+    for (int i = 0; i < bytes; i++) out[off + i] |= (byte) (v >>> (8 * i));
+  }
+}

@@ -1,0 +1,49 @@
+package io.sparklance.core.encoding;
+
+import io.sparklance.proto.Encodings21Protos.CompressiveEncoding;
+
+/**
+ * Fixed-size lists of fixed-width items in a mini-block chunk (`fixed_size_list(...flat)`): the buffers are one
+ * LSB-first validity bitmap per nested list level that has validity (outermost first), then the items.
+ */
+final class FixedSizeLists {
+  private FixedSizeLists() {}
+
+  static Encodings21.MiniBlockDecoder miniBlock(CompressiveEncoding e, long maxBytes) {
+    java.util.List<int[]> layers = new java.util.ArrayList<>();  // {dimension, hasValidity}
+    CompressiveEncoding cur = e;
+    while (cur.getCompressionCase() == CompressiveEncoding.CompressionCase.FIXED_SIZE_LIST) {
+      long dim = cur.getFixedSizeList().getItemsPerValue();
+      if (dim <= 0 || dim > 1 << 20) throw new EncodingException("a fixed-size list of dimension " + dim);
+      layers.add(new int[] {(int) dim, cur.getFixedSizeList().getHasValidity() ? 1 : 0});
+      cur = cur.getFixedSizeList().getValues();
+    }
+    if (cur.getCompressionCase() != CompressiveEncoding.CompressionCase.FLAT) {
+      throw Encodings21.unsupported(e, "(fixed-size list items must be flat)");
+    }
+    int bits = Encodings21.checkedBits(cur.getFlat().getBitsPerValue());
+    int validityBuffers = 0;
+    for (int[] l : layers) validityBuffers += l[1];
+    final int nBuffers = validityBuffers + 1;
+    return new Encodings21.MiniBlockDecoder() {
+      public int numBuffers() { return nBuffers; }
+
+      public DataBlock decode(Slice[] buffers, int n) {
+        long items = n;
+        for (int[] l : layers) items *= l[0];
+        if (items > maxBytes) throw new EncodingException("a fixed-size list chunk of " + items + " items");
+        DataBlock block = Encodings21.flat(bits, buffers[nBuffers - 1], (int) items);
+        int b = nBuffers - 2;
+        long count = items;
+        for (int li = layers.size() - 1; li >= 0; li--) {
+          int[] l = layers.get(li);
+          byte[] validity = null;
+          if (l[1] == 1) validity = Encodings21.flat(1, buffers[b--], (int) count).data;
+          count /= l[0];
+          block = new DataBlock.FixedSizeList(l[0], block, validity, (int) count);
+        }
+        return block;
+      }
+    };
+  }
+}

@@ -1,0 +1,146 @@
+package io.sparklance.core.encoding;
+
+import io.sparklance.proto.Encodings21Protos.MiniBlockLayout;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Decodes a whole mini-block page (file versions 2.1+).
+ *
+ * Page buffers: 0 chunk metadata, 1 the chunks back to back, 2 the dictionary (when the layout has one), and last
+ * the repetition index (when `repetition_index_depth > 0`). A chunk metadata word, u16 (2.1) or u32 (when
+ * `has_large_chunk`, written by 2.2), holds `(size / 8 - 1) << 4 | log2(values)`; the last chunk's value count is
+ * what remains of `num_items`. A chunk starts with a header: u16 level count, u16 repetition bytes (if the page has
+ * repetition), u16 definition bytes (if it has definition), then the size of each value buffer (u16, or u32 with
+ * large chunks); then, each padded to 8 bytes, the header, repetition levels, definition levels and value buffers.
+ */
+public final class MiniBlockPage {
+  private MiniBlockPage() {}
+
+  /** What a page decodes to: the unraveler over its levels and its visible values. */
+  public static final class Decoded {
+    public final RepDef.Unraveler levels;
+    public final DataBlock values;
+
+    Decoded(RepDef.Unraveler levels, DataBlock values) {
+      this.levels = levels;
+      this.values = values;
+    }
+  }
+
+  private static final int ALIGN = 8;
+
+  public static Decoded decode(MiniBlockLayout layout, Slice[] buffers, long maxBytes) {
+    boolean large = layout.getHasLargeChunk();
+    boolean hasRep = layout.hasRepCompression();
+    boolean hasDef = layout.hasDefCompression();
+    boolean hasDict = layout.hasDictionary();
+    int[] layers = RepDef.layers(layout.getLayersList());
+    if (layout.getNumItems() > Integer.MAX_VALUE - 16) throw new EncodingException("a page of " + layout.getNumItems() + " items");
+    int numItems = (int) layout.getNumItems();
+    int expectedBuffers = 2 + (hasDict ? 1 : 0) + (layout.getRepetitionIndexDepth() > 0 ? 1 : 0);
+    if (buffers.length < expectedBuffers) {
+      throw new EncodingException("a mini-block page needs " + expectedBuffers + " buffers, it has " + buffers.length);
+    }
+    Encodings21.MiniBlockDecoder values = Encodings21.miniBlock(layout.getValueCompression(), maxBytes);
+    if (values.numBuffers() != layout.getNumBuffers()) {
+      throw new EncodingException("the layout lists " + layout.getNumBuffers() + " value buffers per chunk, its encoding "
+          + Encodings21.describe(layout.getValueCompression()) + " uses " + values.numBuffers());
+    }
+    Encodings21.BlockDecoder repDecoder = hasRep ? Encodings21.block(layout.getRepCompression(), maxBytes) : null;
+    Encodings21.BlockDecoder defDecoder = hasDef ? Encodings21.block(layout.getDefCompression(), maxBytes) : null;
+
+    Slice meta = buffers[0];
+    Slice data = buffers[1];
+    int wordBytes = large ? 4 : 2;
+    if (meta.length % wordBytes != 0) throw new EncodingException("chunk metadata of " + meta.length + " bytes");
+    int numChunks = meta.length / wordBytes;
+    int nb = values.numBuffers();
+
+    List<DataBlock> parts = new ArrayList<>(numChunks);
+    short[] rep = null, def = null;
+    int levelCount = 0;
+    int levelCap = 0;
+    int itemsSoFar = 0;
+    int pos = 0;
+    for (int c = 0; c < numChunks; c++) {
+      long word = large ? meta.u32(c * 4) : meta.u16(c * 2);
+      int log = (int) (word & 0xF);
+      long size = ((word >>> 4) + 1) * ALIGN;
+      int chunkItems;
+      if (c < numChunks - 1) {
+        if (log == 0) throw new EncodingException("chunk " + c + " of " + numChunks + " claims no values");
+        chunkItems = 1 << log;
+      } else {
+        chunkItems = numItems - itemsSoFar;
+      }
+      if (chunkItems < 0 || itemsSoFar + (long) chunkItems > numItems) {
+        throw new EncodingException("chunks hold more than the page's " + numItems + " items");
+      }
+      data.require(pos, size, "chunk " + c);
+      Slice chunk = data.slice(pos, (int) size);
+      pos += (int) size;
+
+      int h = 0;
+      chunk.require(0, 2, "a chunk header");
+      int numLevels = chunk.u16(h); h += 2;
+      int repSize = 0, defSize = 0;
+      if (hasRep) { chunk.require(h, 2, "a chunk header"); repSize = chunk.u16(h); h += 2; }
+      if (hasDef) { chunk.require(h, 2, "a chunk header"); defSize = chunk.u16(h); h += 2; }
+      long[] sizes = new long[nb];
+      for (int b = 0; b < nb; b++) {
+        chunk.require(h, wordBytes, "a chunk header");
+        sizes[b] = large ? chunk.u32(h) : chunk.u16(h);
+        h += wordBytes;
+      }
+      h = pad(h);
+      Slice repBuf = null, defBuf = null;
+      if (hasRep) { chunk.require(h, repSize, "repetition levels"); repBuf = chunk.slice(h, repSize); h = pad(h + repSize); }
+      if (hasDef) { chunk.require(h, defSize, "definition levels"); defBuf = chunk.slice(h, defSize); h = pad(h + defSize); }
+      Slice[] vb = new Slice[nb];
+      for (int b = 0; b < nb; b++) {
+        chunk.require(h, sizes[b], "value buffer " + b);
+        vb[b] = chunk.slice(h, (int) sizes[b]);
+        h = pad(h + (int) sizes[b]);
+      }
+      parts.add(values.decode(vb, chunkItems));
+      itemsSoFar += chunkItems;
+
+      if (hasRep || hasDef) {
+        if (levelCount + numLevels > levelCap) {
+          levelCap = Math.max(levelCap * 2, levelCount + numLevels);
+          if (hasRep) rep = rep == null ? new short[levelCap] : java.util.Arrays.copyOf(rep, levelCap);
+          if (hasDef) def = def == null ? new short[levelCap] : java.util.Arrays.copyOf(def, levelCap);
+        }
+        if (hasRep) copyLevels(repDecoder.decode(repBuf, numLevels), rep, levelCount, numLevels);
+        if (hasDef) copyLevels(defDecoder.decode(defBuf, numLevels), def, levelCount, numLevels);
+        levelCount += numLevels;
+      }
+    }
+    if (itemsSoFar != numItems) throw new EncodingException("chunks hold " + itemsSoFar + " items, the page says " + numItems);
+    DataBlock block = parts.isEmpty() ? Encodings21.flat(8, Slice.of(new byte[0]), 0) : Blocks.concat(parts);
+    if (hasDict) {
+      if (!(block instanceof DataBlock.FixedWidth)) throw new EncodingException("dictionary indices that are not integers");
+      if (layout.getNumDictionaryItems() > Integer.MAX_VALUE - 16) throw new EncodingException("a dictionary of " + layout.getNumDictionaryItems() + " items");
+      DataBlock dict = Encodings21.block(layout.getDictionary(), maxBytes).decode(buffers[2], (int) layout.getNumDictionaryItems());
+      block = new DataBlock.Dictionary((DataBlock.FixedWidth) block, dict);
+    }
+    return new Decoded(new RepDef.Unraveler(rep, def, levelCount, layers, numItems), block);
+  }
+
+  private static int pad(int n) {
+    return (n + ALIGN - 1) / ALIGN * ALIGN;
+  }
+
+  static void copyLevels(DataBlock levels, short[] out, int at, int n) {
+    if (!(levels instanceof DataBlock.FixedWidth)) throw new EncodingException("levels that are not integers");
+    DataBlock.FixedWidth f = (DataBlock.FixedWidth) levels;
+    if (f.numValues < n) throw new EncodingException(f.numValues + " levels where " + n + " were expected");
+    switch (f.bitsPerValue) {
+      case 8: for (int i = 0; i < n; i++) out[at + i] = (short) (f.data[i] & 0xFF); break;
+      case 16: for (int i = 0; i < n; i++) out[at + i] = LittleEndian.getShort(f.data, 2 * i); break;
+      default: throw new EncodingException(f.bitsPerValue + "-bit levels");
+    }
+  }
+}

@@ -1,0 +1,354 @@
+package io.sparklance.core.encoding;
+
+import io.sparklance.proto.Encodings21Protos.RepDefLayer;
+
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Turns repetition and definition levels back into Arrow validity bitmaps and list offsets (file versions 2.1+).
+ *
+ * Levels follow Lance's convention (not Parquet's): definition level 0 is a valid innermost item, and each layer,
+ * listed innermost first, claims the next levels: a nullable item or nullable list one (null), an emptyable list one
+ * (empty), a nullable-and-emptyable list two (null, then empty). A non-zero repetition level starts a new list at
+ * that depth, counting from the innermost list; entries for null or empty lists have no item. Decoding runs from the
+ * innermost layer outwards: the item's validity, then per enclosing layer either a validity (struct) or offsets and
+ * validity (list), each list layer compacting the levels to one entry per list.
+ */
+public final class RepDef {
+  private RepDef() {}
+
+  public static final int ALL_VALID_ITEM = 1, ALL_VALID_LIST = 2, NULLABLE_ITEM = 3, NULLABLE_LIST = 4,
+      EMPTYABLE_LIST = 5, NULL_AND_EMPTY_LIST = 6;
+
+  public static int[] layers(List<RepDefLayer> protoLayers) {
+    int[] out = new int[protoLayers.size()];
+    for (int i = 0; i < out.length; i++) {
+      int v = protoLayers.get(i).getNumber();
+      if (v < 1 || v > 6) throw new EncodingException("unknown rep/def layer " + protoLayers.get(i));
+      out[i] = v;
+    }
+    return out;
+  }
+
+  static boolean isList(int layer) {
+    return layer == ALL_VALID_LIST || layer == NULLABLE_LIST || layer == EMPTYABLE_LIST || layer == NULL_AND_EMPTY_LIST;
+  }
+
+  static boolean isAllValid(int layer) {
+    return layer == ALL_VALID_ITEM || layer == ALL_VALID_LIST || layer == EMPTYABLE_LIST;
+  }
+
+  /** Validity bits (LSB first) and a count; `bits == null` means all valid. */
+  public static final class Validity {
+    public final byte[] bits;
+    public final int count;
+
+    public Validity(byte[] bits, int count) {
+      this.bits = bits;
+      this.count = count;
+    }
+
+    public boolean isValid(int i) {
+      return bits == null || (bits[i >>> 3] & (1 << (i & 7))) != 0;
+    }
+  }
+
+  /** List offsets (count + 1 entries, starting at 0) and the lists' validity. */
+  public static final class Offsets {
+    public final long[] offsets;
+    public final int count;
+    public final Validity validity;
+
+    Offsets(long[] offsets, int count, Validity validity) {
+      this.offsets = offsets;
+      this.count = count;
+      this.validity = validity;
+    }
+  }
+
+  /** The levels of one page (or one run of a page); levels are null when the page has none. */
+  public static final class Unraveler {
+    short[] rep;
+    short[] def;
+    int length;            // live entries in rep/def
+    final int[] layers;    // innermost first
+    final int[] levelToRep;
+    int defCmp = 0;
+    int repCmp = 0;
+    int layer = 0;
+    int numItems;          // values at the current layer
+
+    public Unraveler(short[] rep, short[] def, int numLevels, int[] layers, int numItems) {
+      this.rep = rep;
+      this.def = def;
+      this.length = (rep != null || def != null) ? numLevels : 0;
+      this.layers = layers;
+      this.numItems = numItems;
+      int[] l2r = new int[1 + 2 * layers.length];
+      int n = 1, repCounter = 0;
+      for (int m : layers) {
+        switch (m) {
+          case NULLABLE_ITEM: l2r[n++] = repCounter; break;
+          case NULLABLE_LIST: case EMPTYABLE_LIST: l2r[n++] = ++repCounter; break;
+          case NULL_AND_EMPTY_LIST: ++repCounter; l2r[n++] = repCounter; l2r[n++] = repCounter; break;
+          default: break;
+        }
+      }
+      this.levelToRep = Arrays.copyOf(l2r, n);
+      if (def != null) {
+        for (int i = 0; i < length; i++) {
+          if (def[i] < 0 || def[i] >= n) throw new EncodingException("definition level " + def[i] + " where at most " + (n - 1) + " exist");
+        }
+      }
+    }
+
+    /** Rows described by these levels (top-level entries). */
+    public int numRows() {
+      if (rep != null) {
+        int maxRep = maxRep();
+        int rows = 0;
+        for (int i = 0; i < length; i++) if (rep[i] == maxRep) rows++;
+        return rows;
+      }
+      return def != null ? length : numItems;
+    }
+
+    private int maxRep() {
+      int m = 0;
+      for (int l : layers) if (isList(l)) m++;
+      return m;
+    }
+
+    private boolean isItem(int i) {
+      return def == null || levelToRep[def[i]] == 0;
+    }
+
+    /**
+     * Restricts the levels to rows [from, to) and returns the matching item range as {itemFrom, itemTo}. Must be
+     * called before any unravelling.
+     */
+    public int[] sliceRows(int from, int to) {
+      if (rep == null && def == null) {
+        if (from < 0 || to > numItems || from > to) throw new EncodingException("rows [" + from + ", " + to + ") of " + numItems);
+        numItems = to - from;
+        return new int[] {from, to};
+      }
+      int startEntry, endEntry;
+      if (rep == null) {
+        if (from < 0 || to > length || from > to) throw new EncodingException("rows [" + from + ", " + to + ") of " + length);
+        startEntry = from;
+        endEntry = to;
+      } else {
+        int maxRep = maxRep();
+        int row = -1;
+        startEntry = length;
+        endEntry = length;
+        for (int i = 0; i < length; i++) {
+          if (rep[i] == maxRep) {
+            row++;
+            if (row == from && startEntry == length) startEntry = i;
+            if (row == to) { endEntry = i; break; }
+          }
+        }
+        if (row + 1 < to && endEntry == length && row + 1 != to) {
+          throw new EncodingException("rows [" + from + ", " + to + ") of " + (row + 1));
+        }
+      }
+      int itemFrom = 0;
+      for (int i = 0; i < startEntry; i++) if (isItem(i)) itemFrom++;
+      int itemTo = itemFrom;
+      for (int i = startEntry; i < endEntry; i++) if (isItem(i)) itemTo++;
+      if (rep != null) rep = java.util.Arrays.copyOfRange(rep, startEntry, endEntry);
+      if (def != null) def = java.util.Arrays.copyOfRange(def, startEntry, endEntry);
+      length = endEntry - startEntry;
+      numItems = itemTo - itemFrom;
+      return new int[] {itemFrom, itemTo};
+    }
+
+    boolean currentAllValid() {
+      checkLayer();
+      return isAllValid(layers[layer]);
+    }
+
+    private void checkLayer() {
+      if (layer >= layers.length) throw new EncodingException("the column's levels have " + layers.length + " layers, more are needed");
+    }
+
+    void skipValidity() {
+      checkLayer();
+      layer++;
+    }
+
+    void unravelValidity(BitWriter out) {
+      checkLayer();
+      int m = layers[layer++];
+      if (m == ALL_VALID_ITEM) {
+        out.appendN(numItems, true);
+        return;
+      }
+      if (m != NULLABLE_ITEM) throw new EncodingException("a struct or item level where the column has a list level");
+      int cmp = defCmp++;
+      if (def == null) {
+        out.appendN(numItems, true);
+        return;
+      }
+      for (int i = 0; i < length; i++) {
+        int level = def[i];
+        if (levelToRep[level] <= repCmp) out.append(level <= cmp);
+      }
+    }
+
+    int maxLists() {
+      return rep == null ? 0 : length;
+    }
+
+    void unravelOffsets(LongList offsets, BitWriter validity) {
+      checkLayer();
+      int m = layers[layer];
+      if (!isList(m)) throw new EncodingException("a list level where the column has a struct or item level");
+      if (rep == null) throw new EncodingException("a list column page without repetition levels");
+      int valid = defCmp;
+      int nullLevel, emptyLevel;
+      switch (m) {
+        case NULLABLE_LIST: defCmp += 1; nullLevel = valid + 1; emptyLevel = 0; break;
+        case EMPTYABLE_LIST: defCmp += 1; nullLevel = 0; emptyLevel = valid + 1; break;
+        case NULL_AND_EMPTY_LIST: defCmp += 2; nullLevel = valid + 1; emptyLevel = valid + 2; break;
+        default: nullLevel = 0; emptyLevel = 0; break;
+      }
+      layer++;
+      // Levels up to `valid` belong to the items inside this list; above `upperNull` a null struct masks it; above
+      // `maxLevel` the entry belongs to an enclosing list and is invisible here.
+      int maxLevel = Math.max(valid, Math.max(nullLevel, emptyLevel));
+      int upperNull = maxLevel;
+      for (int l = layer; l < layers.length; l++) {
+        if (layers[l] == NULLABLE_ITEM) maxLevel++;
+        else if (layers[l] != ALL_VALID_ITEM) break;
+      }
+      long cur = offsets.size() == 0 ? 0 : offsets.removeLast();
+      int before = offsets.size();
+      repCmp++;
+      int w = 0;
+      if (def != null) {
+        for (int r = 0; r < length; r++) {
+          int rv = rep[r];
+          if (rv != 0) {
+            int dv = def[r];
+            rep[w] = (short) (rv - 1);
+            def[w] = (short) dv;
+            w++;
+            if (dv <= valid) { offsets.add(cur); cur++; validity.append(true); }
+            else if (dv > maxLevel) { /* not visible at this depth */ }
+            else if (dv == nullLevel || dv > upperNull) { offsets.add(cur); validity.append(false); }
+            else if (dv == emptyLevel) { offsets.add(cur); validity.append(true); }
+            else throw new EncodingException("definition level " + dv + " has no meaning for this list");
+          } else {
+            cur++;
+          }
+        }
+      } else {
+        for (int r = 0; r < length; r++) {
+          int rv = rep[r];
+          if (rv != 0) {
+            offsets.add(cur);
+            rep[w++] = (short) (rv - 1);
+            validity.append(true);
+          }
+          cur++;
+        }
+      }
+      offsets.add(cur);
+      length = w;
+      numItems = offsets.size() - 1 - before;
+    }
+  }
+
+  /** Unravels across the pages that make up one read of a column. */
+  public static final class Composite {
+    private final List<Unraveler> parts;
+
+    public Composite(List<Unraveler> parts) {
+      this.parts = parts;
+    }
+
+    /** The validity of the current layer for `count` values, or all-valid. */
+    public Validity unravelValidity(int count) {
+      boolean allValid = true;
+      for (Unraveler u : parts) allValid &= u.currentAllValid();
+      if (allValid) {
+        for (Unraveler u : parts) u.skipValidity();
+        return new Validity(null, count);
+      }
+      BitWriter w = new BitWriter(count);
+      for (Unraveler u : parts) u.unravelValidity(w);
+      if (w.size() != count) throw new EncodingException("levels describe " + w.size() + " values, " + count + " expected");
+      return new Validity(w.bits(), count);
+    }
+
+    public Offsets unravelOffsets() {
+      int max = 0;
+      for (Unraveler u : parts) max += u.maxLists();
+      LongList offsets = new LongList(max + 1);
+      BitWriter validity = new BitWriter(max);
+      for (Unraveler u : parts) u.unravelOffsets(offsets, validity);
+      if (offsets.size() == 0) offsets.add(0);
+      int count = offsets.size() - 1;
+      boolean anyNull = validity.size() != count || validity.anyFalse();
+      return new Offsets(offsets.toArray(), count, new Validity(anyNull ? validity.bits() : null, count));
+    }
+  }
+
+  /** A growable LSB-first bitmap. */
+  public static final class BitWriter {
+    private byte[] bits;
+    private int size;
+    private boolean anyFalse;
+
+    public BitWriter(int capacity) {
+      bits = new byte[Math.max(8, (capacity + 7) / 8)];
+    }
+
+    void ensure(int n) {
+      if ((n + 7) / 8 > bits.length) bits = Arrays.copyOf(bits, Math.max(bits.length * 2, (n + 7) / 8));
+    }
+
+    public void append(boolean v) {
+      ensure(size + 1);
+      if (v) bits[size >>> 3] |= (byte) (1 << (size & 7));
+      else anyFalse = true;
+      size++;
+    }
+
+    public void appendN(int n, boolean v) {
+      ensure(size + n);
+      if (v) for (int i = 0; i < n; i++) { bits[(size + i) >>> 3] |= (byte) (1 << ((size + i) & 7)); }
+      else if (n > 0) anyFalse = true;
+      size += n;
+    }
+
+    public int size() { return size; }
+
+    public boolean anyFalse() { return anyFalse; }
+
+    public byte[] bits() { return Arrays.copyOf(bits, (size + 7) / 8); }
+  }
+
+  /** A growable long array. */
+  public static final class LongList {
+    private long[] a;
+    private int n;
+
+    public LongList(int capacity) { a = new long[Math.max(4, capacity)]; }
+
+    public void add(long v) {
+      if (n == a.length) a = Arrays.copyOf(a, a.length * 2);
+      a[n++] = v;
+    }
+
+    public long removeLast() { return a[--n]; }
+
+    public int size() { return n; }
+
+    public long[] toArray() { return Arrays.copyOf(a, n); }
+  }
+}

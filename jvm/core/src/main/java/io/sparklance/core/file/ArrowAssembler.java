@@ -1,0 +1,236 @@
+package io.sparklance.core.file;
+
+import io.sparklance.core.encoding.Blocks;
+import io.sparklance.core.encoding.DataBlock;
+import io.sparklance.core.encoding.EncodingException;
+import io.sparklance.core.encoding.RepDef;
+
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.vector.BaseFixedWidthVector;
+import org.apache.arrow.vector.BaseLargeVariableWidthVector;
+import org.apache.arrow.vector.BaseVariableWidthVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.BitVectorHelper;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.NullVector;
+import org.apache.arrow.vector.complex.FixedSizeListVector;
+import org.apache.arrow.vector.complex.LargeListVector;
+import org.apache.arrow.vector.complex.ListVector;
+import org.apache.arrow.vector.complex.StructVector;
+
+import java.util.Iterator;
+import java.util.List;
+
+/**
+ * Fills Arrow vectors from decoded leaf columns (file versions 2.1+): the leaf values and, through the levels, the
+ * validity of every layer and the offsets of every list, innermost first.
+ *
+ * The target vector tree is created from the Arrow field beforehand; leaves are consumed in depth-first order, a
+ * packed struct being one leaf.
+ */
+public final class ArrowAssembler {
+  private ArrowAssembler() {}
+
+  /** A decoded leaf column: its levels across pages and its visible values. */
+  public static final class Leaf {
+    final RepDef.Composite levels;
+    final DataBlock values;
+
+    public Leaf(RepDef.Composite levels, DataBlock values) {
+      this.levels = levels;
+      this.values = values;
+    }
+  }
+
+  /** Which fields are stored packed (one leaf column for the whole struct). */
+  public interface PackedTest {
+    boolean isPacked(org.apache.arrow.vector.types.pojo.Field field);
+  }
+
+  /** Fills `v` and returns the levels left for the enclosing layers. */
+  public static RepDef.Composite fill(FieldVector v, Iterator<Leaf> leaves, PackedTest packed) {
+    if (v instanceof StructVector && packed.isPacked(v.getField())) {
+      Leaf leaf = next(leaves, v);
+      DataBlock block = Blocks.materialize(leaf.values);
+      if (!(block instanceof DataBlock.Struct)) throw new EncodingException("a packed struct column without struct values");
+      DataBlock.Struct s = (DataBlock.Struct) block;
+      StructVector sv = (StructVector) v;
+      List<FieldVector> children = sv.getChildrenFromFields();
+      if (children.size() != s.children.length) {
+        throw new EncodingException("a packed struct of " + s.children.length + " fields for " + children.size() + " children");
+      }
+      for (int i = 0; i < s.children.length; i++) fillLeafValues(children.get(i), s.children[i], null);
+      RepDef.Validity validity = leaf.levels.unravelValidity(s.numValues);
+      setStructValidity(sv, validity, s.numValues);
+      return leaf.levels;
+    }
+    if (v instanceof StructVector) {
+      StructVector sv = (StructVector) v;
+      RepDef.Composite first = null;
+      int count = -1;
+      for (FieldVector child : sv.getChildrenFromFields()) {
+        RepDef.Composite c = fill(child, leaves, packed);
+        if (count >= 0 && child.getValueCount() != count) {
+          throw new EncodingException("struct '" + v.getField().getName() + "' children have " + count + " and " + child.getValueCount() + " values");
+        }
+        count = child.getValueCount();
+        if (first == null) first = c;
+      }
+      if (first == null) throw new EncodingException("struct '" + v.getField().getName() + "' has no children to read");
+      RepDef.Validity validity = first.unravelValidity(count);
+      setStructValidity(sv, validity, count);
+      return first;
+    }
+    if (v instanceof ListVector || v instanceof LargeListVector) {
+      FieldVector child = v instanceof ListVector ? ((ListVector) v).getDataVector() : ((LargeListVector) v).getDataVector();
+      RepDef.Composite levels = fill(child, leaves, packed);
+      RepDef.Offsets offsets = levels.unravelOffsets();
+      if (offsets.offsets[offsets.count] != child.getValueCount()) {
+        throw new EncodingException("list '" + v.getField().getName() + "' offsets end at " + offsets.offsets[offsets.count]
+            + " but its items number " + child.getValueCount());
+      }
+      setListBuffers(v, offsets);
+      return levels;
+    }
+    Leaf leaf = next(leaves, v);
+    DataBlock block = Blocks.materialize(leaf.values);
+    RepDef.Validity validity = leaf.levels.unravelValidity(block.numValues);
+    fillLeafValues(v, block, validity);
+    return leaf.levels;
+  }
+
+  private static Leaf next(Iterator<Leaf> leaves, FieldVector v) {
+    if (!leaves.hasNext()) throw new EncodingException("no column left for field '" + v.getField().getName() + "'");
+    return leaves.next();
+  }
+
+  /** Writes a leaf's values (and validity, null meaning all valid) into a fresh vector. */
+  static void fillLeafValues(FieldVector v, DataBlock block, RepDef.Validity validity) {
+    int n = block.numValues;
+    if (validity != null && validity.count != n) {
+      throw new EncodingException("field '" + v.getField().getName() + "': " + validity.count + " validity bits for " + n + " values");
+    }
+    if (v instanceof NullVector) {
+      ((NullVector) v).setValueCount(n);
+      return;
+    }
+    if (v instanceof FixedSizeListVector) {
+      if (!(block instanceof DataBlock.FixedSizeList)) throw mismatch(v, block);
+      DataBlock.FixedSizeList f = (DataBlock.FixedSizeList) block;
+      FixedSizeListVector fv = (FixedSizeListVector) v;
+      if (fv.getListSize() != f.dimension) throw new EncodingException("a fixed-size list of " + f.dimension + " for '" + v.getField().getName() + "' of " + fv.getListSize());
+      RepDef.Validity items = new RepDef.Validity(f.itemValidity, f.child.numValues);
+      fillLeafValues(fv.getDataVector(), f.child, items);
+      fv.allocateNew();
+      while (fv.getValueCapacity() < n) fv.reAlloc();
+      writeValidity(fv.getValidityBuffer(), validity, n);
+      fv.setValueCount(n);
+      return;
+    }
+    if (v instanceof BitVector) {
+      if (!(block instanceof DataBlock.FixedWidth) || ((DataBlock.FixedWidth) block).bitsPerValue != 1) throw mismatch(v, block);
+      BitVector bv = (BitVector) v;
+      bv.allocateNew(n);
+      byte[] bits = ((DataBlock.FixedWidth) block).data;
+      bv.getDataBuffer().setBytes(0, bits, 0, (n + 7) / 8);
+      writeValidity(bv.getValidityBuffer(), validity, n);
+      bv.setValueCount(n);
+      return;
+    }
+    if (v instanceof BaseFixedWidthVector) {
+      if (!(block instanceof DataBlock.FixedWidth)) throw mismatch(v, block);
+      DataBlock.FixedWidth f = (DataBlock.FixedWidth) block;
+      BaseFixedWidthVector fv = (BaseFixedWidthVector) v;
+      int width = fv.getTypeWidth();
+      if (f.bitsPerValue != width * 8) {
+        throw new EncodingException("field '" + v.getField().getName() + "' holds " + (width * 8) + "-bit values, the page " + f.bitsPerValue + "-bit");
+      }
+      fv.allocateNew(n);
+      fv.getDataBuffer().setBytes(0, f.data, 0, (long) n * width);
+      writeValidity(fv.getValidityBuffer(), validity, n);
+      fv.setValueCount(n);
+      return;
+    }
+    if (v instanceof BaseVariableWidthVector || v instanceof BaseLargeVariableWidthVector) {
+      if (!(block instanceof DataBlock.VariableWidth)) throw mismatch(v, block);
+      DataBlock.VariableWidth w = (DataBlock.VariableWidth) block;
+      long total = w.offset(n);
+      boolean large = v instanceof BaseLargeVariableWidthVector;
+      if (!large && total > Integer.MAX_VALUE) throw new EncodingException("field '" + v.getField().getName() + "' has " + total + " bytes in one batch");
+      ArrowBuf offsets, data, valid;
+      if (large) {
+        BaseLargeVariableWidthVector lv = (BaseLargeVariableWidthVector) v;
+        lv.allocateNew(Math.max(total, 1), n);
+        offsets = lv.getOffsetBuffer(); data = lv.getDataBuffer(); valid = lv.getValidityBuffer();
+        for (int i = 0; i <= n; i++) offsets.setLong(8L * i, w.offset(i));
+      } else {
+        BaseVariableWidthVector vv = (BaseVariableWidthVector) v;
+        vv.allocateNew(Math.max(total, 1), n);
+        offsets = vv.getOffsetBuffer(); data = vv.getDataBuffer(); valid = vv.getValidityBuffer();
+        if (w.offsetBits == 32) offsets.setBytes(0, w.offsets, 0, 4L * (n + 1));
+        else for (int i = 0; i <= n; i++) offsets.setInt(4L * i, (int) w.offset(i));
+      }
+      data.setBytes(0, w.data, 0, total);
+      writeValidity(valid, validity, n);
+      if (large) { ((BaseLargeVariableWidthVector) v).setLastSet(n - 1); ((BaseLargeVariableWidthVector) v).setValueCount(n); }
+      else { ((BaseVariableWidthVector) v).setLastSet(n - 1); ((BaseVariableWidthVector) v).setValueCount(n); }
+      return;
+    }
+    throw new EncodingException("field '" + v.getField().getName() + "' of type " + v.getField().getType() + " cannot be read from "
+        + block.getClass().getSimpleName() + " values");
+  }
+
+  private static EncodingException mismatch(FieldVector v, DataBlock block) {
+    return new EncodingException("field '" + v.getField().getName() + "' of type " + v.getField().getType() + " got "
+        + block.getClass().getSimpleName() + " values");
+  }
+
+  private static void writeValidity(ArrowBuf buf, RepDef.Validity validity, int n) {
+    int bytes = (n + 7) / 8;
+    if (validity == null || validity.bits == null) {
+      for (int i = 0; i < n; i++) BitVectorHelper.setBit(buf, i);
+    } else {
+      buf.setBytes(0, validity.bits, 0, Math.min(bytes, validity.bits.length));
+    }
+  }
+
+  private static void setStructValidity(StructVector sv, RepDef.Validity validity, int n) {
+    sv.setInitialCapacity(n);
+    // StructVector keeps its own validity buffer; make sure it is large enough, then write the bits.
+    while (sv.getValueCapacity() < n) sv.reAlloc();
+    ArrowBuf buf = sv.getValidityBuffer();
+    buf.setZero(0, buf.capacity());
+    writeValidity(buf, validity, n);
+    sv.setValueCount(n);
+  }
+
+  private static void setListBuffers(FieldVector v, RepDef.Offsets o) {
+    int n = o.count;
+    if (v instanceof ListVector) {
+      ListVector lv = (ListVector) v;
+      int childCount = lv.getDataVector().getValueCount();
+      lv.setInitialCapacity(Math.max(n, 1));
+      lv.allocateNew();
+      while (lv.getValueCapacity() < n) lv.reAlloc();
+      ArrowBuf off = lv.getOffsetBuffer();
+      for (int i = 0; i <= n; i++) off.setInt(4L * i, (int) o.offsets[i]);
+      writeValidity(lv.getValidityBuffer(), o.validity, n);
+      lv.setLastSet(n - 1);
+      lv.setValueCount(n);
+      lv.getDataVector().setValueCount(childCount);
+    } else {
+      LargeListVector lv = (LargeListVector) v;
+      int childCount = lv.getDataVector().getValueCount();
+      lv.setInitialCapacity(Math.max(n, 1));
+      lv.allocateNew();
+      while (lv.getValueCapacity() < n) lv.reAlloc();
+      ArrowBuf off = lv.getOffsetBuffer();
+      for (int i = 0; i <= n; i++) off.setLong(8L * i, o.offsets[i]);
+      writeValidity(lv.getValidityBuffer(), o.validity, n);
+      lv.setLastSet(n - 1);
+      lv.setValueCount(n);
+      lv.getDataVector().setValueCount(childCount);
+    }
+  }
+
+}

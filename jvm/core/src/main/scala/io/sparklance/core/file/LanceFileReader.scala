@@ -1,0 +1,223 @@
+package io.sparklance.core.file
+
+import java.io.Closeable
+
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import com.google.protobuf.{Any => ProtoAny, InvalidProtocolBufferException}
+import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.vector.{FieldVector, VectorSchemaRoot}
+import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType}
+
+import io.sparklance.core.{CorruptFileException, UnsupportedFeatureException}
+import io.sparklance.core.encoding._
+import io.sparklance.core.schema.{ArrowSchemas, LanceField, LogicalType}
+import io.sparklance.core.storage.{InputFile, Storage}
+import io.sparklance.proto.{Encodings21Protos, File2Protos}
+
+/**
+ * Reads a Lance data file into Arrow vectors, one column at a time and only the pages a row range needs.
+ *
+ * A read decodes each needed page whole, so memory is bounded by the pages of the columns asked for, not by the
+ * file. Not thread safe; open one reader per task.
+ */
+final class LanceFileReader private (in: InputFile, val metadata: FileMetadata) extends Closeable {
+
+  def path: String = metadata.path
+
+  def version: FileVersion = metadata.version
+
+  def numRows: Long = metadata.numRows
+
+  /** The column index of each leaf field (by id), in the layout of the file's version. */
+  lazy val leafColumns: Map[Int, Int] = {
+    val out = Map.newBuilder[Int, Int]
+    var next = 0
+    def visit(f: LanceField): Unit = f.logicalType match {
+      case LogicalType.Struct if !LanceFileReader.isPacked(f) => f.children.foreach(visit)
+      case _: LogicalType.List | LogicalType.Map => f.children.foreach(visit)
+      case _ => out += f.id -> next; next += 1
+    }
+    if (version.isStructural) metadata.schema.fields.foreach(visit)
+    out.result()
+  }
+
+  /**
+   * Reads rows [from, to) of the given fields (top-level fields of the file's schema, possibly with some children
+   * pruned) into a new root owned by the caller.
+   */
+  def read(fields: Seq[LanceField], from: Long, to: Long, allocator: BufferAllocator): VectorSchemaRoot = {
+    if (from < 0 || to < from || to > numRows) {
+      throw new IllegalArgumentException(s"rows [$from, $to) of a file of $numRows rows ($path)")
+    }
+    if (!version.isStructural) {
+      throw new UnsupportedFeatureException(s"Cannot read data file $path: file format 2.0 is not supported by this " +
+        "reader yet. Rewrite the table with data_storage_version '2.1' or '2.2' using pylance.")
+    }
+    val vectors = scala.collection.mutable.ArrayBuffer.empty[FieldVector]
+    try {
+      fields.foreach { f =>
+        val vector = LanceFileReader.readField(f).createVector(allocator)
+        vectors += vector
+        val leaves = leavesOf(f).iterator.map(leaf => readLeaf(leaf, from, to))
+        ArrowAssembler.fill(vector, leaves.asJava, field => LanceFileReader.isPackedArrow(field))
+      }
+    } catch {
+      case NonFatal(e) => vectors.foreach(_.close()); throw e
+    }
+    val root = new VectorSchemaRoot(vectors.map(_.getField).asJava, vectors.map(v => v: FieldVector).asJava, (to - from).toInt)
+    root
+  }
+
+  private def leavesOf(f: LanceField): Seq[LanceField] = f.logicalType match {
+    case LogicalType.Struct if !LanceFileReader.isPacked(f) => f.children.flatMap(leavesOf)
+    case _: LogicalType.List | LogicalType.Map => f.children.flatMap(leavesOf)
+    case _ => Seq(f)
+  }
+
+  private def readLeaf(field: LanceField, from: Long, to: Long): ArrowAssembler.Leaf = {
+    val column = leafColumns.getOrElse(field.id, throw new CorruptFileException(path,
+      s"field '${field.name}' (id ${field.id}) has no column in the file"))
+    if (column >= metadata.columns.size) {
+      throw new CorruptFileException(path, s"field '${field.name}' maps to column $column, the file has ${metadata.columns.size}")
+    }
+    val pages = metadata.columns(column).getPagesList.asScala.toIndexedSeq
+    val unravelers = new java.util.ArrayList[RepDef.Unraveler]()
+    val values = new java.util.ArrayList[DataBlock]()
+    var pageStart = 0L
+    pages.zipWithIndex.foreach { case (page, pi) =>
+      val start = page.getPriority
+      val end = start + page.getLength
+      if (start != pageStart) {
+        throw new CorruptFileException(path, s"page $pi of column $column (field '${field.name}') starts at row $start, " +
+          s"expected $pageStart")
+      }
+      pageStart = end
+      if (end > from && start < to) {
+        val decoded = decodePage(field, column, pi, page)
+        val lo = (math.max(from, start) - start).toInt
+        val hi = (math.min(to, end) - start).toInt
+        val items = guard(field, column, pi, "") {
+          val rows = decoded.levels.numRows()
+          if (rows != page.getLength) {
+            throw new EncodingException(s"the page's levels describe $rows rows, its metadata says ${page.getLength}")
+          }
+          decoded.levels.sliceRows(lo, hi)
+        }
+        unravelers.add(decoded.levels)
+        values.add(guard(field, column, pi, "")(Blocks.slice(decoded.values, items(0), items(1))))
+      }
+    }
+    if (pageStart != numRows) {
+      throw new CorruptFileException(path, s"column $column (field '${field.name}') has pages for $pageStart rows, the file has $numRows")
+    }
+    val block = if (values.isEmpty) emptyBlock(field) else guard(field, column, -1, "")(Blocks.concat(values))
+    new ArrowAssembler.Leaf(new RepDef.Composite(unravelers), block)
+  }
+
+  private def emptyBlock(field: LanceField): DataBlock =
+    new DataBlock.FixedWidth(8, Array.emptyByteArray, 0)
+
+  private def decodePage(field: LanceField, column: Int, pi: Int, page: File2Protos.ColumnMetadata.Page)
+      : MiniBlockPage.Decoded = {
+    val layout = pageLayout(field, column, pi, page)
+    val buffers = readBuffers(page)
+    val maxBytes = math.min(Int.MaxValue.toLong - 64, math.max(256L << 20, 64L * buffers.map(_.length.toLong).sum))
+    guard(field, column, pi, describe(layout)) {
+      layout.getLayoutCase match {
+        case Encodings21Protos.PageLayout.LayoutCase.MINI_BLOCK_LAYOUT =>
+          MiniBlockPage.decode(layout.getMiniBlockLayout, buffers, maxBytes)
+        case _ =>
+          throw new UnsupportedEncodingException(describe(layout), "")
+      }
+    }
+  }
+
+  private def describe(layout: Encodings21Protos.PageLayout): String = layout.getLayoutCase match {
+    case Encodings21Protos.PageLayout.LayoutCase.MINI_BLOCK_LAYOUT =>
+      val m = layout.getMiniBlockLayout
+      s"mini-block(${Encodings21.describe(m.getValueCompression)})"
+    case Encodings21Protos.PageLayout.LayoutCase.FULL_ZIP_LAYOUT =>
+      s"full-zip(${Encodings21.describe(layout.getFullZipLayout.getValueCompression)})"
+    case Encodings21Protos.PageLayout.LayoutCase.CONSTANT_LAYOUT => "constant"
+    case Encodings21Protos.PageLayout.LayoutCase.BLOB_LAYOUT => "blob"
+    case other => s"unknown page layout #${other.getNumber}"
+  }
+
+  private def pageLayout(field: LanceField, column: Int, pi: Int, page: File2Protos.ColumnMetadata.Page)
+      : Encodings21Protos.PageLayout = {
+    val enc = page.getEncoding
+    if (!enc.hasDirect) {
+      throw new UnsupportedFeatureException(s"Cannot read data file $path: column $column (field '${field.name}') page " +
+        s"$pi stores its encoding out of line, which this reader does not support.")
+    }
+    try {
+      val any = ProtoAny.parseFrom(enc.getDirect.getEncoding)
+      if (!any.getTypeUrl.endsWith("lance.encodings21.PageLayout")) {
+        throw new UnsupportedFeatureException(s"Cannot read data file $path: column $column (field '${field.name}') " +
+          s"page $pi has encoding ${any.getTypeUrl}, which this reader does not support.")
+      }
+      Encodings21Protos.PageLayout.parseFrom(any.getValue)
+    } catch {
+      case e: InvalidProtocolBufferException =>
+        throw new CorruptFileException(path, s"the encoding of column $column page $pi is invalid (${e.getMessage})", e)
+    }
+  }
+
+  /** Reads a page's buffers with one ranged read over their span. */
+  private def readBuffers(page: File2Protos.ColumnMetadata.Page): Array[Slice] = {
+    val n = page.getBufferOffsetsCount
+    if (n == 0) return Array.empty
+    val offsets = (0 until n).map(page.getBufferOffsets)
+    val sizes = (0 until n).map(page.getBufferSizes)
+    val start = offsets.min
+    val end = offsets.zip(sizes).map { case (o, s) => o + s }.max
+    if (end - start > Int.MaxValue - 64) throw new CorruptFileException(path, s"a page spans ${end - start} bytes")
+    val bytes = in.read(start, (end - start).toInt)
+    val array = new Array[Byte](bytes.remaining())
+    bytes.get(array)
+    offsets.zip(sizes).map { case (o, s) => new Slice(array, (o - start).toInt, s.toInt) }.toArray
+  }
+
+  private def guard[T](field: LanceField, column: Int, page: Int, encoding: String)(body: => T): T =
+    try body
+    catch {
+      case e: EncodingException =>
+        val where = if (page >= 0) s"page $page of column $column" else s"column $column"
+        val enc = if (encoding.nonEmpty) s" (encoding $encoding)" else ""
+        throw new CorruptFileException(path, s"$where, field '${field.name}'$enc: ${e.getMessage}", e)
+      case e: UnsupportedEncodingException =>
+        val where = if (page >= 0) s"page $page of column $column" else s"column $column"
+        throw new UnsupportedFeatureException(s"Cannot read data file $path: $where (field '${field.name}') uses " +
+          s"${e.getMessage}, which this reader does not support yet. Rewrite the table with pylance using default " +
+          "encodings, or upgrade sparklance.")
+    }
+
+  override def close(): Unit = in.close()
+}
+
+object LanceFileReader {
+
+  def open(storage: Storage, path: String): LanceFileReader = {
+    val in = storage.open(path)
+    try new LanceFileReader(in, FileMetadata.read(in))
+    catch { case NonFatal(e) => in.close(); throw e }
+  }
+
+  private val PackedKeys = Seq("lance-encoding:packed", "packed")
+
+  def isPacked(f: LanceField): Boolean =
+    f.logicalType == LogicalType.Struct && PackedKeys.exists(k => f.metadataStrings.get(k).exists(_.equalsIgnoreCase("true")))
+
+  private def isPackedArrow(f: Field): Boolean =
+    f.getType.isInstanceOf[ArrowType.Struct] && PackedKeys.exists(k => Option(f.getMetadata.get(k)).exists(_.equalsIgnoreCase("true")))
+
+  /** The Arrow field a read produces: the schema mapping, with dictionary-encoded fields decoded to their values. */
+  def readField(f: LanceField): Field = stripDictionaries(ArrowSchemas.toArrow(f))
+
+  private def stripDictionaries(f: Field): Field = {
+    val ft = new FieldType(f.isNullable, f.getType, null, f.getMetadata)
+    new Field(f.getName, ft, f.getChildren.asScala.map(stripDictionaries).asJava)
+  }
+}
