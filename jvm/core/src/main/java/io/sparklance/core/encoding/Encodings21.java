@@ -153,9 +153,9 @@ public final class Encodings21 {
         int bits = checkedBits(e.getOutOfLineBitpacking().getUncompressedBitsPerValue());
         CompressiveEncoding values = e.getOutOfLineBitpacking().getValues();
         if (values.getCompressionCase() != CompressiveEncoding.CompressionCase.FLAT) throw unsupported(e, "with non-flat values");
-        int width = checkedBits(values.getFlat().getBitsPerValue());
-        if (width > bits) throw unsupported(e, "packing " + bits + "-bit values to " + width + " bits");
-        return (buf, n) -> outOfLineBitpacked(bits, width, buf, n);
+        long width = values.getFlat().getBitsPerValue();
+        if (width < 0 || width > bits) throw unsupported(e, "packing " + bits + "-bit values to " + width + " bits");
+        return (buf, n) -> outOfLineBitpacked(bits, (int) width, buf, n);
       }
       case CONSTANT: {
         byte[] value = e.getConstant().hasValue() ? e.getConstant().getValue().toByteArray() : new byte[0];

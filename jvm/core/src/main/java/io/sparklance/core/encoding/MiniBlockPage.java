@@ -23,7 +23,7 @@ public final class MiniBlockPage {
     public final RepDef.Unraveler levels;
     public final DataBlock values;
 
-    Decoded(RepDef.Unraveler levels, DataBlock values) {
+    public Decoded(RepDef.Unraveler levels, DataBlock values) {
       this.levels = levels;
       this.values = values;
     }

@@ -77,7 +77,7 @@ public final class RepDef {
     int defCmp = 0;
     int repCmp = 0;
     int layer = 0;
-    int numItems;          // values at the current layer
+    public int numItems;   // values at the current layer
 
     public Unraveler(short[] rep, short[] def, int numLevels, int[] layers, int numItems) {
       this.rep = rep;
@@ -103,6 +103,16 @@ public final class RepDef {
       }
     }
 
+    /** The highest definition level that still has an item slot (nulls of items and structs below any list). */
+    public int maxVisibleDef() {
+      int m = 0;
+      for (int l : layers) {
+        if (isList(l)) break;
+        if (l == NULLABLE_ITEM) m++;
+      }
+      return m;
+    }
+
     /** Rows described by these levels (top-level entries). */
     public int numRows() {
       if (rep != null) {
@@ -118,6 +128,14 @@ public final class RepDef {
       int m = 0;
       for (int l : layers) if (isList(l)) m++;
       return m;
+    }
+
+    /** Entries that carry an item (visible at the innermost layer); `rows` when the page has no levels. */
+    public int countItems(int rows) {
+      if (rep == null && def == null) return rows;
+      int c = 0;
+      for (int i = 0; i < length; i++) if (isItem(i)) c++;
+      return c;
     }
 
     private boolean isItem(int i) {

@@ -2,11 +2,30 @@ package io.sparklance.core.encoding;
 
 import io.sparklance.proto.Encodings21Protos.CompressiveEncoding;
 
-/** Run-length encoded levels in a whole buffer (2.2 writes these for some repetition and definition levels). */
+/**
+ * Run-length encoded values in a whole buffer (2.2 writes these for some repetition and definition levels):
+ * `u64 values_bytes | run values (values_bytes, little endian) | u8 run lengths, one per run`.
+ */
 final class Rle {
   private Rle() {}
 
   static Encodings21.BlockDecoder block(CompressiveEncoding e, long maxBytes) {
-    throw Encodings21.unsupported(e, "as a block (levels)");
+    CompressiveEncoding values = e.getRle().getValues();
+    if (values.getCompressionCase() != CompressiveEncoding.CompressionCase.FLAT) throw Encodings21.unsupported(e, "with non-flat values");
+    int bits = Encodings21.checkedBits(values.getFlat().getBitsPerValue());
+    int vb = bits / 8;
+    if (vb == 0) throw Encodings21.unsupported(e, "with " + bits + "-bit values");
+    return (buf, n) -> {
+      buf.require(0, 8, "an rle block header");
+      long valuesBytes = buf.i64(0);
+      if (valuesBytes < 0 || valuesBytes % vb != 0 || 8 + valuesBytes > buf.length) {
+        throw new EncodingException("an rle block claims " + valuesBytes + " bytes of run values in " + buf.length);
+      }
+      int runs = (int) (valuesBytes / vb);
+      Slice runValues = buf.slice(8, (int) valuesBytes);
+      Slice lengths = buf.slice(8 + (int) valuesBytes, buf.length - 8 - (int) valuesBytes);
+      if (lengths.length < runs) throw new EncodingException("an rle block with " + runs + " runs but " + lengths.length + " lengths");
+      return Encodings21.rle(bits, runValues, lengths.slice(0, runs), n);
+    };
   }
 }

@@ -121,10 +121,7 @@ public final class ArrowAssembler {
       if (fv.getListSize() != f.dimension) throw new EncodingException("a fixed-size list of " + f.dimension + " for '" + v.getField().getName() + "' of " + fv.getListSize());
       RepDef.Validity items = new RepDef.Validity(f.itemValidity, f.child.numValues);
       fillLeafValues(fv.getDataVector(), f.child, items);
-      fv.allocateNew();
-      while (fv.getValueCapacity() < n) fv.reAlloc();
-      writeValidity(fv.getValidityBuffer(), validity, n);
-      fv.setValueCount(n);
+      loadOwnBuffers(fv, validity, n, null);
       return;
     }
     if (v instanceof BitVector) {
@@ -195,42 +192,46 @@ public final class ArrowAssembler {
   }
 
   private static void setStructValidity(StructVector sv, RepDef.Validity validity, int n) {
-    sv.setInitialCapacity(n);
-    // StructVector keeps its own validity buffer; make sure it is large enough, then write the bits.
-    while (sv.getValueCapacity() < n) sv.reAlloc();
-    ArrowBuf buf = sv.getValidityBuffer();
-    buf.setZero(0, buf.capacity());
-    writeValidity(buf, validity, n);
-    sv.setValueCount(n);
+    loadOwnBuffers(sv, validity, n, null);
   }
 
   private static void setListBuffers(FieldVector v, RepDef.Offsets o) {
     int n = o.count;
-    if (v instanceof ListVector) {
-      ListVector lv = (ListVector) v;
-      int childCount = lv.getDataVector().getValueCount();
-      lv.setInitialCapacity(Math.max(n, 1));
-      lv.allocateNew();
-      while (lv.getValueCapacity() < n) lv.reAlloc();
-      ArrowBuf off = lv.getOffsetBuffer();
-      for (int i = 0; i <= n; i++) off.setInt(4L * i, (int) o.offsets[i]);
-      writeValidity(lv.getValidityBuffer(), o.validity, n);
-      lv.setLastSet(n - 1);
-      lv.setValueCount(n);
-      lv.getDataVector().setValueCount(childCount);
-    } else {
-      LargeListVector lv = (LargeListVector) v;
-      int childCount = lv.getDataVector().getValueCount();
-      lv.setInitialCapacity(Math.max(n, 1));
-      lv.allocateNew();
-      while (lv.getValueCapacity() < n) lv.reAlloc();
-      ArrowBuf off = lv.getOffsetBuffer();
-      for (int i = 0; i <= n; i++) off.setLong(8L * i, o.offsets[i]);
-      writeValidity(lv.getValidityBuffer(), o.validity, n);
-      lv.setLastSet(n - 1);
-      lv.setValueCount(n);
-      lv.getDataVector().setValueCount(childCount);
+    boolean large = v instanceof LargeListVector;
+    ArrowBuf off = v.getAllocator().buffer((long) (n + 1) * (large ? 8 : 4));
+    try {
+      for (int i = 0; i <= n; i++) {
+        if (large) off.setLong(8L * i, o.offsets[i]); else off.setInt(4L * i, (int) o.offsets[i]);
+      }
+      loadOwnBuffers(v, o.validity, n, off);
+    } finally {
+      off.getReferenceManager().release();
     }
+  }
+
+  /**
+   * Loads a nested vector's own buffers (validity, and offsets for lists) without touching its children, which
+   * are already filled: Arrow's allocateNew on a nested vector would reset them.
+   */
+  private static void loadOwnBuffers(FieldVector v, RepDef.Validity validity, int n, ArrowBuf offsets) {
+    int nulls = 0;
+    ArrowBuf bits = v.getAllocator().buffer(Math.max(1, (n + 7) / 8));
+    try {
+      bits.setZero(0, bits.capacity());
+      writeValidity(bits, validity, n);
+      if (validity != null && validity.bits != null) nulls = n - countValid(validity, n);
+      org.apache.arrow.vector.ipc.message.ArrowFieldNode node = new org.apache.arrow.vector.ipc.message.ArrowFieldNode(n, nulls);
+      java.util.List<ArrowBuf> own = offsets == null ? java.util.List.of(bits) : java.util.List.of(bits, offsets);
+      v.loadFieldBuffers(node, own);
+    } finally {
+      bits.getReferenceManager().release();
+    }
+  }
+
+  private static int countValid(RepDef.Validity validity, int n) {
+    int c = 0;
+    for (int i = 0; i < n; i++) if (validity.isValid(i)) c++;
+    return c;
   }
 
 }

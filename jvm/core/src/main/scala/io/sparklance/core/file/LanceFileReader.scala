@@ -128,6 +128,10 @@ final class LanceFileReader private (in: InputFile, val metadata: FileMetadata) 
       layout.getLayoutCase match {
         case Encodings21Protos.PageLayout.LayoutCase.MINI_BLOCK_LAYOUT =>
           MiniBlockPage.decode(layout.getMiniBlockLayout, buffers, maxBytes)
+        case Encodings21Protos.PageLayout.LayoutCase.FULL_ZIP_LAYOUT =>
+          FullZipPage.decode(layout.getFullZipLayout, buffers, LanceFileReader.shapeOf(field), maxBytes)
+        case Encodings21Protos.PageLayout.LayoutCase.CONSTANT_LAYOUT =>
+          ConstantPage.decode(layout.getConstantLayout, buffers, page.getLength, LanceFileReader.shapeOf(field), maxBytes)
         case _ =>
           throw new UnsupportedEncodingException(describe(layout), "")
       }
@@ -206,6 +210,29 @@ object LanceFileReader {
   }
 
   private val PackedKeys = Seq("lance-encoding:packed", "packed")
+
+  /** The value shape of a leaf column of this field. */
+  def shapeOf(f: LanceField): LeafShape = {
+    import LogicalType._
+    def scalar(t: LogicalType): LeafShape = t match {
+      case Bool => LeafShape.fixed(1)
+      case Int(bits, _) => LeafShape.fixed(bits)
+      case HalfFloat | BFloat16 => LeafShape.fixed(16)
+      case Float | Date32 => LeafShape.fixed(32)
+      case Double | Date64 | Timestamp(_, _) | Duration(_) => LeafShape.fixed(64)
+      case t: Time => LeafShape.fixed(t.bitWidth)
+      case Decimal(bits, _, _) => LeafShape.fixed(bits)
+      case FixedSizeBinary(w) => LeafShape.fixed(8 * w)
+      case Null => LeafShape.fixed(8)
+      case Utf8(large) => LeafShape.variable(if (large) 64 else 32)
+      case Binary(large) => LeafShape.variable(if (large) 64 else 32)
+      case Json => LeafShape.variable(64)
+      case Dictionary(value, _, _) => scalar(value)
+      case FixedSizeList(elem, dim) => LeafShape.fixedSizeList(dim, scalar(elem))
+      case other => throw new UnsupportedFeatureException(s"Field '${f.name}' of type $other is not a leaf column")
+    }
+    if (isPacked(f)) LeafShape.struct(f.children.map(shapeOf).toArray) else scalar(f.logicalType)
+  }
 
   def isPacked(f: LanceField): Boolean =
     f.logicalType == LogicalType.Struct && PackedKeys.exists(k => f.metadataStrings.get(k).exists(_.equalsIgnoreCase("true")))

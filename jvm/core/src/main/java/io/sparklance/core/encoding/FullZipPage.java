@@ -1,0 +1,210 @@
+package io.sparklance.core.encoding;
+
+import io.sparklance.proto.Encodings21Protos.BufferCompression;
+import io.sparklance.proto.Encodings21Protos.CompressiveEncoding;
+import io.sparklance.proto.Encodings21Protos.FullZipLayout;
+
+
+/**
+ * Decodes a whole full-zip page (file versions 2.1+): levels and values of each item zipped into buffer 0.
+ *
+ * Each of `num_items` levels is a control word (0, 1, 2 or 4 bytes by `bits_rep + bits_def`; value
+ * `rep << bits_def | def`). A visible item of a fixed-width page then carries `bits_per_value / 8` bytes (null
+ * items too); a visible, non-null item of a variable-width page carries a length of `bits_per_offset` bits and
+ * that many bytes. Buffer 1, when present, is a repetition index used only for seeking.
+ */
+public final class FullZipPage {
+  private FullZipPage() {}
+
+  public static MiniBlockPage.Decoded decode(FullZipLayout layout, Slice[] buffers, LeafShape shape, long maxBytes) {
+    if (buffers.length < 1) throw new EncodingException("a full-zip page without buffers");
+    int[] layers = RepDef.layers(layout.getLayersList());
+    int bitsRep = layout.getBitsRep(), bitsDef = layout.getBitsDef();
+    if (bitsRep > 16 || bitsDef > 16) throw new EncodingException("control words of " + bitsRep + " + " + bitsDef + " bits");
+    int cw = bitsRep + bitsDef == 0 ? 0 : bitsRep + bitsDef <= 8 ? 1 : bitsRep + bitsDef <= 16 ? 2 : 4;
+    long numItems = layout.getNumItems() & 0xFFFFFFFFL;
+    if (numItems > Integer.MAX_VALUE - 16) throw new EncodingException("a page of " + numItems + " items");
+    int n = (int) numItems;
+    short[] rep = bitsRep > 0 ? new short[n] : null;
+    short[] def = bitsDef > 0 ? new short[n] : null;
+    int defMask = (1 << bitsDef) - 1;
+    RepDef.Unraveler probe = new RepDef.Unraveler(null, null, 0, layers, 0);
+    int maxVisible = probe.maxVisibleDef();
+    Slice data = buffers[0];
+    int pos = 0;
+    boolean fixed = layout.getDetailsCase() == FullZipLayout.DetailsCase.BITS_PER_VALUE;
+    PerValue perValue = perValue(layout.getValueCompression(), fixed, maxBytes);
+    int valueBytes = fixed ? checkedBytes(layout.getBitsPerValue()) : 0;
+    int lengthBytes = fixed ? 0 : checkedBytes(layout.getBitsPerOffset());
+    if (!fixed && lengthBytes != 4 && lengthBytes != 8) throw new EncodingException(lengthBytes * 8 + "-bit full-zip lengths");
+    int visible = 0;
+    int[] starts = new int[n + 1];
+    int[] ends = new int[n + 1];
+    for (int i = 0; i < n; i++) {
+      int word = 0;
+      if (cw > 0) {
+        data.require(pos, cw, "a control word");
+        word = (int) LittleEndian.getUnsigned(data.array, data.offset + pos, cw);
+        pos += cw;
+      }
+      int d = word & defMask;
+      if (def != null) def[i] = (short) d;
+      if (rep != null) rep[i] = (short) (word >>> bitsDef);
+      boolean isVisible = def == null || d <= maxVisible;
+      if (!isVisible) continue;
+      if (fixed) {
+        data.require(pos, valueBytes, "a fixed-width value");
+        starts[visible] = pos;
+        pos += valueBytes;
+        ends[visible] = pos;
+      } else if (def == null || d == 0) {
+        data.require(pos, lengthBytes, "a value length");
+        long len = lengthBytes == 4 ? data.u32(pos) : data.i64(pos);
+        pos += lengthBytes;
+        data.require(pos, len, "a variable-width value");
+        starts[visible] = pos;
+        pos += (int) len;
+        ends[visible] = pos;
+      } else {
+        starts[visible] = pos;
+        ends[visible] = pos;
+      }
+      visible++;
+    }
+    if (pos != data.length) throw new EncodingException("full-zip items end at " + pos + " of " + data.length + " bytes");
+    DataBlock values = perValue.decode(data, starts, ends, visible, shape);
+    RepDef.Unraveler u = new RepDef.Unraveler(rep, def, n, layers, visible);
+    return new MiniBlockPage.Decoded(u, values);
+  }
+
+  private static int checkedBytes(long bits) {
+    if (bits <= 0 || bits % 8 != 0 || bits > (1L << 30)) throw new EncodingException("a full-zip width of " + bits + " bits");
+    return (int) (bits / 8);
+  }
+
+  /** Decodes the zipped values of visible items, given as byte ranges of the page. */
+  interface PerValue {
+    DataBlock decode(Slice data, int[] starts, int[] ends, int count, LeafShape shape);
+  }
+
+  static PerValue perValue(CompressiveEncoding e, boolean fixed, long maxBytes) {
+    switch (e.getCompressionCase()) {
+      case FLAT: {
+        int bits = Encodings21.checkedBits(e.getFlat().getBitsPerValue());
+        return (data, s, t, n, shape) -> {
+          int vb = bits / 8;
+          byte[] out = new byte[n * vb];
+          for (int i = 0; i < n; i++) {
+            if (t[i] - s[i] != vb) throw new EncodingException("a " + (t[i] - s[i]) + "-byte value for " + bits + "-bit values");
+            System.arraycopy(data.array, data.offset + s[i], out, i * vb, vb);
+          }
+          return new DataBlock.FixedWidth(bits, out, n);
+        };
+      }
+      case FIXED_SIZE_LIST:
+        return fixedSizeList(e);
+      case VARIABLE:
+        return (data, s, t, n, shape) -> gather(data, s, t, n, maxBytes);
+      case FSST: {
+        Fsst.SymbolTable table = Fsst.SymbolTable.parse(e.getFsst().getSymbolTable().toByteArray());
+        return (data, s, t, n, shape) -> Fsst.decompress(table, gather(data, s, t, n, maxBytes), maxBytes);
+      }
+      case GENERAL: {
+        BufferCompression c = e.getGeneral().getCompression();
+        return (data, s, t, n, shape) -> {
+          byte[][] parts = new byte[n][];
+          long total = 0;
+          for (int i = 0; i < n; i++) {
+            if (t[i] == s[i]) { parts[i] = new byte[0]; continue; }
+            Slice one = Encodings21.decompress(c, data.slice(s[i], t[i] - s[i]), maxBytes);
+            parts[i] = one.array;
+            total += one.length;
+            if (total > maxBytes) throw new EncodingException("values inflate past " + maxBytes + " bytes");
+          }
+          return concatBytes(parts, n, total);
+        };
+      }
+      case VARIABLE_PACKED_STRUCT:
+        return VariablePackedStructs.perValue(e, maxBytes);
+      default:
+        throw Encodings21.unsupported(e, "in a full-zip page");
+    }
+  }
+
+  static DataBlock.VariableWidth gather(Slice data, int[] s, int[] t, int n, long maxBytes) {
+    long total = 0;
+    for (int i = 0; i < n; i++) total += t[i] - s[i];
+    if (total > maxBytes) throw new EncodingException("values of " + total + " bytes");
+    boolean wide = total > Integer.MAX_VALUE - 16;
+    if (wide) throw new EncodingException("values of " + total + " bytes in one page");
+    byte[] offsets = new byte[(n + 1) * 4];
+    byte[] out = new byte[(int) total];
+    int at = 0;
+    for (int i = 0; i < n; i++) {
+      int len = t[i] - s[i];
+      System.arraycopy(data.array, data.offset + s[i], out, at, len);
+      at += len;
+      LittleEndian.putInt(offsets, 4 * (i + 1), at);
+    }
+    return new DataBlock.VariableWidth(32, offsets, out, n);
+  }
+
+  static DataBlock.VariableWidth concatBytes(byte[][] parts, int n, long total) {
+    if (total > Integer.MAX_VALUE - 16) throw new EncodingException("values of " + total + " bytes in one page");
+    byte[] offsets = new byte[(n + 1) * 4];
+    byte[] out = new byte[(int) total];
+    int at = 0;
+    for (int i = 0; i < n; i++) {
+      System.arraycopy(parts[i], 0, out, at, parts[i].length);
+      at += parts[i].length;
+      LittleEndian.putInt(offsets, 4 * (i + 1), at);
+    }
+    return new DataBlock.VariableWidth(32, offsets, out, n);
+  }
+
+  /** Per-row fixed-size lists: per layer with validity (outermost first) ceil(cumdim/8) bytes, then the items. */
+  private static PerValue fixedSizeList(CompressiveEncoding e) {
+    java.util.List<int[]> layers = new java.util.ArrayList<>();
+    CompressiveEncoding cur = e;
+    while (cur.getCompressionCase() == CompressiveEncoding.CompressionCase.FIXED_SIZE_LIST) {
+      long dim = cur.getFixedSizeList().getItemsPerValue();
+      if (dim <= 0 || dim > 1 << 20) throw new EncodingException("a fixed-size list of dimension " + dim);
+      layers.add(new int[] {(int) dim, cur.getFixedSizeList().getHasValidity() ? 1 : 0});
+      cur = cur.getFixedSizeList().getValues();
+    }
+    if (cur.getCompressionCase() != CompressiveEncoding.CompressionCase.FLAT) throw Encodings21.unsupported(e, "in a full-zip page");
+    int bits = Encodings21.checkedBits(cur.getFlat().getBitsPerValue());
+    if (bits == 1) throw Encodings21.unsupported(e, "of booleans in a full-zip page");
+    int vb = bits / 8;
+    return (data, s, t, n, shape) -> {
+      int cum = 1;
+      int[] cumDims = new int[layers.size()];
+      for (int l = 0; l < layers.size(); l++) { cum *= layers.get(l)[0]; cumDims[l] = cum; }
+      final int items = cum;
+      byte[][] validity = new byte[layers.size()][];
+      for (int l = 0; l < layers.size(); l++) if (layers.get(l)[1] == 1) validity[l] = new byte[(int) (((long) n * cumDims[l] + 7) / 8)];
+      byte[] out = new byte[n * items * vb];
+      for (int i = 0; i < n; i++) {
+        int p = s[i];
+        for (int l = 0; l < layers.size(); l++) {
+          if (layers.get(l)[1] == 1) {
+            int bytes = (cumDims[l] + 7) / 8;
+            data.require(p, bytes, "fixed-size list validity");
+            Bits.copy(data.array, 8L * (data.offset + p), validity[l], (long) i * cumDims[l], cumDims[l]);
+            p += bytes;
+          }
+        }
+        if (t[i] - p != items * vb) throw new EncodingException("a fixed-size list value of " + (t[i] - p) + " bytes, " + (items * vb) + " expected");
+        System.arraycopy(data.array, data.offset + p, out, i * items * vb, items * vb);
+      }
+      DataBlock block = new DataBlock.FixedWidth(bits, out, n * items);
+      int count = n * items;
+      for (int l = layers.size() - 1; l >= 0; l--) {
+        count /= layers.get(l)[0];
+        block = new DataBlock.FixedSizeList(layers.get(l)[0], block, validity[l], count);
+      }
+      return block;
+    };
+  }
+
+}
