@@ -60,7 +60,7 @@ public final class RepDef {
     public final int count;
     public final Validity validity;
 
-    Offsets(long[] offsets, int count, Validity validity) {
+    public Offsets(long[] offsets, int count, Validity validity) {
       this.offsets = offsets;
       this.count = count;
       this.validity = validity;

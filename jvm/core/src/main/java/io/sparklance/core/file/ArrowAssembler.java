@@ -105,7 +105,7 @@ public final class ArrowAssembler {
   }
 
   /** Writes a leaf's values (and validity, null meaning all valid) into a fresh vector. */
-  static void fillLeafValues(FieldVector v, DataBlock block, RepDef.Validity validity) {
+  public static void fillLeafValues(FieldVector v, DataBlock block, RepDef.Validity validity) {
     int n = block.numValues;
     if (validity != null && validity.count != n) {
       throw new EncodingException("field '" + v.getField().getName() + "': " + validity.count + " validity bits for " + n + " values");
@@ -191,11 +191,11 @@ public final class ArrowAssembler {
     }
   }
 
-  private static void setStructValidity(StructVector sv, RepDef.Validity validity, int n) {
+  public static void setStructValidity(StructVector sv, RepDef.Validity validity, int n) {
     loadOwnBuffers(sv, validity, n, null);
   }
 
-  private static void setListBuffers(FieldVector v, RepDef.Offsets o) {
+  public static void setListBuffers(FieldVector v, RepDef.Offsets o) {
     int n = o.count;
     boolean large = v instanceof LargeListVector;
     ArrowBuf off = v.getAllocator().buffer((long) (n + 1) * (large ? 8 : 4));

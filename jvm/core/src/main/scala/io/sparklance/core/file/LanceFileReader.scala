@@ -51,17 +51,17 @@ final class LanceFileReader private (in: InputFile, val metadata: FileMetadata) 
     if (from < 0 || to < from || to > numRows) {
       throw new IllegalArgumentException(s"rows [$from, $to) of a file of $numRows rows ($path)")
     }
-    if (!version.isStructural) {
-      throw new UnsupportedFeatureException(s"Cannot read data file $path: file format 2.0 is not supported by this " +
-        "reader yet. Rewrite the table with data_storage_version '2.1' or '2.2' using pylance.")
-    }
     val vectors = scala.collection.mutable.ArrayBuffer.empty[FieldVector]
     try {
       fields.foreach { f =>
         val vector = LanceFileReader.readField(f).createVector(allocator)
         vectors += vector
-        val leaves = leavesOf(f).iterator.map(leaf => readLeaf(leaf, from, to))
-        ArrowAssembler.fill(vector, leaves.asJava, field => LanceFileReader.isPackedArrow(field))
+        if (version.isStructural) {
+          val leaves = leavesOf(f).iterator.map(leaf => readLeaf(leaf, from, to))
+          ArrowAssembler.fill(vector, leaves.asJava, field => LanceFileReader.isPackedArrow(field))
+        } else {
+          reader20.fill(vector, f, from, to)
+        }
       }
     } catch {
       case NonFatal(e) => vectors.foreach(_.close()); throw e
@@ -168,6 +168,10 @@ final class LanceFileReader private (in: InputFile, val metadata: FileMetadata) 
         throw new CorruptFileException(path, s"the encoding of column $column page $pi is invalid (${e.getMessage})", e)
     }
   }
+
+  private lazy val reader20 = new Reader20(this)
+
+  private[file] def pageBuffers(page: File2Protos.ColumnMetadata.Page): Array[Slice] = readBuffers(page)
 
   /** Reads a page's buffers with one ranged read over their span. */
   private def readBuffers(page: File2Protos.ColumnMetadata.Page): Array[Slice] = {
