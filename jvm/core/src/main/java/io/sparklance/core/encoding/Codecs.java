@@ -52,7 +52,12 @@ public final class Codecs {
     long size = LittleEndian.getLong(in, off);
     checkSize(size, maxBytes, "zstd");
     byte[] out = new byte[(int) size];
-    long n = Zstd.decompressByteArray(out, 0, out.length, in, off + 8, len - 8);
+    long n;
+    try {
+      n = Zstd.decompressByteArray(out, 0, out.length, in, off + 8, len - 8);
+    } catch (RuntimeException e) {
+      throw new EncodingException("invalid zstd data: " + e.getMessage());
+    }
     if (Zstd.isError(n)) throw new EncodingException("invalid zstd data: " + Zstd.getErrorName(n));
     if (n != size) throw new EncodingException("zstd data holds " + n + " bytes, its header says " + size);
     return out;

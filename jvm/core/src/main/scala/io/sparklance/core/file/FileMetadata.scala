@@ -63,9 +63,10 @@ object FileMetadata {
     def check(cond: Boolean, what: => String): Unit = if (!cond) throw new CorruptFileException(path, what)
     check(columnMetaStart >= 0 && columnMetaStart <= cmoStart, s"its column metadata starts at $columnMetaStart, after " +
       s"the column metadata offset table at $cmoStart")
-    check(cmoStart + 16 * numColumns <= gboStart && gboStart >= 0,
+    check(gboStart >= 0 && cmoStart <= gboStart && numColumns <= (gboStart - cmoStart) / 16,
       s"its $numColumns column offset entries at $cmoStart overlap the global buffer table at $gboStart")
-    check(gboStart + 16 * numGlobal <= footerPos, s"its $numGlobal global buffer entries at $gboStart run into the footer")
+    check(gboStart <= footerPos && numGlobal <= (footerPos - gboStart) / 16,
+      s"its $numGlobal global buffer entries at $gboStart run into the footer")
     check(numGlobal >= 1, "it has no global buffers (the schema lives in global buffer 0)")
 
     // Everything from the column metadata to the footer, read once (usually already in the tail).
@@ -82,8 +83,9 @@ object FileMetadata {
       (meta.getLong(at), meta.getLong(at + 8))
     }
     def bytesAt(pos: Long, len: Long, what: String): ByteBuffer = {
-      check(pos >= 0 && len >= 0 && pos + len <= size, s"$what at $pos (+$len bytes) lies outside the file of $size bytes")
-      if (pos >= metaStart && pos + len <= footerPos) {
+      check(pos >= 0 && len >= 0 && pos <= size && len <= size - pos,
+        s"$what at $pos (+$len bytes) lies outside the file of $size bytes")
+      if (pos >= metaStart && len <= footerPos - pos) {
         meta.duplicate().position((pos - metaStart).toInt).limit((pos - metaStart + len).toInt).slice()
       } else {
         check(len <= Int.MaxValue, s"$what is $len bytes long")
@@ -102,17 +104,19 @@ object FileMetadata {
       val cm = parse(path, s"metadata of column $i",
         File2Protos.ColumnMetadata.parser().parseFrom(CodedInputStream.newInstance(bytesAt(pos, len, s"column $i metadata"))))
       cm.getPagesList.asScala.zipWithIndex.foreach { case (p, pi) =>
+        check(p.getLength >= 0 && p.getLength <= Int.MaxValue && p.getPriority >= 0 && p.getPriority <= (1L << 48),
+          s"page $pi of column $i claims ${p.getLength} items starting at ${p.getPriority}")
         check(p.getBufferOffsetsCount == p.getBufferSizesCount,
           s"page $pi of column $i lists ${p.getBufferOffsetsCount} buffer offsets but ${p.getBufferSizesCount} sizes")
         (0 until p.getBufferOffsetsCount).foreach { b =>
           val (o, s) = (p.getBufferOffsets(b), p.getBufferSizes(b))
-          check(o >= 0 && s >= 0 && o + s <= size,
+          check(o >= 0 && s >= 0 && o <= size && s <= size - o,
             s"buffer $b of page $pi of column $i at $o (+$s bytes) lies outside the file of $size bytes")
         }
       }
       (0 until cm.getBufferOffsetsCount).foreach { b =>
         val (o, s) = (cm.getBufferOffsets(b), if (b < cm.getBufferSizesCount) cm.getBufferSizes(b) else -1L)
-        check(o >= 0 && s >= 0 && o + s <= size, s"column buffer $b of column $i at $o (+$s bytes) lies outside the file")
+        check(o >= 0 && s >= 0 && o <= size && s <= size - o, s"column buffer $b of column $i at $o (+$s bytes) lies outside the file")
       }
       cm
     }

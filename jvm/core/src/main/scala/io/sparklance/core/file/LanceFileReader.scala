@@ -56,11 +56,13 @@ final class LanceFileReader private (in: InputFile, val metadata: FileMetadata) 
       fields.foreach { f =>
         val vector = LanceFileReader.readField(f).createVector(allocator)
         vectors += vector
-        if (version.isStructural) {
-          val leaves = leavesOf(f).iterator.map(leaf => readLeaf(leaf, from, to))
-          ArrowAssembler.fill(vector, leaves.asJava, field => LanceFileReader.isPackedArrow(field))
-        } else {
-          reader20.fill(vector, f, from, to)
+        assembling(f) {
+          if (version.isStructural) {
+            val leaves = leavesOf(f).iterator.map(leaf => readLeaf(leaf, from, to))
+            ArrowAssembler.fill(vector, leaves.asJava, field => LanceFileReader.isPackedArrow(field))
+          } else {
+            reader20.fill(vector, f, from, to)
+          }
         }
       }
     } catch {
@@ -69,6 +71,25 @@ final class LanceFileReader private (in: InputFile, val metadata: FileMetadata) 
     val root = new VectorSchemaRoot(vectors.map(_.getField).asJava, vectors.map(v => v: FieldVector).asJava, (to - from).toInt)
     root
   }
+
+  /**
+   * Turns failures while building a field's vectors into errors naming the file and field: decoding errors and
+   * the runtime exceptions that inconsistent lengths in a damaged file can cause.
+   */
+  private def assembling[T](f: LanceField)(body: => T): T =
+    try body
+    catch {
+      case e: EncodingException =>
+        throw new CorruptFileException(path, s"field '${f.name}': ${e.getMessage}", e)
+      case e: UnsupportedEncodingException =>
+        throw new UnsupportedFeatureException(s"Cannot read data file $path: field '${f.name}' uses ${e.getMessage}, " +
+          "which this reader does not support yet.")
+      case e @ (_: IndexOutOfBoundsException | _: IllegalArgumentException | _: ArithmeticException |
+                _: NegativeArraySizeException | _: org.apache.arrow.memory.OutOfMemoryException |
+                _: org.apache.arrow.vector.util.OversizedAllocationException) =>
+        throw new CorruptFileException(path, s"field '${f.name}' could not be decoded " +
+          s"(${e.getClass.getSimpleName}: ${e.getMessage})", e)
+    }
 
   private def leavesOf(f: LanceField): Seq[LanceField] = f.logicalType match {
     case LogicalType.Struct if !LanceFileReader.isPacked(f) => f.children.flatMap(leavesOf)
