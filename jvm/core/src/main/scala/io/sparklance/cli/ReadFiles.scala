@@ -21,10 +21,18 @@ import io.sparklance.core.storage.HadoopStorage
 object ReadFiles {
 
   def main(argv: Array[String]): Unit = {
-    val (batchRows, pairs) = argv.toList match {
-      case "--batch-rows" :: n :: rest => (n.toInt, rest)
-      case rest => (65536, rest)
+    var batchRows = 65536
+    var columns: Option[Seq[String]] = None
+    var take: Option[Array[Long]] = None
+    var rest = argv.toList
+    var parsing = true
+    while (parsing) rest match {
+      case "--batch-rows" :: n :: tail => batchRows = n.toInt; rest = tail
+      case "--columns" :: c :: tail => columns = Some(c.split(",").toSeq); rest = tail
+      case "--take" :: t :: tail => take = Some(t.split(",").map(_.toLong)); rest = tail
+      case _ => parsing = false
     }
+    val pairs = rest
     require(pairs.size % 2 == 0, "usage: ReadFiles [--batch-rows N] IN OUT [IN OUT ...]")
     val storage = new HadoopStorage()
     val allocator = new RootAllocator()
@@ -33,15 +41,18 @@ object ReadFiles {
       try {
         val reader = LanceFileReader.open(storage, in)
         try {
-          val fields = reader.metadata.schema.fields
+          val fields = columns.map(reader.metadata.schema.project).getOrElse(reader.metadata.schema.fields)
           var start = 0L
-          var first = reader.read(fields, 0, math.min(batchRows.toLong, reader.numRows), allocator)
+          val first = take match {
+            case Some(rows) => reader.take(fields, rows, allocator)
+            case None => reader.read(fields, 0, math.min(batchRows.toLong, reader.numRows), allocator)
+          }
           val os = new FileOutputStream(out)
           try {
             val writer = new ArrowFileWriter(first, null, os.getChannel)
             writer.start()
             writer.writeBatch()
-            start = first.getRowCount.toLong
+            start = if (take.isDefined) reader.numRows else first.getRowCount.toLong
             while (start < reader.numRows) {
               val end = math.min(start + batchRows, reader.numRows)
               val next = reader.read(fields, start, end, allocator)

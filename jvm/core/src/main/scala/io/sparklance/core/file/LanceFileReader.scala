@@ -73,6 +73,48 @@ final class LanceFileReader private (in: InputFile, val metadata: FileMetadata) 
   }
 
   /**
+   * Reads the rows at the given offsets (any order, repeats allowed) of the given fields. Rows close together are
+   * read as one range, so a page is decoded once per cluster of requested rows, not once per row.
+   */
+  def take(fields: Seq[LanceField], rows: Array[Long], allocator: BufferAllocator): VectorSchemaRoot = {
+    rows.foreach { r =>
+      if (r < 0 || r >= numRows) throw new IllegalArgumentException(s"row $r of a file of $numRows rows ($path)")
+    }
+    val sorted = rows.distinct.sorted
+    val ranges = scala.collection.mutable.ArrayBuffer.empty[(Long, Long)]
+    sorted.foreach { r =>
+      if (ranges.nonEmpty && r - ranges.last._2 < LanceFileReader.TakeGap) ranges(ranges.size - 1) = (ranges.last._1, r + 1)
+      else ranges += ((r, r + 1))
+    }
+    val out = VectorSchemaRoot.create(new org.apache.arrow.vector.types.pojo.Schema(
+      fields.map(LanceFileReader.readField).asJava), allocator)
+    try {
+      out.getFieldVectors.asScala.foreach(_.setInitialCapacity(rows.length))
+      out.allocateNew()
+      // Variable-width vectors must be written in order, so read every range first, then copy row by row.
+      val parts = scala.collection.mutable.ArrayBuffer.empty[VectorSchemaRoot]
+      try {
+        ranges.foreach { case (from, to) => parts += read(fields, from, to, allocator) }
+        val starts = ranges.map(_._1).toArray
+        var dst = 0
+        while (dst < rows.length) {
+          val r = rows(dst)
+          var p = java.util.Arrays.binarySearch(starts, r)
+          if (p < 0) p = -p - 2
+          val src = (r - starts(p)).toInt
+          var i = 0
+          while (i < fields.size) { out.getVector(i).copyFromSafe(src, dst, parts(p).getVector(i)); i += 1 }
+          dst += 1
+        }
+      } finally parts.foreach(_.close())
+      out.setRowCount(rows.length)
+      out
+    } catch {
+      case NonFatal(e) => out.close(); throw e
+    }
+  }
+
+  /**
    * Turns failures while building a field's vectors into errors naming the file and field: decoding errors and
    * the runtime exceptions that inconsistent lengths in a damaged file can cause.
    */
@@ -227,6 +269,9 @@ final class LanceFileReader private (in: InputFile, val metadata: FileMetadata) 
 }
 
 object LanceFileReader {
+
+  /** Requested rows closer than this are read as one range by `take`. */
+  private val TakeGap = 512L
 
   def open(storage: Storage, path: String): LanceFileReader = {
     val in = storage.open(path)

@@ -49,6 +49,35 @@ final case class LanceSchema(fields: IndexedSeq[LanceField], metadata: Map[Strin
 
   def maxFieldId: Int = if (allFields.isEmpty) -1 else allFields.map(_.id).max
 
+  /**
+   * The fields on the given paths, pruned to what the paths ask for: `"a"` is the whole field `a`, `"s.x"` the
+   * struct `s` with only its child `x`. Paths naming children of the same field merge; top-level order follows
+   * the schema. Unknown paths are an [[InvalidArgumentException]] naming them.
+   */
+  def project(paths: Seq[String]): IndexedSeq[LanceField] = {
+    def prune(f: LanceField, rest: Seq[Seq[String]]): LanceField =
+      if (rest.exists(_.isEmpty) || f.logicalType != LogicalType.Struct) f
+      else {
+        val byChild = rest.groupBy(_.head)
+        byChild.keys.foreach { c =>
+          if (f.child(c).isEmpty) {
+            throw new io.sparklance.core.InvalidArgumentException(s"Field '${f.name}' has no child '$c'; its children " +
+              s"are ${f.children.map(_.name).mkString(", ")}.")
+          }
+        }
+        f.copy(children = f.children.filter(c => byChild.contains(c.name)).map(c => prune(c, byChild(c.name).map(_.tail))))
+      }
+    val split = paths.map(_.split('.').toSeq)
+    split.foreach { p =>
+      if (field(p.head).isEmpty) {
+        throw new io.sparklance.core.InvalidArgumentException(s"No field '${p.mkString(".")}': the schema's top-level " +
+          s"fields are ${fields.map(_.name).mkString(", ")}.")
+      }
+    }
+    val byTop = split.groupBy(_.head)
+    fields.filter(f => byTop.contains(f.name)).map(f => prune(f, byTop(f.name).map(_.tail)))
+  }
+
   /** The flat protobuf field list (depth first), as stored in manifests and data files. */
   def toProtos: IndexedSeq[FileProtos.Field] = allFields.map(_.proto)
 }
