@@ -93,3 +93,17 @@ def test_takes_rows_by_offset(jvm_reads, tmp_path, case, version):
     want = want_all.take(pa.array(rows))
     assert got.num_rows == len(rows)
     assert got.column("c").combine_chunks().equals(want.column("c").combine_chunks())
+
+
+@pytest.mark.parametrize("version,named", [("2.3", "2.3"), ("legacy", "legacy")])
+def test_unsupported_file_versions_are_named(tmp_path, version, named):
+    import lance
+
+    ds = lance.write_dataset(pa.table({"a": pa.array([1, 2, 3])}), str(tmp_path / "t.lance"), data_storage_version=version)
+    data_file = ds.get_fragments()[0].data_files()[0].path
+    path = str(tmp_path / "t.lance" / "data" / data_file)
+    out = str(tmp_path / "out.arrow")
+    subprocess.run(java_command("io.sparklance.cli.ReadFiles", [path, out]), check=True, timeout=120)
+    message = open(out + ".err").read()
+    assert message.startswith("LANCE_UNSUPPORTED_FEATURE: ")
+    assert named in message and data_file in message

@@ -95,6 +95,7 @@ object SparkSchemas {
         val t = DayTimeIntervalType(DayTimeIntervalType.DAY, DayTimeIntervalType.SECOND)
         if (unit == TimeUnit.Nanosecond) nanoOr(t) else t
       case Dictionary(value, _, _) => scalar(field, value, nanoOr)
+      case FixedSizeList(elem, _) => ArrayType(scalar(field, elem, nanoOr), containsNull = true)
       case nested => throw new UnsupportedFeatureException(
         s"Column '${field.name}' has a fixed-size list of $nested elements, which Spark reading does not support.")
     }

@@ -195,10 +195,87 @@ final class LanceFileReader private (in: InputFile, val metadata: FileMetadata) 
           FullZipPage.decode(layout.getFullZipLayout, buffers, LanceFileReader.shapeOf(field), maxBytes)
         case Encodings21Protos.PageLayout.LayoutCase.CONSTANT_LAYOUT =>
           ConstantPage.decode(layout.getConstantLayout, buffers, page.getLength, LanceFileReader.shapeOf(field), maxBytes)
+        case Encodings21Protos.PageLayout.LayoutCase.BLOB_LAYOUT =>
+          blobPage(layout.getBlobLayout, buffers, maxBytes)
         case _ =>
           throw new UnsupportedEncodingException(describe(layout), "")
       }
     }
+  }
+
+  /**
+   * A 2.1 blob page: the inner mini-block page holds one (position u64, size u64) descriptor per level; the bytes
+   * live elsewhere in this file. A descriptor with size 0 and position p != 0 is a null, with repetition level
+   * `p & 0xFFFF` and definition level `(p >> 16) & 0xFFFF`; size 0 and position 0 is an empty value.
+   */
+  private def blobPage(layout: Encodings21Protos.BlobLayout, buffers: Array[Slice], maxBytes: Long): MiniBlockPage.Decoded = {
+    if (!layout.getInnerLayout.hasMiniBlockLayout) throw new UnsupportedEncodingException("blob layout over a non-mini-block page", "")
+    val inner = MiniBlockPage.decode(layout.getInnerLayout.getMiniBlockLayout, buffers, maxBytes)
+    val d = inner.values match {
+      case s: DataBlock.Struct if s.children.length == 2 => s
+      case _ => throw new EncodingException("blob descriptors that are not (position, size) pairs")
+    }
+    val n = d.numValues
+    val pos = d.children(0).asInstanceOf[DataBlock.FixedWidth].data
+    val size = d.children(1).asInstanceOf[DataBlock.FixedWidth].data
+    val layers = RepDef.layers(layout.getLayersList)
+    val rep = new Array[Short](n)
+    val defs = new Array[Short](n)
+    var anyRep = false
+    var anyDef = false
+    var i = 0
+    while (i < n) {
+      val p = LittleEndian.getLong(pos, 8 * i)
+      val sz = LittleEndian.getLong(size, 8 * i)
+      if (sz == 0 && p != 0) {
+        rep(i) = (p & 0xFFFF).toShort; defs(i) = ((p >>> 16) & 0xFFFF).toShort
+        anyRep |= rep(i) != 0; anyDef |= defs(i) != 0
+      }
+      i += 1
+    }
+    val levels = new RepDef.Unraveler(if (anyRep) rep else null, if (anyDef || anyRep) defs else null, n, layers, 0)
+    val maxVisible = levels.maxVisibleDef()
+    val chunks = new java.util.ArrayList[Array[Byte]]()
+    var total = 0L
+    i = 0
+    while (i < n) {
+      val visible = defs(i) <= maxVisible
+      if (visible) {
+        val p = LittleEndian.getLong(pos, 8 * i)
+        val sz = LittleEndian.getLong(size, 8 * i)
+        val bytes =
+          if (sz > 0 && defs(i) == 0) {
+            if (p < 0 || sz > metadata.fileSize - p) throw new EncodingException(s"blob $i at $p (+$sz bytes) lies outside the file")
+            if (sz > maxBytes) throw new EncodingException(s"blob $i of $sz bytes")
+            val b = in.read(p, sz.toInt)
+            val a = new Array[Byte](b.remaining()); b.get(a); a
+          } else Array.emptyByteArray
+        total += bytes.length
+        if (total > Int.MaxValue - 64) throw new EncodingException(s"blobs of $total bytes in one page")
+        chunks.add(bytes)
+      }
+      i += 1
+    }
+    levels.numItems = chunks.size
+    val offsets = new Array[Byte](8 * (chunks.size + 1))
+    val data = new Array[Byte](total.toInt)
+    var at = 0
+    (0 until chunks.size).foreach { k =>
+      val c = chunks.get(k)
+      System.arraycopy(c, 0, data, at, c.length)
+      at += c.length
+      LittleEndian.putLong(offsets, 8 * (k + 1), at.toLong)
+    }
+    new MiniBlockPage.Decoded(levels, new DataBlock.VariableWidth(64, offsets, data, chunks.size))
+  }
+
+  /** Bytes [position, position + size) of this file. */
+  private[file] def readBytes(position: Long, size: Long): Array[Byte] = {
+    if (position < 0 || size < 0 || size > metadata.fileSize - position || size > Int.MaxValue - 64) {
+      throw new CorruptFileException(path, s"a blob at $position (+$size bytes) lies outside the file of ${metadata.fileSize} bytes")
+    }
+    val b = in.read(position, size.toInt)
+    val a = new Array[Byte](b.remaining()); b.get(a); a
   }
 
   private def describe(layout: Encodings21Protos.PageLayout): String = layout.getLayoutCase match {
@@ -303,6 +380,10 @@ object LanceFileReader {
     }
     if (isPacked(f)) LeafShape.struct(f.children.map(shapeOf).toArray) else scalar(f.logicalType)
   }
+
+  /** A large binary column stored as blobs (`lance-encoding:blob=true`): descriptors in the column, bytes elsewhere. */
+  def isBlob(f: LanceField): Boolean =
+    f.metadataStrings.get("lance-encoding:blob").exists(_.equalsIgnoreCase("true"))
 
   def isPacked(f: LanceField): Boolean =
     f.logicalType == LogicalType.Struct && PackedKeys.exists(k => f.metadataStrings.get(k).exists(_.equalsIgnoreCase("true")))

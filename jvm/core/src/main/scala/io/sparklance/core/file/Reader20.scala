@@ -59,6 +59,9 @@ private[file] final class Reader20(reader: LanceFileReader) {
       }
       fill(child, f.children.head, itemFrom, itemTo)
       ArrowAssembler.setListBuffers(v, offsets)
+    case _ if LanceFileReader.isBlob(f) =>
+      val descriptors = readRange(f, from, to, blobDescriptors = true)
+      ArrowAssembler.fillLeafValues(v, blobBytes(f, descriptors.block.asInstanceOf[DataBlock.Struct]), nullBlobs(descriptors))
     case _ =>
       val values = readRange(f, from, to)
       val n = values.block.numValues
@@ -121,10 +124,40 @@ private[file] final class Reader20(reader: LanceFileReader) {
     (o, first, first + offsets(n))
   }
 
+  // 2.0 blob descriptors: (1, 0) is null, (0, 0) empty, otherwise the bytes [position, position + size) of the file.
+  private def nullBlobs(d: Encodings20.Values): RepDef.Validity = {
+    val s = d.block.asInstanceOf[DataBlock.Struct]
+    val n = s.numValues
+    val pos = s.children(0).asInstanceOf[DataBlock.FixedWidth].data
+    val size = s.children(1).asInstanceOf[DataBlock.FixedWidth].data
+    val bits = new RepDef.BitWriter(n)
+    (0 until n).foreach(i => bits.append(!(LittleEndian.getLong(pos, 8 * i) == 1 && LittleEndian.getLong(size, 8 * i) == 0)))
+    new RepDef.Validity(if (bits.anyFalse()) bits.bits() else null, n)
+  }
+
+  private def blobBytes(f: LanceField, s: DataBlock.Struct): DataBlock = {
+    val n = s.numValues
+    val pos = s.children(0).asInstanceOf[DataBlock.FixedWidth].data
+    val size = s.children(1).asInstanceOf[DataBlock.FixedWidth].data
+    val parts = (0 until n).map { i =>
+      val p = LittleEndian.getLong(pos, 8 * i)
+      val sz = LittleEndian.getLong(size, 8 * i)
+      if (sz == 0) Array.emptyByteArray else reader.readBytes(p, sz)
+    }
+    val offsets = new Array[Byte](8 * (n + 1))
+    val data = new Array[Byte](parts.map(_.length.toLong).sum.toInt)
+    var at = 0
+    parts.zipWithIndex.foreach { case (b, i) =>
+      System.arraycopy(b, 0, data, at, b.length); at += b.length
+      LittleEndian.putLong(offsets, 8 * (i + 1), at.toLong)
+    }
+    new DataBlock.VariableWidth(64, offsets, data, n)
+  }
+
   /** Items [from, to) of a single-column field, concatenated across pages. */
-  private def readRange(f: LanceField, from: Long, to: Long): Encodings20.Values = {
-    val target = new Encodings20.Target(LanceFileReader.shapeOf(f), offsetBits(f),
-      f.logicalType.isInstanceOf[LogicalType.Dictionary])
+  private def readRange(f: LanceField, from: Long, to: Long, blobDescriptors: Boolean = false): Encodings20.Values = {
+    val shape = if (blobDescriptors) LeafShape.struct(Array(LeafShape.fixed(64), LeafShape.fixed(64))) else LanceFileReader.shapeOf(f)
+    val target = new Encodings20.Target(shape, offsetBits(f), f.logicalType.isInstanceOf[LogicalType.Dictionary])
     val blocks = new java.util.ArrayList[DataBlock]()
     var anyNull = false
     var start = 0L

@@ -35,16 +35,24 @@ object ArrowSchemas {
         val encoding = new DictionaryEncoding(field.id.toLong, ordered, intType(key))
         new Field(field.name, new FieldType(field.nullable, arrowType(value), encoding, meta.asJava), children.asJava)
       case FixedSizeList(elem, _) =>
-        val item = elem match {
-          case BFloat16 =>
-            new Field("item", new FieldType(true, new ArrowType.FixedSizeBinary(2), null,
-              Predef.Map("ARROW:extension:name" -> "lance.bfloat16", "ARROW:extension:metadata" -> "").asJava), null)
-          case other => new Field("item", FieldType.nullable(arrowType(other)), null)
-        }
         new Field(field.name, new FieldType(field.nullable, arrowType(field.logicalType), null, meta.asJava),
-          Seq(item).asJava)
+          Seq(fixedSizeListItem(elem)).asJava)
+      case Json =>
+        // pylance presents Lance's json type as the canonical arrow.json extension over UTF-8 text.
+        val ext = meta ++ Predef.Map("ARROW:extension:name" -> "arrow.json", "ARROW:extension:metadata" -> "")
+        new Field(field.name, new FieldType(field.nullable, ArrowType.Utf8.INSTANCE, null, ext.asJava), null)
       case lt => new Field(field.name, new FieldType(field.nullable, arrowType(lt), null, meta.asJava), children.asJava)
     }
+  }
+
+  /** The `item` child of a fixed-size list: nullable, and itself a fixed-size list for nested vectors. */
+  private def fixedSizeListItem(elem: LogicalType): Field = elem match {
+    case BFloat16 =>
+      new Field("item", new FieldType(true, new ArrowType.FixedSizeBinary(2), null,
+        Predef.Map("ARROW:extension:name" -> "lance.bfloat16", "ARROW:extension:metadata" -> "").asJava), null)
+    case FixedSizeList(inner, _) =>
+      new Field("item", FieldType.nullable(arrowType(elem)), java.util.List.of(fixedSizeListItem(inner)))
+    case other => new Field("item", FieldType.nullable(arrowType(other)), null)
   }
 
   /** The Arrow type of a logical type (for nested types, without children). */

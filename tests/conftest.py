@@ -1,0 +1,123 @@
+"""Shared fixtures for the interop tests: pylance-written tables and a runner for the JVM ``inspect`` CLI.
+
+- ``tables`` (session): builds every table of ``tests/fixtures/make_tables.py`` once into a temporary directory and
+  returns ``{name: path}``.
+- ``inspect(path, *args) -> dict``: runs ``python -m sparklance inspect --json PATH ARGS`` (the JVM core, from
+  ``build/sparklance-<VERSION>.jar``) and returns its JSON. Results are cached per (path, args) for the session.
+- ``inspect_error(path, *args) -> (returncode, stderr)``: the same for a run that is expected to fail.
+
+Both helpers fail the test (not skip) with "run `make jar` first" when the jar has not been built.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Dict, Tuple
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PYTHON_DIR = REPO / "python"
+VERSION = (REPO / "VERSION").read_text().strip()
+JAR = REPO / "build" / f"sparklance-{VERSION}.jar"
+CLI_TIMEOUT_S = 60
+
+
+def _load_make_tables():
+    spec = importlib.util.spec_from_file_location("make_tables", Path(__file__).parent / "fixtures" / "make_tables.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("make_tables", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+make_tables = _load_make_tables()
+
+
+def require_jar() -> None:
+    if not JAR.is_file():
+        pytest.fail(f"{JAR.relative_to(REPO)} does not exist: run `make jar` first", pytrace=False)
+
+
+def _env() -> Dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(PYTHON_DIR)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    # Test exactly the jar `make jar` built, not a copy inside the package or one named by the caller's environment.
+    env["SPARKLANCE_JAR"] = str(JAR)
+    return env
+
+
+def run_cli(path, *args: str) -> subprocess.CompletedProcess:
+    """Run the inspect CLI with --json and return the finished process (fails the test on a timeout)."""
+    require_jar()
+    cmd = [sys.executable, "-m", "sparklance", "inspect", "--json", str(path), *map(str, args)]
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=CLI_TIMEOUT_S, env=_env(), cwd=str(REPO))
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"`{' '.join(cmd[2:])}` did not finish within {CLI_TIMEOUT_S}s", pytrace=False)
+
+
+_CACHE: Dict[Tuple[str, Tuple[str, ...]], dict] = {}
+
+
+def inspect(path, *args) -> dict:
+    """The JSON object the JVM core prints for ``inspect --json PATH ARGS`` (cached per session)."""
+    key = (str(path), tuple(map(str, args)))
+    if key not in _CACHE:
+        proc = run_cli(path, *args)
+        if proc.returncode != 0:
+            pytest.fail(f"`sparklance inspect --json {path} {' '.join(key[1])}` exited {proc.returncode}:\n"
+                        f"{proc.stderr[-4000:]}", pytrace=False)
+        try:
+            _CACHE[key] = json.loads(proc.stdout)
+        except json.JSONDecodeError as e:
+            pytest.fail(f"stdout of `inspect --json {path} {' '.join(key[1])}` is not one JSON object ({e}):\n"
+                        f"{proc.stdout[:2000]}", pytrace=False)
+        if not isinstance(_CACHE[key], dict):
+            pytest.fail(f"stdout of `inspect --json {path}` is JSON but not an object", pytrace=False)
+    return _CACHE[key]
+
+
+def prefetch(calls, workers: int = 2) -> None:
+    """Run several ``inspect`` calls concurrently to fill the cache (the JVM start dominates each call)."""
+    todo = [(str(p), tuple(map(str, a))) for p, a in calls]
+    todo = [c for c in dict.fromkeys(todo) if c not in _CACHE]
+    if not todo:
+        return
+    require_jar()
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        procs = list(pool.map(lambda c: run_cli(c[0], *c[1]), todo))
+    for key, proc in zip(todo, procs):
+        if proc.returncode == 0:
+            try:
+                _CACHE[key] = json.loads(proc.stdout)
+            except json.JSONDecodeError:
+                pass  # inspect() runs it again and reports the problem
+
+
+def inspect_error(path, *args) -> Tuple[int, str]:
+    """(exit code, stderr) of an ``inspect --json PATH ARGS`` run that is expected to fail."""
+    proc = run_cli(path, *args)
+    return proc.returncode, proc.stderr
+
+
+@pytest.fixture(scope="session")
+def tables(tmp_path_factory) -> Dict[str, str]:
+    """Every fixture table, built once per session: {name: path}."""
+    return make_tables.build_all(tmp_path_factory.mktemp("lance_tables"))
+
+
+@pytest.fixture(name="inspect")
+def inspect_fixture():
+    return inspect
+
+
+@pytest.fixture(name="inspect_error")
+def inspect_error_fixture():
+    return inspect_error
