@@ -61,3 +61,10 @@ demo: jar
 
 clean:
 	rm -rf build/demo-warehouse jvm/*/target target project/target
+
+# Benchmarks: speed targets are checked here, not in tests.
+BENCH_DIR := build/bench
+bench: venv sbt
+	$(SBT) bench/compile 'export bench/runtime:fullClasspath' | tail -1 > build/bench-classpath.txt
+	$(VPY) integration/bench/file_read_bench.py $(BENCH_DIR)/files java -Xmx6g -Xss4m \
+	  --add-opens=java.base/java.nio=ALL-UNNAMED -cp "$$(cat build/bench-classpath.txt)" io.sparklance.bench.FileReadBench

@@ -79,6 +79,17 @@ lazy val spark = (project in file("jvm/spark"))
     },
   )
 
+// Benchmarks (make bench): separate from tests and from the runtime jar.
+lazy val bench = (project in file("jvm/bench"))
+  .dependsOn(core)
+  .settings(
+    name := "sparklance-bench",
+    publish / skip := true,
+    Compile / unmanagedJars ++= sparkJars(n => coreJarPrefixes.exists(n.startsWith)).classpath,
+    run / fork := true,
+    run / javaOptions ++= javaModuleOpens ++ Seq("-Xmx6g", "-Xss4m"),
+  )
+
 lazy val root = (project in file("."))
-  .aggregate(core, spark)
+  .aggregate(core, spark, bench)
   .settings(name := "sparklance", publish / skip := true)

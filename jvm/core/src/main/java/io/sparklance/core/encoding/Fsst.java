@@ -46,37 +46,43 @@ public final class Fsst {
     if (!t.enabled) return in;
     int n = in.numValues;
     byte[] src = in.data;
-    long bound = Math.min(8L * src.length + 8, maxBytes);
-    byte[] out = new byte[(int) Math.min(bound, Math.max(16L, 3L * src.length + 8))];
+    byte[] lengths = t.lengths;
+    int srcEnd = (int) in.offset(n);
+    // First pass: the exact output size, so the second pass never grows its buffer.
+    long total = 0;
+    for (int j = 0; j < srcEnd; ) {
+      int code = src[j] & 0xFF;
+      if (code == ESCAPE) { total += 1; j += 2; }
+      else {
+        int len = lengths[code];
+        if (len == 0) throw new EncodingException("FSST code " + code + " is not in the symbol table");
+        total += len;
+        j += 1;
+      }
+    }
+    if (total > maxBytes || total > Integer.MAX_VALUE - 16) throw new EncodingException("FSST strings inflate to " + total + " bytes");
+    // Symbols are written 8 bytes at a time; the slack keeps the last write inside the array.
+    byte[] out = new byte[(int) total + 8];
+    long[] symbols = t.symbols;
     byte[] offsets = new byte[in.offsets.length];
     boolean wide = in.offsetBits == 64;
     int pos = 0;
+    int j = (int) in.offset(0);
     for (int i = 0; i < n; i++) {
-      int start = (int) in.offset(i);
       int end = (int) in.offset(i + 1);
-      int j = start;
       while (j < end) {
         int code = src[j++] & 0xFF;
-        if (out.length - pos < 8) out = grow(out, pos + 8, bound);
         if (code == ESCAPE) {
           if (j >= end) throw new EncodingException("an FSST string ends in an escape byte");
           out[pos++] = src[j++];
         } else {
-          int len = t.lengths[code];
-          if (len == 0) throw new EncodingException("FSST code " + code + " is not in the symbol table");
-          LittleEndian.putLong(out, pos, t.symbols[code]);
-          pos += len;
+          LittleEndian.putLong(out, pos, symbols[code]);
+          pos += lengths[code];
         }
       }
       if (wide) LittleEndian.putLong(offsets, 8 * (i + 1), pos);
       else LittleEndian.putInt(offsets, 4 * (i + 1), pos);
     }
-    return new DataBlock.VariableWidth(in.offsetBits, offsets, java.util.Arrays.copyOf(out, pos), n);
-  }
-
-  private static byte[] grow(byte[] out, int need, long bound) {
-    if (need > bound) throw new EncodingException("FSST strings inflate past " + bound + " bytes");
-    long size = Math.min(Math.max(need, 2L * out.length), bound + 8);
-    return java.util.Arrays.copyOf(out, (int) size);
+    return new DataBlock.VariableWidth(in.offsetBits, offsets, out, n);
   }
 }

@@ -103,6 +103,60 @@ public final class RepDef {
       }
     }
 
+    private int[] entryOfRow;  // lazily: first level entry of each row, and the end
+    private int[] itemOfRow;   // lazily: items before each row's first entry, and the total
+
+    private void indexRows() {
+      if (entryOfRow != null) return;
+      int rows = numRows();
+      int[] e = new int[rows + 1];
+      int[] it = new int[rows + 1];
+      if (rep == null && def == null) {
+        for (int r = 0; r <= rows; r++) { e[r] = r; it[r] = r; }
+      } else {
+        int maxRep = rep == null ? -1 : maxRep();
+        int row = 0, items = 0;
+        for (int i = 0; i < length; i++) {
+          if (rep == null || rep[i] == maxRep) { e[row] = i; it[row] = items; row++; }
+          if (isItem(i)) items++;
+        }
+        e[rows] = length;
+        it[rows] = items;
+      }
+      entryOfRow = e;
+      itemOfRow = it;
+    }
+
+    /**
+     * A new unraveler over rows [from, to) of this one, which is left unchanged (a decoded page is cached and
+     * sliced once per batch). Returns the unraveler and the matching item range {itemFrom, itemTo}.
+     */
+    public Object[] slice(int from, int to) {
+      indexRows();
+      int rows = entryOfRow.length - 1;
+      if (from < 0 || to > rows || from > to) throw new EncodingException("rows [" + from + ", " + to + ") of " + rows);
+      int a = entryOfRow[from], b = entryOfRow[to];
+      Unraveler u = new Unraveler(null, null, 0, layers, itemOfRow[to] - itemOfRow[from]);
+      if (rep != null || def != null) {
+        u.rep = rep == null ? null : java.util.Arrays.copyOfRange(rep, a, b);
+        u.def = def == null ? null : java.util.Arrays.copyOfRange(def, a, b);
+        u.length = b - a;
+      }
+      return new Object[] {u, new int[] {itemOfRow[from], itemOfRow[to]}};
+    }
+
+    /** An independent copy, for reusing a decoded page: slicing and unravelling change an unraveler. */
+    public Unraveler copy() {
+      Unraveler u = new Unraveler(null, null, 0, layers, numItems);
+      u.rep = rep == null ? null : java.util.Arrays.copyOf(rep, length);
+      u.def = def == null ? null : java.util.Arrays.copyOf(def, length);
+      u.length = length;
+      u.defCmp = defCmp;
+      u.repCmp = repCmp;
+      u.layer = layer;
+      return u;
+    }
+
     /** The highest definition level that still has an item slot (nulls of items and structs below any list). */
     public int maxVisibleDef() {
       int m = 0;

@@ -35,10 +35,24 @@ public final class ArrowAssembler {
   public static final class Leaf {
     final RepDef.Composite levels;
     final DataBlock values;
+    final int from;
+    final int to;
 
-    public Leaf(RepDef.Composite levels, DataBlock values) {
+    /** Values [from, to) of `values` (a decoded page may be shared between reads, so it is not sliced). */
+    public Leaf(RepDef.Composite levels, DataBlock values, int from, int to) {
       this.levels = levels;
       this.values = values;
+      this.from = from;
+      this.to = to;
+    }
+
+    public Leaf(RepDef.Composite levels, DataBlock values) {
+      this(levels, values, 0, values.numValues);
+    }
+
+    /** The values as a block of their own (copies unless the leaf covers the whole block). */
+    DataBlock block() {
+      return Blocks.materialize(Blocks.slice(values, from, to));
     }
   }
 
@@ -51,7 +65,7 @@ public final class ArrowAssembler {
   public static RepDef.Composite fill(FieldVector v, Iterator<Leaf> leaves, PackedTest packed) {
     if (v instanceof StructVector && packed.isPacked(v.getField())) {
       Leaf leaf = next(leaves, v);
-      DataBlock block = Blocks.materialize(leaf.values);
+      DataBlock block = leaf.block();
       if (!(block instanceof DataBlock.Struct)) throw new EncodingException("a packed struct column without struct values");
       DataBlock.Struct s = (DataBlock.Struct) block;
       StructVector sv = (StructVector) v;
@@ -93,15 +107,60 @@ public final class ArrowAssembler {
       return levels;
     }
     Leaf leaf = next(leaves, v);
-    DataBlock block = Blocks.materialize(leaf.values);
-    RepDef.Validity validity = leaf.levels.unravelValidity(block.numValues);
-    fillLeafValues(v, block, validity);
+    int n = leaf.to - leaf.from;
+    RepDef.Validity validity = leaf.levels.unravelValidity(n);
+    if (leaf.values instanceof DataBlock.FixedWidth || leaf.values instanceof DataBlock.VariableWidth || isPlainVectors(leaf.values)) {
+      fillLeafRange(v, leaf.values, leaf.from, leaf.to, validity);
+    } else {
+      fillLeafValues(v, leaf.block(), validity);
+    }
     return leaf.levels;
   }
 
   private static Leaf next(Iterator<Leaf> leaves, FieldVector v) {
     if (!leaves.hasNext()) throw new EncodingException("no column left for field '" + v.getField().getName() + "'");
     return leaves.next();
+  }
+
+  private static boolean isPlainVectors(DataBlock b) {
+    return b instanceof DataBlock.FixedSizeList && ((DataBlock.FixedSizeList) b).itemValidity == null
+        && ((DataBlock.FixedSizeList) b).child instanceof DataBlock.FixedWidth
+        && ((DataBlock.FixedWidth) ((DataBlock.FixedSizeList) b).child).bitsPerValue % 8 == 0;
+  }
+
+  /**
+   * Writes values [from, to) of a fixed-width, variable-width or plain fixed-size-list block straight into a fresh
+   * vector, without slicing the block first.
+   */
+  static void fillLeafRange(FieldVector v, DataBlock block, int from, int to, RepDef.Validity validity) {
+    int n = to - from;
+    if (from == 0 && to == block.numValues) {
+      fillLeafValues(v, block, validity);
+      return;
+    }
+    if (block instanceof DataBlock.FixedWidth && ((DataBlock.FixedWidth) block).bitsPerValue % 8 == 0
+        && v instanceof BaseFixedWidthVector && !(v instanceof BitVector)) {
+      DataBlock.FixedWidth f = (DataBlock.FixedWidth) block;
+      BaseFixedWidthVector fv = (BaseFixedWidthVector) v;
+      int width = fv.getTypeWidth();
+      if (f.bitsPerValue != width * 8) {
+        throw new EncodingException("field '" + v.getField().getName() + "' holds " + (width * 8) + "-bit values, the page " + f.bitsPerValue + "-bit");
+      }
+      fv.allocateNew(n);
+      fv.getDataBuffer().setBytes(0, f.data, from * width, (long) n * width);
+      writeValidity(fv.getValidityBuffer(), validity, n);
+      fv.setValueCount(n);
+      return;
+    }
+    if (isPlainVectors(block) && v instanceof FixedSizeListVector) {
+      DataBlock.FixedSizeList f = (DataBlock.FixedSizeList) block;
+      FixedSizeListVector fv = (FixedSizeListVector) v;
+      if (fv.getListSize() != f.dimension) throw new EncodingException("a fixed-size list of " + f.dimension + " for '" + v.getField().getName() + "' of " + fv.getListSize());
+      fillLeafRange(fv.getDataVector(), f.child, from * f.dimension, to * f.dimension, null);
+      loadOwnBuffers(fv, validity, n, null);
+      return;
+    }
+    fillLeafValues(v, Blocks.slice(block, from, to), validity);
   }
 
   /** Writes a leaf's values (and validity, null meaning all valid) into a fresh vector. */
@@ -185,7 +244,7 @@ public final class ArrowAssembler {
   private static void writeValidity(ArrowBuf buf, RepDef.Validity validity, int n) {
     int bytes = (n + 7) / 8;
     if (validity == null || validity.bits == null) {
-      for (int i = 0; i < n; i++) BitVectorHelper.setBit(buf, i);
+      buf.setOne(0, bytes);
     } else {
       buf.setBytes(0, validity.bits, 0, Math.min(bytes, validity.bits.length));
     }

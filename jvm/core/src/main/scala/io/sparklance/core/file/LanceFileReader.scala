@@ -147,7 +147,7 @@ final class LanceFileReader private (in: InputFile, val metadata: FileMetadata) 
     }
     val pages = metadata.columns(column).getPagesList.asScala.toIndexedSeq
     val unravelers = new java.util.ArrayList[RepDef.Unraveler]()
-    val values = new java.util.ArrayList[DataBlock]()
+    val pieces = scala.collection.mutable.ArrayBuffer.empty[(DataBlock, Int, Int)]
     var pageStart = 0L
     pages.zipWithIndex.foreach { case (page, pi) =>
       val start = page.getPriority
@@ -158,26 +158,51 @@ final class LanceFileReader private (in: InputFile, val metadata: FileMetadata) 
       }
       pageStart = end
       if (end > from && start < to) {
-        val decoded = decodePage(field, column, pi, page)
+        val decoded = cachedPage(column, pi) {
+          val d = decodePage(field, column, pi, page)
+          val rows = guard(field, column, pi, "")(d.levels.numRows())
+          if (rows != page.getLength) {
+            throw new CorruptFileException(path, s"page $pi of column $column (field '${field.name}'): its levels " +
+              s"describe $rows rows, its metadata says ${page.getLength}")
+          }
+          d
+        }
         val lo = (math.max(from, start) - start).toInt
         val hi = (math.min(to, end) - start).toInt
-        val items = guard(field, column, pi, "") {
-          val rows = decoded.levels.numRows()
-          if (rows != page.getLength) {
-            throw new EncodingException(s"the page's levels describe $rows rows, its metadata says ${page.getLength}")
-          }
-          decoded.levels.sliceRows(lo, hi)
-        }
-        unravelers.add(decoded.levels)
-        values.add(guard(field, column, pi, "")(Blocks.slice(decoded.values, items(0), items(1))))
+        val sliced = guard(field, column, pi, "")(decoded.levels.slice(lo, hi))
+        val levels = sliced(0).asInstanceOf[RepDef.Unraveler]
+        val items = sliced(1).asInstanceOf[Array[Int]]
+        unravelers.add(levels)
+        pieces += ((decoded.values, items(0), items(1)))
       }
     }
     if (pageStart != numRows) {
       throw new CorruptFileException(path, s"column $column (field '${field.name}') has pages for $pageStart rows, the file has $numRows")
     }
-    val block = if (values.isEmpty) emptyBlock(field) else guard(field, column, -1, "")(Blocks.concat(values))
-    new ArrowAssembler.Leaf(new RepDef.Composite(unravelers), block)
+    val levels = new RepDef.Composite(unravelers)
+    pieces.toSeq match {
+      case Seq() => new ArrowAssembler.Leaf(levels, emptyBlock(field))
+      // One page: hand over the decoded page and the range, and let the assembler copy just that range.
+      case Seq((block, lo, hi)) => new ArrowAssembler.Leaf(levels, block, lo, hi)
+      case many =>
+        // Each page has its own dictionary: decode it before pages are joined.
+        val parts = many.map { case (b, lo, hi) => guard(field, column, -1, "")(Blocks.materialize(Blocks.slice(b, lo, hi))) }
+        new ArrowAssembler.Leaf(levels, guard(field, column, -1, "")(Blocks.concat(parts.asJava)))
+    }
   }
+
+  // The last decoded page of each column: a scan reads a column in batches smaller than its pages, and must
+  // decode each page once, not once per batch. Memory stays bounded by one page per column read.
+  private val lastPage = scala.collection.mutable.HashMap.empty[Int, (Int, AnyRef)]
+
+  private[file] def cachedPage[T <: AnyRef](column: Int, page: Int)(decode: => T): T =
+    lastPage.get(column) match {
+      case Some((p, value)) if p == page => value.asInstanceOf[T]
+      case _ =>
+        val value = decode
+        lastPage(column) = (page, value)
+        value
+    }
 
   private def emptyBlock(field: LanceField): DataBlock =
     new DataBlock.FixedWidth(8, Array.emptyByteArray, 0)

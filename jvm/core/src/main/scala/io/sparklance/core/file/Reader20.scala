@@ -94,8 +94,10 @@ private[file] final class Reader20(reader: LanceFileReader) {
         val l = enc.getList
         if (row + len > from && row < to) {
           val a = l.getNullOffsetAdjustment
-          val ends = guard(f, pi, enc) {
-            Encodings20.decode(l.getOffsets, buffers(page), len.toInt, new Encodings20.Target(LeafShape.fixed(64), 32, false), 1L << 30)
+          val ends = reader.cachedPage(columns(f.id), pi) {
+            guard(f, pi, enc) {
+              Encodings20.decode(l.getOffsets, buffers(page), len.toInt, new Encodings20.Target(LeafShape.fixed(64), 32, false), 1L << 30)
+            }
           }.block.asInstanceOf[DataBlock.FixedWidth].data
           var prevEnd = 0L
           var i = 0
@@ -168,7 +170,9 @@ private[file] final class Reader20(reader: LanceFileReader) {
       val end = start + len
       if (len > 0 && end > from && start < to) {
         val enc = arrayEncoding(f, pi, page)
-        val values = guard(f, pi, enc)(Encodings20.decode(enc, buffers(page), len.toInt, target, maxBytes(page)))
+        val values = reader.cachedPage(columns(f.id), pi) {
+          guard(f, pi, enc)(Encodings20.decode(enc, buffers(page), len.toInt, target, maxBytes(page)))
+        }
         val lo = (math.max(from, start) - start).toInt
         val hi = (math.min(to, end) - start).toInt
         blocks.add(guard(f, pi, enc)(Blocks.slice(values.block, lo, hi)))

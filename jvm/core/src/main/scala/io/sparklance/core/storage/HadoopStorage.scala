@@ -43,8 +43,12 @@ final class HadoopStorage(conf: Configuration) extends Storage {
   override def open(path: String): InputFile = wrap(path, "open") {
     val f = fs(path)
     val p = hadoopPath(path)
-    val len = f.getFileStatus(p).getLen
-    new HadoopInputFile(path, f.open(p), len)
+    f match {
+      case local: RawLocalFileSystem => new LocalInputFile(path, local.pathToFile(p).toPath)
+      case _ =>
+        val len = f.getFileStatus(p).getLen
+        new HadoopInputFile(path, f.open(p), len)
+    }
   }
 
   override def exists(path: String): Boolean = wrap(path, "check the existence of") {
@@ -114,6 +118,41 @@ final class HadoopStorage(conf: Configuration) extends Storage {
   override def delete(path: String): Unit = wrap(path, "delete") {
     fs(path).delete(hadoopPath(path), false)
   }
+}
+
+/**
+ * A local file read through a memory map: one copy from the page cache into the caller's buffer, where a
+ * positioned stream read costs two (through a temporary direct buffer).
+ */
+private final class LocalInputFile(val path: String, file: java.nio.file.Path) extends InputFile {
+  private val channel =
+    try java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.READ)
+    catch {
+      case e: java.nio.file.NoSuchFileException =>
+        throw new StorageException(path, "open", new FileNotFoundException(s"$path does not exist"))
+      case e: IOException => throw new StorageException(path, "open", e)
+    }
+  val length: Long = channel.size()
+
+  override def read(offset: Long, len: Int): ByteBuffer = {
+    if (offset < 0 || len < 0 || offset + len > length) {
+      throw new CorruptFileException(path,
+        s"a read of $len bytes at offset $offset goes past the end of the file, which is $length bytes long")
+    }
+    val bytes = new Array[Byte](len)
+    try {
+      if (len >= (1 << 20)) channel.map(java.nio.channels.FileChannel.MapMode.READ_ONLY, offset, len).get(bytes)
+      else {
+        val buf = ByteBuffer.wrap(bytes)
+        while (buf.hasRemaining) {
+          if (channel.read(buf, offset + buf.position()) < 0) throw new java.io.EOFException(s"end of $path")
+        }
+      }
+    } catch { case e: IOException => throw new StorageException(path, s"read $len bytes at offset $offset of", e) }
+    ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN)
+  }
+
+  override def close(): Unit = channel.close()
 }
 
 private final class HadoopInputFile(val path: String, in: FSDataInputStream, val length: Long) extends InputFile {
