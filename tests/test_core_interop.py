@@ -373,7 +373,9 @@ def _as_of_cases(tables_key: Tuple[Tuple[str, str], ...]) -> List[Tuple[str, str
         cases.append(("format", "history", fmt(us), us, 2))
     ns = pl_version_ns(tables["history"])
     for k in (1, 3):
-        after = -(-ns[k] // 1000)  # ceil to the microsecond: at or after the commit instant
+        # One microsecond past the commit's microsecond: pylance compares microseconds strictly, and a commit can
+        # fall exactly on a microsecond, where its ceiling would equal its floor.
+        after = floor_us(ns[k]) + 1
         cases.append(("boundary", "history", iso_z(after), after, k))
     cases.append(("boundary", "history", iso_z(floor_us(ns[3]) - 1), floor_us(ns[3]) - 1, 2))
     later = floor_us(ns[max(ns)]) + 3_600 * 10 ** 6
