@@ -97,7 +97,7 @@ object FileMetadata {
     val (descPos, descLen) = globals.head
     val descriptor = parse(path, "file descriptor (global buffer 0)",
       FileProtos.FileDescriptor.parser().parseFrom(CodedInputStream.newInstance(bytesAt(descPos, descLen, "global buffer 0"))))
-    val schema = LanceSchema.fromProtos(path, descriptor.getSchema.getFieldsList.asScala.toSeq,
+    val schema = LanceSchema.fromProtos(path, adoptBlobDescriptorFields(descriptor.getSchema.getFieldsList.asScala.toSeq),
       descriptor.getSchema.getMetadataMap.asScala.map { case (k, v) => k -> v.toByteArray }.toMap)
     val columns = (0L until numColumns).map { i =>
       val (pos, len) = entry(cmoStart, i)
@@ -122,6 +122,30 @@ object FileMetadata {
     }
     FileMetadata(path, size, version, descriptor.getLength, schema, columns, globals)
   }
+
+  /**
+   * Blob v2 (2.2): the file schema lists a blob column as a packed struct followed by its five descriptor fields
+   * (kind, position, size, blob_id, blob_uri), each with id -1 and parent -1. They become that struct's children,
+   * with distinct negative ids.
+   */
+  private def adoptBlobDescriptorFields(fields: Seq[FileProtos.Field]): Seq[FileProtos.Field] =
+    if (!fields.exists(_.getId == -1)) fields
+    else {
+      var blobParent: Option[Int] = None
+      var next = -1000
+      fields.map { f =>
+        if (f.getId == -1 && f.getParentId == -1) {
+          val parent = blobParent.getOrElse(f.getParentId)
+          next -= 1
+          f.toBuilder.setId(next).setParentId(parent).build()
+        } else {
+          val isBlob = f.getLogicalType == "struct" &&
+            Option(f.getMetadataMap.get("lance-encoding:blob")).exists(_.toStringUtf8.equalsIgnoreCase("true"))
+          if (isBlob) blobParent = Some(f.getId) else if (f.getParentId == -1) blobParent = None
+          f
+        }
+      }
+    }
 
   private def parse[T](path: String, what: String, body: => T): T =
     try body

@@ -22,7 +22,7 @@ import io.sparklance.proto.{Encodings21Protos, File2Protos}
  * A read decodes each needed page whole, so memory is bounded by the pages of the columns asked for, not by the
  * file. Not thread safe; open one reader per task.
  */
-final class LanceFileReader private (in: InputFile, val metadata: FileMetadata) extends Closeable {
+final class LanceFileReader private (storage: Storage, in: InputFile, val metadata: FileMetadata) extends Closeable {
 
   def path: String = metadata.path
 
@@ -294,6 +294,37 @@ final class LanceFileReader private (in: InputFile, val metadata: FileMetadata) 
     new MiniBlockPage.Decoded(levels, new DataBlock.VariableWidth(64, offsets, data, chunks.size))
   }
 
+  /**
+   * The bytes of a blob v2 value (2.2) from its descriptor: kind 0 lives in this file; kind 1 in a shared
+   * sidecar file `<data file stem>/<blob_id as 32 binary digits, least significant first>.blob` beside this file,
+   * at [position, position + size); kind 2 is a whole sidecar file of that name.
+   */
+  def blobBytes(kind: Int, position: Long, size: Long, blobId: Long, uri: String): Array[Byte] = {
+    if (uri != null && uri.nonEmpty) {
+      throw new UnsupportedFeatureException(s"Cannot read a blob of $path: it lives at the external URI $uri, which " +
+        "this version of sparklance does not fetch.")
+    }
+    kind match {
+      case 0 => readBytes(position, size)
+      case 1 | 2 =>
+        val name = (0 until 32).map(i => if (((blobId >>> i) & 1) == 1) '1' else '0').mkString
+        val dir = path.stripSuffix(".lance")
+        val sidecar = Storage.join(dir, s"$name.blob")
+        val file = storage.open(sidecar)
+        try {
+          val (from, len) = if (kind == 2) (0L, file.length) else (position, size)
+          if (from < 0 || len < 0 || len > file.length - from || len > Int.MaxValue - 64) {
+            throw new CorruptFileException(sidecar, s"a blob at $from (+$len bytes) lies outside the file of ${file.length} bytes")
+          }
+          val b = file.read(from, len.toInt)
+          val a = new Array[Byte](b.remaining()); b.get(a); a
+        } finally file.close()
+      case other =>
+        throw new UnsupportedFeatureException(s"Cannot read a blob of $path: blob kind $other is not supported by this " +
+          "version of sparklance.")
+    }
+  }
+
   /** Bytes [position, position + size) of this file. */
   private[file] def readBytes(position: Long, size: Long): Array[Byte] = {
     if (position < 0 || size < 0 || size > metadata.fileSize - position || size > Int.MaxValue - 64) {
@@ -377,7 +408,7 @@ object LanceFileReader {
 
   def open(storage: Storage, path: String): LanceFileReader = {
     val in = storage.open(path)
-    try new LanceFileReader(in, FileMetadata.read(in))
+    try new LanceFileReader(storage, in, FileMetadata.read(in))
     catch { case NonFatal(e) => in.close(); throw e }
   }
 
