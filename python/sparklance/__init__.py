@@ -1,7 +1,7 @@
 """sparklance: a pure-JVM Spark connector for the Lance table format."""
 
 from sparklance._jvm import jar_path
-
-__all__ = ["jar_path", "__version__"]
-
+from sparklance._session import session
 from sparklance._version import __version__
+
+__all__ = ["jar_path", "session", "__version__"]

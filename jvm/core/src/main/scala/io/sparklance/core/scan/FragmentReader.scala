@@ -1,0 +1,187 @@
+package io.sparklance.core.scan
+
+import java.io.Closeable
+
+import scala.collection.mutable
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.vector.{BigIntVector, FieldVector, VectorSchemaRoot}
+import org.apache.arrow.vector.complex.StructVector
+import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType}
+
+import io.sparklance.core.UnsupportedFeatureException
+import io.sparklance.core.file.LanceFileReader
+import io.sparklance.core.schema.{LanceField, LogicalType}
+import io.sparklance.core.storage.Storage
+import io.sparklance.core.table.{DataFile, DeletionVector, Fragment, RowIdSequence, TableLayout}
+
+/**
+ * Reads rows of one fragment for a projection of the table schema: each field from the data file that holds it
+ * (a fragment's columns may be spread over several files after schema evolution), fields no file holds as nulls,
+ * deleted rows skipped, and the metadata columns asked for appended.
+ *
+ * Rows are addressed by physical offset in the fragment; a read of [from, to) returns the live rows among them.
+ * Not thread safe; one reader per task, closed by the task.
+ */
+final class FragmentReader(
+    storage: Storage,
+    layout: TableLayout,
+    fragment: Fragment,
+    projection: Seq[LanceField],
+    metadataColumns: Seq[MetadataColumn],
+    deletions: DeletionVector,
+    rowIds: Option[RowIdSequence]) extends Closeable {
+
+  private val readers = mutable.HashMap.empty[String, LanceFileReader]
+
+  private def reader(file: DataFile): LanceFileReader = {
+    val path = layout.dataFilePath(file)
+    readers.getOrElseUpdate(path, LanceFileReader.open(storage, path))
+  }
+
+  /** The Arrow schema of what `read` returns. */
+  lazy val outputFields: Seq[Field] =
+    projection.map(LanceFileReader.readField) ++ metadataColumns.map(_.field)
+
+  /** Live rows among physical offsets [from, to), as a new root owned by the caller. */
+  def read(from: Long, to: Long, allocator: BufferAllocator): VectorSchemaRoot = {
+    require(from >= 0 && to >= from && to <= fragment.physicalRows, s"rows [$from, $to) of fragment ${fragment.id}")
+    val live: Option[Array[Long]] =
+      if (deletions.isEmpty || !anyDeleted(from, to)) None
+      else Some((from until to).filterNot(r => deletions.contains(r.toInt)).toArray)
+    val count = live.map(_.length).getOrElse((to - from).toInt)
+    val vectors = mutable.ArrayBuffer.empty[FieldVector]
+    try {
+      projection.foreach(f => vectors += readField(f, from, to, live, count, allocator))
+      metadataColumns.foreach { m =>
+        val v = new BigIntVector(m.field, allocator)
+        vectors += v
+        v.allocateNew(count)
+        var i = 0
+        while (i < count) {
+          val offset = live.map(_(i)).getOrElse(from + i)
+          v.set(i, m.value(fragment.id, offset, rowIds))
+          i += 1
+        }
+        v.setValueCount(count)
+      }
+      new VectorSchemaRoot(vectors.map(_.getField).asJava, vectors.asJava, count)
+    } catch {
+      case NonFatal(e) => vectors.foreach(_.close()); throw e
+    }
+  }
+
+  private def anyDeleted(from: Long, to: Long): Boolean = {
+    val b = deletions.toBitmap
+    b.rangeCardinality(from, to) > 0
+  }
+
+  /** The data files holding some of a field's ids (live, not tombstoned), in fragment order. */
+  private def filesHolding(f: LanceField): Seq[DataFile] = {
+    val ids = f.flatten.map(_.id).toSet
+    fragment.files.filter(_.liveFields.exists(ids.contains))
+  }
+
+  private def readField(f: LanceField, from: Long, to: Long, live: Option[Array[Long]], count: Int,
+      allocator: BufferAllocator): FieldVector = {
+    val target = LanceFileReader.readField(f)
+    filesHolding(f) match {
+      case Seq() => nulls(target, count, allocator)
+      case Seq(file) if holdsAll(file, f) =>
+        val r = reader(file)
+        val fileField = prune(r.metadata.schema.field(f.id).getOrElse(throw new io.sparklance.core.CorruptFileException(
+          r.path, s"the file has no field with id ${f.id} ('${f.name}'), which the manifest says it holds")), f)
+        val root = live match {
+          case None => r.read(Seq(fileField), from, to, allocator)
+          case Some(rows) => r.take(Seq(fileField), rows, allocator)
+        }
+        try {
+          val out = target.createVector(allocator)
+          root.getVector(0).makeTransferPair(out).transfer()
+          out
+        } finally root.close()
+      case several if f.logicalType == LogicalType.Struct && !LanceFileReader.isPacked(f) =>
+        // A struct whose children were added to the fragment in different files.
+        val out = target.createVector(allocator).asInstanceOf[StructVector]
+        try {
+          out.allocateNew()
+          out.getChildrenFromFields.asScala.zip(f.children).foreach { case (cv, cf) =>
+            val child = readField(cf, from, to, live, count, allocator)
+            try child.makeTransferPair(cv).transfer() finally child.close()
+          }
+          (0 until count).foreach(out.setIndexDefined)
+          out.setValueCount(count)
+          out
+        } catch { case NonFatal(e) => out.close(); throw e }
+      case several =>
+        throw new UnsupportedFeatureException(s"Cannot read field '${f.name}' of fragment ${fragment.id}: its values " +
+          s"are spread over ${several.size} data files (${several.map(_.path).mkString(", ")}), which this version " +
+          "of sparklance does not support for this type. Compact the table with pylance to rewrite it.")
+    }
+  }
+
+  private def holdsAll(file: DataFile, f: LanceField): Boolean = {
+    val have = file.liveFields.toSet
+    leafIds(f).forall(have.contains)
+  }
+
+  /** The ids a data file lists for a field: leaves (and packed structs); 2.0 files list parents too. */
+  private def leafIds(f: LanceField): Seq[Int] = f.logicalType match {
+    case LogicalType.Struct if !LanceFileReader.isPacked(f) && f.children.nonEmpty => f.children.flatMap(leafIds)
+    case _: LogicalType.List | LogicalType.Map => f.children.flatMap(leafIds)
+    case _ => Seq(f.id)
+  }
+
+  /** The file's field pruned to the children the projection kept (matched by id). */
+  private def prune(fileField: LanceField, wanted: LanceField): LanceField =
+    if (fileField.logicalType != LogicalType.Struct || LanceFileReader.isPacked(fileField)) fileField
+    else {
+      val keep = wanted.children.map(_.id).toSet
+      fileField.copy(children = fileField.children.filter(c => keep.contains(c.id)).map { c =>
+        prune(c, wanted.children.find(_.id == c.id).get)
+      })
+    }
+
+  private def nulls(target: Field, count: Int, allocator: BufferAllocator): FieldVector = {
+    val v = target.createVector(allocator)
+    v.setInitialCapacity(count)
+    v.allocateNew()
+    v.setValueCount(count)
+    v
+  }
+
+  override def close(): Unit = {
+    readers.values.foreach(r => try r.close() catch { case NonFatal(_) => () })
+    readers.clear()
+  }
+}
+
+/** A metadata column a scan can add: a 64-bit value per row computed from its fragment and offset. */
+sealed abstract class MetadataColumn(val name: String) extends Serializable {
+  def field: Field = new Field(name, new FieldType(false, new ArrowType.Int(64, true), null), null)
+
+  def value(fragmentId: Long, offset: Long, rowIds: Option[RowIdSequence]): Long
+}
+
+object MetadataColumn {
+  /** The row address: fragment id in the high 32 bits, row offset in the low 32. */
+  case object RowAddress extends MetadataColumn("_rowaddr") {
+    def value(fragmentId: Long, offset: Long, rowIds: Option[RowIdSequence]): Long = (fragmentId << 32) | offset
+  }
+
+  /** The stable row id when the table has them, else the row address. */
+  case object RowId extends MetadataColumn("_rowid") {
+    def value(fragmentId: Long, offset: Long, rowIds: Option[RowIdSequence]): Long =
+      rowIds.map(_(offset.toInt)).getOrElse((fragmentId << 32) | offset)
+  }
+
+  case object FragmentId extends MetadataColumn("_fragid") {
+    def value(fragmentId: Long, offset: Long, rowIds: Option[RowIdSequence]): Long = fragmentId
+  }
+
+  val all: Seq[MetadataColumn] = Seq(RowId, RowAddress, FragmentId)
+
+  def byName(name: String): Option[MetadataColumn] = all.find(_.name == name)
+}

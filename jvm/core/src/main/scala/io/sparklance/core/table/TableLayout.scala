@@ -1,0 +1,39 @@
+package io.sparklance.core.table
+
+import io.sparklance.core.InconsistentTableException
+import io.sparklance.core.storage.Storage
+import io.sparklance.proto.TableProtos
+
+/**
+ * Where a table version's files live: data files under `data/` of the table root or of a base path
+ * (`Manifest.base_paths`; a base that is a dataset root keeps its data under `data/` too), deletion files under
+ * `_deletions/`. Plain data, so scans can carry it to executors.
+ */
+final case class TableLayout(root: String, version: Long, basePaths: Map[Int, (String, Boolean)]) {
+
+  def dataFilePath(file: DataFile): String = Storage.join(dataDir(file.baseId, file.path), file.path)
+
+  def deletionFilePath(fragmentId: Long, d: DeletionFile): String =
+    Storage.join(baseRoot(d.baseId, s"the deletion file of fragment $fragmentId"), d.relativePath(fragmentId))
+
+  private def base(id: Int, what: String): (String, Boolean) = basePaths.getOrElse(id,
+    throw new InconsistentTableException(root, s"version $version references base path id $id for $what, but its " +
+      "manifest defines no such base path"))
+
+  private def baseRoot(baseId: Option[Int], what: String): String =
+    baseId.map(id => base(id, what)._1).getOrElse(root)
+
+  private def dataDir(baseId: Option[Int], what: String): String = baseId match {
+    case None => Storage.join(root, "data")
+    case Some(id) =>
+      val (path, isDatasetRoot) = base(id, what)
+      if (isDatasetRoot) Storage.join(path, "data") else path
+  }
+}
+
+object TableLayout {
+  def of(root: String, manifest: Manifest): TableLayout =
+    TableLayout(root, manifest.version, manifest.basePaths.map { case (id, b: TableProtos.BasePath) =>
+      id -> (b.getPath.stripSuffix("/"), b.getIsDatasetRoot)
+    })
+}

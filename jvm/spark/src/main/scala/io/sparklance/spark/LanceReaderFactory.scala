@@ -1,0 +1,111 @@
+package io.sparklance.spark
+
+import scala.collection.mutable
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import org.apache.arrow.memory.RootAllocator
+import org.apache.arrow.vector.{FieldVector, VectorSchemaRoot}
+import org.apache.spark.TaskContext
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarBatch}
+
+import io.sparklance.core.scan.{FragmentReader, MetadataColumn}
+import io.sparklance.core.schema.LanceSchema
+import io.sparklance.core.storage.HadoopStorage
+import io.sparklance.core.table.{Fragment, FragmentFiles}
+import io.sparklance.proto.{FileProtos, TableProtos}
+
+/** Creates the readers of a scan's partitions on executors: columnar batches, or rows from them. */
+final case class LanceReaderFactory(readSchema: StructType) extends PartitionReaderFactory {
+
+  override def supportColumnarReads(partition: InputPartition): Boolean = true
+
+  override def createColumnarReader(partition: InputPartition): PartitionReader[ColumnarBatch] =
+    new LanceColumnarReader(partition.asInstanceOf[LancePartition], readSchema)
+
+  override def createReader(partition: InputPartition): PartitionReader[InternalRow] = {
+    val batches = new LanceColumnarReader(partition.asInstanceOf[LancePartition], readSchema)
+    new PartitionReader[InternalRow] {
+      private var rows: Iterator[InternalRow] = Iterator.empty
+      override def next(): Boolean = {
+        while (!rows.hasNext && batches.next()) rows = batches.get().rowIterator().asScala
+        rows.hasNext
+      }
+      override def get(): InternalRow = rows.next()
+      override def close(): Unit = batches.close()
+    }
+  }
+}
+
+/**
+ * Reads one partition in batches: the fragment's rows through the core's [[FragmentReader]], converted to the
+ * Arrow layouts Spark reads. Each batch is freed when the next is requested; everything is released when the
+ * task completes, whatever way it ends.
+ */
+final class LanceColumnarReader(p: LancePartition, readSchema: StructType) extends PartitionReader[ColumnarBatch] {
+  private val allocator = new RootAllocator(Long.MaxValue)
+  private val storage = new HadoopStorage(p.conf.value.value)
+  private val fragment = new Fragment(TableProtos.DataFragment.parseFrom(p.fragment))
+  private val reader = LanceSparkException.translate {
+    val fields = LanceSchema.fromProtos(p.manifestPath, FileProtos.Schema.parseFrom(p.fields).getFieldsList.asScala.toSeq,
+      Map.empty).fields
+    val metadata = p.metadataColumns.flatMap(MetadataColumn.byName)
+    val deletions = FragmentFiles.deletionVector(storage, p.layout, fragment)
+    val rowIds =
+      if (metadata.contains(MetadataColumn.RowId)) FragmentFiles.rowIds(storage, p.layout.root, p.manifestPath, fragment, p.stableRowIds)
+      else None
+    new FragmentReader(storage, p.layout, fragment, fields, metadata, deletions, rowIds)
+  }
+  private var position = p.from
+  private var emitted = 0L
+  private val live = mutable.ArrayBuffer.empty[FieldVector]
+  private var current: ColumnarBatch = _
+  private var closed = false
+
+  Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit](_ => close()))
+
+  private def release(): Unit = {
+    live.foreach(v => try v.close() catch { case NonFatal(_) => () })
+    live.clear()
+    current = null
+  }
+
+  override def next(): Boolean = LanceSparkException.translate {
+    release()
+    var found = false
+    while (!found && position < p.to && p.limit.forall(emitted < _)) {
+      val end = math.min(p.to, position + p.batchSize)
+      val root = reader.read(position, end, allocator)
+      position = end
+      if (root.getRowCount > 0) {
+        current = toBatch(root)
+        emitted += current.numRows()
+        found = true
+      } else root.close()
+    }
+    found
+  }
+
+  private def toBatch(root: VectorSchemaRoot): ColumnarBatch = {
+    val n = root.getRowCount
+    val columns = root.getFieldVectors.asScala.zip(readSchema.fields).map { case (v, f) =>
+      val converted = SparkArrow.convert(v, f.dataType, allocator)
+      if (converted ne v) v.close()
+      live += converted
+      new ArrowColumnVector(converted): ColumnVector
+    }
+    new ColumnarBatch(columns.toArray, n)
+  }
+
+  override def get(): ColumnarBatch = current
+
+  override def close(): Unit = if (!closed) {
+    closed = true
+    release()
+    reader.close()
+    allocator.close()
+  }
+}

@@ -1,0 +1,142 @@
+package io.sparklance.spark
+
+import java.util.OptionalLong
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.spark.broadcast.Broadcast
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.connector.expressions.aggregate.{Aggregation, CountStar}
+import org.apache.spark.sql.connector.read._
+import org.apache.spark.sql.types.{LongType, StructField, StructType}
+
+import io.sparklance.core.scan.MetadataColumn
+import io.sparklance.core.schema.{LanceField, LogicalType}
+import io.sparklance.proto.FileProtos
+
+/**
+ * Plans a scan of a pinned table version: the projection Spark asks for (nested fields pruned), LIMIT, and
+ * COUNT(*) answered from the manifest without reading data files.
+ */
+final class LanceScanBuilder(table: LanceTable, options: ReadOptions, hadoopConf: Configuration)
+    extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownLimit
+    with SupportsPushDownAggregates {
+
+  private var required: StructType = table.schema
+  private var limit: Option[Int] = None
+  private var countOnly = false
+
+  override def pruneColumns(requiredSchema: StructType): Unit = required = requiredSchema
+
+  override def pushLimit(n: Int): Boolean = { limit = Some(n); true }
+
+  override def isPartiallyPushed: Boolean = true
+
+  override def pushAggregation(aggregation: Aggregation): Boolean = {
+    val isCountStar = aggregation.groupByExpressions().isEmpty &&
+      aggregation.aggregateExpressions().toSeq.forall(_.isInstanceOf[CountStar])
+    countOnly = isCountStar && aggregation.aggregateExpressions().nonEmpty
+    countOnly
+  }
+
+  override def supportCompletePushDown(aggregation: Aggregation): Boolean =
+    aggregation.groupByExpressions().isEmpty && aggregation.aggregateExpressions().toSeq.forall(_.isInstanceOf[CountStar])
+
+  override def build(): Scan =
+    if (countOnly) new LanceCountScan(table)
+    else new LanceScan(table, required, limit, options, hadoopConf)
+}
+
+/** COUNT(*) from the manifest: physical rows minus deleted rows, summed over fragments. */
+final class LanceCountScan(table: LanceTable) extends Scan with Batch {
+  override def readSchema(): StructType = StructType(Seq(StructField("count(*)", LongType, nullable = false)))
+  override def toBatch: Batch = this
+  override def planInputPartitions(): Array[InputPartition] = Array(CountPartition(table.snapshot.manifest.numRows))
+  override def createReaderFactory(): PartitionReaderFactory = CountReaderFactory
+  override def description(): String = s"LanceCountScan(${table.name()}@${table.snapshot.version})"
+}
+
+final case class CountPartition(count: Long) extends InputPartition
+
+object CountReaderFactory extends PartitionReaderFactory {
+  override def createReader(partition: InputPartition): PartitionReader[InternalRow] = new PartitionReader[InternalRow] {
+    private var done = false
+    override def next(): Boolean = { val more = !done; done = true; more }
+    override def get(): InternalRow = InternalRow(partition.asInstanceOf[CountPartition].count)
+    override def close(): Unit = ()
+  }
+}
+
+final class LanceScan(table: LanceTable, required: StructType, limit: Option[Int], options: ReadOptions,
+    hadoopConf: Configuration) extends Scan with Batch with SupportsReportStatistics {
+
+  private val snapshot = table.snapshot
+
+  /** The Lance fields the required schema names, pruned to the nested fields it keeps. */
+  private lazy val projection: Seq[LanceField] = required.fields.toSeq.flatMap { sf =>
+    snapshot.schema.field(sf.name).map(f => prune(f, sf.dataType))
+  }
+
+  private lazy val metadataColumns: Seq[MetadataColumn] =
+    required.fields.toSeq.flatMap(f => if (snapshot.schema.field(f.name).isEmpty) MetadataColumn.byName(f.name) else None)
+
+  private def prune(f: LanceField, dt: org.apache.spark.sql.types.DataType): LanceField = (f.logicalType, dt) match {
+    case (LogicalType.Struct, st: StructType) if st.fields.length < f.children.size =>
+      f.copy(children = st.fields.toIndexedSeq.flatMap(c => f.child(c.name).map(prune(_, c.dataType))))
+    case _ => f
+  }
+
+  override lazy val readSchema: StructType = StructType(
+    projection.map(f => SparkSchemas.toSpark(f, SparkSchemas.NanosecondMapping.TruncateToMicros)) ++
+      metadataColumns.map(m => StructField(m.name, LongType, nullable = false)))
+
+  override def toBatch: Batch = this
+
+  override def description(): String =
+    s"LanceScan(${table.name()}@${snapshot.version}, columns=[${readSchema.fieldNames.mkString(", ")}]" +
+      limit.map(l => s", limit=$l").getOrElse("") + ")"
+
+  override def planInputPartitions(): Array[InputPartition] = {
+    val conf = SparkSession.active.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
+    val fieldsBytes = FileProtos.Schema.newBuilder().addAllFields(projection.flatMap(_.flatten).map(_.proto).asJava)
+      .build().toByteArray
+    val layout = snapshot.layout
+    val stable = snapshot.manifest.hasStableRowIds
+    snapshot.fragments.flatMap { fragment =>
+      val bytes = fragment.proto.toByteArray
+      val n = fragment.physicalRows
+      val step = options.rowsPerPartition
+      (0L until n by step).map { from =>
+        LancePartition(layout, snapshot.manifest.path, bytes, fieldsBytes, metadataColumns.map(_.name), stable,
+          from, math.min(n, from + step), options.batchSize, limit, conf): InputPartition
+      }
+    }.toArray
+  }
+
+  override def createReaderFactory(): PartitionReaderFactory = LanceReaderFactory(readSchema)
+
+  override def estimateStatistics(): Statistics = {
+    val m = snapshot.manifest
+    val bytes = m.fragments.flatMap(_.files.flatMap(_.fileSizeBytes)).sum
+    new Statistics {
+      override def sizeInBytes(): OptionalLong = OptionalLong.of(math.max(bytes, 1L))
+      override def numRows(): OptionalLong = OptionalLong.of(m.numRows)
+    }
+  }
+}
+
+/** One partition: rows [from, to) of one fragment. Plain data, read on an executor. */
+final case class LancePartition(
+    layout: io.sparklance.core.table.TableLayout,
+    manifestPath: String,
+    fragment: Array[Byte],
+    fields: Array[Byte],
+    metadataColumns: Seq[String],
+    stableRowIds: Boolean,
+    from: Long,
+    to: Long,
+    batchSize: Int,
+    limit: Option[Int],
+    conf: Broadcast[SerializableConfiguration]) extends InputPartition

@@ -1,0 +1,64 @@
+package io.sparklance.spark
+
+import java.util
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.spark.sql.connector.catalog.{MetadataColumn => SparkMetadataColumn, SupportsMetadataColumns, SupportsRead, Table, TableCapability}
+import org.apache.spark.sql.connector.read.ScanBuilder
+import org.apache.spark.sql.types.{DataType, LongType, StructType}
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
+
+import io.sparklance.core.scan.MetadataColumn
+import io.sparklance.core.table.{FeatureFlags, Snapshot}
+
+/**
+ * One pinned version of a Lance table, as Spark sees it: its schema (docs/types.md), its metadata columns
+ * (`_rowid`, `_rowaddr`, `_fragid`) and, in `properties`, what `DESCRIBE TABLE EXTENDED` shows.
+ */
+final class LanceTable(val tableName: String, val snapshot: Snapshot, hadoopConf: Configuration)
+    extends Table with SupportsRead with SupportsMetadataColumns {
+
+  override def name(): String = tableName
+
+  override lazy val schema: StructType = LanceSparkException.translate(SparkSchemas.toSpark(snapshot.schema))
+
+  override def capabilities(): util.Set[TableCapability] = util.EnumSet.of(TableCapability.BATCH_READ)
+
+  override def properties(): util.Map[String, String] = {
+    val m = snapshot.manifest
+    (Map(
+      "provider" -> "lance",
+      "location" -> snapshot.root,
+      "version" -> snapshot.version.toString,
+      "latest_version" -> snapshot.dataset.latestVersion().toString,
+      "committed_at" -> m.timestamp.toString,
+      "fragments" -> m.fragments.size.toString,
+      "rows" -> m.numRows.toString,
+      "file_format_version" -> m.dataStorageVersion.getOrElse("legacy"),
+      "manifest_naming" -> snapshot.naming.name,
+      "reader_feature_flags" -> FeatureFlags.describe(m.readerFeatureFlags).mkString(","),
+      "writer_feature_flags" -> FeatureFlags.describe(m.writerFeatureFlags).mkString(",")) ++
+      m.config.map { case (k, v) => s"config.$k" -> v } ++
+      m.writerLibrary.map("written_by" -> _)).asJava
+  }
+
+  override def metadataColumns(): Array[SparkMetadataColumn] = MetadataColumn.all.map { c =>
+    new SparkMetadataColumn {
+      override def name(): String = c.name
+      override def dataType(): DataType = LongType
+      override def isNullable: Boolean = false
+      override def comment(): String = c match {
+        case MetadataColumn.RowId => "stable row id (the row address when the table has no stable row ids)"
+        case MetadataColumn.RowAddress => "row address: fragment id << 32 | row offset"
+        case _ => "fragment id"
+      }
+    }
+  }.toArray
+
+  override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder =
+    new LanceScanBuilder(this, ReadOptions(options.asCaseSensitiveMap().asScala.toMap), hadoopConf)
+
+  override def toString: String = s"LanceTable($tableName@${snapshot.version})"
+}

@@ -1,0 +1,52 @@
+package io.sparklance.spark
+
+import java.time.Instant
+
+import io.sparklance.core.InvalidArgumentException
+import io.sparklance.core.storage.HadoopStorage
+import io.sparklance.core.table.{Dataset, Snapshot}
+import io.sparklance.core.util.Timestamps
+
+/**
+ * Which version of a table a read pins: the latest, a version number, the latest version committed at or before
+ * an instant, or a tag. Resolved once on the driver.
+ */
+sealed trait TimeTravel
+object TimeTravel {
+  case object Latest extends TimeTravel
+  final case class AtVersion(version: Long) extends TimeTravel
+  final case class AsOf(instant: Instant) extends TimeTravel
+  final case class AtTag(name: String) extends TimeTravel
+
+  /** From read options `version`, `timestamp`, `tag` (case-insensitive keys); at most one may be given. */
+  def fromOptions(options: Map[String, String]): TimeTravel = {
+    val o = options.map { case (k, v) => k.toLowerCase -> v }
+    val named = Seq("version", "timestamp", "tag").filter(o.contains)
+    if (named.size > 1) {
+      throw new InvalidArgumentException(s"Options ${named.mkString(" and ")} were both given; give at most one of " +
+        "version, timestamp and tag.")
+    }
+    o.get("version").map(v => AtVersion(v.trim.toLongOption.getOrElse(throw new InvalidArgumentException(
+      s"Option version must be a version number, not '$v'."))))
+      .orElse(o.get("timestamp").map(t => AsOf(Timestamps.parse(t))))
+      .orElse(o.get("tag").map(AtTag))
+      .getOrElse(Latest)
+  }
+
+  def checkout(dataset: Dataset, tt: TimeTravel): Snapshot = tt match {
+    case Latest => dataset.checkoutLatest()
+    case AtVersion(v) => dataset.checkout(v)
+    case AsOf(i) => dataset.checkoutAsOf(i)
+    case AtTag(t) => dataset.checkoutTag(t)
+  }
+}
+
+object LanceTables {
+  /** Opens and pins a table version on the driver, translating core errors for Spark. */
+  def load(conf: org.apache.hadoop.conf.Configuration, path: String, tt: TimeTravel): Snapshot =
+    LanceSparkException.translate {
+      val storage = new HadoopStorage(conf)
+      TimeTravel.checkout(Dataset.open(storage, path), tt)
+    }
+
+}

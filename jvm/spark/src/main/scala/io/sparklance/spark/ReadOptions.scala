@@ -1,0 +1,28 @@
+package io.sparklance.spark
+
+import io.sparklance.core.InvalidArgumentException
+
+/**
+ * Read options of the `lance` source (keys are case-insensitive):
+ *  - `version`, `timestamp`, `tag`: which version to read (at most one; default the latest);
+ *  - `batch_size`: rows per columnar batch (default 8192);
+ *  - `rows_per_partition`: the largest number of rows one Spark partition reads (default 1048576); larger
+ *    fragments are split by row ranges.
+ */
+final case class ReadOptions(batchSize: Int, rowsPerPartition: Long)
+
+object ReadOptions {
+  val DefaultBatchSize = 8192
+  val DefaultRowsPerPartition: Long = 1L << 20
+
+  def apply(options: Map[String, String]): ReadOptions = {
+    val o = options.map { case (k, v) => k.toLowerCase -> v }
+    def positive(key: String, default: Long): Long = o.get(key) match {
+      case None => default
+      case Some(v) => v.trim.toLongOption.filter(_ > 0).getOrElse(
+        throw new LanceSparkException(new InvalidArgumentException(s"Option $key must be a positive number, not '$v'.")))
+    }
+    ReadOptions(positive("batch_size", DefaultBatchSize).min(Int.MaxValue / 2).toInt,
+      positive("rows_per_partition", DefaultRowsPerPartition))
+  }
+}

@@ -1,0 +1,180 @@
+package io.sparklance.spark
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.vector._
+import org.apache.arrow.vector.complex.{FixedSizeListVector, LargeListVector, ListVector, MapVector, StructVector}
+import org.apache.arrow.vector.types.TimeUnit
+import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType}
+import org.apache.spark.sql.types._
+
+/**
+ * Converts the Arrow vectors the core reads into the Arrow vectors Spark's `ArrowColumnVector` understands for
+ * the Spark type each column maps to (docs/types.md): unsigned integers widen, half floats widen, date64 becomes
+ * days, times become nanoseconds, timestamps and durations become microseconds (or stay as their raw LONG),
+ * fixed-size binaries become binaries, decimal256 becomes decimal128, fixed-size and large lists become lists.
+ * Vectors Spark already reads are passed through untouched, without copying.
+ */
+object SparkArrow {
+
+  /** Returns a vector Spark can read as `dt`: `v` itself when it already fits (then `v` is not closed), else a new one. */
+  def convert(v: FieldVector, dt: DataType, allocator: BufferAllocator): FieldVector = (v, dt) match {
+    case (_: UInt1Vector | _: UInt2Vector | _: UInt4Vector | _: UInt8Vector, _) => unsigned(v, dt, allocator)
+    case (h: Float2Vector, FloatType) =>
+      fixed(h, new Float4Vector(h.getName, allocator), (o: Float4Vector, i: Int) => o.set(i, h.getValueAsFloat(i)))
+    case (d: DateMilliVector, DateType) =>
+      fixed(d, new DateDayVector(d.getName, allocator), (o: DateDayVector, i: Int) => o.set(i, Math.floorDiv(d.get(i), 86400000L).toInt))
+    case (t: TimeSecVector, _: TimeType) => fixed(t, new TimeNanoVector(t.getName, allocator), (o: TimeNanoVector, i: Int) => o.set(i, t.get(i) * 1000000000L))
+    case (t: TimeMilliVector, _: TimeType) => fixed(t, new TimeNanoVector(t.getName, allocator), (o: TimeNanoVector, i: Int) => o.set(i, t.get(i) * 1000000L))
+    case (t: TimeMicroVector, _: TimeType) => fixed(t, new TimeNanoVector(t.getName, allocator), (o: TimeNanoVector, i: Int) => o.set(i, t.get(i) * 1000L))
+    case (t: TimeNanoVector, LongType) => longs(t, t.get, allocator)
+    case (t: TimeStampVector, TimestampType | TimestampNTZType) if !isMicro(t) => timestamp(t, dt, allocator)
+    case (t: TimeStampVector, LongType) => longs(t, t.get, allocator)
+    case (d: DurationVector, _: DayTimeIntervalType) if d.getUnit != TimeUnit.MICROSECOND =>
+      val f = unitToMicros(d.getUnit)
+      val out = new DurationVector(Field.nullable(d.getName, new ArrowType.Duration(TimeUnit.MICROSECOND)), allocator)
+      fixed(d, out, (o: DurationVector, i: Int) => o.set(i, f(DurationVector.get(d.getDataBuffer, i))))
+    case (d: DurationVector, LongType) => longs(d, i => DurationVector.get(d.getDataBuffer, i), allocator)
+    case (b: FixedSizeBinaryVector, BinaryType) =>
+      val out = new VarBinaryVector(b.getName, allocator)
+      out.allocateNew(b.getByteWidth.toLong * b.getValueCount, b.getValueCount)
+      (0 until b.getValueCount).foreach(i => if (!b.isNull(i)) out.setSafe(i, b.get(i)))
+      out.setValueCount(b.getValueCount); out
+    case (d: Decimal256Vector, t: DecimalType) =>
+      val out = new DecimalVector(d.getName, allocator, t.precision, t.scale)
+      fixed(d, out, (o: DecimalVector, i: Int) => o.set(i, d.getObject(i)))
+    case (l: FixedSizeListVector, ArrayType(et, _)) =>
+      val child = convert(l.getDataVector, et, allocator)
+      val offsets = (0 to l.getValueCount).map(i => i.toLong * l.getListSize).toArray
+      list(l, offsets, child, child ne l.getDataVector, allocator)
+    case (l: LargeListVector, ArrayType(et, _)) =>
+      val child = convert(l.getDataVector, et, allocator)
+      val offsets = (0 to l.getValueCount).map(i => l.getOffsetBuffer.getLong(8L * i)).toArray
+      list(l, offsets, child, child ne l.getDataVector, allocator)
+    case (m: MapVector, MapType(kt, vt, _)) =>
+      val entries = m.getDataVector.asInstanceOf[StructVector]
+      val k = entries.getChildByOrdinal(0).asInstanceOf[FieldVector]
+      val vv = entries.getChildByOrdinal(1).asInstanceOf[FieldVector]
+      val ck = convert(k, kt, allocator)
+      val cv = convert(vv, vt, allocator)
+      if ((ck eq k) && (cv eq vv)) m
+      else rebuildMap(m, ck, cv, allocator)
+    case (l: ListVector, ArrayType(et, _)) =>
+      val child = convert(l.getDataVector, et, allocator)
+      if (child eq l.getDataVector) l
+      else list(l, (0 to l.getValueCount).map(i => l.getOffsetBuffer.getInt(4L * i).toLong).toArray, child, owned = true, allocator)
+    case (s: StructVector, st: StructType) =>
+      val children = s.getChildrenFromFields.asScala.zip(st.fields).map { case (c, f) => convert(c, f.dataType, allocator) }
+      if (children.zip(s.getChildrenFromFields.asScala).forall { case (a, b) => a eq b }) s
+      else rebuildStruct(s, children.toSeq, allocator)
+    case (_: LargeVarBinaryVector | _: LargeVarCharVector | _: VarCharVector | _: VarBinaryVector, _) => v
+    case _ => v
+  }
+
+  private def isMicro(t: TimeStampVector): Boolean = t match {
+    case _: TimeStampMicroVector | _: TimeStampMicroTZVector => true
+    case _ => false
+  }
+
+  private def unitToMicros(u: TimeUnit): Long => Long = u match {
+    case TimeUnit.SECOND => _ * 1000000L
+    case TimeUnit.MILLISECOND => _ * 1000L
+    case TimeUnit.MICROSECOND => x => x
+    case TimeUnit.NANOSECOND => x => Math.floorDiv(x, 1000L)
+  }
+
+  private def timestamp(t: TimeStampVector, dt: DataType, allocator: BufferAllocator): FieldVector = {
+    val unit = t.getField.getType.asInstanceOf[ArrowType.Timestamp].getUnit
+    val f = unitToMicros(unit)
+    if (dt == TimestampType) {
+      val out = new TimeStampMicroTZVector(Field.nullable(t.getName, new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC")), allocator)
+      fixed(t, out, (o: TimeStampMicroTZVector, i: Int) => o.set(i, f(t.get(i))))
+    } else {
+      fixed(t, new TimeStampMicroVector(t.getName, allocator), (o: TimeStampMicroVector, i: Int) => o.set(i, f(t.get(i))))
+    }
+  }
+
+  private def unsigned(v: FieldVector, dt: DataType, allocator: BufferAllocator): FieldVector = v match {
+    case u: UInt1Vector => fixed(u, new SmallIntVector(u.getName, allocator), (o: SmallIntVector, i: Int) => o.set(i, (u.get(i) & 0xFF).toShort))
+    case u: UInt2Vector => fixed(u, new IntVector(u.getName, allocator), (o: IntVector, i: Int) => o.set(i, u.get(i).toInt))
+    case u: UInt4Vector => fixed(u, new BigIntVector(u.getName, allocator), (o: BigIntVector, i: Int) => o.set(i, u.get(i) & 0xFFFFFFFFL))
+    case u: UInt8Vector =>
+      val out = new DecimalVector(u.getName, allocator, 20, 0)
+      fixed(u, out, (o: DecimalVector, i: Int) => o.set(i, new java.math.BigDecimal(new java.math.BigInteger(java.lang.Long.toUnsignedString(u.get(i))))))
+    case other => other
+  }
+
+  private def longs(v: BaseFixedWidthVector, get: Int => Long, allocator: BufferAllocator): FieldVector =
+    fixed(v, new BigIntVector(v.getName, allocator), (o: BigIntVector, i: Int) => o.set(i, get(i)))
+
+  /** Fills `out` value by value from non-null positions of `in` (nulls stay null); closes nothing. */
+  private def fixed[O <: BaseFixedWidthVector](in: ValueVector, out: O, set: (O, Int) => Unit): O = {
+    val n = in.getValueCount
+    out.allocateNew(n)
+    var i = 0
+    while (i < n) { if (!in.isNull(i)) set(out, i); i += 1 }
+    out.setValueCount(n)
+    out
+  }
+
+  private def list(l: FieldVector, offsets: Array[Long], child: FieldVector, owned: Boolean, allocator: BufferAllocator): FieldVector = {
+    val n = l.getValueCount
+    val out = ListVector.empty(l.getName, allocator)
+    out.addOrGetVector[FieldVector](FieldType.nullable(child.getField.getType))
+    out.setInitialCapacity(math.max(n, 1))
+    out.allocateNew()
+    val childTarget = out.getDataVector
+    // Move the (converted) child under the new list.
+    val tp = child.makeTransferPair(childTarget)
+    tp.transfer()
+    if (owned) child.close()
+    var i = 0
+    while (i < n) {
+      if (offsets(i + 1) - offsets(i) > Int.MaxValue) throw new IllegalStateException("a list too long for Spark")
+      if (!l.isNull(i)) { out.startNewValue(i); out.endValue(i, (offsets(i + 1) - offsets(i)).toInt) }
+      else { out.setNull(i); out.getOffsetBuffer.setInt(4L * (i + 1), offsets(i + 1).toInt) }
+      i += 1
+    }
+    out.setValueCount(n)
+    out
+  }
+
+  private def rebuildStruct(s: StructVector, children: Seq[FieldVector], allocator: BufferAllocator): FieldVector = {
+    val out = StructVector.empty(s.getName, allocator)
+    children.foreach { c =>
+      val target = out.addOrGet(c.getName, c.getField.getFieldType, c.getClass.asInstanceOf[Class[FieldVector]])
+      c.makeTransferPair(target).transfer()
+    }
+    val n = s.getValueCount
+    out.setInitialCapacity(n)
+    (0 until n).foreach(i => if (!s.isNull(i)) out.setIndexDefined(i) else out.setNull(i))
+    out.setValueCount(n)
+    out
+  }
+
+  private def rebuildMap(m: MapVector, keys: FieldVector, values: FieldVector, allocator: BufferAllocator): FieldVector = {
+    val n = m.getValueCount
+    val out = MapVector.empty(m.getName, allocator, false)
+    val entries = out.addOrGetVector[StructVector](FieldType.notNullable(ArrowType.Struct.INSTANCE)).getVector
+    val k = entries.addOrGet("key", new FieldType(false, keys.getField.getType, null), keys.getClass.asInstanceOf[Class[FieldVector]])
+    val v = entries.addOrGet("value", values.getField.getFieldType, values.getClass.asInstanceOf[Class[FieldVector]])
+    keys.makeTransferPair(k).transfer()
+    values.makeTransferPair(v).transfer()
+    val items = k.getValueCount
+    (0 until items).foreach(entries.setIndexDefined)
+    entries.setValueCount(items)
+    out.setInitialCapacity(n)
+    out.allocateNew()
+    var i = 0
+    while (i < n) {
+      val start = m.getOffsetBuffer.getInt(4L * i)
+      val end = m.getOffsetBuffer.getInt(4L * (i + 1))
+      if (!m.isNull(i)) { out.startNewValue(i); out.endValue(i, end - start) }
+      else { out.setNull(i); out.getOffsetBuffer.setInt(4L * (i + 1), end) }
+      i += 1
+    }
+    out.setValueCount(n)
+    out
+  }
+}
