@@ -1,0 +1,168 @@
+package io.sparklance.spark
+
+import java.util
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.analysis.{NamespaceAlreadyExistsException, NoSuchNamespaceException, NoSuchTableException, NonEmptyNamespaceException}
+import org.apache.spark.sql.connector.catalog.{Column, Identifier, NamespaceChange, SupportsNamespaces, Table, TableCatalog, TableChange}
+import org.apache.spark.sql.connector.expressions.Transform
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
+
+import io.sparklance.core.{InvalidArgumentException, NotATableException, UnsupportedFeatureException}
+import io.sparklance.core.storage.{HadoopStorage, Storage}
+
+/**
+ * A Spark catalog over a warehouse directory: namespaces are directories, and `lance.db.tbl` is the Lance table
+ * `<warehouse>/db/tbl.lance` (tables made by pylance or LanceDB there show up as they are). An absolute path or
+ * URI in the root namespace names a table by location: ``lance.`/data/t.lance` ``.
+ *
+ * Configuration: `spark.sql.catalog.<name> = io.sparklance.spark.LanceCatalog` and
+ * `spark.sql.catalog.<name>.warehouse = <directory or URI>`. Time travel: `VERSION AS OF <n>`, `VERSION AS OF
+ * '<tag>'`, `TIMESTAMP AS OF <timestamp>`.
+ */
+final class LanceCatalog extends TableCatalog with SupportsNamespaces {
+
+  private var catalogName: String = _
+  private var warehouse: String = _
+  private var conf: Configuration = _
+  private var storage: Storage = _
+
+  override def name(): String = catalogName
+
+  override def initialize(name: String, options: CaseInsensitiveStringMap): Unit = {
+    catalogName = name
+    warehouse = Option(options.get("warehouse")).map(_.stripSuffix("/")).getOrElse(
+      throw new LanceSparkException(new InvalidArgumentException(s"Catalog '$name' has no warehouse: set " +
+        s"spark.sql.catalog.$name.warehouse to the directory or URI that holds its tables.")))
+    conf = SparkSession.active.sessionState.newHadoopConf()
+    storage = new HadoopStorage(conf)
+  }
+
+  // ------------------------------------------------------------------------------------------------ names
+
+  private val Suffix = ".lance"
+
+  private def checkName(part: String, what: String): String = {
+    val bad = part.isEmpty || part == "." || part == ".." || part.exists(c => c == '/' || c == '\\' || c == '\u0000') ||
+      part.startsWith(".")
+    if (bad) {
+      throw new LanceSparkException(new InvalidArgumentException(s"'$part' is not a valid $what name in catalog " +
+        s"'$catalogName': names are single path components, not empty, not starting with '.', without '/' or '\\'."))
+    }
+    part
+  }
+
+  private def namespacePath(namespace: Array[String]): String =
+    namespace.foldLeft(warehouse)((dir, part) => Storage.join(dir, checkName(part, "namespace")))
+
+  private def isPathIdentifier(ident: Identifier): Boolean =
+    ident.namespace().isEmpty && (ident.name().startsWith("/") || ident.name().contains("://") || ident.name().startsWith("file:"))
+
+  private def tablePath(ident: Identifier): String =
+    if (isPathIdentifier(ident)) ident.name()
+    else Storage.join(namespacePath(ident.namespace()), checkName(ident.name(), "table") + Suffix)
+
+  private def isTableDir(path: String): Boolean = storage.exists(Storage.join(path, "_versions"))
+
+  // ---------------------------------------------------------------------------------------------- tables
+
+  override def listTables(namespace: Array[String]): Array[Identifier] = LanceSparkException.translate {
+    val dir = namespacePath(namespace)
+    if (namespace.nonEmpty && !storage.exists(dir)) throw new NoSuchNamespaceException(namespace)
+    storage.list(dir).filter(e => e.isDirectory && e.name.endsWith(Suffix) && e.name.length > Suffix.length)
+      .map(e => Identifier.of(namespace, e.name.stripSuffix(Suffix))).sortBy(_.name()).toArray
+  }
+
+  override def loadTable(ident: Identifier): Table = load(ident, TimeTravel.Latest)
+
+  override def loadTable(ident: Identifier, version: String): Table = {
+    val tt = version.trim.toLongOption.map(TimeTravel.AtVersion).getOrElse(TimeTravel.AtTag(version))
+    load(ident, tt)
+  }
+
+  override def loadTable(ident: Identifier, timestamp: Long): Table =
+    load(ident, TimeTravel.AsOf(java.time.Instant.EPOCH.plusNanos(Math.multiplyExact(timestamp, 1000L))))
+
+  private def load(ident: Identifier, tt: TimeTravel): Table = {
+    val path = tablePath(ident)
+    val snapshot =
+      try LanceTables.load(conf, path, tt)
+      catch {
+        case e: LanceSparkException if e.cause.isInstanceOf[NotATableException] && !isPathIdentifier(ident) =>
+          throw new NoSuchTableException(ident)
+      }
+    new LanceTable(s"$catalogName.${(ident.namespace() :+ ident.name()).mkString(".")}", snapshot, conf)
+  }
+
+  override def tableExists(ident: Identifier): Boolean = isTableDir(tablePath(ident))
+
+  override def createTable(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
+      properties: util.Map[String, String]): Table = notYet("CREATE TABLE")
+
+  override def createTable(ident: Identifier, schema: StructType, partitions: Array[Transform],
+      properties: util.Map[String, String]): Table = notYet("CREATE TABLE")
+
+  override def alterTable(ident: Identifier, changes: TableChange*): Table = notYet("ALTER TABLE")
+
+  override def dropTable(ident: Identifier): Boolean = notYet("DROP TABLE")
+
+  override def renameTable(oldIdent: Identifier, newIdent: Identifier): Unit = notYet("ALTER TABLE ... RENAME")
+
+  private def notYet(what: String): Nothing = throw new LanceSparkException(new UnsupportedFeatureException(
+    s"$what is not supported by this version of sparklance's catalog '$catalogName' yet: it reads Lance tables; " +
+      "create and change them with pylance for now."))
+
+  // ------------------------------------------------------------------------------------------ namespaces
+
+  private def childNamespaces(dir: String): Seq[String] =
+    storage.list(dir).filter(e => e.isDirectory && !e.name.endsWith(Suffix) && !e.name.startsWith(".") &&
+      !e.name.startsWith("_")).map(_.name).sorted
+
+  override def listNamespaces(): Array[Array[String]] =
+    LanceSparkException.translate(childNamespaces(warehouse).map(n => Array(n)).toArray)
+
+  override def listNamespaces(namespace: Array[String]): Array[Array[String]] = LanceSparkException.translate {
+    val dir = namespacePath(namespace)
+    if (!storage.exists(dir)) throw new NoSuchNamespaceException(namespace)
+    childNamespaces(dir).map(n => namespace :+ n).toArray
+  }
+
+  override def namespaceExists(namespace: Array[String]): Boolean =
+    namespace.isEmpty || (storage.exists(namespacePath(namespace)) && !isTableDir(namespacePath(namespace)))
+
+  override def loadNamespaceMetadata(namespace: Array[String]): util.Map[String, String] = {
+    if (!namespaceExists(namespace)) throw new NoSuchNamespaceException(namespace)
+    Map("location" -> namespacePath(namespace)).asJava
+  }
+
+  override def createNamespace(namespace: Array[String], metadata: util.Map[String, String]): Unit = {
+    val dir = namespacePath(namespace)
+    if (storage.exists(dir)) throw new NamespaceAlreadyExistsException(namespace)
+    val fs = new org.apache.hadoop.fs.Path(dir).getFileSystem(conf)
+    if (!fs.mkdirs(new org.apache.hadoop.fs.Path(dir))) {
+      throw new LanceSparkException(new io.sparklance.core.StorageException(dir, "create the namespace directory",
+        new java.io.IOException("mkdirs returned false")))
+    }
+  }
+
+  override def alterNamespace(namespace: Array[String], changes: NamespaceChange*): Unit =
+    throw new LanceSparkException(new UnsupportedFeatureException(
+      s"Namespaces of catalog '$catalogName' are directories and have no properties to change."))
+
+  override def dropNamespace(namespace: Array[String], cascade: Boolean): Boolean = {
+    val dir = namespacePath(namespace)
+    if (!storage.exists(dir)) throw new NoSuchNamespaceException(namespace)
+    val entries = storage.list(dir)
+    if (entries.nonEmpty) {
+      if (!cascade) throw new NonEmptyNamespaceException(namespace)
+      throw new LanceSparkException(new UnsupportedFeatureException(s"DROP NAMESPACE ... CASCADE would delete tables " +
+        s"under $dir; dropping tables is not supported by this version of sparklance yet."))
+    }
+    val fs = new org.apache.hadoop.fs.Path(dir).getFileSystem(conf)
+    fs.delete(new org.apache.hadoop.fs.Path(dir), false)
+  }
+}
