@@ -68,3 +68,5 @@ bench: venv sbt
 	$(SBT) bench/compile 'export bench/runtime:fullClasspath' | tail -1 > build/bench-classpath.txt
 	$(VPY) integration/bench/file_read_bench.py $(BENCH_DIR)/files java -Xmx6g -Xss4m \
 	  --add-opens=java.base/java.nio=ALL-UNNAMED -cp "$$(cat build/bench-classpath.txt)" io.sparklance.bench.FileReadBench
+	$(MAKE) jar
+	$(VPY) integration/bench/spark_read_bench.py $(BENCH_DIR)/spark

@@ -31,6 +31,7 @@ def session(warehouse: Optional[str] = None, catalog: str = "lance", app_name: s
         .config("spark.driver.extraJavaOptions", _JAVA_OPTIONS)
         .config("spark.executor.extraJavaOptions", _JAVA_OPTIONS)
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "4")
         .config(f"spark.sql.catalog.{catalog}", CATALOG_CLASS)
     )
