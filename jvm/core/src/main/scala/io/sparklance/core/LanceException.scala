@@ -50,6 +50,10 @@ final class InconsistentTableException(val path: String, detail: String)
 final class UnsupportedFeatureException(detail: String)
     extends LanceException("LANCE_UNSUPPORTED_FEATURE", "0A000", detail, null)
 
+/** A stored value cannot be represented in the type it is read as (e.g. a duration past Spark's range). */
+final class ValueOutOfRangeException(detail: String)
+    extends LanceException("LANCE_VALUE_OUT_OF_RANGE", "22003", detail, null)
+
 /** An argument given by the user (option, name, value) is not valid. */
 final class InvalidArgumentException(detail: String)
     extends LanceException("LANCE_INVALID_ARGUMENT", "22023", detail, null)

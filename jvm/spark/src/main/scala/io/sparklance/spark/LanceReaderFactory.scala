@@ -92,7 +92,15 @@ final class LanceColumnarReader(p: LancePartition, readSchema: StructType) exten
   private def toBatch(root: VectorSchemaRoot): ColumnarBatch = {
     val n = root.getRowCount
     val columns = root.getFieldVectors.asScala.zip(readSchema.fields).map { case (v, f) =>
-      val converted = SparkArrow.convert(v, f.dataType, allocator)
+      val converted =
+        try SparkArrow.convert(v, f.dataType, allocator)
+        catch {
+          case e: ArithmeticException =>
+            v.close()
+            throw new io.sparklance.core.ValueOutOfRangeException(s"Column '${f.name}' holds a value that does not fit " +
+              s"Spark's ${f.dataType.simpleString} (${e.getMessage}), in fragment ${fragment.id}. Read the column " +
+              "as its raw LONG values, or exclude it from the query.")
+        }
       if (converted ne v) v.close()
       live += converted
       new ArrowColumnVector(converted): ColumnVector

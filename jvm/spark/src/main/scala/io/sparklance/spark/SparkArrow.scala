@@ -41,6 +41,17 @@ object SparkArrow {
       out.allocateNew(b.getByteWidth.toLong * b.getValueCount, b.getValueCount)
       (0 until b.getValueCount).foreach(i => if (!b.isNull(i)) out.setSafe(i, b.get(i)))
       out.setValueCount(b.getValueCount); out
+    case (d: Decimal256Vector, StringType) =>
+      val out = new VarCharVector(d.getName, allocator)
+      out.allocateNew(d.getValueCount.toLong * 24, d.getValueCount)
+      (0 until d.getValueCount).foreach(i => if (!d.isNull(i)) out.setSafe(i, d.getObject(i).toPlainString.getBytes("UTF-8")))
+      out.setValueCount(d.getValueCount); out
+    case (b: FixedSizeBinaryVector, FloatType) if b.getByteWidth == 2 =>
+      // bfloat16: the high 16 bits of a float32.
+      fixed(b, new Float4Vector(b.getName, allocator), (o: Float4Vector, i: Int) => {
+        val bits = (b.getDataBuffer.getShort(2L * i) & 0xFFFF) << 16
+        o.set(i, java.lang.Float.intBitsToFloat(bits))
+      })
     case (d: Decimal256Vector, t: DecimalType) =>
       val out = new DecimalVector(d.getName, allocator, t.precision, t.scale)
       fixed(d, out, (o: DecimalVector, i: Int) => o.set(i, d.getObject(i)))
@@ -77,9 +88,10 @@ object SparkArrow {
     case _ => false
   }
 
+  // Seconds and milliseconds can overflow 64-bit microseconds: an error, never a wrapped value.
   private def unitToMicros(u: TimeUnit): Long => Long = u match {
-    case TimeUnit.SECOND => _ * 1000000L
-    case TimeUnit.MILLISECOND => _ * 1000L
+    case TimeUnit.SECOND => Math.multiplyExact(_, 1000000L)
+    case TimeUnit.MILLISECOND => Math.multiplyExact(_, 1000L)
     case TimeUnit.MICROSECOND => x => x
     case TimeUnit.NANOSECOND => x => Math.floorDiv(x, 1000L)
   }

@@ -9,7 +9,7 @@ import io.sparklance.core.schema.{LanceField, LanceSchema, LogicalType}
  * The mapping from Lance logical types to Spark SQL types (docs/types.md is the user-facing table).
  *
  * Nothing is narrowed silently: unsigned integers widen to the next signed type (uint64 to DECIMAL(20,0)),
- * halffloat and bfloat16 widen to FLOAT, decimals over 38 digits are refused. Spark keeps time at microsecond
+ * halffloat and bfloat16 widen to FLOAT, decimals over 38 digits read as their exact decimal text (STRING). Spark keeps time at microsecond
  * precision, so nanosecond times, timestamps and durations are either truncated to microseconds (the default, as
  * Spark's own readers do) or read as their raw LONG count of nanoseconds, by [[NanosecondMapping]].
  */
@@ -79,10 +79,8 @@ object SparkSchemas {
       case Utf8(_) | Json => StringType
       case Binary(_) | FixedSizeBinary(_) => BinaryType
       case Decimal(_, p, s) if p <= DecimalType.MAX_PRECISION => DecimalType(p, s)
-      case d: Decimal =>
-        throw new UnsupportedFeatureException(s"Column '${field.name}' is $d, with ${d.precision} digits; Spark " +
-          s"decimals hold at most ${DecimalType.MAX_PRECISION}. Cast the column to a narrower decimal or to a string " +
-          "with pylance before reading it from Spark.")
+      // Spark decimals hold 38 digits: wider ones read as their exact decimal text.
+      case _: Decimal => StringType
       case Date32 | Date64 => DateType
       case Time(TimeUnit.Second) => TimeType(0)
       case Time(TimeUnit.Millisecond) => TimeType(3)

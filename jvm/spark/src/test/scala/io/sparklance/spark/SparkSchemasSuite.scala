@@ -3,7 +3,6 @@ package io.sparklance.spark
 import org.apache.spark.sql.types._
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparklance.core.UnsupportedFeatureException
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.table.TestManifests.field
 import io.sparklance.spark.SparkSchemas.NanosecondMapping
@@ -55,8 +54,8 @@ class SparkSchemasSuite extends AnyFunSuite {
     assert(s("m").metadata.getString(SparkSchemas.LogicalTypeKey) == "map")
   }
 
-  test("decimals wider than Spark's 38 digits are refused, naming the column") {
-    val e = intercept[UnsupportedFeatureException](sparkType("decimal:256:60:2"))
-    assert(e.getMessage.contains("Column 'c'") && e.getMessage.contains("at most 38"))
+  test("decimals wider than Spark's 38 digits read as their exact text") {
+    assert(sparkType("decimal:256:60:2") == StringType)
+    assert(sparkType("decimal:256:38:2") == DecimalType(38, 2))
   }
 }

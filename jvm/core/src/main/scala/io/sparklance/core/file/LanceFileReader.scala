@@ -447,8 +447,16 @@ object LanceFileReader {
   private def isPackedArrow(f: Field): Boolean =
     f.getType.isInstanceOf[ArrowType.Struct] && PackedKeys.exists(k => Option(f.getMetadata.get(k)).exists(_.equalsIgnoreCase("true")))
 
-  /** The Arrow field a read produces: the schema mapping, with dictionary-encoded fields decoded to their values. */
-  def readField(f: LanceField): Field = stripDictionaries(ArrowSchemas.toArrow(f))
+  /**
+   * The Arrow field a read produces: the schema mapping, with dictionary-encoded fields decoded to their values,
+   * and `json` columns as their stored bytes (Lance stores JSON in a binary encoding, not as text).
+   */
+  def readField(f: LanceField): Field = stripDictionaries(ArrowSchemas.toArrow(f)) match {
+    case field if f.logicalType == LogicalType.Json =>
+      new Field(field.getName, new FieldType(field.isNullable, ArrowType.LargeBinary.INSTANCE, null,
+        Map("ARROW:extension:name" -> "lance.json").asJava), null)
+    case field => field
+  }
 
   private def stripDictionaries(f: Field): Field = {
     val ft = new FieldType(f.isNullable, f.getType, null, f.getMetadata)
