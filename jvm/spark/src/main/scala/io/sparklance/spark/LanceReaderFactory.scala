@@ -41,25 +41,22 @@ final case class LanceReaderFactory(readSchema: StructType) extends PartitionRea
 }
 
 /**
- * Reads one partition in batches: the fragment's rows through the core's [[FragmentReader]], converted to the
- * Arrow layouts Spark reads. Each batch is freed when the next is requested; everything is released when the
+ * Reads one partition in batches: each fragment slice's rows through the core's [[FragmentReader]], converted to
+ * the Arrow layouts Spark reads. Each batch is freed when the next is requested; everything is released when the
  * task completes, whatever way it ends.
  */
 final class LanceColumnarReader(p: LancePartition, readSchema: StructType) extends PartitionReader[ColumnarBatch] {
+  private val ctx = p.context
   private val allocator = new RootAllocator(Long.MaxValue)
-  private val storage = new HadoopStorage(p.conf.value.value)
-  private val fragment = new Fragment(TableProtos.DataFragment.parseFrom(p.fragment))
-  private val reader = LanceSparkException.translate {
-    val fields = LanceSchema.fromProtos(p.manifestPath, FileProtos.Schema.parseFrom(p.fields).getFieldsList.asScala.toSeq,
-      Map.empty).fields
-    val metadata = p.metadataColumns.flatMap(MetadataColumn.byName)
-    val deletions = FragmentFiles.deletionVector(storage, p.layout, fragment)
-    val rowIds =
-      if (metadata.contains(MetadataColumn.RowId)) FragmentFiles.rowIds(storage, p.layout.root, p.manifestPath, fragment, p.stableRowIds)
-      else None
-    new FragmentReader(storage, p.layout, fragment, fields, metadata, deletions, rowIds)
-  }
-  private var position = p.from
+  private val storage = new HadoopStorage(ctx.conf.value.value)
+  private lazy val fields = LanceSchema.fromProtos(ctx.manifestPath,
+    FileProtos.Schema.parseFrom(ctx.fields).getFieldsList.asScala.toSeq, Map.empty).fields
+  private val metadata = ctx.metadataColumns.flatMap(MetadataColumn.byName)
+  private val slices = p.slices.iterator
+  private var slice: FragmentSlice = _
+  private var fragment: Fragment = _
+  private var reader: FragmentReader = _
+  private var position = 0L
   private var emitted = 0L
   private val live = mutable.ArrayBuffer.empty[FieldVector]
   private var current: ColumnarBatch = _
@@ -73,18 +70,37 @@ final class LanceColumnarReader(p: LancePartition, readSchema: StructType) exten
     current = null
   }
 
+  /** Moves to the next fragment slice; false when there is none. */
+  private def advance(): Boolean = {
+    if (reader != null) { reader.close(); reader = null }
+    if (!slices.hasNext) return false
+    slice = slices.next()
+    fragment = new Fragment(TableProtos.DataFragment.parseFrom(slice.fragment))
+    val deletions = FragmentFiles.deletionVector(storage, ctx.layout, fragment)
+    val rowIds =
+      if (metadata.contains(MetadataColumn.RowId)) FragmentFiles.rowIds(storage, ctx.layout.root, ctx.manifestPath, fragment, ctx.stableRowIds)
+      else None
+    reader = new FragmentReader(storage, ctx.layout, fragment, fields, metadata, deletions, rowIds)
+    position = slice.from
+    true
+  }
+
   override def next(): Boolean = LanceSparkException.translate {
     release()
     var found = false
-    while (!found && position < p.to && p.limit.forall(emitted < _)) {
-      val end = math.min(p.to, position + p.batchSize)
-      val root = reader.read(position, end, allocator)
-      position = end
-      if (root.getRowCount > 0) {
-        current = toBatch(root)
-        emitted += current.numRows()
-        found = true
-      } else root.close()
+    var more = reader != null || advance()
+    while (!found && more && ctx.limit.forall(emitted < _)) {
+      if (position >= slice.to) more = advance()
+      else {
+        val end = math.min(slice.to, position + ctx.batchSize)
+        val root = reader.read(position, end, allocator)
+        position = end
+        if (root.getRowCount > 0) {
+          current = toBatch(root)
+          emitted += current.numRows()
+          found = true
+        } else root.close()
+      }
     }
     found
   }
@@ -113,7 +129,7 @@ final class LanceColumnarReader(p: LancePartition, readSchema: StructType) exten
   override def close(): Unit = if (!closed) {
     closed = true
     release()
-    reader.close()
+    if (reader != null) reader.close()
     allocator.close()
   }
 }

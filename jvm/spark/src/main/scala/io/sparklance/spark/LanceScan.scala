@@ -108,17 +108,28 @@ final class LanceScan(table: LanceTable, required: StructType, limit: Option[Int
     val conf = SparkSession.active.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
     val fieldsBytes = FileProtos.Schema.newBuilder().addAllFields(projection.flatMap(_.flatten).map(_.proto).asJava)
       .build().toByteArray
-    val layout = snapshot.layout
-    val stable = snapshot.manifest.hasStableRowIds
-    snapshot.fragments.flatMap { fragment =>
+    val context = ScanContext(snapshot.layout, snapshot.manifest.path, fieldsBytes, metadataColumns.map(_.name),
+      snapshot.manifest.hasStableRowIds, options.batchSize, limit, conf)
+    // Split large fragments by row ranges; pack small ranges together until a partition holds about
+    // rows_per_partition rows.
+    val slices = snapshot.fragments.flatMap { fragment =>
       val bytes = fragment.proto.toByteArray
-      val n = fragment.physicalRows
-      val step = options.rowsPerPartition
-      (0L until n by step).map { from =>
-        LancePartition(layout, snapshot.manifest.path, bytes, fieldsBytes, metadataColumns.map(_.name), stable,
-          from, math.min(n, from + step), options.batchSize, limit, conf): InputPartition
+      (0L until fragment.physicalRows by options.rowsPerPartition).map { from =>
+        FragmentSlice(bytes, from, math.min(fragment.physicalRows, from + options.rowsPerPartition))
       }
-    }.toArray
+    }
+    val groups = scala.collection.mutable.ArrayBuffer.empty[Vector[FragmentSlice]]
+    var current = Vector.empty[FragmentSlice]
+    var rows = 0L
+    slices.foreach { s =>
+      if (current.nonEmpty && rows + (s.to - s.from) > options.rowsPerPartition) {
+        groups += current; current = Vector.empty; rows = 0
+      }
+      current :+= s
+      rows += s.to - s.from
+    }
+    if (current.nonEmpty) groups += current
+    groups.map(g => LancePartition(g, context): InputPartition).toArray
   }
 
   override def createReaderFactory(): PartitionReaderFactory = LanceReaderFactory(readSchema)
@@ -133,16 +144,19 @@ final class LanceScan(table: LanceTable, required: StructType, limit: Option[Int
   }
 }
 
-/** One partition: rows [from, to) of one fragment. Plain data, read on an executor. */
-final case class LancePartition(
+/** What every partition of a scan shares: where the table is, the projection and the read settings. */
+final case class ScanContext(
     layout: io.sparklance.core.table.TableLayout,
     manifestPath: String,
-    fragment: Array[Byte],
     fields: Array[Byte],
     metadataColumns: Seq[String],
     stableRowIds: Boolean,
-    from: Long,
-    to: Long,
     batchSize: Int,
     limit: Option[Int],
-    conf: Broadcast[SerializableConfiguration]) extends InputPartition
+    conf: Broadcast[SerializableConfiguration])
+
+/** Rows [from, to) of one fragment (its `DataFragment` protobuf). */
+final case class FragmentSlice(fragment: Array[Byte], from: Long, to: Long)
+
+/** One partition: slices of one or more fragments, read in order on an executor. Plain data. */
+final case class LancePartition(slices: Seq[FragmentSlice], context: ScanContext) extends InputPartition
