@@ -130,25 +130,29 @@ object SparkArrow {
     out
   }
 
+  /** A ListVector over `child` with the given offsets and `l`'s validity, built buffer by buffer. */
   private def list(l: FieldVector, offsets: Array[Long], child: FieldVector, owned: Boolean, allocator: BufferAllocator): FieldVector = {
     val n = l.getValueCount
     val out = ListVector.empty(l.getName, allocator)
     out.addOrGetVector[FieldVector](FieldType.nullable(child.getField.getType))
-    out.setInitialCapacity(math.max(n, 1))
-    out.allocateNew()
-    val childTarget = out.getDataVector
-    // Move the (converted) child under the new list.
-    val tp = child.makeTransferPair(childTarget)
-    tp.transfer()
+    child.makeTransferPair(out.getDataVector).transfer()
     if (owned) child.close()
-    var i = 0
-    while (i < n) {
-      if (offsets(i + 1) - offsets(i) > Int.MaxValue) throw new IllegalStateException("a list too long for Spark")
-      if (!l.isNull(i)) { out.startNewValue(i); out.endValue(i, (offsets(i + 1) - offsets(i)).toInt) }
-      else { out.setNull(i); out.getOffsetBuffer.setInt(4L * (i + 1), offsets(i + 1).toInt) }
-      i += 1
+    val off = allocator.buffer(4L * (n + 1))
+    val valid = allocator.buffer(math.max(1L, (n + 7) / 8))
+    try {
+      var i = 0
+      while (i <= n) {
+        if (offsets(i) > Int.MaxValue) throw new IllegalStateException(s"list column '${l.getName}' too long for Spark")
+        off.setInt(4L * i, offsets(i).toInt)
+        i += 1
+      }
+      valid.setBytes(0, l.getValidityBuffer, 0, (n + 7) / 8)
+      out.loadFieldBuffers(new org.apache.arrow.vector.ipc.message.ArrowFieldNode(n, l.getNullCount),
+        java.util.List.of(valid, off))
+    } finally {
+      off.getReferenceManager.release()
+      valid.getReferenceManager.release()
     }
-    out.setValueCount(n)
     out
   }
 
