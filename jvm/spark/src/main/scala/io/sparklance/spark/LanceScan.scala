@@ -10,6 +10,7 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.expressions.aggregate.{Aggregation, CountStar}
 import org.apache.spark.sql.connector.read._
+import org.apache.spark.sql.sources.{EqualTo, Filter, GreaterThan, GreaterThanOrEqual, In, LessThan, LessThanOrEqual}
 import org.apache.spark.sql.types.{LongType, StructField, StructType}
 
 import io.sparklance.core.scan.MetadataColumn
@@ -22,7 +23,21 @@ import io.sparklance.proto.FileProtos
  */
 final class LanceScanBuilder(table: LanceTable, options: ReadOptions, hadoopConf: Configuration)
     extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownLimit
-    with SupportsPushDownAggregates {
+    with SupportsPushDownAggregates with SupportsPushDownFilters {
+
+  private var fragmentFilters: Array[Filter] = Array.empty
+
+  /**
+   * Filters on `_fragid` select fragments exactly, so they are applied by planning only those fragments and not
+   * returned to Spark; every other filter is left for Spark to evaluate after the scan.
+   */
+  override def pushFilters(filters: Array[Filter]): Array[Filter] = {
+    val (mine, rest) = filters.partition(FragmentFilters.applies)
+    fragmentFilters = mine
+    rest
+  }
+
+  override def pushedFilters(): Array[Filter] = fragmentFilters
 
   private var required: StructType = table.schema
   private var limit: Option[Int] = None
@@ -45,15 +60,46 @@ final class LanceScanBuilder(table: LanceTable, options: ReadOptions, hadoopConf
     aggregation.groupByExpressions().isEmpty && aggregation.aggregateExpressions().toSeq.forall(_.isInstanceOf[CountStar])
 
   override def build(): Scan =
-    if (countOnly) new LanceCountScan(table)
-    else new LanceScan(table, required, limit, options, hadoopConf)
+    if (countOnly) new LanceCountScan(table, fragmentFilters)
+    else new LanceScan(table, required, limit, options, hadoopConf, fragmentFilters)
 }
 
-/** COUNT(*) from the manifest: physical rows minus deleted rows, summed over fragments. */
-final class LanceCountScan(table: LanceTable) extends Scan with Batch {
+/** Filters on the `_fragid` metadata column, decided per fragment id. */
+object FragmentFilters {
+  private val Column = MetadataColumn.FragmentId.name
+
+  private def id(v: Any): Option[Long] = v match {
+    case n: java.lang.Number => Some(n.longValue())
+    case _ => None
+  }
+
+  def applies(f: Filter): Boolean = f match {
+    case EqualTo(Column, v) => id(v).isDefined
+    case In(Column, vs) => vs.forall(v => id(v).isDefined)
+    case GreaterThan(Column, v) => id(v).isDefined
+    case GreaterThanOrEqual(Column, v) => id(v).isDefined
+    case LessThan(Column, v) => id(v).isDefined
+    case LessThanOrEqual(Column, v) => id(v).isDefined
+    case _ => false
+  }
+
+  def keeps(f: Filter, fragment: Long): Boolean = f match {
+    case EqualTo(_, v) => id(v).contains(fragment)
+    case In(_, vs) => vs.exists(v => id(v).contains(fragment))
+    case GreaterThan(_, v) => id(v).exists(fragment > _)
+    case GreaterThanOrEqual(_, v) => id(v).exists(fragment >= _)
+    case LessThan(_, v) => id(v).exists(fragment < _)
+    case LessThanOrEqual(_, v) => id(v).exists(fragment <= _)
+    case _ => true
+  }
+}
+
+/** COUNT(*) from the manifest: physical rows minus deleted rows, summed over the (selected) fragments. */
+final class LanceCountScan(table: LanceTable, fragmentFilters: Array[Filter]) extends Scan with Batch {
   override def readSchema(): StructType = StructType(Seq(StructField("count(*)", LongType, nullable = false)))
   override def toBatch: Batch = this
-  override def planInputPartitions(): Array[InputPartition] = Array(CountPartition(table.snapshot.manifest.numRows))
+  override def planInputPartitions(): Array[InputPartition] = Array(CountPartition(
+    table.snapshot.fragments.filter(f => fragmentFilters.forall(FragmentFilters.keeps(_, f.id))).map(_.numRows).sum))
   override def createReaderFactory(): PartitionReaderFactory = CountReaderFactory
   override def description(): String = s"LanceCountScan(${table.name()}@${table.snapshot.version})"
 }
@@ -70,7 +116,8 @@ object CountReaderFactory extends PartitionReaderFactory {
 }
 
 final class LanceScan(table: LanceTable, required: StructType, limit: Option[Int], options: ReadOptions,
-    hadoopConf: Configuration) extends Scan with Batch with SupportsReportStatistics {
+    hadoopConf: Configuration, fragmentFilters: Array[Filter] = Array.empty)
+    extends Scan with Batch with SupportsReportStatistics {
 
   private val snapshot = table.snapshot
 
@@ -102,7 +149,8 @@ final class LanceScan(table: LanceTable, required: StructType, limit: Option[Int
 
   override def description(): String =
     s"LanceScan(${table.name()}@${snapshot.version}, columns=[${readSchema.fieldNames.mkString(", ")}]" +
-      limit.map(l => s", limit=$l").getOrElse("") + ")"
+      limit.map(l => s", limit=$l").getOrElse("") +
+      (if (fragmentFilters.nonEmpty) s", fragments where ${fragmentFilters.mkString(" and ")}" else "") + ")"
 
   override def planInputPartitions(): Array[InputPartition] = {
     val conf = SparkSession.active.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
@@ -112,7 +160,8 @@ final class LanceScan(table: LanceTable, required: StructType, limit: Option[Int
       snapshot.manifest.hasStableRowIds, options.batchSize, limit, conf)
     // Split large fragments by row ranges; pack small ranges together until a partition holds about
     // rows_per_partition rows.
-    val slices = snapshot.fragments.flatMap { fragment =>
+    val fragments = snapshot.fragments.filter(f => fragmentFilters.forall(FragmentFilters.keeps(_, f.id)))
+    val slices = fragments.flatMap { fragment =>
       val bytes = fragment.proto.toByteArray
       (0L until fragment.physicalRows by options.rowsPerPartition).map { from =>
         FragmentSlice(bytes, from, math.min(fragment.physicalRows, from + options.rowsPerPartition))
