@@ -9,19 +9,30 @@ import io.sparklance.proto.Encodings21Protos.CompressiveEncoding;
 final class FixedSizeLists {
   private FixedSizeLists() {}
 
+  /** The nested list layers of a fixed-size list encoding, outermost first, and its flat item width. */
+  static final class Layers {
+    final java.util.List<int[]> layers = new java.util.ArrayList<>();  // {dimension, hasValidity}
+    final int itemBits;
+
+    Layers(CompressiveEncoding e, String where) {
+      CompressiveEncoding cur = e;
+      while (cur.getCompressionCase() == CompressiveEncoding.CompressionCase.FIXED_SIZE_LIST) {
+        long dim = cur.getFixedSizeList().getItemsPerValue();
+        if (dim <= 0 || dim > 1 << 20) throw new EncodingException("a fixed-size list of dimension " + dim);
+        layers.add(new int[] {(int) dim, cur.getFixedSizeList().getHasValidity() ? 1 : 0});
+        cur = cur.getFixedSizeList().getValues();
+      }
+      if (cur.getCompressionCase() != CompressiveEncoding.CompressionCase.FLAT) {
+        throw Encodings21.unsupported(e, where + " (fixed-size list items must be flat)");
+      }
+      itemBits = Encodings21.checkedBits(cur.getFlat().getBitsPerValue());
+    }
+  }
+
   static Encodings21.MiniBlockDecoder miniBlock(CompressiveEncoding e, long maxBytes) {
-    java.util.List<int[]> layers = new java.util.ArrayList<>();  // {dimension, hasValidity}
-    CompressiveEncoding cur = e;
-    while (cur.getCompressionCase() == CompressiveEncoding.CompressionCase.FIXED_SIZE_LIST) {
-      long dim = cur.getFixedSizeList().getItemsPerValue();
-      if (dim <= 0 || dim > 1 << 20) throw new EncodingException("a fixed-size list of dimension " + dim);
-      layers.add(new int[] {(int) dim, cur.getFixedSizeList().getHasValidity() ? 1 : 0});
-      cur = cur.getFixedSizeList().getValues();
-    }
-    if (cur.getCompressionCase() != CompressiveEncoding.CompressionCase.FLAT) {
-      throw Encodings21.unsupported(e, "(fixed-size list items must be flat)");
-    }
-    int bits = Encodings21.checkedBits(cur.getFlat().getBitsPerValue());
+    Layers parsed = new Layers(e, "in a mini-block page");
+    java.util.List<int[]> layers = parsed.layers;
+    int bits = parsed.itemBits;
     int validityBuffers = 0;
     for (int[] l : layers) validityBuffers += l[1];
     final int nBuffers = validityBuffers + 1;

@@ -164,16 +164,9 @@ public final class FullZipPage {
 
   /** Per-row fixed-size lists: per layer with validity (outermost first) ceil(cumdim/8) bytes, then the items. */
   private static PerValue fixedSizeList(CompressiveEncoding e) {
-    java.util.List<int[]> layers = new java.util.ArrayList<>();
-    CompressiveEncoding cur = e;
-    while (cur.getCompressionCase() == CompressiveEncoding.CompressionCase.FIXED_SIZE_LIST) {
-      long dim = cur.getFixedSizeList().getItemsPerValue();
-      if (dim <= 0 || dim > 1 << 20) throw new EncodingException("a fixed-size list of dimension " + dim);
-      layers.add(new int[] {(int) dim, cur.getFixedSizeList().getHasValidity() ? 1 : 0});
-      cur = cur.getFixedSizeList().getValues();
-    }
-    if (cur.getCompressionCase() != CompressiveEncoding.CompressionCase.FLAT) throw Encodings21.unsupported(e, "in a full-zip page");
-    int bits = Encodings21.checkedBits(cur.getFlat().getBitsPerValue());
+    FixedSizeLists.Layers parsed = new FixedSizeLists.Layers(e, "in a full-zip page");
+    java.util.List<int[]> layers = parsed.layers;
+    int bits = parsed.itemBits;
     if (bits == 1) throw Encodings21.unsupported(e, "of booleans in a full-zip page");
     int vb = bits / 8;
     return (data, s, t, n, shape) -> {

@@ -140,16 +140,7 @@ public final class ArrowAssembler {
     }
     if (block instanceof DataBlock.FixedWidth && ((DataBlock.FixedWidth) block).bitsPerValue % 8 == 0
         && v instanceof BaseFixedWidthVector && !(v instanceof BitVector)) {
-      DataBlock.FixedWidth f = (DataBlock.FixedWidth) block;
-      BaseFixedWidthVector fv = (BaseFixedWidthVector) v;
-      int width = fv.getTypeWidth();
-      if (f.bitsPerValue != width * 8) {
-        throw new EncodingException("field '" + v.getField().getName() + "' holds " + (width * 8) + "-bit values, the page " + f.bitsPerValue + "-bit");
-      }
-      fv.allocateNew(n);
-      fv.getDataBuffer().setBytes(0, f.data, from * width, (long) n * width);
-      writeValidity(fv.getValidityBuffer(), validity, n);
-      fv.setValueCount(n);
+      fillFixedWidth((BaseFixedWidthVector) v, (DataBlock.FixedWidth) block, from, n, validity);
       return;
     }
     if (isPlainVectors(block) && v instanceof FixedSizeListVector) {
@@ -195,16 +186,7 @@ public final class ArrowAssembler {
     }
     if (v instanceof BaseFixedWidthVector) {
       if (!(block instanceof DataBlock.FixedWidth)) throw mismatch(v, block);
-      DataBlock.FixedWidth f = (DataBlock.FixedWidth) block;
-      BaseFixedWidthVector fv = (BaseFixedWidthVector) v;
-      int width = fv.getTypeWidth();
-      if (f.bitsPerValue != width * 8) {
-        throw new EncodingException("field '" + v.getField().getName() + "' holds " + (width * 8) + "-bit values, the page " + f.bitsPerValue + "-bit");
-      }
-      fv.allocateNew(n);
-      fv.getDataBuffer().setBytes(0, f.data, 0, (long) n * width);
-      writeValidity(fv.getValidityBuffer(), validity, n);
-      fv.setValueCount(n);
+      fillFixedWidth((BaseFixedWidthVector) v, (DataBlock.FixedWidth) block, 0, n, validity);
       return;
     }
     if (v instanceof BaseVariableWidthVector || v instanceof BaseLargeVariableWidthVector) {
@@ -234,6 +216,19 @@ public final class ArrowAssembler {
     }
     throw new EncodingException("field '" + v.getField().getName() + "' of type " + v.getField().getType() + " cannot be read from "
         + block.getClass().getSimpleName() + " values");
+  }
+
+  /** Values [from, from + n) of a whole-byte fixed-width block into a fresh fixed-width vector. */
+  private static void fillFixedWidth(BaseFixedWidthVector fv, DataBlock.FixedWidth f, int from, int n, RepDef.Validity validity) {
+    int width = fv.getTypeWidth();
+    if (f.bitsPerValue != width * 8) {
+      throw new EncodingException("field '" + fv.getField().getName() + "' holds " + (width * 8) + "-bit values, the page "
+          + f.bitsPerValue + "-bit");
+    }
+    fv.allocateNew(n);
+    fv.getDataBuffer().setBytes(0, f.data, from * width, (long) n * width);
+    writeValidity(fv.getValidityBuffer(), validity, n);
+    fv.setValueCount(n);
   }
 
   private static EncodingException mismatch(FieldVector v, DataBlock block) {
