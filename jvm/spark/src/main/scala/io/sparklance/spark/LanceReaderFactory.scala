@@ -19,9 +19,9 @@ import io.sparklance.core.table.{Fragment, FragmentFiles}
 import io.sparklance.proto.{FileProtos, TableProtos}
 
 /** Creates the readers of a scan's partitions on executors: columnar batches, or rows from them. */
-final case class LanceReaderFactory(readSchema: StructType) extends PartitionReaderFactory {
+final case class LanceReaderFactory(readSchema: StructType, columnar: Boolean) extends PartitionReaderFactory {
 
-  override def supportColumnarReads(partition: InputPartition): Boolean = true
+  override def supportColumnarReads(partition: InputPartition): Boolean = columnar
 
   override def createColumnarReader(partition: InputPartition): PartitionReader[ColumnarBatch] =
     new LanceColumnarReader(partition.asInstanceOf[LancePartition], readSchema)
@@ -114,8 +114,8 @@ final class LanceColumnarReader(p: LancePartition, readSchema: StructType) exten
           case e: ArithmeticException =>
             v.close()
             throw new io.sparklance.core.ValueOutOfRangeException(s"Column '${f.name}' holds a value that does not fit " +
-              s"Spark's ${f.dataType.simpleString} (${e.getMessage}), in fragment ${fragment.id}. Read the column " +
-              "as its raw LONG values, or exclude it from the query.")
+              s"Spark's ${f.dataType.simpleString} (${e.getMessage}), in fragment ${fragment.id}. Exclude the column " +
+              "from the query, or read it with pylance.")
         }
       if (converted ne v) v.close()
       live += converted

@@ -142,7 +142,7 @@ final class LanceScan(table: LanceTable, required: StructType, limit: Option[Int
   }
 
   override lazy val readSchema: StructType = StructType(
-    projection.map(f => SparkSchemas.toSpark(f, SparkSchemas.NanosecondMapping.TruncateToMicros)) ++
+    projection.map(f => SparkSchemas.toSpark(f, table.nanoseconds)) ++
       metadataColumns.map(m => StructField(m.name, LongType, nullable = false)))
 
   override def toBatch: Batch = this
@@ -181,7 +181,7 @@ final class LanceScan(table: LanceTable, required: StructType, limit: Option[Int
     groups.map(g => LancePartition(g, context): InputPartition).toArray
   }
 
-  override def createReaderFactory(): PartitionReaderFactory = LanceReaderFactory(readSchema)
+  override def createReaderFactory(): PartitionReaderFactory = LanceReaderFactory(readSchema, options.columnar)
 
   override def estimateStatistics(): Statistics = {
     val m = snapshot.manifest

@@ -17,12 +17,13 @@ import io.sparklance.core.table.{FeatureFlags, Snapshot}
  * One pinned version of a Lance table, as Spark sees it: its schema (docs/types.md), its metadata columns
  * (`_rowid`, `_rowaddr`, `_fragid`) and, in `properties`, what `DESCRIBE TABLE EXTENDED` shows.
  */
-final class LanceTable(val tableName: String, val snapshot: Snapshot, hadoopConf: Configuration)
+final class LanceTable(val tableName: String, val snapshot: Snapshot, hadoopConf: Configuration,
+    val nanoseconds: SparkSchemas.NanosecondMapping = SparkSchemas.NanosecondMapping.TruncateToMicros)
     extends Table with SupportsRead with SupportsMetadataColumns {
 
   override def name(): String = tableName
 
-  override lazy val schema: StructType = LanceSparkException.translate(SparkSchemas.toSpark(snapshot.schema))
+  override lazy val schema: StructType = LanceSparkException.translate(SparkSchemas.toSpark(snapshot.schema, nanoseconds))
 
   override def capabilities(): util.Set[TableCapability] = util.EnumSet.of(TableCapability.BATCH_READ)
 

@@ -7,9 +7,10 @@ import io.sparklance.core.InvalidArgumentException
  *  - `version`, `timestamp`, `tag`: which version to read (at most one; default the latest);
  *  - `batch_size`: rows per columnar batch (default 8192);
  *  - `rows_per_partition`: the largest number of rows one Spark partition reads (default 1048576); larger
- *    fragments are split by row ranges.
+ *    fragments are split by row ranges;
+ *  - `columnar`: hand Spark columnar batches (default true) or rows (false).
  */
-final case class ReadOptions(batchSize: Int, rowsPerPartition: Long)
+final case class ReadOptions(batchSize: Int, rowsPerPartition: Long, columnar: Boolean = true)
 
 object ReadOptions {
   val DefaultBatchSize = 8192
@@ -22,7 +23,13 @@ object ReadOptions {
       case Some(v) => v.trim.toLongOption.filter(_ > 0).getOrElse(
         throw new LanceSparkException(new InvalidArgumentException(s"Option $key must be a positive number, not '$v'.")))
     }
+    val columnar = o.get("columnar").map(_.trim.toLowerCase) match {
+      case None | Some("true") => true
+      case Some("false") => false
+      case Some(other) => throw new LanceSparkException(new InvalidArgumentException(
+        s"Option columnar must be true or false, not '$other'."))
+    }
     ReadOptions(positive("batch_size", DefaultBatchSize).min(Int.MaxValue / 2).toInt,
-      positive("rows_per_partition", DefaultRowsPerPartition))
+      positive("rows_per_partition", DefaultRowsPerPartition), columnar)
   }
 }
