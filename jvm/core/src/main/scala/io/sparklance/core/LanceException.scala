@@ -54,6 +54,18 @@ final class UnsupportedFeatureException(detail: String)
 final class ValueOutOfRangeException(detail: String)
     extends LanceException("LANCE_VALUE_OUT_OF_RANGE", "22003", detail, null)
 
+/** A commit lost to concurrent commits it cannot be combined with, or ran out of retries; nothing was committed. */
+final class CommitConflictException(val path: String, detail: String)
+    extends LanceException("LANCE_COMMIT_CONFLICT", "40001", s"Cannot commit to table $path: $detail", null)
+
+/**
+ * A commit whose outcome is unknown: storage failed while the manifest was being written. The version may or may
+ * not exist; nothing was cleaned up. Check the table's latest version before retrying.
+ */
+final class CommitStateUnknownException(val path: String, detail: String, cause: Throwable)
+    extends LanceException("LANCE_COMMIT_STATE_UNKNOWN", "08007", s"The commit to table $path may or may not have " +
+      s"happened: $detail. Check the table's latest version before retrying; no files were removed.", cause)
+
 /** An argument given by the user (option, name, value) is not valid. */
 final class InvalidArgumentException(detail: String)
     extends LanceException("LANCE_INVALID_ARGUMENT", "22023", detail, null)

@@ -43,6 +43,10 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
     out.result()
   }
 
+  /** (field id, column index) for every field stored in a column, in column order: what a manifest's DataFile lists. */
+  def fieldColumns: Seq[(Int, Int)] =
+    (if (version.isStructural) leafColumns else reader20.columns).toSeq.sortBy(_._2)
+
   /**
    * Reads rows [from, to) of the given fields (top-level fields of the file's schema, possibly with some children
    * pruned) into a new root owned by the caller.

@@ -61,6 +61,11 @@ final class HadoopStorage(conf: Configuration) extends Storage {
     finally wrap(path, "write")(out.close())
   }
 
+  override def overwrite(path: String, bytes: Array[Byte]): Unit = wrap(path, "write") {
+    val out = fs(path).create(hadoopPath(path), true)
+    try out.write(bytes) finally out.close()
+  }
+
   override def createStream(path: String): OutputStream = wrap(path, "create") {
     fs(path).create(hadoopPath(path), false)
   }

@@ -51,6 +51,9 @@ trait Storage {
    */
   def createStream(path: String): OutputStream
 
+  /** Writes a whole file, replacing any file there (not atomic: for hints such as `latest_version_hint.json`). */
+  def overwrite(path: String, bytes: Array[Byte]): Unit
+
   /** Atomically creates `path` with `bytes` if nothing is there; returns false, writing nothing, if it exists. */
   def putIfAbsent(path: String, bytes: Array[Byte]): Boolean
 

@@ -13,7 +13,7 @@ import io.sparklance.core.{CorruptFileException, StorageException}
  * An in-memory [[Storage]] for tests, with injectable faults: `failNext("putIfAbsent", 2)` makes the next two
  * calls of that operation throw a [[StorageException]] (as Iceberg's TestTables.failCommits does for commits).
  */
-final class InMemoryStorage extends Storage {
+class InMemoryStorage extends Storage {
   private val files = new ConcurrentHashMap[String, Array[Byte]]()
   private val faults = new ConcurrentHashMap[String, AtomicInteger]()
 
@@ -57,6 +57,11 @@ final class InMemoryStorage extends Storage {
     if (files.putIfAbsent(norm(path), bytes.clone()) != null) {
       throw new StorageException(path, "create", new IOException(s"$path already exists"))
     }
+  }
+
+  override def overwrite(path: String, bytes: Array[Byte]): Unit = {
+    maybeFail("overwrite", path)
+    files.put(norm(path), bytes.clone())
   }
 
   override def createStream(path: String): OutputStream = new ByteArrayOutputStream() {

@@ -1,0 +1,163 @@
+package io.sparklance.core.txn
+
+import java.nio.charset.StandardCharsets
+import java.time.Instant
+
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import com.google.protobuf.Timestamp
+
+import io.sparklance.core.{CommitConflictException, CommitStateUnknownException, NotATableException, StorageException}
+import io.sparklance.core.storage.Storage
+import io.sparklance.core.table.{Dataset, FeatureFlags, Manifest, ManifestFile, ManifestNaming}
+import io.sparklance.proto.{RowIdProtos, TableProtos, TransactionProtos}
+
+/**
+ * The commit protocol (shared/spec/table-format.md, "Conflict Resolution"): write the transaction file, then
+ * write the next version's manifest with put-if-absent; when other writers committed first, rebase over their
+ * transactions if the conflict rules allow it and try the next version, a bounded number of times.
+ */
+object Committer {
+
+  final case class Options(maxRetries: Int = 20, newTableFileVersion: String = "2.2",
+      writerLibrary: String = "sparklance", writerVersion: String = "0.1.0")
+
+  /** Commits `txn` to the table at `root`; returns the new version. */
+  def commit(storage: Storage, root: String, txn: Transaction, options: Options = Options()): Long = {
+    val txnPath = Storage.join(root, s"_transactions/${txn.fileName}")
+    storage.create(txnPath, txn.toProto.toByteArray)
+    var attempt = 0
+    while (true) {
+      attempt += 1
+      val current = latest(storage, root)
+      val latestVersion = current.map(_._1.version).getOrElse(0L)
+      // (1) Every version committed since ours was read must be one we can rebase over.
+      ((txn.readVersion + 1) to latestVersion).foreach { v =>
+        val theirs = committedOperation(storage, root, v)
+        if (!ConflictRules.compatible(txn.operation, theirs)) {
+          throw new CommitConflictException(root, s"version $v, committed since this ${txn.operation.name} read " +
+            s"version ${txn.readVersion}, is ${theirs.map(o => s"a ${o.name}").getOrElse("of unknown kind")}, which " +
+            s"a ${txn.operation.name} cannot be combined with. Read the table again and redo the change.")
+        }
+      }
+      // (2) The next manifest, built on the latest one.
+      val version = latestVersion + 1
+      val naming = current.map(_._3).getOrElse(ManifestNaming.V2)
+      val next = ManifestBuilder.next(current.map(_._1), txn, version, Instant.now(), options)
+      // Indexes carry over an append; an overwrite replaces the data they indexed.
+      val indexSection = txn.operation match {
+        case _: Operation.Append => current.flatMap(_._2)
+        case _ => None
+      }
+      val bytes = ManifestFile.encode(next, indexSection)
+      val path = Storage.join(root, s"_versions/${naming.fileName(version)}")
+      // (3) Put-if-absent decides between racing writers.
+      val won =
+        try storage.putIfAbsent(path, bytes)
+        catch {
+          case e: StorageException =>
+            // (4) State unknown: the manifest may have been written. Never delete anything here.
+            throw new CommitStateUnknownException(root, s"writing $path failed (${e.getMessage})", e)
+        }
+      if (won) {
+        writeHint(storage, root, version)
+        return version
+      }
+      // (5) Another writer took this version: check it and try the next one, a bounded number of times.
+      if (attempt >= options.maxRetries) {
+        throw new CommitConflictException(root, s"lost the race for a new version $attempt times; the table is " +
+          "being written by many writers at once. Retry later, or raise the commit retry limit.")
+      }
+    }
+    throw new IllegalStateException("unreachable")
+  }
+
+  /** The latest manifest, its index section and the naming scheme; None for a table that does not exist yet. */
+  private def latest(storage: Storage, root: String): Option[(Manifest, Option[TableProtos.IndexSection], ManifestNaming)] =
+    try {
+      val ds = Dataset.open(storage, root)
+      val listing = ds.listVersions()
+      val entry = listing.entries.last
+      val bytes = storage.readAll(entry.path)
+      val proto = ManifestFile.decode(entry.path, bytes)
+      FeatureFlags.checkWritable(root, proto.getVersion, proto.getWriterFeatureFlags)
+      Some((new Manifest(proto, entry.path), ManifestFile.decodeIndexSection(entry.path, bytes, proto), listing.naming))
+    } catch { case _: NotATableException => None }
+
+  /** The operation that produced version `v`, from its transaction file; None when there is none to read. */
+  private def committedOperation(storage: Storage, root: String, v: Long): Option[Operation] = {
+    val manifest = Dataset.open(storage, root).checkout(v).manifest
+    manifest.transactionFile.flatMap { name =>
+      try Some(Transaction.fromProto(TransactionProtos.Transaction.parseFrom(
+        storage.readAll(Storage.join(root, s"_transactions/$name")))).operation)
+      catch { case NonFatal(_) => None }
+    }
+  }
+
+  private def writeHint(storage: Storage, root: String, version: Long): Unit =
+    try storage.overwrite(Storage.join(root, "_versions/latest_version_hint.json"),
+      s"""{"version":$version}""".getBytes(StandardCharsets.UTF_8))
+    catch { case NonFatal(_) => () } // only a hint: readers list _versions/ anyway
+}
+
+/** The pure step of a commit: the next manifest from the current one and a transaction. */
+object ManifestBuilder {
+
+  def next(current: Option[Manifest], txn: Transaction, version: Long, now: Instant,
+      options: Committer.Options): TableProtos.Manifest = {
+    val b = current.map(_.proto.toBuilder).getOrElse {
+      TableProtos.Manifest.newBuilder().setDataFormat(TableProtos.Manifest.DataStorageFormat.newBuilder()
+        .setFileFormat("lance").setVersion(options.newTableFileVersion))
+    }
+    b.setVersion(version)
+      .setTimestamp(Timestamp.newBuilder().setSeconds(now.getEpochSecond).setNanos(now.getNano))
+      .setTransactionFile(txn.fileName)
+      .setWriterVersion(TableProtos.Manifest.WriterVersion.newBuilder().setLibrary(options.writerLibrary)
+        .setVersion(options.writerVersion))
+      .clearIndexSection()
+      .clearTag()
+    var nextFragmentId = current.flatMap(_.maxFragmentId).map(_ + 1).getOrElse(0L)
+    val stable = current.exists(_.hasStableRowIds)
+    var nextRowId = b.getNextRowId
+
+    def assign(fs: Seq[TableProtos.DataFragment]): Seq[TableProtos.DataFragment] = fs.map { f =>
+      val fb = f.toBuilder.setId(nextFragmentId)
+      nextFragmentId += 1
+      if (stable) {
+        val n = f.getPhysicalRows
+        val range = RowIdProtos.U64Segment.newBuilder().setRange(RowIdProtos.U64Segment.Range.newBuilder()
+          .setStart(nextRowId).setEnd(nextRowId + n))
+        fb.setInlineRowIds(RowIdProtos.RowIdSequence.newBuilder().addSegments(range).build().toByteString)
+        val versions = RowIdProtos.RowDatasetVersionSequence.newBuilder().addRuns(RowIdProtos.RowDatasetVersionRun
+          .newBuilder().setSpan(RowIdProtos.U64Segment.newBuilder().setRange(RowIdProtos.U64Segment.Range.newBuilder()
+            .setStart(0).setEnd(n))).setVersion(version)).build().toByteString
+        fb.setInlineCreatedAtVersions(versions).setInlineLastUpdatedAtVersions(versions)
+        nextRowId += n
+      }
+      fb.build()
+    }
+
+    txn.operation match {
+      case Operation.Append(fragments) =>
+        b.addAllFragments(assign(fragments).asJava)
+      case Operation.Overwrite(fragments, schema, meta, config) =>
+        b.clearFragments().addAllFragments(assign(fragments).asJava)
+        b.clearFields().addAllFields(schema.asJava)
+        b.clearSchemaMetadata()
+        meta.foreach { case (k, v) => b.putSchemaMetadata(k, com.google.protobuf.ByteString.copyFrom(v)) }
+        b.putAllConfig(config.asJava)
+      case Operation.Other(n) => throw new IllegalArgumentException(s"sparklance does not commit $n transactions")
+    }
+    if (nextFragmentId > 0) b.setMaxFragmentId((nextFragmentId - 1).toInt)
+    b.setNextRowId(nextRowId)
+    val hasDeletions = b.getFragmentsList.asScala.exists(_.hasDeletionFile)
+    def flags(f: Long): Long = {
+      var x = if (hasDeletions) f | FeatureFlags.DeletionFiles else f & ~FeatureFlags.DeletionFiles
+      if (b.getConfigCount > 0) x |= FeatureFlags.TableConfig
+      x
+    }
+    b.setReaderFeatureFlags(flags(b.getReaderFeatureFlags)).setWriterFeatureFlags(flags(b.getWriterFeatureFlags))
+    b.build()
+  }
+}

@@ -1,0 +1,73 @@
+package io.sparklance.core.txn
+
+import java.util.UUID
+
+import scala.jdk.CollectionConverters._
+
+import io.sparklance.core.schema.LanceSchema
+import io.sparklance.proto.{FileProtos, TableProtos, TransactionProtos}
+
+/**
+ * What a commit does, as data (transaction.proto `Transaction.operation`). Only the operations this version of
+ * sparklance commits are modelled; any other operation read from a transaction file is [[Operation.Other]], which
+ * the conflict rules treat as conflicting with everything.
+ */
+sealed trait Operation {
+  def name: String
+}
+
+object Operation {
+  /** New fragments added to the table (ids are assigned at commit). */
+  final case class Append(fragments: Seq[TableProtos.DataFragment]) extends Operation { def name = "Append" }
+
+  /** The table replaced by new fragments and a schema (also how a table is created). */
+  final case class Overwrite(fragments: Seq[TableProtos.DataFragment], schema: Seq[FileProtos.Field],
+      schemaMetadata: Map[String, Array[Byte]], config: Map[String, String]) extends Operation { def name = "Overwrite" }
+
+  /** A committed operation of another kind, read from a transaction file. */
+  final case class Other(name: String) extends Operation
+
+  def overwrite(fragments: Seq[TableProtos.DataFragment], schema: LanceSchema): Overwrite =
+    Overwrite(fragments, schema.toProtos, schema.metadata, Map.empty)
+}
+
+/** A transaction: the version it read, a unique id, and its operation. */
+final case class Transaction(readVersion: Long, uuid: String, operation: Operation) {
+
+  /** The transaction file name under `_transactions/`: `{read_version}-{uuid}.txn`. */
+  def fileName: String = s"$readVersion-$uuid.txn"
+
+  def toProto: TransactionProtos.Transaction = {
+    val b = TransactionProtos.Transaction.newBuilder().setReadVersion(readVersion).setUuid(uuid)
+    operation match {
+      case Operation.Append(fs) => b.setAppend(TransactionProtos.Transaction.Append.newBuilder().addAllFragments(fs.asJava))
+      case Operation.Overwrite(fs, schema, meta, config) =>
+        val o = TransactionProtos.Transaction.Overwrite.newBuilder().addAllFragments(fs.asJava).addAllSchema(schema.asJava)
+          .putAllConfigUpsertValues(config.asJava)
+        meta.foreach { case (k, v) => o.putSchemaMetadata(k, com.google.protobuf.ByteString.copyFrom(v)) }
+        b.setOverwrite(o)
+      case Operation.Other(n) => throw new IllegalArgumentException(s"cannot write a $n transaction")
+    }
+    b.build()
+  }
+}
+
+object Transaction {
+  def create(readVersion: Long, operation: Operation): Transaction =
+    Transaction(readVersion, UUID.randomUUID().toString, operation)
+
+  def fromProto(p: TransactionProtos.Transaction): Transaction = {
+    import TransactionProtos.Transaction.OperationCase._
+    val op = p.getOperationCase match {
+      case APPEND => Operation.Append(p.getAppend.getFragmentsList.asScala.toSeq)
+      case OVERWRITE =>
+        val o = p.getOverwrite
+        Operation.Overwrite(o.getFragmentsList.asScala.toSeq, o.getSchemaList.asScala.toSeq,
+          o.getSchemaMetadataMap.asScala.map { case (k, v) => k -> v.toByteArray }.toMap,
+          o.getConfigUpsertValuesMap.asScala.toMap)
+      case OPERATION_NOT_SET => Operation.Other("unknown")
+      case other => Operation.Other(other.name.toLowerCase)
+    }
+    Transaction(p.getReadVersion, p.getUuid, op)
+  }
+}
