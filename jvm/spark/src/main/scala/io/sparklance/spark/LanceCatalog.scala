@@ -46,10 +46,12 @@ final class LanceCatalog extends TableCatalog with SupportsNamespaces {
 
   private val Suffix = ".lance"
 
+  private def validName(part: String): Boolean =
+    !(part.isEmpty || part == "." || part == ".." || part.exists(c => c == '/' || c == '\\' || c == '\u0000') ||
+      part.startsWith("."))
+
   private def checkName(part: String, what: String): String = {
-    val bad = part.isEmpty || part == "." || part == ".." || part.exists(c => c == '/' || c == '\\' || c == '\u0000') ||
-      part.startsWith(".")
-    if (bad) {
+    if (!validName(part)) {
       throw new LanceSparkException(new InvalidArgumentException(s"'$part' is not a valid $what name in catalog " +
         s"'$catalogName': names are single path components, not empty, not starting with '.', without '/' or '\\'."))
     }
@@ -73,7 +75,8 @@ final class LanceCatalog extends TableCatalog with SupportsNamespaces {
   override def listTables(namespace: Array[String]): Array[Identifier] = LanceSparkException.translate {
     val dir = namespacePath(namespace)
     if (namespace.nonEmpty && !storage.exists(dir)) throw new NoSuchNamespaceException(namespace)
-    storage.list(dir).filter(e => e.isDirectory && e.name.endsWith(Suffix) && e.name.length > Suffix.length)
+    // Only names that can be queried back are listed.
+    storage.list(dir).filter(e => e.isDirectory && e.name.endsWith(Suffix) && validName(e.name.stripSuffix(Suffix)))
       .map(e => Identifier.of(namespace, e.name.stripSuffix(Suffix))).sortBy(_.name()).toArray
   }
 
@@ -119,7 +122,7 @@ final class LanceCatalog extends TableCatalog with SupportsNamespaces {
   // ------------------------------------------------------------------------------------------ namespaces
 
   private def childNamespaces(dir: String): Seq[String] =
-    storage.list(dir).filter(e => e.isDirectory && !e.name.endsWith(Suffix) && !e.name.startsWith(".") &&
+    storage.list(dir).filter(e => e.isDirectory && !e.name.endsWith(Suffix) && validName(e.name) &&
       !e.name.startsWith("_")).map(_.name).sorted
 
   override def listNamespaces(): Array[Array[String]] =
