@@ -107,21 +107,33 @@ final class LanceColumnarReader(p: LancePartition, readSchema: StructType) exten
 
   private def toBatch(root: VectorSchemaRoot): ColumnarBatch = {
     val n = root.getRowCount
-    val columns = root.getFieldVectors.asScala.zip(readSchema.fields).map { case (v, f) =>
-      val converted =
-        try SparkArrow.convert(v, f.dataType, allocator)
-        catch {
-          case e: ArithmeticException =>
-            v.close()
-            throw new io.sparklance.core.ValueOutOfRangeException(s"Column '${f.name}' holds a value that does not fit " +
-              s"Spark's ${f.dataType.simpleString} (${e.getMessage}), in fragment ${fragment.id}. Exclude the column " +
-              "from the query, or read it with pylance.")
-        }
-      if (converted ne v) v.close()
-      live += converted
-      new ArrowColumnVector(converted): ColumnVector
+    val vectors = root.getFieldVectors.asScala.toIndexedSeq
+    val columns = new Array[ColumnVector](vectors.size)
+    var i = 0
+    try {
+      while (i < vectors.size) {
+        val v = vectors(i)
+        val f = readSchema.fields(i)
+        val converted =
+          try SparkArrow.convert(v, f.dataType, allocator)
+          catch {
+            case e: ArithmeticException =>
+              throw new io.sparklance.core.ValueOutOfRangeException(s"Column '${f.name}' holds a value that does not " +
+                s"fit Spark's ${f.dataType.simpleString} (${e.getMessage}), in fragment ${fragment.id}. Exclude the " +
+                "column from the query, or read it with pylance.")
+          }
+        if (converted ne v) v.close()
+        live += converted
+        columns(i) = new ArrowColumnVector(converted)
+        i += 1
+      }
+    } catch {
+      case NonFatal(e) =>
+        // Vectors not yet handed over would leak: close them before the error leaves.
+        vectors.drop(i).foreach(v => try v.close() catch { case NonFatal(_) => () })
+        throw e
     }
-    new ColumnarBatch(columns.toArray, n)
+    new ColumnarBatch(columns, n)
   }
 
   override def get(): ColumnarBatch = current

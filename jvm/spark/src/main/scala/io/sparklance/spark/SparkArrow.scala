@@ -123,11 +123,13 @@ object SparkArrow {
   /** Fills `out` value by value from non-null positions of `in` (nulls stay null); closes nothing. */
   private def fixed[O <: BaseFixedWidthVector](in: ValueVector, out: O, set: (O, Int) => Unit): O = {
     val n = in.getValueCount
-    out.allocateNew(n)
-    var i = 0
-    while (i < n) { if (!in.isNull(i)) set(out, i); i += 1 }
-    out.setValueCount(n)
-    out
+    try {
+      out.allocateNew(n)
+      var i = 0
+      while (i < n) { if (!in.isNull(i)) set(out, i); i += 1 }
+      out.setValueCount(n)
+      out
+    } catch { case e: Throwable => out.close(); throw e }
   }
 
   /** A ListVector over `child` with the given offsets and `l`'s validity, built buffer by buffer. */
