@@ -127,3 +127,31 @@ def test_blob_v2_descriptors_and_bytes(tmp_path):
     assert got.column("b").combine_chunks().equals(want)
     got_bytes = _read_jvm(tmp_path, path, "--blob-bytes", "b")
     assert got_bytes.column("b").to_pylist() == values
+
+
+JSON_VALUES = [
+    '{"b":{"c":[1,2,{"d":null}]},"a":"x","z":true,"y":false}', '{"k10":1,"k2":2,"a":3,"B":4,"":5}', "[]", "{}",
+    "[[],[[]],{}]", '"x"', "3", "null", None, "true", "false",
+    '"esc \\" \\\\ \\/ \\b\\f\\n\\r\\t \\u0001 \\u001f \\u007f \u00e9 \u4e2d \U0001F600 \\ud83d\\ude00"',
+    "-1", "-129", "255", "65536", "-2147483648", "4294967296", "-9223372036854775808", "18446744073709551615",
+    "18446744073709551616", "0", "-0", "0.0", "-0.0", "0.1", "1e300", "1E-7", "1e15", "1e16", "2.5e-5", "5e-324",
+    "1.7976931348623157e308", "123e4", '[1,-1,1.5,"s",null,true,false,{"x":[]}]', ' { "a" : 1 , "b" : [ 1 , 2 ] } ',
+    '"\\u0000"', None, '{"nested":{"deep":{"deeper":[1,[2,[3,[4]]]]}}}',
+]
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+def test_json_reads_as_pylance_text(tmp_path, version):
+    """Lance stores json values in the binary JSONB encoding; the JVM reader returns the JSON text pylance returns."""
+    import lance
+
+    values = JSON_VALUES * 3
+    table = pa.table({"id": pa.array(range(len(values)), pa.int32()), "j": pa.array(values, pa.json_())})
+    ds = lance.write_dataset(table, str(tmp_path / "t.lance"), data_storage_version=version)
+    want = ds.to_table().column("j").combine_chunks()
+    path = str(tmp_path / "t.lance" / "data" / ds.get_fragments()[0].data_files()[0].path)
+    got = _read_jvm(tmp_path, path, "--batch-rows", "7").column("j").combine_chunks()
+    assert got.type == want.type
+    assert got.to_pylist() == want.to_pylist()
+    assert want.to_pylist()[:3] == ['{"a":"x","b":{"c":[1,2,{"d":null}]},"y":false,"z":true}',
+                                    '{"":5,"B":4,"a":3,"k10":1,"k2":2}', "[]"]

@@ -126,12 +126,6 @@ final class LanceScan(table: LanceTable, required: StructType, limit: Option[Int
     snapshot.schema.field(sf.name).map(f => prune(f, sf.dataType))
   }
 
-  projection.flatMap(_.flatten).find(_.logicalType == LogicalType.Json).foreach { f =>
-    throw new LanceSparkException(new io.sparklance.core.UnsupportedFeatureException(s"Column '${f.name}' is a Lance " +
-      "json column, stored in a binary JSON encoding that this version of sparklance cannot decode yet. Leave it out " +
-      "of the query, or read it with pylance."))
-  }
-
   private lazy val metadataColumns: Seq[MetadataColumn] =
     required.fields.toSeq.flatMap(f => if (snapshot.schema.field(f.name).isEmpty) MetadataColumn.byName(f.name) else None)
 

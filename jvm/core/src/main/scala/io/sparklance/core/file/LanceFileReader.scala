@@ -184,6 +184,13 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
       throw new CorruptFileException(path, s"column $column (field '${field.name}') has pages for $pageStart rows, the file has $numRows")
     }
     val levels = new RepDef.Composite(unravelers)
+    if (field.logicalType == LogicalType.Json) {
+      // Lance stores json values in the binary JSONB encoding; a read returns them as JSON text.
+      val parts = pieces.toSeq.map { case (b, lo, hi) => guard(field, column, -1, "")(Blocks.materialize(Blocks.slice(b, lo, hi))) }
+      val joined = if (parts.isEmpty) emptyBlock(field) else if (parts.size == 1) parts.head
+        else guard(field, column, -1, "")(Blocks.concat(parts.asJava))
+      return new ArrowAssembler.Leaf(levels, guard(field, column, -1, "json")(LanceFileReader.jsonText(joined)))
+    }
     pieces.toSeq match {
       case Seq() => new ArrowAssembler.Leaf(levels, emptyBlock(field))
       // One page: hand over the decoded page and the range, and let the assembler copy just that range.
@@ -452,14 +459,16 @@ object LanceFileReader {
     f.getType.isInstanceOf[ArrowType.Struct] && PackedKeys.exists(k => Option(f.getMetadata.get(k)).exists(_.equalsIgnoreCase("true")))
 
   /**
-   * The Arrow field a read produces: the schema mapping, with dictionary-encoded fields decoded to their values,
-   * and `json` columns as their stored bytes (Lance stores JSON in a binary encoding, not as text).
+   * The Arrow field a read produces: the schema mapping, with dictionary-encoded fields decoded to their values.
+   * `json` columns are UTF-8 JSON text (`arrow.json`), as pylance returns them; the reader decodes Lance's binary
+   * JSONB encoding.
    */
-  def readField(f: LanceField): Field = stripDictionaries(ArrowSchemas.toArrow(f)) match {
-    case field if f.logicalType == LogicalType.Json =>
-      new Field(field.getName, new FieldType(field.isNullable, ArrowType.LargeBinary.INSTANCE, null,
-        Map("ARROW:extension:name" -> "lance.json").asJava), null)
-    case field => field
+  def readField(f: LanceField): Field = stripDictionaries(ArrowSchemas.toArrow(f))
+
+  /** A decoded block of JSONB values as a block of their JSON text. */
+  private[file] def jsonText(block: DataBlock): DataBlock = block match {
+    case w: DataBlock.VariableWidth => Jsonb.toJsonBlock(w)
+    case other => throw new EncodingException(s"json values decoded as ${other.getClass.getSimpleName}, not variable-width bytes")
   }
 
   private def stripDictionaries(f: Field): Field = {

@@ -71,7 +71,9 @@ private[file] final class Reader20(reader: LanceFileReader) {
         sv.getChildrenFromFields.asScala.zip(s.children).foreach { case (cv, b) => ArrowAssembler.fillLeafValues(cv, b, null) }
         ArrowAssembler.setStructValidity(sv, null, n)
       } else {
-        ArrowAssembler.fillLeafValues(v, Blocks.materialize(values.block), new RepDef.Validity(values.validity, n))
+        val block = Blocks.materialize(values.block)
+        val filled = if (f.logicalType == LogicalType.Json) LanceFileReader.jsonText(block) else block
+        ArrowAssembler.fillLeafValues(v, filled, new RepDef.Validity(values.validity, n))
       }
   }
 
