@@ -373,11 +373,11 @@ def _as_of_cases(tables_key: Tuple[Tuple[str, str], ...]) -> List[Tuple[str, str
         cases.append(("format", "history", fmt(us), us, 2))
     ns = pl_version_ns(tables["history"])
     for k in (1, 3):
-        # One microsecond past the commit's microsecond: pylance compares microseconds strictly, and a commit can
-        # fall exactly on a microsecond, where its ceiling would equal its floor.
-        after = floor_us(ns[k]) + 1
+        # Two microseconds past the commit's microsecond: pylance compares microseconds strictly, on a value it
+        # derives through floating point (off by one at times), and a commit can fall exactly on a microsecond.
+        after = floor_us(ns[k]) + 2
         cases.append(("boundary", "history", iso_z(after), after, k))
-    cases.append(("boundary", "history", iso_z(floor_us(ns[3]) - 1), floor_us(ns[3]) - 1, 2))
+    cases.append(("boundary", "history", iso_z(floor_us(ns[3]) - 2), floor_us(ns[3]) - 2, 2))
     later = floor_us(ns[max(ns)]) + 3_600 * 10 ** 6
     cases.append(("boundary", "history", iso_z(later), later, max(ns)))
     prefetch([(tables[t], ("--as-of", text)) for _, t, text, _, _ in cases])
