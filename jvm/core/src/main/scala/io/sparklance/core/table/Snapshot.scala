@@ -42,32 +42,26 @@ final class Snapshot(val dataset: Dataset, val manifest: Manifest, val naming: M
   /** The version each row of a fragment was created at, if recorded. */
   def createdAtVersions(fragment: Fragment): Option[RowVersionSequence] = {
     val p = fragment.proto
-    import TableProtos.DataFragment.CreatedAtVersionSequenceCase._
-    p.getCreatedAtVersionSequenceCase match {
-      case INLINE_CREATED_AT_VERSIONS =>
-        Some(RowVersionSequence.decode(manifest.path, p.getInlineCreatedAtVersions, fragment.physicalRows))
-      case EXTERNAL_CREATED_AT_VERSIONS =>
-        val (path, bytes) = external(p.getExternalCreatedAtVersions)
-        Some(RowVersionSequence.decode(path, bytes, fragment.physicalRows))
-      case _ => None
-    }
+    versions(fragment,
+      Option.when(p.hasInlineCreatedAtVersions)(p.getInlineCreatedAtVersions),
+      Option.when(p.hasExternalCreatedAtVersions)(p.getExternalCreatedAtVersions))
   }
 
   /** The version each row of a fragment was last updated at, if recorded. */
   def lastUpdatedAtVersions(fragment: Fragment): Option[RowVersionSequence] = {
     val p = fragment.proto
-    import TableProtos.DataFragment.LastUpdatedAtVersionSequenceCase._
-    p.getLastUpdatedAtVersionSequenceCase match {
-      case INLINE_LAST_UPDATED_AT_VERSIONS =>
-        Some(RowVersionSequence.decode(manifest.path, p.getInlineLastUpdatedAtVersions, fragment.physicalRows))
-      case EXTERNAL_LAST_UPDATED_AT_VERSIONS =>
-        val (path, bytes) = external(p.getExternalLastUpdatedAtVersions)
-        Some(RowVersionSequence.decode(path, bytes, fragment.physicalRows))
-      case _ => None
-    }
+    versions(fragment,
+      Option.when(p.hasInlineLastUpdatedAtVersions)(p.getInlineLastUpdatedAtVersions),
+      Option.when(p.hasExternalLastUpdatedAtVersions)(p.getExternalLastUpdatedAtVersions))
   }
 
-  private def external(f: TableProtos.ExternalFile): (String, ByteString) = FragmentFiles.external(storage, root, f)
+  /** A row version sequence stored inline in the manifest or in a section of another file. */
+  private def versions(fragment: Fragment, inline: Option[ByteString],
+      external: Option[TableProtos.ExternalFile]): Option[RowVersionSequence] =
+    inline.map(RowVersionSequence.decode(manifest.path, _, fragment.physicalRows)).orElse(external.map { f =>
+      val (path, bytes) = FragmentFiles.external(storage, root, f)
+      RowVersionSequence.decode(path, bytes, fragment.physicalRows)
+    })
 
   override def toString: String = s"Snapshot($root@$version)"
 }
