@@ -37,6 +37,11 @@ public final class FullZipPage {
     int valueBytes = fixed ? checkedBytes(layout.getBitsPerValue()) : 0;
     int lengthBytes = fixed ? 0 : checkedBytes(layout.getBitsPerOffset());
     if (!fixed && lengthBytes != 4 && lengthBytes != 8) throw new EncodingException(lengthBytes * 8 + "-bit full-zip lengths");
+    if (cw == 0 && fixed) {
+      // No levels: the page is the values back to back; take them in one copy instead of one per value.
+      DataBlock direct = contiguousFixed(layout.getValueCompression(), data, n, valueBytes);
+      if (direct != null) return new MiniBlockPage.Decoded(new RepDef.Unraveler(null, null, n, layers, n), direct);
+    }
     int visible = 0;
     int[] starts = new int[n + 1];
     int[] ends = new int[n + 1];
@@ -75,6 +80,35 @@ public final class FullZipPage {
     DataBlock values = perValue.decode(data, starts, ends, visible, shape);
     RepDef.Unraveler u = new RepDef.Unraveler(rep, def, n, layers, visible);
     return new MiniBlockPage.Decoded(u, values);
+  }
+
+  /** Flat values or plain fixed-size lists of flat values, stored contiguously; null for anything else. */
+  private static DataBlock contiguousFixed(CompressiveEncoding e, Slice data, int n, int valueBytes) {
+    if ((long) n * valueBytes != data.length) throw new EncodingException("a full-zip page of " + n + " values of "
+        + valueBytes + " bytes holds " + data.length + " bytes");
+    if (e.getCompressionCase() == CompressiveEncoding.CompressionCase.FLAT) {
+      int bits = Encodings21.checkedBits(e.getFlat().getBitsPerValue());
+      if (bits != valueBytes * 8 || e.getFlat().hasData()) return null;
+      return new DataBlock.FixedWidth(bits, data.copy(), n);
+    }
+    if (e.getCompressionCase() == CompressiveEncoding.CompressionCase.FIXED_SIZE_LIST) {
+      FixedSizeLists.Layers parsed = new FixedSizeLists.Layers(e, "in a full-zip page");
+      long items = n;
+      for (int[] l : parsed.layers) {
+        if (l[1] == 1) return null;  // validity bytes are interleaved with the items
+        items *= l[0];
+      }
+      if (parsed.itemBits % 8 != 0 || items * (parsed.itemBits / 8) != data.length) return null;
+      DataBlock block = new DataBlock.FixedWidth(parsed.itemBits, data.copy(), (int) items);
+      long count = items;
+      for (int li = parsed.layers.size() - 1; li >= 0; li--) {
+        int dim = parsed.layers.get(li)[0];
+        count /= dim;
+        block = new DataBlock.FixedSizeList(dim, block, null, (int) count);
+      }
+      return block;
+    }
+    return null;
   }
 
   private static int checkedBytes(long bits) {
