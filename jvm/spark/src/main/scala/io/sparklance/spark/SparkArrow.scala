@@ -57,11 +57,15 @@ object SparkArrow {
       fixed(d, out, (o: DecimalVector, i: Int) => o.set(i, d.getObject(i)))
     case (l: FixedSizeListVector, ArrayType(et, _)) =>
       val child = convert(l.getDataVector, et, allocator)
-      val offsets = (0 to l.getValueCount).map(i => i.toLong * l.getListSize).toArray
+      val offsets = new Array[Long](l.getValueCount + 1)
+      var i = 0
+      while (i <= l.getValueCount) { offsets(i) = i.toLong * l.getListSize; i += 1 }
       list(l, offsets, child, child ne l.getDataVector, allocator)
     case (l: LargeListVector, ArrayType(et, _)) =>
       val child = convert(l.getDataVector, et, allocator)
-      val offsets = (0 to l.getValueCount).map(i => l.getOffsetBuffer.getLong(8L * i)).toArray
+      val offsets = new Array[Long](l.getValueCount + 1)
+      var i = 0
+      while (i <= l.getValueCount) { offsets(i) = l.getOffsetBuffer.getLong(8L * i); i += 1 }
       list(l, offsets, child, child ne l.getDataVector, allocator)
     case (m: MapVector, MapType(kt, vt, _)) =>
       val entries = m.getDataVector.asInstanceOf[StructVector]
@@ -74,7 +78,12 @@ object SparkArrow {
     case (l: ListVector, ArrayType(et, _)) =>
       val child = convert(l.getDataVector, et, allocator)
       if (child eq l.getDataVector) l
-      else list(l, (0 to l.getValueCount).map(i => l.getOffsetBuffer.getInt(4L * i).toLong).toArray, child, owned = true, allocator)
+      else {
+        val offsets = new Array[Long](l.getValueCount + 1)
+        var i = 0
+        while (i <= l.getValueCount) { offsets(i) = l.getOffsetBuffer.getInt(4L * i).toLong; i += 1 }
+        list(l, offsets, child, owned = true, allocator)
+      }
     case (s: StructVector, st: StructType) =>
       val children = s.getChildrenFromFields.asScala.zip(st.fields).map { case (c, f) => convert(c, f.dataType, allocator) }
       if (children.zip(s.getChildrenFromFields.asScala).forall { case (a, b) => a eq b }) s
