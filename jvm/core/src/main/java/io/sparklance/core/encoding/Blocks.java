@@ -203,4 +203,25 @@ public final class Blocks {
     }
     throw new EncodingException("a dictionary of " + d.items.getClass().getSimpleName());
   }
+
+  /** A variable-width block of the given values, with offsets of `offsetBits` (32 or 64). */
+  public static DataBlock.VariableWidth ofValues(java.util.List<byte[]> values, int offsetBits) {
+    long total = 0;
+    for (byte[] v : values) total += v.length;
+    if (total > Integer.MAX_VALUE - 16 || (offsetBits == 32 && total > Integer.MAX_VALUE)) {
+      throw new EncodingException("values of " + total + " bytes in one page");
+    }
+    int n = values.size();
+    int ob = offsetBits / 8;
+    byte[] offsets = new byte[(n + 1) * ob];
+    byte[] data = new byte[(int) total];
+    int at = 0;
+    for (int i = 0; i < n; i++) {
+      byte[] v = values.get(i);
+      System.arraycopy(v, 0, data, at, v.length);
+      at += v.length;
+      if (ob == 8) LittleEndian.putLong(offsets, 8 * (i + 1), at); else LittleEndian.putInt(offsets, 4 * (i + 1), at);
+    }
+    return new DataBlock.VariableWidth(offsetBits, offsets, data, n);
+  }
 }

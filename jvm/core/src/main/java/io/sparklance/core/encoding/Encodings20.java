@@ -88,7 +88,7 @@ public final class Encodings20 {
         int dim = e.getFixedSizeList().getDimension();
         if (dim <= 0) throw new EncodingException("a fixed-size list of dimension " + dim);
         if ((long) n * dim > maxBytes) throw new EncodingException("a page of " + ((long) n * dim) + " list items");
-        Values items = decode(e.getFixedSizeList().getItems(), page, n * dim, new Target(itemShapeOf(t.shape, n, dim), t.offsetBits, false), maxBytes);
+        Values items = decode(e.getFixedSizeList().getItems(), page, n * dim, new Target(t.shape.item(), t.offsetBits, false), maxBytes);
         return new Values(new DataBlock.FixedSizeList(dim, items.block, items.validity, n), null);
       }
       case BINARY:
@@ -106,21 +106,6 @@ public final class Encodings20 {
       default:
         throw new UnsupportedEncodingException(describe(e), "in a 2.0 page");
     }
-  }
-
-  private static LeafShape itemShapeOf(LeafShape fsl, int n, int dim) {
-    // The item shape: derived from a zero block of the list's shape.
-    DataBlock z = fsl.zeros(1);
-    if (z instanceof DataBlock.FixedSizeList) {
-      DataBlock child = ((DataBlock.FixedSizeList) z).child;
-      if (child instanceof DataBlock.FixedWidth) return LeafShape.fixed(((DataBlock.FixedWidth) child).bitsPerValue);
-      if (child instanceof DataBlock.FixedSizeList) {
-        DataBlock.FixedSizeList c = (DataBlock.FixedSizeList) child;
-        DataBlock cc = c.child;
-        if (cc instanceof DataBlock.FixedWidth) return LeafShape.fixedSizeList(c.dimension, LeafShape.fixed(((DataBlock.FixedWidth) cc).bitsPerValue));
-      }
-    }
-    return fsl;
   }
 
   private static byte[] and(byte[] a, byte[] b, int n) {

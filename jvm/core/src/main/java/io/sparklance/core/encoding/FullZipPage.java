@@ -146,16 +146,16 @@ public final class FullZipPage {
       case GENERAL: {
         BufferCompression c = e.getGeneral().getCompression();
         return (data, s, t, n, shape) -> {
-          byte[][] parts = new byte[n][];
+          java.util.List<byte[]> parts = new java.util.ArrayList<>(n);
           long total = 0;
           for (int i = 0; i < n; i++) {
-            if (t[i] == s[i]) { parts[i] = new byte[0]; continue; }
+            if (t[i] == s[i]) { parts.add(new byte[0]); continue; }
             Slice one = Encodings21.decompress(c, data.slice(s[i], t[i] - s[i]), maxBytes);
-            parts[i] = one.array;
+            parts.add(one.array);
             total += one.length;
             if (total > maxBytes) throw new EncodingException("values inflate past " + maxBytes + " bytes");
           }
-          return concatBytes(parts, n, total);
+          return Blocks.ofValues(parts, 32);
         };
       }
       case VARIABLE_PACKED_STRUCT:
@@ -178,19 +178,6 @@ public final class FullZipPage {
       int len = t[i] - s[i];
       System.arraycopy(data.array, data.offset + s[i], out, at, len);
       at += len;
-      LittleEndian.putInt(offsets, 4 * (i + 1), at);
-    }
-    return new DataBlock.VariableWidth(32, offsets, out, n);
-  }
-
-  static DataBlock.VariableWidth concatBytes(byte[][] parts, int n, long total) {
-    if (total > Integer.MAX_VALUE - 16) throw new EncodingException("values of " + total + " bytes in one page");
-    byte[] offsets = new byte[(n + 1) * 4];
-    byte[] out = new byte[(int) total];
-    int at = 0;
-    for (int i = 0; i < n; i++) {
-      System.arraycopy(parts[i], 0, out, at, parts[i].length);
-      at += parts[i].length;
       LittleEndian.putInt(offsets, 4 * (i + 1), at);
     }
     return new DataBlock.VariableWidth(32, offsets, out, n);

@@ -9,6 +9,11 @@ public abstract class LeafShape {
   /** A block of `n` placeholder values (zeros, empty strings); their validity says they are null. */
   public abstract DataBlock zeros(int n);
 
+  /** The shape of a fixed-size list's items; other shapes have none. */
+  public LeafShape item() {
+    throw new EncodingException("a fixed-size list encoding over a column that is not a fixed-size list");
+  }
+
   /** `n` copies of one value given as bytes (fixed width: the value's little-endian bytes; variable: the bytes). */
   public abstract DataBlock repeat(byte[] value, int n, long maxBytes);
 
@@ -55,6 +60,9 @@ public abstract class LeafShape {
 
   public static LeafShape fixedSizeList(int dim, LeafShape item) {
     return new LeafShape() {
+      @Override
+      public LeafShape item() { return item; }
+
       public DataBlock zeros(int n) {
         return new DataBlock.FixedSizeList(dim, item.zeros(n * dim), null, n);
       }

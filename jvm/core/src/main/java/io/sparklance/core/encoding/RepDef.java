@@ -196,48 +196,6 @@ public final class RepDef {
       return def == null || levelToRep[def[i]] == 0;
     }
 
-    /**
-     * Restricts the levels to rows [from, to) and returns the matching item range as {itemFrom, itemTo}. Must be
-     * called before any unravelling.
-     */
-    public int[] sliceRows(int from, int to) {
-      if (rep == null && def == null) {
-        if (from < 0 || to > numItems || from > to) throw new EncodingException("rows [" + from + ", " + to + ") of " + numItems);
-        numItems = to - from;
-        return new int[] {from, to};
-      }
-      int startEntry, endEntry;
-      if (rep == null) {
-        if (from < 0 || to > length || from > to) throw new EncodingException("rows [" + from + ", " + to + ") of " + length);
-        startEntry = from;
-        endEntry = to;
-      } else {
-        int maxRep = maxRep();
-        int row = -1;
-        startEntry = length;
-        endEntry = length;
-        for (int i = 0; i < length; i++) {
-          if (rep[i] == maxRep) {
-            row++;
-            if (row == from && startEntry == length) startEntry = i;
-            if (row == to) { endEntry = i; break; }
-          }
-        }
-        if (row + 1 < to && endEntry == length && row + 1 != to) {
-          throw new EncodingException("rows [" + from + ", " + to + ") of " + (row + 1));
-        }
-      }
-      int itemFrom = 0;
-      for (int i = 0; i < startEntry; i++) if (isItem(i)) itemFrom++;
-      int itemTo = itemFrom;
-      for (int i = startEntry; i < endEntry; i++) if (isItem(i)) itemTo++;
-      if (rep != null) rep = java.util.Arrays.copyOfRange(rep, startEntry, endEntry);
-      if (def != null) def = java.util.Arrays.copyOfRange(def, startEntry, endEntry);
-      length = endEntry - startEntry;
-      numItems = itemTo - itemFrom;
-      return new int[] {itemFrom, itemTo};
-    }
-
     boolean currentAllValid() {
       checkLayer();
       return isAllValid(layers[layer]);

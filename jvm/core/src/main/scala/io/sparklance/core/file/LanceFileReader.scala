@@ -62,7 +62,7 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
         vectors += vector
         assembling(f) {
           if (version.isStructural) {
-            val leaves = leavesOf(f).iterator.map(leaf => readLeaf(leaf, from, to))
+            val leaves = LanceFileReader.leavesOf(f).iterator.map(leaf => readLeaf(leaf, from, to))
             ArrowAssembler.fill(vector, leaves.asJava, field => LanceFileReader.isPackedArrow(field))
           } else {
             reader20.fill(vector, f, from, to)
@@ -136,12 +136,6 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
         throw new CorruptFileException(path, s"field '${f.name}' could not be decoded " +
           s"(${e.getClass.getSimpleName}: ${e.getMessage})", e)
     }
-
-  private def leavesOf(f: LanceField): Seq[LanceField] = f.logicalType match {
-    case LogicalType.Struct if !LanceFileReader.isPacked(f) => f.children.flatMap(leavesOf)
-    case _: LogicalType.List | LogicalType.Map => f.children.flatMap(leavesOf)
-    case _ => Seq(f)
-  }
 
   private def readLeaf(field: LanceField, from: Long, to: Long): ArrowAssembler.Leaf = {
     val column = leafColumns.getOrElse(field.id, throw new CorruptFileException(path,
@@ -272,7 +266,6 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
     val levels = new RepDef.Unraveler(if (anyRep) rep else null, if (anyDef || anyRep) defs else null, n, layers, 0)
     val maxVisible = levels.maxVisibleDef()
     val chunks = new java.util.ArrayList[Array[Byte]]()
-    var total = 0L
     i = 0
     while (i < n) {
       val visible = defs(i) <= maxVisible
@@ -286,23 +279,12 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
             val b = in.read(p, sz.toInt)
             val a = new Array[Byte](b.remaining()); b.get(a); a
           } else Array.emptyByteArray
-        total += bytes.length
-        if (total > Int.MaxValue - 64) throw new EncodingException(s"blobs of $total bytes in one page")
         chunks.add(bytes)
       }
       i += 1
     }
     levels.numItems = chunks.size
-    val offsets = new Array[Byte](8 * (chunks.size + 1))
-    val data = new Array[Byte](total.toInt)
-    var at = 0
-    (0 until chunks.size).foreach { k =>
-      val c = chunks.get(k)
-      System.arraycopy(c, 0, data, at, c.length)
-      at += c.length
-      LittleEndian.putLong(offsets, 8 * (k + 1), at.toLong)
-    }
-    new MiniBlockPage.Decoded(levels, new DataBlock.VariableWidth(64, offsets, data, chunks.size))
+    new MiniBlockPage.Decoded(levels, Blocks.ofValues(chunks, 64))
   }
 
   /**
@@ -378,10 +360,8 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
 
   private lazy val reader20 = new Reader20(this)
 
-  private[file] def pageBuffers(page: File2Protos.ColumnMetadata.Page): Array[Slice] = readBuffers(page)
-
   /** Reads a page's buffers with one ranged read over their span. */
-  private def readBuffers(page: File2Protos.ColumnMetadata.Page): Array[Slice] = {
+  private[file] def readBuffers(page: File2Protos.ColumnMetadata.Page): Array[Slice] = {
     val n = page.getBufferOffsetsCount
     if (n == 0) return Array.empty
     val offsets = (0 until n).map(page.getBufferOffsets)
@@ -446,6 +426,13 @@ object LanceFileReader {
       case other => throw new UnsupportedFeatureException(s"Field '${f.name}' of type $other is not a leaf column")
     }
     if (isPacked(f)) LeafShape.struct(f.children.map(shapeOf).toArray) else scalar(f.logicalType)
+  }
+
+  /** The fields of a field's subtree stored as columns (2.1+): leaves, and packed structs as one. */
+  def leavesOf(f: LanceField): Seq[LanceField] = f.logicalType match {
+    case LogicalType.Struct if !isPacked(f) => f.children.flatMap(leavesOf)
+    case _: LogicalType.List | LogicalType.Map => f.children.flatMap(leavesOf)
+    case _ => Seq(f)
   }
 
   /** A large binary column stored as blobs (`lance-encoding:blob=true`): descriptors in the column, bytes elsewhere. */

@@ -148,14 +148,7 @@ private[file] final class Reader20(reader: LanceFileReader) {
       val sz = LittleEndian.getLong(size, 8 * i)
       if (sz == 0) Array.emptyByteArray else reader.readBytes(p, sz)
     }
-    val offsets = new Array[Byte](8 * (n + 1))
-    val data = new Array[Byte](parts.map(_.length.toLong).sum.toInt)
-    var at = 0
-    parts.zipWithIndex.foreach { case (b, i) =>
-      System.arraycopy(b, 0, data, at, b.length); at += b.length
-      LittleEndian.putLong(offsets, 8 * (i + 1), at.toLong)
-    }
-    new DataBlock.VariableWidth(64, offsets, data, n)
+    Blocks.ofValues(parts.asJava, 64)
   }
 
   /** Items [from, to) of a single-column field, concatenated across pages. */
@@ -204,7 +197,7 @@ private[file] final class Reader20(reader: LanceFileReader) {
     math.min(Int.MaxValue.toLong - 64, math.max(256L << 20, 64L * total))
   }
 
-  private def buffers(page: File2Protos.ColumnMetadata.Page): Array[Slice] = reader.pageBuffers(page)
+  private def buffers(page: File2Protos.ColumnMetadata.Page): Array[Slice] = reader.readBuffers(page)
 
   private def arrayEncoding(f: LanceField, pi: Int, page: File2Protos.ColumnMetadata.Page): Encodings20Protos.ArrayEncoding = {
     val enc = page.getEncoding

@@ -35,22 +35,18 @@ final class FragmentReader(
     rowIds: Option[RowIdSequence]) extends Closeable {
 
   private val readers = mutable.HashMap.empty[String, LanceFileReader]
+  // The Arrow field of each projected field, built once rather than per batch.
+  private val targets = mutable.HashMap.empty[Int, Field]
 
   private def reader(file: DataFile): LanceFileReader = {
     val path = layout.dataFilePath(file)
     readers.getOrElseUpdate(path, LanceFileReader.open(storage, path))
   }
 
-  /** The Arrow schema of what `read` returns. */
-  lazy val outputFields: Seq[Field] =
-    projection.map(LanceFileReader.readField) ++ metadataColumns.map(_.field)
-
   /** Live rows among physical offsets [from, to), as a new root owned by the caller. */
   def read(from: Long, to: Long, allocator: BufferAllocator): VectorSchemaRoot = {
     require(from >= 0 && to >= from && to <= fragment.physicalRows, s"rows [$from, $to) of fragment ${fragment.id}")
-    val live: Option[Array[Long]] =
-      if (deletions.isEmpty || !anyDeleted(from, to)) None
-      else Some((from until to).filterNot(r => deletions.contains(r.toInt)).toArray)
+    val live = deletions.liveOffsets(from, to)
     val count = live.map(_.length).getOrElse((to - from).toInt)
     val vectors = mutable.ArrayBuffer.empty[FieldVector]
     try {
@@ -73,11 +69,6 @@ final class FragmentReader(
     }
   }
 
-  private def anyDeleted(from: Long, to: Long): Boolean = {
-    val b = deletions.toBitmap
-    b.rangeCardinality(from, to) > 0
-  }
-
   /** The data files holding some of a field's ids (live, not tombstoned), in fragment order. */
   private def filesHolding(f: LanceField): Seq[DataFile] = {
     val ids = f.flatten.map(_.id).toSet
@@ -86,7 +77,7 @@ final class FragmentReader(
 
   private def readField(f: LanceField, from: Long, to: Long, live: Option[Array[Long]], count: Int,
       allocator: BufferAllocator): FieldVector = {
-    val target = LanceFileReader.readField(f)
+    val target = targets.getOrElseUpdate(f.id, LanceFileReader.readField(f))
     filesHolding(f) match {
       case Seq() => nulls(target, count, allocator)
       case Seq(file) if holdsAll(file, f) =>
@@ -124,14 +115,9 @@ final class FragmentReader(
 
   private def holdsAll(file: DataFile, f: LanceField): Boolean = {
     val have = file.liveFields.toSet
-    leafIds(f).forall(have.contains)
-  }
-
-  /** The ids a data file lists for a field: leaves (and packed structs); 2.0 files list parents too. */
-  private def leafIds(f: LanceField): Seq[Int] = f.logicalType match {
-    case LogicalType.Struct if !LanceFileReader.isPacked(f) && f.children.nonEmpty => f.children.flatMap(leafIds)
-    case _: LogicalType.List | LogicalType.Map => f.children.flatMap(leafIds)
-    case _ => Seq(f.id)
+    // The ids every file version lists for a field: its leaf columns (2.0 files list parents too).
+    val leaves = LanceFileReader.leavesOf(f)
+    (if (leaves.isEmpty) Seq(f.id) else leaves.map(_.id)).forall(have.contains)
   }
 
   /** The file's field pruned to the children the projection kept (matched by id). */

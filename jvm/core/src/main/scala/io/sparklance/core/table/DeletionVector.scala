@@ -32,6 +32,23 @@ final class DeletionVector private (bitmap: RoaringBitmap) {
   /** The deleted offsets in ascending order. */
   def toSortedArray: Array[Int] = bitmap.toArray
 
+  /**
+   * The offsets in [from, to) that are not deleted, or None when none in the range is (the common case, answered
+   * without building anything).
+   */
+  def liveOffsets(from: Long, to: Long): Option[Array[Long]] =
+    if (bitmap.isEmpty || bitmap.rangeCardinality(from, to) == 0) None
+    else {
+      val out = new Array[Long]((to - from - bitmap.rangeCardinality(from, to)).toInt)
+      var i = 0
+      var r = from
+      while (r < to) {
+        if (!bitmap.contains(r.toInt)) { out(i) = r; i += 1 }
+        r += 1
+      }
+      Some(out)
+    }
+
   /** A copy of the offsets as a Roaring bitmap. */
   def toBitmap: RoaringBitmap = bitmap.clone()
 
