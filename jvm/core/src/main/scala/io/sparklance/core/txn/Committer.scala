@@ -10,7 +10,7 @@ import com.google.protobuf.Timestamp
 
 import io.sparklance.core.{CommitConflictException, CommitStateUnknownException, NotATableException, StorageException}
 import io.sparklance.core.storage.Storage
-import io.sparklance.core.table.{Dataset, FeatureFlags, Manifest, ManifestFile, ManifestNaming}
+import io.sparklance.core.table.{Dataset, FeatureFlags, Manifest, ManifestFile, ManifestNaming, VersionEntry, VersionListing}
 import io.sparklance.proto.{RowIdProtos, TableProtos, TransactionProtos}
 
 /**
@@ -28,26 +28,31 @@ object Committer {
     val txnPath = Storage.join(root, s"_transactions/${txn.fileName}")
     storage.create(txnPath, txn.toProto.toByteArray)
     var attempt = 0
+    var checkedUpTo = txn.readVersion
     while (true) {
       attempt += 1
       val current = latest(storage, root)
-      val latestVersion = current.map(_._1.version).getOrElse(0L)
-      // (1) Every version committed since ours was read must be one we can rebase over.
-      ((txn.readVersion + 1) to latestVersion).foreach { v =>
-        val theirs = committedOperation(storage, root, v)
+      val latestVersion = current.map(_.manifest.version).getOrElse(0L)
+      // (1) Every version committed since ours was read must be one we can rebase over; versions checked on an
+      // earlier attempt are not read again.
+      val entries = current.toSeq.flatMap(_.listing.entries).map(e => e.version -> e).toMap
+      ((checkedUpTo + 1) to latestVersion).foreach { v =>
+        // A version missing from the listing (removed meanwhile) cannot be checked, so it conflicts.
+        val theirs = entries.get(v).flatMap(committedOperation(storage, root, _))
         if (!ConflictRules.compatible(txn.operation, theirs)) {
           throw new CommitConflictException(root, s"version $v, committed since this ${txn.operation.name} read " +
             s"version ${txn.readVersion}, is ${theirs.map(o => s"a ${o.name}").getOrElse("of unknown kind")}, which " +
             s"a ${txn.operation.name} cannot be combined with. Read the table again and redo the change.")
         }
       }
+      checkedUpTo = latestVersion
       // (2) The next manifest, built on the latest one.
       val version = latestVersion + 1
-      val naming = current.map(_._3).getOrElse(ManifestNaming.V2)
-      val next = ManifestBuilder.next(current.map(_._1), txn, version, Instant.now(), options)
+      val naming = current.map(_.listing.naming).getOrElse(ManifestNaming.V2)
+      val next = ManifestBuilder.next(current.map(_.manifest), txn, version, Instant.now(), options)
       // Indexes carry over an append; an overwrite replaces the data they indexed.
       val indexSection = txn.operation match {
-        case _: Operation.Append => current.flatMap(_._2)
+        case _: Operation.Append => current.flatMap(_.indexSection)
         case _ => None
       }
       val bytes = ManifestFile.encode(next, indexSection)
@@ -73,21 +78,23 @@ object Committer {
     throw new IllegalStateException("unreachable")
   }
 
-  /** The latest manifest, its index section and the naming scheme; None for a table that does not exist yet. */
-  private def latest(storage: Storage, root: String): Option[(Manifest, Option[TableProtos.IndexSection], ManifestNaming)] =
+  /** What a commit attempt builds on: the table's versions, and the latest manifest with its index section. */
+  private final case class Latest(listing: VersionListing, manifest: Manifest, indexSection: Option[TableProtos.IndexSection])
+
+  /** The latest state of the table; None for a table that does not exist yet. */
+  private def latest(storage: Storage, root: String): Option[Latest] =
     try {
-      val ds = Dataset.open(storage, root)
-      val listing = ds.listVersions()
+      val listing = Dataset.open(storage, root).listVersions()
       val entry = listing.entries.last
       val bytes = storage.readAll(entry.path)
       val proto = ManifestFile.decode(entry.path, bytes)
       FeatureFlags.checkWritable(root, proto.getVersion, proto.getWriterFeatureFlags)
-      Some((new Manifest(proto, entry.path), ManifestFile.decodeIndexSection(entry.path, bytes, proto), listing.naming))
+      Some(Latest(listing, new Manifest(proto, entry.path), ManifestFile.decodeIndexSection(entry.path, bytes, proto)))
     } catch { case _: NotATableException => None }
 
-  /** The operation that produced version `v`, from its transaction file; None when there is none to read. */
-  private def committedOperation(storage: Storage, root: String, v: Long): Option[Operation] = {
-    val manifest = Dataset.open(storage, root).checkout(v).manifest
+  /** The operation that produced a version, from its transaction file; None when there is none to read. */
+  private def committedOperation(storage: Storage, root: String, entry: VersionEntry): Option[Operation] = {
+    val manifest = new Manifest(ManifestFile.decode(entry.path, storage.readAll(entry.path)), entry.path)
     manifest.transactionFile.flatMap { name =>
       try Some(Transaction.fromProto(TransactionProtos.Transaction.parseFrom(
         storage.readAll(Storage.join(root, s"_transactions/$name")))).operation)
