@@ -34,12 +34,6 @@ final class LanceDataSource extends TableProvider with DataSourceRegister {
       "No path given: use spark.read.format(\"lance\").load(\"/path/to/table.lance\").")))
     val conf = SparkSession.active.sessionState.newHadoopConf()
     val tt = LanceSparkException.translate(TimeTravel.fromOptions(options))
-    val nanos = lower.get("nanoseconds").map(_.trim.toLowerCase) match {
-      case None | Some("truncate") => SparkSchemas.NanosecondMapping.TruncateToMicros
-      case Some("long") => SparkSchemas.NanosecondMapping.AsLong
-      case Some(other) => throw new LanceSparkException(new InvalidArgumentException(
-        s"Option nanoseconds must be 'truncate' or 'long', not '$other'."))
-    }
-    new LanceTable(path, LanceTables.load(conf, path, tt), conf, nanos)
+    new LanceTable(path, LanceTables.load(conf, path, tt), conf, ReadOptions.nanoseconds(options))
   }
 }

@@ -83,6 +83,10 @@ object FragmentFilters {
     case _ => false
   }
 
+  /** The fragments every filter keeps. */
+  def select(fragments: Seq[io.sparklance.core.table.Fragment], filters: Seq[Filter]): Seq[io.sparklance.core.table.Fragment] =
+    fragments.filter(f => filters.forall(keeps(_, f.id)))
+
   def keeps(f: Filter, fragment: Long): Boolean = f match {
     case EqualTo(_, v) => id(v).contains(fragment)
     case In(_, vs) => vs.exists(v => id(v).contains(fragment))
@@ -99,7 +103,7 @@ final class LanceCountScan(table: LanceTable, fragmentFilters: Array[Filter]) ex
   override def readSchema(): StructType = StructType(Seq(StructField("count(*)", LongType, nullable = false)))
   override def toBatch: Batch = this
   override def planInputPartitions(): Array[InputPartition] = Array(CountPartition(
-    table.snapshot.fragments.filter(f => fragmentFilters.forall(FragmentFilters.keeps(_, f.id))).map(_.numRows).sum))
+    FragmentFilters.select(table.snapshot.fragments, fragmentFilters.toSeq).map(_.numRows).sum))
   override def createReaderFactory(): PartitionReaderFactory = CountReaderFactory
   override def description(): String = s"LanceCountScan(${table.name()}@${table.snapshot.version})"
 }
@@ -154,7 +158,7 @@ final class LanceScan(table: LanceTable, required: StructType, limit: Option[Int
       snapshot.manifest.hasStableRowIds, options.batchSize, limit, conf)
     // Split large fragments by row ranges; pack small ranges together until a partition holds about
     // rows_per_partition rows.
-    val fragments = snapshot.fragments.filter(f => fragmentFilters.forall(FragmentFilters.keeps(_, f.id)))
+    val fragments = FragmentFilters.select(snapshot.fragments, fragmentFilters.toSeq)
     val slices = fragments.flatMap { fragment =>
       val bytes = fragment.proto.toByteArray
       (0L until fragment.physicalRows by options.rowsPerPartition).map { from =>

@@ -57,16 +57,10 @@ object SparkArrow {
       fixed(d, out, (o: DecimalVector, i: Int) => o.set(i, d.getObject(i)))
     case (l: FixedSizeListVector, ArrayType(et, _)) =>
       val child = convert(l.getDataVector, et, allocator)
-      val offsets = new Array[Long](l.getValueCount + 1)
-      var i = 0
-      while (i <= l.getValueCount) { offsets(i) = i.toLong * l.getListSize; i += 1 }
-      list(l, offsets, child, child ne l.getDataVector, allocator)
+      list(l, offsetsOf(l.getValueCount)(_.toLong * l.getListSize), child, child ne l.getDataVector, allocator)
     case (l: LargeListVector, ArrayType(et, _)) =>
       val child = convert(l.getDataVector, et, allocator)
-      val offsets = new Array[Long](l.getValueCount + 1)
-      var i = 0
-      while (i <= l.getValueCount) { offsets(i) = l.getOffsetBuffer.getLong(8L * i); i += 1 }
-      list(l, offsets, child, child ne l.getDataVector, allocator)
+      list(l, offsetsOf(l.getValueCount)(i => l.getOffsetBuffer.getLong(8L * i)), child, child ne l.getDataVector, allocator)
     case (m: MapVector, MapType(kt, vt, _)) =>
       val entries = m.getDataVector.asInstanceOf[StructVector]
       val k = entries.getChildByOrdinal(0).asInstanceOf[FieldVector]
@@ -78,18 +72,21 @@ object SparkArrow {
     case (l: ListVector, ArrayType(et, _)) =>
       val child = convert(l.getDataVector, et, allocator)
       if (child eq l.getDataVector) l
-      else {
-        val offsets = new Array[Long](l.getValueCount + 1)
-        var i = 0
-        while (i <= l.getValueCount) { offsets(i) = l.getOffsetBuffer.getInt(4L * i).toLong; i += 1 }
-        list(l, offsets, child, owned = true, allocator)
-      }
+      else list(l, offsetsOf(l.getValueCount)(i => l.getOffsetBuffer.getInt(4L * i).toLong), child, owned = true, allocator)
     case (s: StructVector, st: StructType) =>
       val children = s.getChildrenFromFields.asScala.zip(st.fields).map { case (c, f) => convert(c, f.dataType, allocator) }
       if (children.zip(s.getChildrenFromFields.asScala).forall { case (a, b) => a eq b }) s
       else rebuildStruct(s, children.toSeq, allocator)
     case (_: LargeVarBinaryVector | _: LargeVarCharVector | _: VarCharVector | _: VarBinaryVector, _) => v
     case _ => v
+  }
+
+  /** The n + 1 offsets of n lists (a plain loop: this runs for every batch of a list column). */
+  private def offsetsOf(n: Int)(offset: Int => Long): Array[Long] = {
+    val out = new Array[Long](n + 1)
+    var i = 0
+    while (i <= n) { out(i) = offset(i); i += 1 }
+    out
   }
 
   private def isMicro(t: TimeStampVector): Boolean = t match {
