@@ -40,7 +40,8 @@ object ReadFiles {
     require(rest.size % 2 == 0, "usage: ReadFiles [options] IN OUT [IN OUT ...]")
     val storage = new HadoopStorage()
     val allocator = new RootAllocator()
-    rest.grouped(2).foreach { case Seq(in, out) =>
+    rest.grouped(2).foreach { pair =>
+      val (in, out) = (pair(0), pair(1))
       Files.deleteIfExists(Paths.get(out + ".err"))
       try {
         val reader = LanceFileReader.open(storage, in)

@@ -56,6 +56,7 @@ private[file] final class Reader20(reader: LanceFileReader) {
       val child = v match {
         case l: ListVector => l.getDataVector
         case l: LargeListVector => l.getDataVector
+        case other => throw new IllegalStateException(s"list column ${f.name} assembled into ${other.getClass.getSimpleName}")
       }
       fill(child, f.children.head, itemFrom, itemTo)
       ArrowAssembler.setListBuffers(v, offsets)
