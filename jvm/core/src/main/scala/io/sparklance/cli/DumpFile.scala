@@ -12,7 +12,8 @@ import io.sparklance.core.storage.HadoopStorage
 import io.sparklance.proto.Encodings21Protos
 
 /**
- * `sparklance dump-file PATH [--rows N] [--columns a,b]`: a Lance data file's version, schema and page layouts,
+ * `sparklance dump-file PATH [--rows N] [--columns a,b] [--layouts]`: a Lance data file's version, schema and page layouts
+ * (in full with `--layouts`),
  * and its first rows as read by the JVM reader.
  */
 object DumpFile {
@@ -20,9 +21,14 @@ object DumpFile {
   def main(argv: Array[String]): Unit = sys.exit(run(argv.toSeq))
 
   def run(argv: Seq[String]): Int = {
-    val path = argv.headOption.getOrElse { System.err.println("usage: sparklance dump-file PATH [--rows N] [--columns a,b]"); return 2 }
+    if (argv.isEmpty) {
+      System.err.println("usage: sparklance dump-file PATH [--rows N] [--columns a,b] [--layouts]")
+      return 2
+    }
+    val path = argv.head
     val rows = argv.sliding(2).collectFirst { case Seq("--rows", n) => n.toInt }.getOrElse(10)
     val columns = argv.sliding(2).collectFirst { case Seq("--columns", c) => c.split(",").toSeq }
+    val full = argv.contains("--layouts")
     try {
       val reader = LanceFileReader.open(new HadoopStorage(), path)
       try {
@@ -35,7 +41,7 @@ object DumpFile {
             val any = ProtoAny.parseFrom(p.getEncoding.getDirect.getEncoding)
             val name = if (any.getTypeUrl.endsWith("encodings21.PageLayout")) {
               val l = Encodings21Protos.PageLayout.parseFrom(any.getValue)
-              l.getLayoutCase.name.toLowerCase
+              if (full) "\n" + com.google.protobuf.TextFormat.printer().printToString(l) else l.getLayoutCase.name.toLowerCase
             } else any.getTypeUrl
             s"${p.getLength}r:$name"
           }

@@ -9,6 +9,6 @@ object FieldWriters {
     case FileVersion.V2_0 =>
       throw new UnsupportedFeatureException(s"Writing Lance file version 2.0 is not supported yet (field '${field.name}'). " +
         "Write file version 2.1 or 2.2.")
-    case _ => throw new UnsupportedFeatureException("structural writer: not yet")
+    case _ => new StructuralFieldWriter(field, version, options)
   }
 }

@@ -209,8 +209,7 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
         value
     }
 
-  private def emptyBlock(field: LanceField): DataBlock =
-    new DataBlock.FixedWidth(8, Array.emptyByteArray, 0)
+  private def emptyBlock(field: LanceField): DataBlock = LanceFileReader.shapeOf(field).zeros(0)
 
   private def decodePage(field: LanceField, column: Int, pi: Int, page: File2Protos.ColumnMetadata.Page)
       : MiniBlockPage.Decoded = {

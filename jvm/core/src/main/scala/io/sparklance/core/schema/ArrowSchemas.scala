@@ -83,6 +83,82 @@ object ArrowSchemas {
     case LogicalType.Map => new ArrowType.Map(false)
   }
 
+  /**
+   * The Lance schema of an Arrow schema, as pylance creates it for a new table: field ids assigned depth first from
+   * `firstId`, logical types per the same mapping in reverse. Arrow types Lance cannot store are an
+   * [[io.sparklance.core.UnsupportedFeatureException]] naming the field.
+   */
+  def fromArrow(schema: Schema, firstId: scala.Int = 0): LanceSchema = {
+    var next = firstId
+    val protos = IndexedSeq.newBuilder[io.sparklance.proto.FileProtos.Field]
+    def add(f: Field, parent: scala.Int, path: String): Unit = {
+      val id = next
+      next += 1
+      val b = io.sparklance.proto.FileProtos.Field.newBuilder().setName(f.getName).setId(id).setParentId(parent)
+        .setLogicalType(LogicalType.format(logicalType(f, path))).setNullable(f.isNullable)
+      Option(f.getMetadata).foreach(_.asScala.foreach { case (k, v) =>
+        b.putMetadata(k, com.google.protobuf.ByteString.copyFromUtf8(v))
+      })
+      if (f.getDictionary != null) b.setDictionary(io.sparklance.proto.FileProtos.Dictionary.newBuilder())
+      protos += b.build()
+      f.getType match {
+        case _: ArrowType.FixedSizeList => // the element is part of the logical type
+        case _ => f.getChildren.asScala.foreach(c => add(c, id, s"$path.${c.getName}"))
+      }
+    }
+    schema.getFields.asScala.foreach(f => add(f, -1, f.getName))
+    LanceSchema.fromProtos("an Arrow schema", protos.result(), Option(schema.getCustomMetadata)
+      .map(_.asScala.map { case (k, v) => k -> v.getBytes(StandardCharsets.UTF_8) }.toMap).getOrElse(Predef.Map.empty))
+  }
+
+  private def logicalType(f: Field, path: String): LogicalType = {
+    def unsupported(what: String): Nothing = throw new io.sparklance.core.UnsupportedFeatureException(
+      s"Column '$path' has Arrow type $what, which Lance cannot store. Cast it to a supported type first.")
+    val ext = Option(f.getMetadata).flatMap(m => Option(m.get("ARROW:extension:name")))
+    if (ext.contains("arrow.json")) return Json
+    if (ext.contains("lance.bfloat16")) return BFloat16
+    val t = f.getType
+    val base: LogicalType = t match {
+      case _: ArrowType.Null => Null
+      case _: ArrowType.Bool => Bool
+      case i: ArrowType.Int => Int(i.getBitWidth, i.getIsSigned)
+      case fp: ArrowType.FloatingPoint => fp.getPrecision match {
+        case FloatingPointPrecision.HALF => HalfFloat
+        case FloatingPointPrecision.SINGLE => Float
+        case FloatingPointPrecision.DOUBLE => Double
+      }
+      case _: ArrowType.Utf8 => Utf8(false)
+      case _: ArrowType.LargeUtf8 => Utf8(true)
+      case _: ArrowType.Binary => Binary(false)
+      case _: ArrowType.LargeBinary => Binary(true)
+      case b: ArrowType.FixedSizeBinary => FixedSizeBinary(b.getByteWidth)
+      case d: ArrowType.Decimal => Decimal(d.getBitWidth, d.getPrecision, d.getScale)
+      case d: ArrowType.Date => if (d.getUnit == DateUnit.DAY) Date32 else Date64
+      case tt: ArrowType.Time => Time(lanceUnit(tt.getUnit))
+      case ts: ArrowType.Timestamp => Timestamp(lanceUnit(ts.getUnit), Option(ts.getTimezone))
+      case d: ArrowType.Duration => Duration(lanceUnit(d.getUnit))
+      case _: ArrowType.Struct => Struct
+      case _: ArrowType.List => List(false, f.getChildren.get(0).getType.isInstanceOf[ArrowType.Struct])
+      case _: ArrowType.LargeList => List(true, f.getChildren.get(0).getType.isInstanceOf[ArrowType.Struct])
+      case _: ArrowType.Map => Map
+      case fsl: ArrowType.FixedSizeList =>
+        val item = f.getChildren.get(0)
+        val elem = logicalType(item, s"$path.${item.getName}")
+        if (elem.isNested) unsupported(s"fixed_size_list<${item.getType}>")
+        FixedSizeList(elem, fsl.getListSize)
+      case other => unsupported(other.toString)
+    }
+    Option(f.getDictionary).map(d => Dictionary(base, Int(d.getIndexType.getBitWidth, d.getIndexType.getIsSigned), d.isOrdered))
+      .getOrElse(base)
+  }
+
+  private def lanceUnit(u: ArrowTimeUnit): TimeUnit = u match {
+    case ArrowTimeUnit.SECOND => TimeUnit.Second
+    case ArrowTimeUnit.MILLISECOND => TimeUnit.Millisecond
+    case ArrowTimeUnit.MICROSECOND => TimeUnit.Microsecond
+    case ArrowTimeUnit.NANOSECOND => TimeUnit.Nanosecond
+  }
+
   private def intType(i: Int): ArrowType.Int = new ArrowType.Int(i.bitWidth, i.signed)
 
   private def arrowUnit(u: TimeUnit): ArrowTimeUnit = u match {

@@ -1,0 +1,439 @@
+package io.sparklance.core.encoding;
+
+import java.nio.ByteBuffer;
+
+import io.sparklance.proto.Encodings21Protos.CompressiveEncoding;
+import io.sparklance.proto.Encodings21Protos.ConstantLayout;
+import io.sparklance.proto.Encodings21Protos.Flat;
+import io.sparklance.proto.Encodings21Protos.FullZipLayout;
+import io.sparklance.proto.Encodings21Protos.InlineBitpacking;
+import io.sparklance.proto.Encodings21Protos.MiniBlockLayout;
+import io.sparklance.proto.Encodings21Protos.OutOfLineBitpacking;
+import io.sparklance.proto.Encodings21Protos.PageLayout;
+import io.sparklance.proto.Encodings21Protos.RepDefLayer;
+import io.sparklance.proto.Encodings21Protos.Variable;
+
+/**
+ * Encodes the levels and values a {@link LeafShredder} collected into one page of file version 2.1 or 2.2
+ * (docs/dev/file-format-2.1.md): a mini-block page for small values, a full-zip page for wide ones (vectors, long
+ * strings), and an all-null (2.1) / constant (2.2) page when no value is valid.
+ *
+ * Encodings chosen: values flat, or inline-bitpacked when an integer column's chunks need fewer bits; variable-width
+ * values with 32/64-bit offsets; levels out-of-line bitpacked.
+ */
+public final class StructuralPageEncoder {
+
+  /** A page ready for the file: its buffers and its layout. */
+  public static final class Page {
+    public final ByteBuffer[] buffers;
+    public final PageLayout layout;
+
+    Page(ByteBuffer[] buffers, PageLayout layout) {
+      this.buffers = buffers;
+      this.layout = layout;
+    }
+  }
+
+  /** Values of at least this many bytes go to a full-zip page (upstream: 256). */
+  static final int MINIBLOCK_MAX_VALUE_BYTES = 256;
+  /** Chunks aim at this many bytes of values; a chunk never exceeds 32 KiB. */
+  static final int CHUNK_TARGET_BYTES = 8 * 1024;
+  static final int CHUNK_MAX_BYTES = 32 * 1024;
+  static final int CHUNK_MAX_VALUES = 4096;
+  static final byte CHUNK_PAD = (byte) 0xFE;
+  static final byte VALUE_PAD = (byte) 0x48;
+
+  private final LeafShredder s;
+  private final boolean v22;
+  private final boolean bitpackable;
+  /** Page definition code of each full code. */
+  private final int[] map;
+  private final RepDefLayer[] layers;
+  private final boolean hasDef;
+  private final int maxPageDef;
+  private final short[] def;
+
+  private StructuralPageEncoder(LeafShredder s, boolean v22, boolean bitpackable) {
+    this.s = s;
+    this.v22 = v22;
+    this.bitpackable = bitpackable;
+    // Layers innermost first; a layer is nullable (or emptyable) only if this page has such a level.
+    int n = s.nullCode.length;
+    layers = new RepDefLayer[n];
+    map = new int[s.maxFullDef + 1];
+    int code = 0;
+    for (int k = n - 1, l = 0; k >= 0; k--, l++) {
+      boolean isList = s.emptyCode[k] != 0;
+      boolean nulls = s.seen[s.nullCode[k]];
+      if (!isList) {
+        layers[l] = nulls ? RepDefLayer.REPDEF_NULLABLE_ITEM : RepDefLayer.REPDEF_ALL_VALID_ITEM;
+        if (nulls) map[s.nullCode[k]] = ++code;
+      } else {
+        boolean empties = s.seen[s.emptyCode[k]];
+        layers[l] = nulls && empties ? RepDefLayer.REPDEF_NULL_AND_EMPTY_LIST
+            : nulls ? RepDefLayer.REPDEF_NULLABLE_LIST : empties ? RepDefLayer.REPDEF_EMPTYABLE_LIST
+            : RepDefLayer.REPDEF_ALL_VALID_LIST;
+        if (nulls) map[s.nullCode[k]] = ++code;
+        if (empties) map[s.emptyCode[k]] = ++code;
+      }
+    }
+    maxPageDef = code;
+    hasDef = code > 0;
+    def = new short[s.def.size];
+    if (hasDef) for (int i = 0; i < def.length; i++) def[i] = (short) map[s.def.data[i]];
+  }
+
+  /**
+   * Encodes the shredder's page. `bitpackable` allows inline bitpacking of the values (integer-like columns);
+   * `v22` selects the 2.2 forms (32-bit chunk words, constant layout).
+   */
+  public static Page encode(LeafShredder s, boolean v22, boolean bitpackable) {
+    return new StructuralPageEncoder(s, v22, bitpackable).encode();
+  }
+
+  private Page encode() {
+    if (s.numValid == 0) return allNull();
+    boolean wide = s.valueKind == LeafShredder.FIXED_SIZE_LIST
+        || (s.valueKind == LeafShredder.VARIABLE && s.maxValueBytes >= MINIBLOCK_MAX_VALUE_BYTES);
+    if (!wide) {
+      Page p = miniBlock();
+      if (p != null) return p;
+    }
+    return fullZip();
+  }
+
+  private boolean visible(int i) { return s.def.data[i] <= s.maxVisibleDef; }
+
+  // ---------------------------------------------------------------------------------------------- all null
+
+  private Page allNull() {
+    ConstantLayout.Builder c = ConstantLayout.newBuilder();
+    for (RepDefLayer l : layers) c.addLayers(l);
+    ByteBuffer[] buffers;
+    if (layers.length == 1) {
+      buffers = new ByteBuffer[0];
+    } else {
+      buffers = new ByteBuffer[] {raw16(s.maxRep > 0 ? s.rep.data : null, s.rep.size), raw16(hasDef ? def : null, def.length)};
+    }
+    return new Page(buffers, PageLayout.newBuilder().setConstantLayout(c).build());
+  }
+
+  private static ByteBuffer raw16(short[] levels, int n) {
+    if (levels == null) return ByteBuffer.allocate(0);
+    byte[] b = new byte[2 * n];
+    for (int i = 0; i < n; i++) LittleEndian.putShort(b, 2 * i, levels[i]);
+    return ByteBuffer.wrap(b);
+  }
+
+  // ---------------------------------------------------------------------------------------------- mini-block
+
+  /** The mini-block page, or null when some chunk cannot fit the format's limits (then full-zip is used). */
+  private Page miniBlock() {
+    int numValues = s.numVisible;
+    int numLevels = s.def.size;
+    boolean hasRep = s.maxRep > 0;
+    boolean levelsPerValue = !hasRep;   // without lists, levels and values are one to one
+    int fixedBytes = s.valueKind == LeafShredder.FIXED ? s.width : 0;
+    int typeBits = fixedBytes * 8;
+    boolean pack = bitpackable && (typeBits == 8 || typeBits == 16 || typeBits == 32 || typeBits == 64);
+    boolean anyNarrow = false;
+
+    Growable.Bytes chunks = new Growable.Bytes(s.values.size + numLevels + 1024);
+    Growable.Bytes words = new Growable.Bytes(256);
+    Growable.Longs repIndex = new Growable.Longs(64);
+    Growable.Bytes valueBuf = new Growable.Bytes(CHUNK_MAX_BYTES);
+    Growable.Bytes repBuf = new Growable.Bytes(1024);
+    Growable.Bytes defBuf = new Growable.Bytes(1024);
+    int[] widths = pack ? new int[(numValues + FastLanes.BLOCK - 1) / FastLanes.BLOCK] : null;
+    if (pack) {
+      for (int c = 0; c < widths.length; c++) {
+        int from = c * FastLanes.BLOCK, to = Math.min(numValues, from + FastLanes.BLOCK);
+        widths[c] = bitWidth(s.values.data, from, to, fixedBytes);
+        if (widths[c] < typeBits) anyNarrow = true;
+      }
+      pack = anyNarrow;
+    }
+
+    int v = 0, level = 0, chunkIndex = 0;
+    while (v < numValues) {
+      int n = pack ? Math.min(FastLanes.BLOCK, numValues - v) : chunkValues(v, numValues);
+      int levelEnd;
+      if (levelsPerValue) levelEnd = level + n;
+      else {
+        int taken = 0, l = level;
+        while (taken < n) { if (visible(l)) taken++; l++; }
+        levelEnd = l;
+      }
+      boolean last = v + n == numValues;
+      if (last) levelEnd = numLevels;
+      int chunkLevels = levelEnd - level;
+      if (chunkLevels > 0xFFFF) return null;
+
+      valueBuf.clear();
+      if (pack) {
+        int w = widths[chunkIndex];
+        byte[] block = new byte[FastLanes.BLOCK * fixedBytes];
+        System.arraycopy(s.values.data, v * fixedBytes, block, 0, n * fixedBytes);
+        valueBuf.uint(w, fixedBytes);
+        int packed = FastLanes.packedBytes(w);
+        valueBuf.ensure(packed);
+        FastLanes.pack(typeBits, w, block, 0, valueBuf.data, valueBuf.size);
+        valueBuf.size += packed;
+      } else {
+        values(v, n, valueBuf);
+      }
+      repBuf.clear();
+      defBuf.clear();
+      if (hasRep) levels(s.rep.data, level, chunkLevels, s.maxRep, repBuf);
+      if (hasDef) levels(def, level, chunkLevels, maxPageDef, defBuf);
+
+      int start = chunks.size;
+      chunks.u16(hasRep || hasDef ? chunkLevels : 0);
+      if (hasRep) chunks.u16(repBuf.size);
+      if (hasDef) chunks.u16(defBuf.size);
+      if (v22) chunks.u32(valueBuf.size); else chunks.u16(valueBuf.size);
+      chunks.pad(8, CHUNK_PAD);
+      if (hasRep) { chunks.add(repBuf.data, 0, repBuf.size); chunks.pad(8, CHUNK_PAD); }
+      if (hasDef) { chunks.add(defBuf.data, 0, defBuf.size); chunks.pad(8, CHUNK_PAD); }
+      chunks.add(valueBuf.data, 0, valueBuf.size);
+      chunks.pad(8, CHUNK_PAD);
+      int bytes = chunks.size - start;
+      if (bytes > CHUNK_MAX_BYTES || (!v22 && valueBuf.size > 0xFFFF)) return null;
+      int log = last ? 0 : Integer.numberOfTrailingZeros(n);
+      long word = ((long) (bytes / 8 - 1) << 4) | log;
+      if (v22) words.u32(word); else words.u16((int) word);
+
+      if (hasRep) addRepIndex(repIndex, level, levelEnd, chunkIndex, last);
+      v += n;
+      level = levelEnd;
+      chunkIndex++;
+    }
+
+    MiniBlockLayout.Builder m = MiniBlockLayout.newBuilder()
+        .setValueCompression(pack ? inlineBitpacking(typeBits) : valueEncoding())
+        .setNumBuffers(1)
+        .setNumItems(numValues);
+    if (hasRep) m.setRepCompression(levelEncoding(s.maxRep)).setRepetitionIndexDepth(1);
+    if (hasDef) m.setDefCompression(levelEncoding(maxPageDef));
+    if (v22) m.setHasLargeChunk(true);
+    for (RepDefLayer l : layers) m.addLayers(l);
+    ByteBuffer[] buffers;
+    ByteBuffer meta = ByteBuffer.wrap(words.toArray());
+    ByteBuffer data = ByteBuffer.wrap(chunks.data, 0, chunks.size);
+    if (hasRep) {
+      byte[] idx = new byte[8 * repIndex.size];
+      for (int i = 0; i < repIndex.size; i++) LittleEndian.putLong(idx, 8 * i, repIndex.data[i]);
+      buffers = new ByteBuffer[] {meta, data, ByteBuffer.wrap(idx)};
+    } else {
+      buffers = new ByteBuffer[] {meta, data};
+    }
+    return new Page(buffers, PageLayout.newBuilder().setMiniBlockLayout(m).build());
+  }
+
+  /** Values in the chunk starting at value `v`: a power of two (except in the last chunk) within the byte target. */
+  private int chunkValues(int v, int numValues) {
+    int left = numValues - v;
+    int n = CHUNK_MAX_VALUES;
+    while (n > 1 && valueBytes(v, Math.min(n, left)) > CHUNK_TARGET_BYTES) n >>= 1;
+    if (s.valueKind == LeafShredder.BOOL && n < 8) n = 8;
+    return Math.min(n, left);
+  }
+
+  private long valueBytes(int v, int n) {
+    switch (s.valueKind) {
+      case LeafShredder.BOOL: return (n + 7) / 8;
+      case LeafShredder.VARIABLE: {
+        long start = v == 0 ? 0 : s.ends.data[v - 1];
+        return (long) (n + 1) * (s.width / 8) + s.ends.data[v + n - 1] - start;
+      }
+      default: return (long) n * s.width;
+    }
+  }
+
+  /** Appends the mini-block value buffer of values [v, v + n). */
+  private void values(int v, int n, Growable.Bytes out) {
+    switch (s.valueKind) {
+      case LeafShredder.BOOL: {
+        int bytes = (n + 7) / 8;
+        out.zeros(bytes);
+        int base = out.size - bytes;
+        for (int i = 0; i < n; i++) if (s.values.data[v + i] != 0) out.data[base + (i >>> 3)] |= (byte) (1 << (i & 7));
+        break;
+      }
+      case LeafShredder.VARIABLE: {
+        int ob = s.width / 8;
+        long start = v == 0 ? 0 : s.ends.data[v - 1];
+        long end = s.ends.data[v + n - 1];
+        long first = (long) (n + 1) * ob;
+        out.uint(first, ob);
+        for (int i = 0; i < n; i++) out.uint(first + s.ends.data[v + i] - start, ob);
+        out.add(s.values.data, (int) start, (int) (end - start));
+        out.pad(ob, VALUE_PAD);
+        break;
+      }
+      default:
+        out.add(s.values.data, v * s.width, n * s.width);
+    }
+  }
+
+  private CompressiveEncoding valueEncoding() {
+    switch (s.valueKind) {
+      case LeafShredder.BOOL: return flat(1);
+      case LeafShredder.VARIABLE:
+        return CompressiveEncoding.newBuilder().setVariable(Variable.newBuilder().setOffsets(flat(s.width))).build();
+      default: return flat(8L * s.width);
+    }
+  }
+
+  private static CompressiveEncoding flat(long bits) {
+    return CompressiveEncoding.newBuilder().setFlat(Flat.newBuilder().setBitsPerValue(bits)).build();
+  }
+
+  private static CompressiveEncoding inlineBitpacking(int bits) {
+    return CompressiveEncoding.newBuilder().setInlineBitpacking(InlineBitpacking.newBuilder().setUncompressedBitsPerValue(bits)).build();
+  }
+
+  /** Bits needed by the widest of values [from, to) read as unsigned `bytes`-byte integers. */
+  private static int bitWidth(byte[] data, int from, int to, int bytes) {
+    long or = 0;
+    for (int i = from; i < to; i++) or |= LittleEndian.getUnsigned(data, i * bytes, bytes);
+    return 64 - Long.numberOfLeadingZeros(or);
+  }
+
+  /**
+   * The block encoding of a page's levels, the same for every chunk: out-of-line bitpacking (FastLanes blocks of
+   * 1024 levels, the rest as raw 16-bit words) to the bits the page's largest level needs.
+   */
+  private static CompressiveEncoding levelEncoding(int max) {
+    int w = 32 - Integer.numberOfLeadingZeros(max);
+    return CompressiveEncoding.newBuilder().setOutOfLineBitpacking(OutOfLineBitpacking.newBuilder()
+        .setUncompressedBitsPerValue(16).setValues(flat(w))).build();
+  }
+
+  /** Appends levels [from, from + n) in the encoding of {@link #levelEncoding} for `max`. */
+  private static void levels(short[] levels, int from, int n, int max, Growable.Bytes out) {
+    int w = 32 - Integer.numberOfLeadingZeros(max);
+    int blocks = n / FastLanes.BLOCK;
+    byte[] block = new byte[2 * FastLanes.BLOCK];
+    for (int b = 0; b < blocks; b++) {
+      for (int i = 0; i < FastLanes.BLOCK; i++) LittleEndian.putShort(block, 2 * i, levels[from + b * FastLanes.BLOCK + i]);
+      int bytes = FastLanes.packedBytes(w);
+      out.ensure(bytes);
+      FastLanes.pack(16, w, block, 0, out.data, out.size);
+      out.size += bytes;
+    }
+    for (int i = blocks * FastLanes.BLOCK; i < n; i++) out.u16(levels[from + i]);
+  }
+
+  /**
+   * The repetition index entry of a chunk (file-format-2.1.md §3.6): rows that end in the chunk, and the levels of
+   * a row that continues into the next chunk. A chunk that starts a new row closes the previous chunk's trailer.
+   */
+  private void addRepIndex(Growable.Longs idx, int from, int to, int chunk, boolean last) {
+    short[] rep = s.rep.data;
+    int maxRep = s.maxRep;
+    long ends = 0;
+    for (int i = from + 1; i < to; i++) if (rep[i] == maxRep) ends++;
+    long leftovers = 0;
+    if (!last) {
+      int lastStart = -1;
+      for (int i = to - 1; i >= from; i--) if (rep[i] == maxRep) { lastStart = i; break; }
+      leftovers = lastStart < 0 ? to - from : to - lastStart;
+    }
+    if (chunk > 0 && to > from && rep[from] == maxRep && idx.data[idx.size - 1] != 0) {
+      idx.data[idx.size - 2] += 1;
+      idx.data[idx.size - 1] = 0;
+    }
+    if (last) ends += 1;
+    idx.add(ends);
+    idx.add(leftovers);
+  }
+
+  // ---------------------------------------------------------------------------------------------- full zip
+
+  private Page fullZip() {
+    int numLevels = s.def.size;
+    boolean hasRep = s.maxRep > 0;
+    int bitsRep = hasRep ? 32 - Integer.numberOfLeadingZeros(s.maxRep) : 0;
+    int bitsDef = hasDef ? 32 - Integer.numberOfLeadingZeros(maxPageDef) : 0;
+    int cw = bitsRep + bitsDef == 0 ? 0 : bitsRep + bitsDef <= 8 ? 1 : bitsRep + bitsDef <= 16 ? 2 : 4;
+    boolean variable = s.valueKind == LeafShredder.VARIABLE;
+    int lengthBytes = variable ? s.width / 8 : 0;
+
+    // Fixed-size list values: which item layers carry validity on this page.
+    boolean[] validity = new boolean[s.dims.length];
+    int rowBytes = 0;
+    if (!variable) {
+      for (int j = 0; j < s.dims.length; j++) {
+        Growable.Bytes vb = s.itemValidity[j];
+        for (int i = 0; i < vb.size && !validity[j]; i++) if (vb.data[i] == 0) validity[j] = true;
+        if (validity[j]) rowBytes += (s.cumDims[j] + 7) / 8;
+      }
+      rowBytes += s.valueKind == LeafShredder.FIXED_SIZE_LIST ? s.cumDims[s.cumDims.length - 1] * s.width : s.width;
+    }
+
+    long estimate = (long) numLevels * cw + (variable ? (long) s.numVisible * lengthBytes + s.values.size : (long) s.numVisible * rowBytes);
+    if (estimate > Integer.MAX_VALUE - 64) throw new IllegalStateException("a page over 2 GiB");
+    Growable.Bytes zip = new Growable.Bytes((int) estimate);
+    boolean index = variable || hasRep;
+    Growable.Longs rowStarts = new Growable.Longs(index ? (int) s.rows + 1 : 1);
+    int v = 0;
+    for (int i = 0; i < numLevels; i++) {
+      int r = hasRep ? s.rep.data[i] : 0;
+      if (index && (!hasRep || r == s.maxRep)) rowStarts.add(zip.size);
+      if (cw > 0) zip.uint(((long) r << bitsDef) | def[i], cw);
+      if (visible(i)) {
+        if (variable) {
+          if (s.def.data[i] == 0) {
+            long start = v == 0 ? 0 : s.ends.data[v - 1];
+            long len = s.ends.data[v] - start;
+            zip.uint(len, lengthBytes);
+            zip.add(s.values.data, (int) start, (int) len);
+          }
+        } else {
+          for (int j = 0; j < s.dims.length; j++) {
+            if (!validity[j]) continue;
+            int c = s.cumDims[j];
+            int bytes = (c + 7) / 8;
+            zip.zeros(bytes);
+            int base = zip.size - bytes;
+            byte[] src = s.itemValidity[j].data;
+            for (int t = 0; t < c; t++) if (src[v * c + t] != 0) zip.data[base + (t >>> 3)] |= (byte) (1 << (t & 7));
+          }
+          int n = s.valueKind == LeafShredder.FIXED_SIZE_LIST ? s.cumDims[s.cumDims.length - 1] * s.width : s.width;
+          zip.add(s.values.data, v * n, n);
+        }
+        v++;
+      }
+    }
+    FullZipLayout.Builder f = FullZipLayout.newBuilder()
+        .setBitsRep(bitsRep).setBitsDef(bitsDef)
+        .setNumItems(numLevels).setNumVisibleItems(s.numVisible);
+    if (variable) {
+      f.setBitsPerOffset(8 * lengthBytes)
+          .setValueCompression(CompressiveEncoding.newBuilder().setVariable(Variable.newBuilder().setOffsets(flat(8L * lengthBytes))));
+    } else {
+      f.setBitsPerValue(8 * rowBytes).setValueCompression(fixedSizeList(0, validity));
+    }
+    for (RepDefLayer l : layers) f.addLayers(l);
+    ByteBuffer data = ByteBuffer.wrap(zip.data, 0, zip.size);
+    ByteBuffer[] buffers;
+    if (index) {
+      rowStarts.add(zip.size);
+      int w = zip.size < (1L << 8) ? 1 : zip.size < (1L << 16) ? 2 : 4;
+      Growable.Bytes idx = new Growable.Bytes(rowStarts.size * w);
+      for (int i = 0; i < rowStarts.size; i++) idx.uint(rowStarts.data[i], w);
+      buffers = new ByteBuffer[] {data, ByteBuffer.wrap(idx.data, 0, idx.size)};
+    } else {
+      buffers = new ByteBuffer[] {data};
+    }
+    return new Page(buffers, PageLayout.newBuilder().setFullZipLayout(f).build());
+  }
+
+  private CompressiveEncoding fixedSizeList(int j, boolean[] validity) {
+    if (j == s.dims.length) return flat(8L * s.width);
+    return CompressiveEncoding.newBuilder().setFixedSizeList(
+        io.sparklance.proto.Encodings21Protos.FixedSizeList.newBuilder()
+            .setItemsPerValue(s.dims[j]).setHasValidity(validity[j]).setValues(fixedSizeList(j + 1, validity))).build();
+  }
+}
