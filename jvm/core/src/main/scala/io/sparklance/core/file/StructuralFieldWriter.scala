@@ -79,7 +79,9 @@ object StructuralFieldWriter {
       .mkString(".")}': $what is not supported by the sparklance file writer yet. Write it with pylance, or leave the " +
       "column out.")
     if (LanceFileReader.isPacked(leaf)) refuse("a packed struct")
-    if (LanceFileReader.isBlob(leaf)) refuse("a blob column (lance-encoding:blob)")
+    if (path.exists(f => LanceFileReader.isBlob(f) || f.extensionName.contains("lance.blob.v2"))) {
+      refuse("a blob column (lance-encoding:blob)")
+    }
     val kinds = path.map { f =>
       if (f eq leaf) LeafShredder.LEAF
       else f.logicalType match {
