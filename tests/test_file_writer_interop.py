@@ -82,3 +82,33 @@ def test_pylance_reads_what_the_jvm_wrote(rewritten, version, case):
                 if g[i] != w[i]:
                     pytest.fail(f"{version}/{case}.{name}: first difference at row {i}: {g[i]} != {w[i]}")
             pytest.fail(f"{version}/{case}.{name}: arrays differ")
+
+
+@pytest.fixture(scope="session")
+def jvm_reads_back(rewritten, tmp_path_factory):
+    """The JVM reader's view of every data file the JVM writer wrote: {(version, case): [(file, ipc_out)]}."""
+    base = tmp_path_factory.mktemp("file_writer_read")
+    args, outs = [], {}
+    for key, (_, dst) in rewritten.items():
+        if not os.path.isdir(os.path.join(dst, "data")):
+            continue
+        for i, name in enumerate(sorted(os.listdir(os.path.join(dst, "data")))):
+            out = str(base / f"{key[0]}_{key[1]}_{i}.arrow")
+            args += [os.path.join(dst, "data", name), out]
+            outs.setdefault(key, []).append((os.path.join(dst, "data", name), out))
+    subprocess.run(java_command("io.sparklance.cli.ReadFiles", ["--batch-rows", "2500", *args]), check=True, timeout=900)
+    return outs
+
+
+@pytest.mark.parametrize("version,case", [c for c in _cases() if c[1] not in REFUSED])
+def test_jvm_reads_what_the_jvm_wrote(jvm_reads_back, version, case):
+    from lance.file import LanceFileReader
+    for path, out in jvm_reads_back[(version, case)]:
+        if os.path.exists(out + ".err"):
+            pytest.fail(f"the JVM reader failed on its own {version}/{case} file: {open(out + '.err').read()}")
+        with pa.memory_map(out) as src:
+            got = pa.ipc.open_file(src).read_all().combine_chunks()
+        want = LanceFileReader(path).read_all().to_table().combine_chunks()
+        assert got.num_rows == want.num_rows
+        for name in want.column_names:
+            assert got.column(name).equals(want.column(name)), f"{version}/{case}.{name}"

@@ -78,6 +78,16 @@ public final class Codecs {
     return out;
   }
 
+  /** Compresses bytes [off, off + len) into `out` in Lance's zstd framing (u64 uncompressed length, zstd frame). */
+  public static void zstdCompress(byte[] in, int off, int len, int level, Growable.Bytes out) {
+    int bound = (int) Zstd.compressBound(len);
+    out.ensure(8 + bound);
+    out.u64(len);
+    long n = Zstd.compressByteArray(out.data, out.size, bound, in, off, len, level);
+    if (Zstd.isError(n)) throw new IllegalStateException("zstd compression failed: " + Zstd.getErrorName(n));
+    out.size += (int) n;
+  }
+
   private static void checkSize(long size, long maxBytes, String what) {
     if (size < 0 || size > maxBytes || size > Integer.MAX_VALUE - 16) {
       throw new EncodingException(what + " data claims " + size + " uncompressed bytes, more than the " + maxBytes + " allowed");

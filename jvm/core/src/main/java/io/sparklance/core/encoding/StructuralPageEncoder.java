@@ -2,7 +2,10 @@ package io.sparklance.core.encoding;
 
 import java.nio.ByteBuffer;
 
+import io.sparklance.proto.Encodings21Protos.BufferCompression;
+import io.sparklance.proto.Encodings21Protos.CompressionScheme;
 import io.sparklance.proto.Encodings21Protos.CompressiveEncoding;
+import io.sparklance.proto.Encodings21Protos.General;
 import io.sparklance.proto.Encodings21Protos.ConstantLayout;
 import io.sparklance.proto.Encodings21Protos.Flat;
 import io.sparklance.proto.Encodings21Protos.FullZipLayout;
@@ -42,6 +45,10 @@ public final class StructuralPageEncoder {
   static final int CHUNK_MAX_VALUES = 4096;
   static final byte CHUNK_PAD = (byte) 0xFE;
   static final byte VALUE_PAD = (byte) 0x48;
+  /** zstd level of compressed chunks and values: fast, and most of the ratio of higher levels on column data. */
+  static final int ZSTD_LEVEL = 3;
+  /** Full-zip values of at least this many bytes are compressed one by one when a sample shows that it pays. */
+  static final int PER_VALUE_ZSTD_MIN_BYTES = 128;
 
   private final LeafShredder s;
   private final boolean v22;
@@ -112,6 +119,21 @@ public final class StructuralPageEncoder {
     ByteBuffer[] buffers;
     if (layers.length == 1) {
       buffers = new ByteBuffer[0];
+    } else if (v22) {
+      // 2.2 block-encodes the levels of a constant page; 2.1 stores them as raw 16-bit words.
+      buffers = new ByteBuffer[] {ByteBuffer.allocate(0), ByteBuffer.allocate(0)};
+      if (s.maxRep > 0) {
+        Growable.Bytes b = new Growable.Bytes(s.rep.size);
+        levels(s.rep.data, 0, s.rep.size, s.maxRep, b);
+        buffers[0] = ByteBuffer.wrap(b.data, 0, b.size);
+        c.setRepCompression(levelEncoding(s.maxRep)).setNumRepValues(s.rep.size);
+      }
+      if (hasDef) {
+        Growable.Bytes b = new Growable.Bytes(def.length);
+        levels(def, 0, def.length, maxPageDef, b);
+        buffers[1] = ByteBuffer.wrap(b.data, 0, b.size);
+        c.setDefCompression(levelEncoding(maxPageDef)).setNumDefValues(def.length);
+      }
     } else {
       buffers = new ByteBuffer[] {raw16(s.maxRep > 0 ? s.rep.data : null, s.rep.size), raw16(hasDef ? def : null, def.length)};
     }
@@ -154,6 +176,17 @@ public final class StructuralPageEncoder {
       pack = anyNarrow;
     }
 
+    // General zstd around the value buffers of variable-width chunks, when a sample chunk shows that it pays.
+    boolean zstd = false;
+    if (!pack && s.valueKind == LeafShredder.VARIABLE) {
+      Growable.Bytes sample = new Growable.Bytes(CHUNK_MAX_BYTES);
+      values(0, chunkValues(0, numValues), sample);
+      Growable.Bytes compressed = new Growable.Bytes(sample.size + 64);
+      Codecs.zstdCompress(sample.data, 0, sample.size, ZSTD_LEVEL, compressed);
+      zstd = compressed.size < sample.size * 0.8;
+    }
+    Growable.Bytes plain = zstd ? new Growable.Bytes(CHUNK_MAX_BYTES) : null;
+
     int v = 0, level = 0, chunkIndex = 0;
     while (v < numValues) {
       int n = pack ? Math.min(FastLanes.BLOCK, numValues - v) : chunkValues(v, numValues);
@@ -179,6 +212,10 @@ public final class StructuralPageEncoder {
         valueBuf.ensure(packed);
         FastLanes.pack(typeBits, w, block, 0, valueBuf.data, valueBuf.size);
         valueBuf.size += packed;
+      } else if (zstd) {
+        plain.clear();
+        values(v, n, plain);
+        Codecs.zstdCompress(plain.data, 0, plain.size, ZSTD_LEVEL, valueBuf);
       } else {
         values(v, n, valueBuf);
       }
@@ -210,7 +247,7 @@ public final class StructuralPageEncoder {
     }
 
     MiniBlockLayout.Builder m = MiniBlockLayout.newBuilder()
-        .setValueCompression(pack ? inlineBitpacking(typeBits) : valueEncoding())
+        .setValueCompression(pack ? inlineBitpacking(typeBits) : zstd ? zstd(valueEncoding()) : valueEncoding())
         .setNumBuffers(1)
         .setNumItems(numValues);
     if (hasRep) m.setRepCompression(levelEncoding(s.maxRep)).setRepetitionIndexDepth(1);
@@ -283,6 +320,12 @@ public final class StructuralPageEncoder {
         return CompressiveEncoding.newBuilder().setVariable(Variable.newBuilder().setOffsets(flat(s.width))).build();
       default: return flat(8L * s.width);
     }
+  }
+
+  private static CompressiveEncoding zstd(CompressiveEncoding inner) {
+    return CompressiveEncoding.newBuilder().setGeneral(General.newBuilder()
+        .setCompression(BufferCompression.newBuilder().setScheme(CompressionScheme.COMPRESSION_ALGORITHM_ZSTD))
+        .setValues(inner)).build();
   }
 
   private static CompressiveEncoding flat(long bits) {
@@ -372,6 +415,8 @@ public final class StructuralPageEncoder {
       rowBytes += s.valueKind == LeafShredder.FIXED_SIZE_LIST ? s.cumDims[s.cumDims.length - 1] * s.width : s.width;
     }
 
+    boolean zstd = variable && s.maxValueBytes >= PER_VALUE_ZSTD_MIN_BYTES && perValueZstdPays();
+    Growable.Bytes unit = zstd ? new Growable.Bytes(1024) : null;
     long estimate = (long) numLevels * cw + (variable ? (long) s.numVisible * lengthBytes + s.values.size : (long) s.numVisible * rowBytes);
     if (estimate > Integer.MAX_VALUE - 64) throw new IllegalStateException("a page over 2 GiB");
     Growable.Bytes zip = new Growable.Bytes((int) estimate);
@@ -387,8 +432,15 @@ public final class StructuralPageEncoder {
           if (s.def.data[i] == 0) {
             long start = v == 0 ? 0 : s.ends.data[v - 1];
             long len = s.ends.data[v] - start;
-            zip.uint(len, lengthBytes);
-            zip.add(s.values.data, (int) start, (int) len);
+            if (zstd) {
+              unit.clear();
+              Codecs.zstdCompress(s.values.data, (int) start, (int) len, ZSTD_LEVEL, unit);
+              zip.uint(unit.size, lengthBytes);
+              zip.add(unit.data, 0, unit.size);
+            } else {
+              zip.uint(len, lengthBytes);
+              zip.add(s.values.data, (int) start, (int) len);
+            }
           }
         } else {
           for (int j = 0; j < s.dims.length; j++) {
@@ -410,8 +462,8 @@ public final class StructuralPageEncoder {
         .setBitsRep(bitsRep).setBitsDef(bitsDef)
         .setNumItems(numLevels).setNumVisibleItems(s.numVisible);
     if (variable) {
-      f.setBitsPerOffset(8 * lengthBytes)
-          .setValueCompression(CompressiveEncoding.newBuilder().setVariable(Variable.newBuilder().setOffsets(flat(8L * lengthBytes))));
+      CompressiveEncoding plain = CompressiveEncoding.newBuilder().setVariable(Variable.newBuilder().setOffsets(flat(8L * lengthBytes))).build();
+      f.setBitsPerOffset(8 * lengthBytes).setValueCompression(zstd ? zstd(plain) : plain);
     } else {
       f.setBitsPerValue(8 * rowBytes).setValueCompression(fixedSizeList(0, validity));
     }
@@ -428,6 +480,22 @@ public final class StructuralPageEncoder {
       buffers = new ByteBuffer[] {data};
     }
     return new Page(buffers, PageLayout.newBuilder().setFullZipLayout(f).build());
+  }
+
+  /** Whether compressing the page's first values one by one makes them at least 20% smaller. */
+  private boolean perValueZstdPays() {
+    long raw = 0, packed = 0;
+    Growable.Bytes unit = new Growable.Bytes(1024);
+    for (int v = 0; v < s.ends.size && v < 32; v++) {
+      long start = v == 0 ? 0 : s.ends.data[v - 1];
+      int len = (int) (s.ends.data[v] - start);
+      if (len == 0) continue;
+      unit.clear();
+      Codecs.zstdCompress(s.values.data, (int) start, len, ZSTD_LEVEL, unit);
+      raw += len;
+      packed += unit.size;
+    }
+    return raw > 0 && packed < raw * 0.8;
   }
 
   private CompressiveEncoding fixedSizeList(int j, boolean[] validity) {
