@@ -69,3 +69,7 @@ final class CommitStateUnknownException(val path: String, detail: String, cause:
 /** An argument given by the user (option, name, value) is not valid. */
 final class InvalidArgumentException(detail: String)
     extends LanceException("LANCE_INVALID_ARGUMENT", "22023", detail, null)
+
+/** A table was to be created where one exists. */
+final class TableExistsException(val path: String, detail: String)
+    extends LanceException("LANCE_TABLE_EXISTS", "42P07", s"Table $path already exists: $detail", null)

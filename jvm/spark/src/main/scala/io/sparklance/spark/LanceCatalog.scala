@@ -6,10 +6,10 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.analysis.{NamespaceAlreadyExistsException, NoSuchNamespaceException, NoSuchTableException, NonEmptyNamespaceException}
-import org.apache.spark.sql.connector.catalog.{Column, Identifier, NamespaceChange, SupportsNamespaces, Table, TableCatalog, TableChange}
+import org.apache.spark.sql.catalyst.analysis.{NamespaceAlreadyExistsException, NoSuchNamespaceException, NoSuchTableException, NonEmptyNamespaceException, TableAlreadyExistsException}
+import org.apache.spark.sql.connector.catalog.{Column, Identifier, NamespaceChange, StagedTable, StagingTableCatalog, SupportsNamespaces, Table, TableChange}
 import org.apache.spark.sql.connector.expressions.Transform
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.types.{Metadata, StructField, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 import io.sparklance.core.{InvalidArgumentException, NotATableException, UnsupportedFeatureException}
@@ -24,7 +24,7 @@ import io.sparklance.core.storage.{HadoopStorage, Storage}
  * `spark.sql.catalog.<name>.warehouse = <directory or URI>`. Time travel: `VERSION AS OF <n>`, `VERSION AS OF
  * '<tag>'`, `TIMESTAMP AS OF <timestamp>`.
  */
-final class LanceCatalog extends TableCatalog with SupportsNamespaces {
+final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
 
   private var catalogName: String = _
   private var warehouse: String = _
@@ -98,26 +98,86 @@ final class LanceCatalog extends TableCatalog with SupportsNamespaces {
         case e: LanceSparkException if e.cause.isInstanceOf[NotATableException] && !isPathIdentifier(ident) =>
           throw new NoSuchTableException(ident)
       }
-    new LanceTable(s"$catalogName.${(ident.namespace() :+ ident.name()).mkString(".")}", snapshot, conf)
+    new LanceTable(qualified(ident), snapshot, conf, writable = true)
   }
 
   override def tableExists(ident: Identifier): Boolean = isTableDir(tablePath(ident))
 
+  /**
+   * CREATE TABLE: commits version 1 of a table with no rows. TBLPROPERTIES `file_format_version` picks the Lance
+   * file version (default 2.2); other properties are stored in the table's config.
+   */
   override def createTable(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
-      properties: util.Map[String, String]): Table = notYet("CREATE TABLE")
+      properties: util.Map[String, String]): Table = {
+    val path = tablePath(ident)
+    if (isTableDir(path)) throw new TableAlreadyExistsException(ident)
+    NewTable.checkNoPartitioning(partitions)
+    val table = NewTable(path, structOf(columns), properties.asScala.toMap)
+    table.commitEmpty(conf, 0L, WriteOptions(properties.asScala.toMap, Map.empty))
+    loadTable(ident)
+  }
 
-  override def createTable(ident: Identifier, schema: StructType, partitions: Array[Transform],
-      properties: util.Map[String, String]): Table = notYet("CREATE TABLE")
+  override def stageCreate(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
+      properties: util.Map[String, String]): StagedTable = {
+    if (isTableDir(tablePath(ident))) throw new TableAlreadyExistsException(ident)
+    stage(ident, columns, partitions, properties, 0L)
+  }
+
+  override def stageReplace(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
+      properties: util.Map[String, String]): StagedTable = {
+    val path = tablePath(ident)
+    if (!isTableDir(path)) throw new NoSuchTableException(ident)
+    stage(ident, columns, partitions, properties, LanceTables.latestVersion(conf, path))
+  }
+
+  override def stageCreateOrReplace(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
+      properties: util.Map[String, String]): StagedTable = {
+    val path = tablePath(ident)
+    stage(ident, columns, partitions, properties, if (isTableDir(path)) LanceTables.latestVersion(conf, path) else 0L)
+  }
+
+  private def stage(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
+      properties: util.Map[String, String], readVersion: Long): StagedTable = {
+    NewTable.checkNoPartitioning(partitions)
+    val props = properties.asScala.toMap
+    val table = NewTable(tablePath(ident), structOf(columns), props)
+    new LanceStagedTable(qualified(ident), table, readVersion, conf, WriteOptions(props, Map.empty))
+  }
+
+  private def structOf(columns: Array[Column]): StructType = StructType(columns.map { c =>
+    val meta = Option(c.metadataInJSON()).map(Metadata.fromJson).getOrElse(Metadata.empty)
+    StructField(c.name(), c.dataType(), c.nullable(), meta)
+  })
+
+  private def qualified(ident: Identifier): String = s"$catalogName.${(ident.namespace() :+ ident.name()).mkString(".")}"
 
   override def alterTable(ident: Identifier, changes: TableChange*): Table = notYet("ALTER TABLE")
 
-  override def dropTable(ident: Identifier): Boolean = notYet("DROP TABLE")
+  /**
+   * DROP TABLE: a table of this catalog is its directory, so dropping it deletes the directory with every version
+   * (DROP TABLE ... PURGE does the same). Path identifiers are refused: drop such a table by deleting its directory.
+   */
+  override def dropTable(ident: Identifier): Boolean = {
+    if (isPathIdentifier(ident)) {
+      throw new LanceSparkException(new UnsupportedFeatureException(s"DROP TABLE of a table named by its path " +
+        s"(${ident.name()}) is not supported: it is not a table of catalog '$catalogName'. Delete the directory instead."))
+    }
+    val path = tablePath(ident)
+    if (!isTableDir(path)) return false
+    LanceSparkException.translate {
+      val fs = new org.apache.hadoop.fs.Path(path).getFileSystem(conf)
+      try fs.delete(new org.apache.hadoop.fs.Path(path), true)
+      catch { case e: java.io.IOException => throw new io.sparklance.core.StorageException(path, "delete the table directory", e) }
+    }
+  }
+
+  override def purgeTable(ident: Identifier): Boolean = dropTable(ident)
 
   override def renameTable(oldIdent: Identifier, newIdent: Identifier): Unit = notYet("ALTER TABLE ... RENAME")
 
   private def notYet(what: String): Nothing = throw new LanceSparkException(new UnsupportedFeatureException(
-    s"$what is not supported by this version of sparklance's catalog '$catalogName' yet: it reads Lance tables; " +
-      "create and change them with pylance for now."))
+    s"$what is not supported by this version of sparklance's catalog '$catalogName' yet. Change the table's " +
+      "schema with pylance for now."))
 
   // ------------------------------------------------------------------------------------------ namespaces
 
@@ -156,16 +216,15 @@ final class LanceCatalog extends TableCatalog with SupportsNamespaces {
     throw new LanceSparkException(new UnsupportedFeatureException(
       s"Namespaces of catalog '$catalogName' are directories and have no properties to change."))
 
+  /** DROP NAMESPACE; with CASCADE it deletes the tables and namespaces below it, like DROP TABLE does. */
   override def dropNamespace(namespace: Array[String], cascade: Boolean): Boolean = {
     val dir = namespacePath(namespace)
     if (!storage.exists(dir)) throw new NoSuchNamespaceException(namespace)
-    val entries = storage.list(dir)
-    if (entries.nonEmpty) {
-      if (!cascade) throw new NonEmptyNamespaceException(namespace)
-      throw new LanceSparkException(new UnsupportedFeatureException(s"DROP NAMESPACE ... CASCADE would delete tables " +
-        s"under $dir; dropping tables is not supported by this version of sparklance yet."))
+    if (storage.list(dir).nonEmpty && !cascade) throw new NonEmptyNamespaceException(namespace)
+    LanceSparkException.translate {
+      val fs = new org.apache.hadoop.fs.Path(dir).getFileSystem(conf)
+      try fs.delete(new org.apache.hadoop.fs.Path(dir), true)
+      catch { case e: java.io.IOException => throw new io.sparklance.core.StorageException(dir, "delete the namespace directory", e) }
     }
-    val fs = new org.apache.hadoop.fs.Path(dir).getFileSystem(conf)
-    fs.delete(new org.apache.hadoop.fs.Path(dir), false)
   }
 }

@@ -4,10 +4,10 @@ import java.util
 
 import scala.jdk.CollectionConverters._
 
-import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.connector.catalog.{Table, TableProvider}
+import org.apache.spark.sql.{DataFrame, SaveMode, SparkSession, SQLContext}
+import org.apache.spark.sql.connector.catalog.{Table, TableCapability, TableProvider}
 import org.apache.spark.sql.connector.expressions.Transform
-import org.apache.spark.sql.sources.DataSourceRegister
+import org.apache.spark.sql.sources.{BaseRelation, CreatableRelationProvider, DataSourceRegister}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
@@ -17,16 +17,25 @@ import io.sparklance.core.InvalidArgumentException
  * The `lance` data source: `spark.read.format("lance").option("version", 3).load(path)`. The table version is
  * pinned when the DataFrame is created. Options are listed in [[ReadOptions]] and [[TimeTravel]].
  */
-final class LanceDataSource extends TableProvider with DataSourceRegister {
+final class LanceDataSource extends TableProvider with DataSourceRegister with CreatableRelationProvider {
 
   override def shortName(): String = "lance"
 
   override def inferSchema(options: CaseInsensitiveStringMap): StructType = table(options.asScala.toMap).schema
 
+  /**
+   * The table at the path. Writes ask for it with the DataFrame's schema before it may exist: a missing table is
+   * then a placeholder without write support, so that `save()` comes to [[createRelation]] for every save mode.
+   */
   override def getTable(schema: StructType, partitioning: Array[Transform], properties: util.Map[String, String]): Table =
-    table(properties.asScala.toMap)
+    try table(properties.asScala.toMap)
+    catch {
+      case e: LanceSparkException if e.cause.isInstanceOf[io.sparklance.core.NotATableException] =>
+        new MissingTable(properties.asScala.getOrElse("path", ""), e)
+    }
 
-  override def supportsExternalMetadata(): Boolean = false
+  // The schema a write passes to getTable is the DataFrame's; reads without a schema infer it from the table.
+  override def supportsExternalMetadata(): Boolean = true
 
   private def table(options: Map[String, String]): LanceTable = {
     val lower = options.map { case (k, v) => k.toLowerCase -> v }
@@ -36,4 +45,32 @@ final class LanceDataSource extends TableProvider with DataSourceRegister {
     val tt = LanceSparkException.translate(TimeTravel.fromOptions(options))
     new LanceTable(path, LanceTables.load(conf, path, tt), conf, ReadOptions.nanoseconds(options))
   }
+
+  /** `df.write.format("lance").mode(...).save(path)`: see [[PathWrites]]. */
+  override def createRelation(sqlContext: SQLContext, mode: SaveMode, parameters: scala.collection.immutable.Map[String, String],
+      data: DataFrame): BaseRelation = {
+    val path = parameters.collectFirst { case (k, v) if k.equalsIgnoreCase("path") => v }.getOrElse(
+      throw new LanceSparkException(new InvalidArgumentException(
+        "No path given: use df.write.format(\"lance\").save(\"/path/to/table.lance\").")))
+    PathWrites.save(sqlContext.sparkSession, path, mode, parameters, data)
+    new WrittenRelation(sqlContext, data.schema)
+  }
+}
+
+/** What `createRelation` returns after a write: Spark only needs a relation, it does not scan it. */
+private final class WrittenRelation(context: SQLContext, written: StructType) extends BaseRelation {
+  override def sqlContext: SQLContext = context
+  override def schema: StructType = written
+}
+
+/**
+ * A path without a table, as a write sees it before creating one. Reading it fails with the error of the missing
+ * table.
+ */
+private final class MissingTable(path: String, missing: LanceSparkException) extends Table {
+  override def name(): String = path
+  override def schema(): StructType = throw missing
+  override def capabilities(): util.Set[TableCapability] = util.EnumSet.noneOf(classOf[TableCapability])
+
+
 }

@@ -5,7 +5,8 @@ import java.util
 import scala.jdk.CollectionConverters._
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.spark.sql.connector.catalog.{MetadataColumn => SparkMetadataColumn, SupportsMetadataColumns, SupportsRead, Table, TableCapability}
+import org.apache.spark.sql.connector.catalog.{MetadataColumn => SparkMetadataColumn, SupportsMetadataColumns, SupportsRead, SupportsWrite, Table, TableCapability}
+import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
 import org.apache.spark.sql.connector.read.ScanBuilder
 import org.apache.spark.sql.types.{DataType, LongType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
@@ -17,15 +18,24 @@ import io.sparklance.core.table.{FeatureFlags, Snapshot}
  * One pinned version of a Lance table, as Spark sees it: its schema (docs/types.md), its metadata columns
  * (`_rowid`, `_rowaddr`, `_fragid`) and, in `properties`, what `DESCRIBE TABLE EXTENDED` shows.
  */
-final class LanceTable(val tableName: String, val snapshot: Snapshot, hadoopConf: Configuration,
-    val nanoseconds: SparkSchemas.NanosecondMapping = SparkSchemas.NanosecondMapping.TruncateToMicros)
-    extends Table with SupportsRead with SupportsMetadataColumns {
+final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoopConf: Configuration,
+    val nanoseconds: SparkSchemas.NanosecondMapping = SparkSchemas.NanosecondMapping.TruncateToMicros,
+    writable: Boolean = false)
+    extends Table with SupportsRead with SupportsWrite with SupportsMetadataColumns {
 
   override def name(): String = tableName
 
   override lazy val schema: StructType = LanceSparkException.translate(SparkSchemas.toSpark(snapshot.schema, nanoseconds))
 
-  override def capabilities(): util.Set[TableCapability] = util.EnumSet.of(TableCapability.BATCH_READ)
+  /**
+   * Tables of the catalog are written through DataSourceV2 (INSERT, `writeTo`); tables loaded by path through the
+   * `lance` data source are written by its `save()` support for every save mode, so they do not offer it here.
+   */
+  override def capabilities(): util.Set[TableCapability] =
+    if (writable) util.EnumSet.of(TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE)
+    else util.EnumSet.of(TableCapability.BATCH_READ)
+
+  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = new LanceWriteBuilder(this, info)
 
   override def properties(): util.Map[String, String] = {
     val m = snapshot.manifest

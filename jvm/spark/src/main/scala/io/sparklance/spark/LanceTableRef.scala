@@ -49,4 +49,8 @@ object LanceTables {
       TimeTravel.checkout(Dataset.open(storage, path), tt)
     }
 
+  /** The latest version of the table at `path`. */
+  def latestVersion(conf: org.apache.hadoop.conf.Configuration, path: String): Long =
+    LanceSparkException.translate(Dataset.open(new HadoopStorage(conf), path).latestVersion())
+
 }

@@ -28,6 +28,86 @@ object SparkSchemas {
     case object AsLong extends NanosecondMapping
   }
 
+  /** Spark field metadata naming the dimension of a vector column: `ARRAY<FLOAT>` written as a fixed-size list. */
+  val FixedSizeListKey = "arrow.fixed-size-list.size"
+
+  /**
+   * The Lance schema of a new table from a Spark schema: the reverse of the read mapping (TIMESTAMP is
+   * `timestamp:us:UTC`, TIMESTAMP_NTZ `timestamp:us:-`, INTERVAL DAY TO SECOND `duration:us`, TIME `time64:us`),
+   * field ids depth first from 0. A field that came from a Lance table keeps its Lance type (its
+   * `lance.logical_type` metadata) when that type reads back as the same Spark type; an `ARRAY` with
+   * `arrow.fixed-size-list.size` metadata becomes a fixed-size list (a vector).
+   */
+  def toLance(schema: StructType): LanceSchema = LanceSparkException.translate {
+    import org.apache.arrow.vector.types.{DateUnit, FloatingPointPrecision, TimeUnit => AU}
+    import org.apache.arrow.vector.types.pojo.{ArrowType, Field => AField, FieldType}
+    import scala.jdk.CollectionConverters._
+    def unsupported(path: String, dt: DataType): Nothing = throw new UnsupportedFeatureException(
+      s"Column '$path' has Spark type ${dt.sql}, which Lance tables cannot store. Cast it to a supported type first.")
+    def field(name: String, dt: DataType, nullable: Boolean, meta: Metadata, path: String): AField = {
+      def leaf(t: ArrowType) = new AField(name, new FieldType(nullable, t, null), null)
+      val kept = if (meta.contains(LogicalTypeKey)) LogicalType.tryParse(meta.getString(LogicalTypeKey)) else None
+      kept.filter(t => !t.isNested && !t.isInstanceOf[LogicalType.Dictionary] && t != LogicalType.Json).flatMap { t =>
+        val probe = LanceSchema.fromProtos("a Spark schema", Seq(io.sparklance.proto.FileProtos.Field.newBuilder()
+          .setName(name).setId(0).setParentId(-1).setLogicalType(t.toString).setNullable(nullable).build()), Map.empty)
+          .fields.head
+        Option.when(scala.util.Try(dataType(probe, NanosecondMapping.TruncateToMicros)).toOption.contains(dt))(
+          io.sparklance.core.schema.ArrowSchemas.toArrow(probe))
+      }.getOrElse(dt match {
+        case BooleanType => leaf(ArrowType.Bool.INSTANCE)
+        case ByteType => leaf(new ArrowType.Int(8, true))
+        case ShortType => leaf(new ArrowType.Int(16, true))
+        case IntegerType => leaf(new ArrowType.Int(32, true))
+        case LongType => leaf(new ArrowType.Int(64, true))
+        case FloatType => leaf(new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE))
+        case DoubleType => leaf(new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE))
+        case StringType => leaf(ArrowType.Utf8.INSTANCE)
+        case BinaryType => leaf(ArrowType.Binary.INSTANCE)
+        case d: DecimalType => leaf(new ArrowType.Decimal(d.precision, d.scale, 128))
+        case DateType => leaf(new ArrowType.Date(DateUnit.DAY))
+        case TimestampType => leaf(new ArrowType.Timestamp(AU.MICROSECOND, "UTC"))
+        case TimestampNTZType => leaf(new ArrowType.Timestamp(AU.MICROSECOND, null))
+        case DayTimeIntervalType(_, _) => leaf(new ArrowType.Duration(AU.MICROSECOND))
+        case _: TimeType => leaf(new ArrowType.Time(AU.MICROSECOND, 64))
+        case NullType => leaf(ArrowType.Null.INSTANCE)
+        case ArrayType(et, containsNull) if meta.contains(FixedSizeListKey) =>
+          val dim = meta.getLong(FixedSizeListKey).toInt
+          if (dim <= 0) throw new io.sparklance.core.InvalidArgumentException(s"Column '$path': $FixedSizeListKey must be positive, not $dim.")
+          val item = field("item", et, nullable = true, Metadata.empty, s"$path.item")
+          if (item.getType.isComplex) unsupported(path, dt)
+          new AField(name, new FieldType(nullable, new ArrowType.FixedSizeList(dim), null), java.util.List.of(item))
+        case ArrayType(et, containsNull) =>
+          new AField(name, new FieldType(nullable, ArrowType.List.INSTANCE, null),
+            java.util.List.of(field("item", et, containsNull, Metadata.empty, s"$path.element")))
+        case MapType(kt, vt, valueNullable) =>
+          val entries = new AField("entries", new FieldType(false, ArrowType.Struct.INSTANCE, null), java.util.List.of(
+            field("key", kt, nullable = false, Metadata.empty, s"$path.key"),
+            field("value", vt, valueNullable, Metadata.empty, s"$path.value")))
+          new AField(name, new FieldType(nullable, new ArrowType.Map(false), null), java.util.List.of(entries))
+        case st: StructType =>
+          new AField(name, new FieldType(nullable, ArrowType.Struct.INSTANCE, null),
+            st.fields.map(f => field(f.name, f.dataType, f.nullable, f.metadata, s"$path.${f.name}")).toSeq.asJava)
+        case other => unsupported(path, other)
+      })
+    }
+    io.sparklance.core.schema.ArrowSchemas.fromArrow(new org.apache.arrow.vector.types.pojo.Schema(
+      schema.fields.map(f => field(f.name, f.dataType, f.nullable, f.metadata, f.name)).toSeq.asJava))
+  }
+
+  /**
+   * The schema with every field, array element and map value nullable: what a table created from a DataFrame gets,
+   * as Spark's own file sources and table formats do, so that later writes may carry nulls.
+   */
+  def asNullable(schema: StructType): StructType = {
+    def loose(dt: DataType): DataType = dt match {
+      case st: StructType => asNullable(st)
+      case ArrayType(et, _) => ArrayType(loose(et), containsNull = true)
+      case MapType(kt, vt, _) => MapType(loose(kt), loose(vt), valueContainsNull = true)
+      case other => other
+    }
+    StructType(schema.fields.map(f => f.copy(dataType = loose(f.dataType), nullable = true)))
+  }
+
   def toSpark(schema: LanceSchema, nanos: NanosecondMapping = NanosecondMapping.TruncateToMicros): StructType =
     StructType(schema.fields.map(toSpark(_, nanos)))
 

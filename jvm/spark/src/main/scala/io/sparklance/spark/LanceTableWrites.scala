@@ -1,0 +1,92 @@
+package io.sparklance.spark
+
+import java.util
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.spark.sql.connector.catalog.{StagedTable, SupportsWrite, TableCapability}
+import org.apache.spark.sql.connector.write.{BatchWrite, LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
+import org.apache.spark.sql.types.StructType
+
+import io.sparklance.core.UnsupportedFeatureException
+import io.sparklance.core.file.FileVersion
+import io.sparklance.core.schema.LanceSchema
+import io.sparklance.core.storage.HadoopStorage
+import io.sparklance.core.txn.{Committer, Operation, Transaction}
+
+/**
+ * How a new Lance table is made from Spark: its schema, file version and table config from `TBLPROPERTIES` /
+ * write options. Properties Spark reserves for itself are not stored; the rest go to the manifest's table config.
+ */
+final case class NewTable(root: String, schema: LanceSchema, version: FileVersion, config: Map[String, String]) {
+
+  /** Commits the table with no rows as a new version after `readVersion` (0 for a table that does not exist). */
+  def commitEmpty(conf: Configuration, readVersion: Long, options: WriteOptions): Long =
+    LanceSparkException.translate(Committer.commit(new HadoopStorage(conf), root,
+      Transaction.create(readVersion, Operation.Overwrite(Nil, schema.toProtos, schema.metadata, config)),
+      Committer.Options(maxRetries = options.commitRetries, newTableFileVersion = version.toString)))
+}
+
+object NewTable {
+  /** Properties Spark sets on every table; they are not Lance table config. */
+  private val Reserved = Set("provider", "owner", "comment", "external", "is_managed_location", "location")
+  /** Properties that shape the table rather than being stored as config. */
+  private val Shaping = Set("file_format_version", "data_storage_version")
+
+  def apply(root: String, sparkSchema: StructType, properties: Map[String, String]): NewTable = {
+    properties.get("location").filter(l => l.stripSuffix("/") != root.stripSuffix("/")).foreach { l =>
+      throw new LanceSparkException(new UnsupportedFeatureException(s"LOCATION '$l' is not supported: a table of a " +
+        s"Lance catalog lives at $root. To write a table elsewhere, name it by path: lance.`$l`."))
+    }
+    val options = WriteOptions(properties, Map.empty)
+    val config = properties.filter { case (k, _) =>
+      !Reserved.contains(k.toLowerCase) && !Shaping.contains(k.toLowerCase) && !k.startsWith("option.")
+    }
+    NewTable(root, SparkSchemas.toLance(sparkSchema), options.fileFormatVersion.getOrElse(FileVersion.V2_2), config)
+  }
+
+  def checkNoPartitioning(partitions: Array[org.apache.spark.sql.connector.expressions.Transform]): Unit =
+    if (partitions.nonEmpty) {
+      throw new LanceSparkException(new UnsupportedFeatureException(s"PARTITIONED BY " +
+        s"(${partitions.map(_.describe()).mkString(", ")}) is not supported: Lance tables are not partitioned. " +
+        "Create the table without PARTITIONED BY."))
+    }
+}
+
+/**
+ * A table being created or replaced (CTAS, RTAS, `writeTo(...).create()/createOrReplace()`): the write commits
+ * the new schema and every row as one new version, so a failed write leaves the table as it was, and a replaced
+ * table's earlier versions stay readable by time travel.
+ */
+final class LanceStagedTable(tableName: String, table: NewTable, readVersion: Long, conf: Configuration,
+    options: WriteOptions) extends StagedTable with SupportsWrite {
+  @volatile private var write: Option[LanceBatchWrite] = None
+
+  override def name(): String = tableName
+
+  override def schema(): StructType = SparkSchemas.toSpark(table.schema)
+
+  override def capabilities(): util.Set[TableCapability] =
+    util.EnumSet.of(TableCapability.BATCH_WRITE, TableCapability.TRUNCATE)
+
+  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = new WriteBuilder with SupportsTruncate {
+    override def truncate(): WriteBuilder = this
+    override def build(): Write = new Write {
+      override def toBatch: BatchWrite = {
+        val writeOptions = WriteOptions(info.options().asCaseSensitiveMap().asScala.toMap, Map.empty)
+        val merged = options.copy(maxRowsPerFile = writeOptions.maxRowsPerFile, maxPageBytes = writeOptions.maxPageBytes,
+          batchRows = writeOptions.batchRows)
+        val w = new LanceBatchWrite(WriteSpec(table.root, table.schema, table.version, merged, conf), info.schema(),
+          readVersion, overwrite = true, Some(table.schema), table.config)
+        write = Some(w)
+        w
+      }
+    }
+  }
+
+  override def commitStagedChanges(): Unit =
+    if (!write.exists(_.committedVersion.isDefined)) table.commitEmpty(conf, readVersion, options)
+
+  override def abortStagedChanges(): Unit = ()
+}
