@@ -16,6 +16,7 @@ public final class DictionaryBuilder {
   private int[] slots = emptySlots(256);
   private int[] rows = new int[256];
   private int numRows;
+  private byte[] scratch = new byte[64];
   private boolean anyNull;
 
   private static int[] emptySlots(int n) {
@@ -64,22 +65,29 @@ public final class DictionaryBuilder {
 
   /** Adds a row whose value is bytes [offset, offset + length) of `buf`. */
   public void add(ArrowBuf buf, long offset, int length) {
+    if (scratch.length < length) scratch = new byte[Math.max(length, 2 * scratch.length)];
+    buf.getBytes(offset, scratch, 0, length);
+    add(scratch, 0, length);
+  }
+
+  /** Adds a row whose value is bytes [offset, offset + length) of `src`. */
+  public void add(byte[] src, int offset, int length) {
     int h = 0x811C9DC5;
-    for (int k = 0; k < length; k++) h = (h ^ (buf.getByte(offset + k) & 0xFF)) * 0x01000193;
+    for (int k = 0; k < length; k++) h = (h ^ (src[offset + k] & 0xFF)) * 0x01000193;
     h ^= h >>> 16;
     int mask = slots.length - 1;
     int s = h & mask;
     while (true) {
       int item = slots[s];
       if (item < 0) break;
-      if (hashes[item] == h && same(item, buf, offset, length)) {
+      if (hashes[item] == h && same(item, src, offset, length)) {
         addRow(item);
         return;
       }
       s = (s + 1) & mask;
     }
     int item = ends.size();
-    bytes.append(buf, offset, length);
+    bytes.append(src, offset, length);
     ends.append(bytes.size());
     if (item == hashes.length) hashes = Arrays.copyOf(hashes, 2 * item);
     hashes[item] = h;
@@ -88,14 +96,10 @@ public final class DictionaryBuilder {
     addRow(item);
   }
 
-  private boolean same(int item, ArrowBuf buf, long offset, int length) {
+  private boolean same(int item, byte[] src, int offset, int length) {
     long start = item == 0 ? 0 : ends.get(item - 1);
     if (ends.get(item) - start != length) return false;
-    byte[] data = bytes.array();
-    for (int k = 0; k < length; k++) {
-      if (data[(int) start + k] != buf.getByte(offset + k)) return false;
-    }
-    return true;
+    return Arrays.equals(bytes.array(), (int) start, (int) start + length, src, offset, offset + length);
   }
 
   private void rehash() {

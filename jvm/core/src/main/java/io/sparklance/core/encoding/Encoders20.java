@@ -50,6 +50,12 @@ public final class Encoders20 {
       size += length;
     }
 
+    public void append(byte[] src, int offset, int length) {
+      ensure(length);
+      System.arraycopy(src, offset, data, size, length);
+      size += length;
+    }
+
     public void appendZeros(int length) {
       ensure(length);
       java.util.Arrays.fill(data, size, size + length, (byte) 0);

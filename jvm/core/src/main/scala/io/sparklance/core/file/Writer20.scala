@@ -72,6 +72,9 @@ private[file] object Writer20 {
     .setTypeUrl("/lance.encodings.ColumnEncoding")
     .setValue(com.google.protobuf.ByteString.copyFrom(Array[Byte](0x1a, 0x04, 0x0a, 0x02, 0x0a, 0x00))).build()
 
+  private val DictionaryMinRows = 100
+  private val DictionaryMaxItems = 100
+
   /** Width in bits of one value of a fixed-width scalar type (0 for the null type), or -1 if it is not one. */
   def scalarBits(t: LogicalType): Int = t match {
     case LogicalType.Null => 0
@@ -272,10 +275,49 @@ private[file] object Writer20 {
     }
 
     override protected def emitPage(sink: PageSink): Unit = {
-      val adjustment = if (count == 0) 0L else data.size.toLong + 1
-      page(sink, Seq(Encoders20.binaryIndices(ends, validity, adjustment), data.view()), Encoders20.binary(0, 1, adjustment))
+      if (!(dictionaryCandidate && count >= DictionaryMinRows && emitDictionaryPage(sink))) {
+        val adjustment = if (count == 0) 0L else data.size.toLong + 1
+        page(sink, Seq(Encoders20.binaryIndices(ends, validity, adjustment), data.view()), Encoders20.binary(0, 1, adjustment))
+      }
       ends.clear(); validity.clear(); data.clear()
       count = 0
+    }
+
+    // Like pylance, a page of a plain `string` field (not large, not binary, no compression asked for) with at
+    // least 100 rows and fewer than 100 distinct values is a dictionary page (§2.4 a).
+    private val dictionaryCandidate =
+      field.logicalType == LogicalType.Utf8(false) && !field.metadata.contains("lance-encoding:compression")
+    private lazy val dict = new io.sparklance.core.encoding.DictionaryBuilder
+
+    /**
+     * Writes the page as `dictionary{indices: u8 1-based (0 = null), items: binary}` if it has fewer than 100
+     * distinct values; returns false (and writes nothing) otherwise. A page with no non-null value has one null item.
+     */
+    private def emitDictionaryPage(sink: PageSink): Boolean = {
+      dict.clear()
+      var i = 0
+      var start = 0L
+      while (i < count && dict.items < DictionaryMaxItems) {
+        val end = ends.get(i)
+        if (validity.get(i)) dict.add(data.array(), start.toInt, (end - start).toInt) else dict.addNull()
+        start = end
+        i += 1
+      }
+      if (dict.items >= DictionaryMaxItems) return false
+      val rows = dict.rowItems
+      val indices = new Array[Byte](count)
+      i = 0
+      while (i < count) { indices(i) = (rows(i) + 1).toByte; i += 1 }
+      val itemValidity = new BitSink
+      val itemEnds = dict.itemEnds
+      val numItems = math.max(1, dict.items)
+      if (dict.items == 0) { itemEnds.append(0L); itemValidity.appendConstant(false, 1) }
+      else itemValidity.appendConstant(true, dict.items)
+      val adjustment = dict.itemBytes.size + 1L
+      page(sink, Seq(ByteBuffer.wrap(indices), Encoders20.binaryIndices(itemEnds, itemValidity, adjustment), dict.itemBytes.view()),
+        Encoders20.dictionary(Encoders20.noNulls(Encoders20.flat(8, 0)), Encoders20.binary(1, 2, adjustment), numItems))
+      dict.clear()
+      true
     }
   }
 

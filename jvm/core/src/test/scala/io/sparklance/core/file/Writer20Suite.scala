@@ -80,6 +80,17 @@ class Writer20Suite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
+  test("a page of 100+ plain strings with fewer than 100 distinct values is a dictionary page, as pylance writes") {
+    def encodings(rows: Int, nullRate: Double, t: String = "string") =
+      roundTrip(schema(leaf("c", t)), Seq(rows), nullRate = nullRate).metadata.columns.head.getPagesList.asScala
+        .map(p => pageEncoding(p).getArrayEncodingCase.toString).toSeq
+    assert(encodings(300, 0.2) == Seq("DICTIONARY"))
+    assert(encodings(300, 1.0) == Seq("DICTIONARY"))
+    assert(encodings(99, 0.2) == Seq("BINARY"))
+    assert(encodings(300, 0.2, "binary") == Seq("BINARY"))
+    assert(encodings(300, 0.2, "large_string") == Seq("BINARY"))
+  }
+
   test("a file of zero rows has columns with no pages") {
     val s = schema(leaf("a", "int32"), struct("s", leaf("x", "string")), list("l", leaf("item", "int64")))
     val reader = roundTrip(s, Seq(0))
@@ -277,6 +288,7 @@ object Writer20Suite {
         vw.allocateNew()
         (0 until n).foreach(i => if (isNull) vw.setNull(i) else vw.setSafe(i, ("v" + r.nextInt(50)).getBytes(StandardCharsets.UTF_8)))
         vw.setValueCount(n)
+      case other => throw new IllegalArgumentException(s"no filler for ${other.getClass.getSimpleName}")
     }
   }
 }
