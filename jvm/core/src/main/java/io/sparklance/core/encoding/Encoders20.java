@@ -68,7 +68,7 @@ public final class Encoders20 {
       size += 8;
     }
 
-    /** Bytes [from, from + length) already appended. */
+    /** The backing array: bytes [0, size) are the ones appended; valid until the next append or clear. */
     public byte[] array() {
       return data;
     }
