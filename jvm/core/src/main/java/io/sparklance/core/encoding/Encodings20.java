@@ -226,10 +226,24 @@ public final class Encodings20 {
     for (int c = 0; c < k; c++) {
       byte[] out = new byte[n * widths[c]];
       for (int i = 0; i < n; i++) System.arraycopy(buf.array, buf.offset + i * row + off, out, i * widths[c], widths[c]);
-      children[c] = new DataBlock.FixedWidth(widths[c] * 8, out, n);
+      children[c] = packedBlock(p.getInner(c), out, n);
       off += widths[c];
     }
     return new Values(new DataBlock.Struct(children, n), null);
+  }
+
+  /** The block of one packed struct field: fixed-width values, or a fixed-size list of them. */
+  private static DataBlock packedBlock(ArrayEncoding e, byte[] values, int n) {
+    switch (e.getArrayEncodingCase()) {
+      case NULLABLE:
+        return packedBlock(e.getNullable().getNoNulls().getValues(), values, n);
+      case FIXED_SIZE_LIST: {
+        int dim = e.getFixedSizeList().getDimension();
+        return new DataBlock.FixedSizeList(dim, packedBlock(e.getFixedSizeList().getItems(), values, n * dim), null, n);
+      }
+      default:
+        return new DataBlock.FixedWidth(packedWidth(e) * 8, values, n);
+    }
   }
 
   private static int packedWidth(ArrayEncoding e) {

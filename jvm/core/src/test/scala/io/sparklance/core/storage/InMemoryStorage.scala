@@ -36,8 +36,9 @@ class InMemoryStorage extends Storage {
     maybeFail("open", path)
     val bytes = Option(files.get(norm(path))).getOrElse(
       throw new StorageException(path, "open", new FileNotFoundException(s"$path does not exist")))
+    val normalized = norm(path)
     new InputFile {
-      override def path: String = norm(path)
+      override def path: String = normalized
       override def length: Long = bytes.length.toLong
       override def read(offset: Long, len: Int): ByteBuffer = {
         if (offset < 0 || len < 0 || offset + len > bytes.length) {
