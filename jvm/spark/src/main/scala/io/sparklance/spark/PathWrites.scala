@@ -9,7 +9,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.Cast
 import org.apache.spark.sql.connector.write.{DataWriterFactory, WriterCommitMessage}
 import org.apache.spark.sql.functions.{col, lit}
-import org.apache.spark.sql.types.{ArrayType, DataType, MapType, StructType}
+import org.apache.spark.sql.types.{ArrayType, BinaryType, DataType, MapType, StringType, StructType}
 
 import io.sparklance.core.{InvalidArgumentException, NotATableException, TableExistsException}
 import io.sparklance.core.file.FileVersion
@@ -104,7 +104,7 @@ object PathWrites {
         case None if t.nullable => lit(null).cast(t.dataType).as(t.name)
         case None => problems += s"column '${t.name}' (${t.dataType.sql}, NOT NULL) is missing"; lit(null)
         case Some(f) if sameType(f.dataType, t.dataType) => col(quoted(f.name)).as(t.name)
-        case Some(f) if Cast.canUpCast(f.dataType, t.dataType) => col(quoted(f.name)).cast(t.dataType).as(t.name)
+        case Some(f) if widens(f.dataType, t.dataType) => col(quoted(f.name)).cast(t.dataType).as(t.name)
         case Some(f) =>
           problems += s"column '${t.name}' is ${t.dataType.sql} in the table but ${f.dataType.sql} in the data"; lit(null)
       }
@@ -119,6 +119,18 @@ object PathWrites {
         "mode(\"overwrite\") to replace the table and its schema."))
     }
     data.select(columns: _*)
+  }
+
+  /** Lossless widening (Spark's up-cast), but never into text: a number is not silently written as a string. */
+  private def widens(from: DataType, to: DataType): Boolean =
+    Cast.canUpCast(from, to) && !hasText(to)
+
+  private def hasText(t: DataType): Boolean = t match {
+    case StringType | BinaryType => true
+    case ArrayType(e, _) => hasText(e)
+    case MapType(k, v, _) => hasText(k) || hasText(v)
+    case s: StructType => s.fields.exists(f => hasText(f.dataType))
+    case _ => false
   }
 
   private def quoted(name: String): String = "`" + name.replace("`", "``") + "`"

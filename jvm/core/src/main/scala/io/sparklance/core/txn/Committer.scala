@@ -123,6 +123,8 @@ object ManifestBuilder {
       .setWriterVersion(TableProtos.Manifest.WriterVersion.newBuilder().setLibrary(options.writerLibrary)
         .setVersion(options.writerVersion))
       .clearIndexSection()
+      // The current manifest's inline transaction belongs to its version; ours is in the transaction file.
+      .clearTransactionSection()
       .clearTag()
     var nextFragmentId = current.flatMap(_.maxFragmentId).map(_ + 1).getOrElse(0L)
     val stable = current.exists(_.hasStableRowIds)
