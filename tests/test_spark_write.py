@@ -219,19 +219,27 @@ def test_null_into_not_null_column_fails_and_commits_nothing(spark, wh):
     assert os.listdir(str(wh / "nn" / "t.lance" / "data")) == [] if os.path.isdir(str(wh / "nn" / "t.lance" / "data")) else True
 
 
-def test_failed_job_leaves_the_table_and_no_files(spark, tmp_path):
+def test_failed_task_deletes_its_files_and_commits_nothing(spark, tmp_path):
     path = str(tmp_path / "t.lance")
     spark.range(100).write.format("lance").save(path)
     before = set(os.listdir(os.path.join(path, "data")))
-    # A job whose last partition fails after the others wrote their files.
-    df = spark.range(0, 4000, 1, 4).select(F.when(F.col("id") == 3999, F.raise_error(F.lit("boom")))
-                                           .otherwise(F.col("id")).alias("id"))
+
+    def failing(partitions):
+        # The last row fails after the task has written data files (batches of 1000 rows, files of 1500).
+        return spark.range(0, 4000, 1, partitions).select(
+            F.when(F.col("id") == 3999, F.raise_error(F.lit("boom"))).otherwise(F.col("id")).alias("id"))
+
     with pytest.raises(Exception, match="boom"):
-        df.write.format("lance").mode("append").save(path)
+        failing(1).write.format("lance").mode("append").option("batch_rows", 1000) \
+            .option("max_rows_per_file", 1500).save(path)
+    assert set(os.listdir(os.path.join(path, "data"))) == before
+    # With several tasks, the table is unchanged whatever the others had written.
+    with pytest.raises(Exception, match="boom"):
+        failing(4).write.format("lance").mode("append").save(path)
     ds = lance.dataset(path)
     assert ds.version == 1 and ds.count_rows() == 100
     ds.validate()
-    assert set(os.listdir(os.path.join(path, "data"))) == before
+    assert sorted(r.id for r in spark.read.format("lance").load(path).collect()) == list(range(100))
 
 
 def test_max_rows_per_file_makes_fragments(spark, tmp_path):

@@ -66,15 +66,17 @@ object PathWrites {
     val batch = new LanceBatchWrite(spec, data.schema, readVersion, overwrite, newSchema, config)
     val factory = batch.createBatchWriterFactory(null)
     val rdd = data.queryExecution.toRdd
-    val messages = ArrayBuffer.empty[WriterCommitMessage]
+    // Indexed by partition, so that fragments are committed (and get row ids) in the DataFrame's order.
+    val messages = new Array[WriterCommitMessage](rdd.partitions.length)
+    def done: Array[WriterCommitMessage] = messages.synchronized(messages.filter(_ != null))
     try {
       spark.sparkContext.runJob(rdd, (ctx: TaskContext, rows: Iterator[InternalRow]) => writeTask(factory, ctx, rows),
-        rdd.partitions.indices, (_: Int, m: WriterCommitMessage) => messages.synchronized { messages += m })
-      batch.commit(messages.toArray)
+        rdd.partitions.indices, (i: Int, m: WriterCommitMessage) => messages.synchronized { messages(i) = m })
+      batch.commit(done)
       batch.committedVersion.get
     } catch {
       case e: Throwable =>
-        batch.abort(messages.toArray)
+        batch.abort(done)
         throw e
     }
   }
