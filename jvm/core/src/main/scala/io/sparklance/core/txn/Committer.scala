@@ -110,6 +110,8 @@ object Committer {
 
 /** The pure step of a commit: the next manifest from the current one and a transaction. */
 object ManifestBuilder {
+  /** The Manifest field where pylance 14 keeps the file position of the inline transaction. */
+  private[txn] val InlineTransactionField = 23
 
   def next(current: Option[Manifest], txn: Transaction, version: Long, now: Instant,
       options: Committer.Options): TableProtos.Manifest = {
@@ -123,8 +125,11 @@ object ManifestBuilder {
       .setWriterVersion(TableProtos.Manifest.WriterVersion.newBuilder().setLibrary(options.writerLibrary)
         .setVersion(options.writerVersion))
       .clearIndexSection()
-      // The current manifest's inline transaction belongs to its version; ours is in the transaction file.
+      // The current manifest's inline transaction belongs to its version; ours is in the transaction file. pylance
+      // 14 records the position of its inline transaction in field 23, which a copy would point at other bytes.
       .clearTransactionSection()
+      .setUnknownFields(com.google.protobuf.UnknownFieldSet.newBuilder(b.getUnknownFields)
+        .clearField(ManifestBuilder.InlineTransactionField).build())
       .clearTag()
     var nextFragmentId = current.flatMap(_.maxFragmentId).map(_ + 1).getOrElse(0L)
     val stable = current.exists(_.hasStableRowIds)
