@@ -70,3 +70,4 @@ bench: venv sbt
 	  --add-opens=java.base/java.nio=ALL-UNNAMED -cp "$$(cat build/bench-classpath.txt)" io.sparklance.bench.FileReadBench
 	$(MAKE) jar
 	$(VPY) integration/bench/spark_read_bench.py $(BENCH_DIR)/spark
+	$(VPY) integration/bench/spark_write_bench.py $(BENCH_DIR)/spark_write

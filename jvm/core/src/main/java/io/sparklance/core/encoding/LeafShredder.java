@@ -61,6 +61,8 @@ public final class LeafShredder {
   public long rows;
 
   private final ValueVector[] chain;
+  /** Whether the items under each fixed-size list layer have nulls, counted once per shredded batch. */
+  private final boolean[] itemNulls;
 
   public LeafShredder(byte[] kinds, String[] childNames, byte valueKind, int width, int[] dims) {
     int n = kinds.length;
@@ -95,6 +97,7 @@ public final class LeafShredder {
     itemValidity = new Growable.Bytes[this.dims.length];
     for (int j = 0; j < itemValidity.length; j++) itemValidity[j] = new Growable.Bytes(1024);
     chain = new ValueVector[n];
+    itemNulls = new boolean[this.dims.length];
   }
 
   public int numLevels() { return def.size; }
@@ -122,6 +125,13 @@ public final class LeafShredder {
       else if (v instanceof LargeListVector) chain[k + 1] = ((LargeListVector) v).getDataVector();
       else chain[k + 1] = ((BaseRepeatedValueVector) v).getDataVector();
       if (chain[k + 1] == null) throw new IllegalArgumentException("no child '" + childNames[k + 1] + "' in " + v.getField());
+    }
+    if (valueKind == FIXED_SIZE_LIST) {
+      ValueVector layer = chain[kinds.length - 1];
+      for (int j = 0; j < dims.length; j++) {
+        layer = ((FixedSizeListVector) layer).getDataVector();
+        itemNulls[j] = layer.getNullCount() > 0;
+      }
     }
     if (kinds.length == 1) shredFlat(top, from, to);
     else for (int i = from; i < to; i++) visit(0, i, maxRep);
@@ -246,7 +256,7 @@ public final class LeafShredder {
           long first = (long) i * cumDims[j];
           Growable.Bytes valid = itemValidity[j];
           valid.ensure(cumDims[j]);
-          if (child.getNullCount() == 0) valid.fill((byte) 1, cumDims[j]);
+          if (!itemNulls[j]) valid.fill((byte) 1, cumDims[j]);
           else for (int t = 0; t < cumDims[j]; t++) valid.add((byte) (child.isNull((int) (first + t)) ? 0 : 1));
           layer = child;
         }
