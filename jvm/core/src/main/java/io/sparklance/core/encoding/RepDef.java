@@ -92,6 +92,9 @@ public final class RepDef {
           case NULLABLE_ITEM: l2r[n++] = repCounter; break;
           case NULLABLE_LIST: case EMPTYABLE_LIST: l2r[n++] = ++repCounter; break;
           case NULL_AND_EMPTY_LIST: ++repCounter; l2r[n++] = repCounter; l2r[n++] = repCounter; break;
+          // An all-valid list has no definition level of its own, but it is still a list: null structs above it
+          // are above one more repetition level.
+          case ALL_VALID_LIST: ++repCounter; break;
           default: break;
         }
       }

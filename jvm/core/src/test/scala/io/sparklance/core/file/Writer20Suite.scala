@@ -19,48 +19,14 @@ import io.sparklance.proto.{Encodings20Protos, FileProtos}
 
 /** Round trips through the 2.0 writer and the 2.0 reader: every type, nulls, empties, many pages, zero rows. */
 class Writer20Suite extends AnyFunSuite with BeforeAndAfterAll {
-  import Writer20Suite._
+  import FileWriterTesting._
 
   private val allocator = new RootAllocator()
   override def afterAll(): Unit = allocator.close()
 
-  /** Writes `batches` batches of random rows for the schema, reads the file back and compares every batch. */
   private def roundTrip(schema: LanceSchema, rows: Seq[Int], nullRate: Double = 0.2, maxPageBytes: Long = 8L << 20,
-      seed: Int = 1, structNulls: Boolean = false): LanceFileReader = {
-    val storage = new InMemoryStorage
-    val arrow = new org.apache.arrow.vector.types.pojo.Schema(schema.fields.map(LanceFileReader.readField).asJava)
-    val r = new Random(seed)
-    val batches = rows.map { n =>
-      val root = VectorSchemaRoot.create(arrow, allocator)
-      root.getFieldVectors.asScala.foreach(v => fill(v, n, r, nullRate, structNulls))
-      root.setRowCount(n)
-      root
-    }
-    try {
-      val w = LanceFileWriter.create(storage, "f.lance", schema, FileVersion.V2_0, LanceFileWriter.Options(maxPageBytes))
-      batches.foreach(w.write)
-      w.finish()
-      val reader = LanceFileReader.open(storage, "f.lance")
-      assert(reader.version == FileVersion.V2_0)
-      assert(reader.numRows == rows.sum)
-      assert(reader.fieldColumns.map(_._1) == w.fieldColumns.map(_._1))
-      var from = 0L
-      batches.foreach { b =>
-        val got = reader.read(schema.fields, from, from + b.getRowCount, allocator)
-        try {
-          b.getFieldVectors.asScala.zip(got.getFieldVectors.asScala).foreach { case (want, have) =>
-            assert(have.getValueCount == want.getValueCount)
-            if (!VectorEqualsVisitor.vectorEquals(want, have)) {
-              val i = (0 until want.getValueCount).find(i => String.valueOf(want.getObject(i)) != String.valueOf(have.getObject(i)))
-              fail(s"${want.getField.getName}: first difference at row ${i.map(j => s"$j: ${want.getObject(j)} != ${have.getObject(j)}")}")
-            }
-          }
-        } finally got.close()
-        from += b.getRowCount
-      }
-      reader
-    } finally batches.foreach(_.close())
-  }
+      seed: Int = 1, structNulls: Boolean = false): LanceFileReader =
+    FileWriterTesting.roundTrip(allocator, FileVersion.V2_0, schema, rows, nullRate, maxPageBytes, seed, structNulls)
 
   private val primitives = Seq("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
     "halffloat", "float", "double", "decimal:128:10:2", "decimal:256:40:3", "date32:day", "date64:ms", "time32:s",
@@ -204,91 +170,5 @@ class Writer20Suite extends AnyFunSuite with BeforeAndAfterAll {
       val e = intercept[io.sparklance.core.InvalidArgumentException](w.write(root))
       assert(e.getMessage.contains("Cannot write field 'a' (int32): got an Arrow vector of type Utf8, expected Int(32, true)"), e.getMessage)
     } finally root.close()
-  }
-}
-
-object Writer20Suite {
-
-  /** A schema field before ids are assigned: name, logical type, children, metadata. */
-  final case class F(name: String, logicalType: String, children: Seq[F] = Nil, nullable: Boolean = true,
-      metadata: Map[String, String] = Map.empty)
-
-  def leaf(name: String, t: String): F = F(name, t)
-  def struct(name: String, children: F*): F = F(name, "struct", children)
-  def list(name: String, item: F): F = F(name, "list", Seq(item))
-  def listOf(name: String, item: F): F = F(name, "list.struct", Seq(item))
-  def large(f: F): F = f.copy(logicalType = "large_" + f.logicalType)
-
-  /** The Lance schema of the fields, with ids assigned depth first as pylance does. */
-  def schema(fields: F*): LanceSchema = {
-    val protos = Seq.newBuilder[FileProtos.Field]
-    var next = 0
-    def add(f: F, parent: Int): Unit = {
-      val id = next
-      next += 1
-      val b = FileProtos.Field.newBuilder().setId(id).setParentId(parent).setName(f.name).setLogicalType(f.logicalType)
-        .setNullable(f.nullable)
-      f.metadata.foreach { case (k, v) => b.putMetadata(k, com.google.protobuf.ByteString.copyFromUtf8(v)) }
-      protos += b.build()
-      f.children.foreach(add(_, id))
-    }
-    fields.foreach(add(_, -1))
-    LanceSchema.fromProtos("test", protos.result(), Map.empty)
-  }
-
-  def pageEncoding(p: io.sparklance.proto.File2Protos.ColumnMetadata.Page): Encodings20Protos.ArrayEncoding =
-    Encodings20Protos.ArrayEncoding.parseFrom(com.google.protobuf.Any.parseFrom(p.getEncoding.getDirect.getEncoding).getValue)
-
-  /** Fills a vector with n random values, about `nullRate` of them null (structs are never null). */
-  def fill(v: FieldVector, n: Int, r: Random, nullRate: Double, structNulls: Boolean = false): Unit = {
-    def isNull = r.nextDouble() < nullRate
-    v match {
-      case s: StructVector =>
-        s.allocateNew()
-        s.getChildrenFromFields.asScala.foreach(c => fill(c, n, r, nullRate, structNulls))
-        (0 until n).foreach(i => if (structNulls && isNull) s.setNull(i) else s.setIndexDefined(i))
-        s.setValueCount(n)
-      case l: ListVector =>
-        l.allocateNew()
-        val lens = Array.fill(n)(if (isNull) -1 else r.nextInt(5))
-        fill(l.getDataVector, lens.filter(_ > 0).sum, r, nullRate, structNulls)
-        lens.indices.foreach { i => if (lens(i) < 0) l.setNull(i) else { l.startNewValue(i); l.endValue(i, lens(i)) } }
-        l.setValueCount(n)
-      case l: LargeListVector =>
-        l.allocateNew()
-        val lens = Array.fill(n)(if (isNull) -1 else r.nextInt(5))
-        fill(l.getDataVector, lens.filter(_ > 0).sum, r, nullRate, structNulls)
-        lens.indices.foreach { i => if (lens(i) < 0) l.setNull(i) else { l.startNewValue(i); l.endValue(i, lens(i)) } }
-        l.setValueCount(n)
-      case l: FixedSizeListVector =>
-        l.allocateNew()
-        fill(l.getDataVector, n * l.getListSize, r, nullRate, structNulls)
-        (0 until n).foreach(i => if (isNull) l.setNull(i) else l.setNotNull(i))
-        l.setValueCount(n)
-      case b: BitVector =>
-        b.allocateNew(n)
-        (0 until n).foreach(i => if (isNull) b.setNull(i) else b.set(i, r.nextInt(2)))
-        b.setValueCount(n)
-      case nv: NullVector => nv.setValueCount(n)
-      case f: BaseFixedWidthVector =>
-        f.allocateNew(n)
-        val w = f.getTypeWidth
-        val bytes = new Array[Byte](w)
-        (0 until n).foreach { i =>
-          if (isNull) f.setNull(i)
-          else { r.nextBytes(bytes); f.getDataBuffer.setBytes(i.toLong * w, bytes); f.setIndexDefined(i) }
-        }
-        f.setValueCount(n)
-      case vw: BaseVariableWidthVector =>
-        vw.allocateNew()
-        val words = Array("", "a", "bb", "lance", "ünïcode", "x" * 40)
-        (0 until n).foreach(i => if (isNull) vw.setNull(i) else vw.setSafe(i, words(r.nextInt(words.length)).getBytes(StandardCharsets.UTF_8)))
-        vw.setValueCount(n)
-      case vw: BaseLargeVariableWidthVector =>
-        vw.allocateNew()
-        (0 until n).foreach(i => if (isNull) vw.setNull(i) else vw.setSafe(i, ("v" + r.nextInt(50)).getBytes(StandardCharsets.UTF_8)))
-        vw.setValueCount(n)
-      case other => throw new IllegalArgumentException(s"no filler for ${other.getClass.getSimpleName}")
-    }
   }
 }

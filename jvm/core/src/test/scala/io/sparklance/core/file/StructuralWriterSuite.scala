@@ -1,0 +1,100 @@
+package io.sparklance.core.file
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.arrow.memory.RootAllocator
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.sparklance.core.UnsupportedFeatureException
+import io.sparklance.core.schema.LanceSchema
+import io.sparklance.proto.Encodings21Protos
+
+/**
+ * Round trips through the 2.1/2.2 writer and reader: every type the writer supports, nulls and struct nulls, lists
+ * with nulls and empties, many pages, zero rows; and which page layouts it picks. (tests/test_file_writer_interop.py
+ * proves the same files against pylance.)
+ */
+class StructuralWriterSuite extends AnyFunSuite with BeforeAndAfterAll {
+  import FileWriterTesting._
+
+  private val allocator = new RootAllocator()
+  override def afterAll(): Unit = allocator.close()
+
+  private val versions = Seq(FileVersion.V2_1, FileVersion.V2_2)
+
+  private def roundTrip(version: FileVersion, s: LanceSchema, rows: Seq[Int], nullRate: Double = 0.2,
+      maxPageBytes: Long = 8L << 20): LanceFileReader =
+    FileWriterTesting.roundTrip(allocator, version, s, rows, nullRate, maxPageBytes, structNulls = true)
+
+  private val leaves = Seq("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+    "halffloat", "float", "double", "decimal:128:10:2", "decimal:256:40:3", "date32:day", "date64:ms", "time32:s",
+    "time32:ms", "time64:us", "time64:ns", "timestamp:us:UTC", "timestamp:ns:-", "duration:ms",
+    "fixed_size_binary:16", "fixed_size_binary:3", "null", "string", "large_string", "binary", "large_binary",
+    "fixed_size_list:float:4", "fixed_size_list:int16:3", "fixed_size_list:fixed_size_list:int16:2:3",
+    "fixed_size_list:lance.bfloat16:8")
+
+  for (v <- versions; t <- leaves) {
+    test(s"$v $t round trips with nulls, without nulls, all null, across batches and pages") {
+      roundTrip(v, schema(leaf("c", t)), Seq(1000, 1, 333))
+      roundTrip(v, schema(leaf("c", t)), Seq(500), nullRate = 0)
+      roundTrip(v, schema(leaf("c", t)), Seq(100), nullRate = 1)
+      val reader = roundTrip(v, schema(leaf("c", t)), Seq(3000, 2000), maxPageBytes = 512)
+      if (t != "null") assert(reader.metadata.columns.head.getPagesCount > 2, t)
+    }
+  }
+
+  for (v <- versions) {
+    test(s"$v nested: structs with nulls, lists with nulls and empties, lists of lists, lists of structs, maps") {
+      Seq(
+        struct("s", leaf("x", "int32"), leaf("y", "string"), struct("z", leaf("q", "double"))),
+        list("l", leaf("item", "int32")),
+        large(list("l", leaf("item", "string"))),
+        list("l", list("item", leaf("item", "int64"))),
+        listOf("l", struct("item", leaf("x", "int32"), leaf("y", "string"))),
+        struct("s", list("l", leaf("item", "int32")), leaf("i", "int32")),
+        list("l", leaf("item", "fixed_size_list:float:2"))
+      ).foreach { f =>
+        roundTrip(v, schema(f), Seq(700, 3, 200))
+        roundTrip(v, schema(f), Seq(2000), maxPageBytes = 256)
+        roundTrip(v, schema(f), Seq(50), nullRate = 1)
+        roundTrip(v, schema(f), Seq(50), nullRate = 0)
+      }
+    }
+
+    test(s"$v a file of zero rows has columns with no pages") {
+      val reader = roundTrip(v, schema(leaf("a", "int32"), struct("s", leaf("x", "string")), list("l", leaf("item", "int64"))), Seq(0))
+      assert(reader.numRows == 0 && reader.metadata.columns.size == 3)
+      assert(reader.metadata.columns.forall(_.getPagesCount == 0))
+    }
+  }
+
+  private def layouts(reader: LanceFileReader): Seq[Encodings21Protos.PageLayout] =
+    reader.metadata.columns.head.getPagesList.asScala.toSeq.map { p =>
+      Encodings21Protos.PageLayout.parseFrom(com.google.protobuf.Any.parseFrom(p.getEncoding.getDirect.getEncoding).getValue)
+    }
+
+  test("small values go to mini-block pages, vectors to full-zip, pages without a valid value to the all-null slot") {
+    val v = FileVersion.V2_2
+    assert(layouts(roundTrip(v, schema(leaf("c", "int64")), Seq(2000))).forall(_.hasMiniBlockLayout))
+    assert(layouts(roundTrip(v, schema(leaf("c", "fixed_size_list:float:8")), Seq(500))).forall(_.hasFullZipLayout))
+    assert(layouts(roundTrip(v, schema(leaf("c", "int64")), Seq(300), nullRate = 1)).forall(_.hasConstantLayout))
+    val mb = layouts(roundTrip(v, schema(leaf("c", "int64")), Seq(2000), nullRate = 0)).head.getMiniBlockLayout
+    assert(mb.getHasLargeChunk && !mb.hasDefCompression && mb.getNumItems == 2000)
+    val v21 = layouts(roundTrip(FileVersion.V2_1, schema(list("l", leaf("item", "int32"))), Seq(2000))).head.getMiniBlockLayout
+    assert(!v21.getHasLargeChunk && v21.getRepetitionIndexDepth == 1 && v21.hasRepCompression && v21.hasDefCompression)
+  }
+
+  test("integer chunks are bitpacked when they need fewer bits") {
+    val reader = roundTrip(FileVersion.V2_1, schema(leaf("c", "uint8")), Seq(3000), nullRate = 0)
+    assert(layouts(reader).head.getMiniBlockLayout.getValueCompression.hasFlat) // random bytes need all 8 bits
+  }
+
+  test("dictionary-typed, packed, blob and json fields are refused, naming the field") {
+    def refused(f: F) = intercept[UnsupportedFeatureException] {
+      roundTrip(FileVersion.V2_2, schema(f), Seq(10))
+    }.getMessage
+    assert(refused(leaf("d", "dict:string:int16:false")).contains("Cannot write field 'd': a dictionary-typed column is not supported"))
+    assert(refused(leaf("j", "json")).contains("Cannot write field 'j': a json column"))
+  }
+}

@@ -1,0 +1,100 @@
+package io.sparklance.core.write
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.arrow.memory.RootAllocator
+import org.apache.arrow.vector.{BigIntVector, VectorSchemaRoot}
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.sparklance.core.CommitStateUnknownException
+import io.sparklance.core.file.{FileVersion, LanceFileReader}
+import io.sparklance.core.scan.FragmentReader
+import io.sparklance.core.schema.{ArrowSchemas, LanceSchema}
+import io.sparklance.core.storage.InMemoryStorage
+import io.sparklance.core.table.Dataset
+import io.sparklance.core.txn.{Committer, Operation, Transaction}
+
+/** Data files written by a FragmentWriter, and what happens to them when the commit fails. */
+class FragmentWriterSuite extends AnyFunSuite with BeforeAndAfterAll {
+  private val allocator = new RootAllocator()
+  override def afterAll(): Unit = allocator.close()
+
+  private val root = "mem://t.lance"
+  private val schema: LanceSchema = ArrowSchemas.fromArrow(new org.apache.arrow.vector.types.pojo.Schema(
+    java.util.List.of(org.apache.arrow.vector.types.pojo.Field.nullable("id", new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true)))))
+
+  private def batch(from: Long, n: Int): VectorSchemaRoot = {
+    val v = new BigIntVector("id", allocator)
+    v.allocateNew(n)
+    (0 until n).foreach(i => v.set(i, from + i))
+    v.setValueCount(n)
+    new VectorSchemaRoot(java.util.List.of(v.getField), java.util.List.of[org.apache.arrow.vector.FieldVector](v), n)
+  }
+
+  private def write(storage: InMemoryStorage, from: Long, n: Int, maxRows: Long): (FragmentWriter, Seq[io.sparklance.proto.TableProtos.DataFragment]) = {
+    val w = new FragmentWriter(storage, root, schema, FileVersion.V2_2, FragmentWriter.Options(maxRowsPerFile = maxRows))
+    var at = 0
+    while (at < n) {
+      val b = batch(from + at, math.min(700, n - at))
+      try w.write(b) finally b.close()
+      at += 700
+    }
+    (w, w.finish())
+  }
+
+  private def ids(storage: InMemoryStorage, version: Option[Long] = None): Seq[Long] = {
+    val ds = Dataset.open(storage, root)
+    val s = version.map(ds.checkout).getOrElse(ds.checkoutLatest())
+    s.fragments.flatMap { f =>
+      val r = new FragmentReader(storage, s.layout, f, s.schema.fields, Nil, s.deletionVector(f), None)
+      try {
+        val got = r.read(0, f.physicalRows, allocator)
+        try (0 until got.getRowCount).map(i => got.getVector(0).asInstanceOf[BigIntVector].get(i)) finally got.close()
+      } finally r.close()
+    }
+  }
+
+  test("files roll over at max_rows_per_file; each is a fragment with its fields, columns and file version") {
+    val storage = new InMemoryStorage
+    val (w, fragments) = write(storage, 0, 5000, 2000)
+    assert(fragments.map(_.getPhysicalRows) == Seq(2000L, 2000L, 1000L))
+    assert(w.files.size == 3 && w.files.forall(storage.exists))
+    fragments.foreach { f =>
+      val file = f.getFiles(0)
+      assert(file.getFieldsList.asScala.toSeq == Seq(0) && file.getColumnIndicesList.asScala.toSeq == Seq(0))
+      assert(file.getFileMajorVersion == 2 && file.getFileMinorVersion == 2)
+      val reader = LanceFileReader.open(storage, s"$root/data/${file.getPath}")
+      try assert(reader.numRows == f.getPhysicalRows && reader.metadata.fileSize == file.getFileSizeBytes) finally reader.close()
+    }
+    Committer.commit(storage, root, Transaction.create(0, Operation.overwrite(fragments, schema)))
+    assert(ids(storage) == (0L until 5000L))
+  }
+
+  test("abort deletes every file the writer created") {
+    val storage = new InMemoryStorage
+    val (w, _) = write(storage, 0, 3000, 1000)
+    assert(w.files.size == 3)
+    w.abort()
+    assert(w.files.forall(f => !storage.exists(f)))
+  }
+
+  test("a failure between writing data and committing leaves the table at its previous version") {
+    val storage = new InMemoryStorage
+    val (_, first) = write(storage, 0, 100, 1000)
+    Committer.commit(storage, root, Transaction.create(0, Operation.overwrite(first, schema)))
+    val (w, more) = write(storage, 100, 100, 1000)
+    // The manifest write fails: the outcome is unknown, so nothing is deleted, and the table reads as before.
+    storage.failNext("putIfAbsent", 1)
+    intercept[CommitStateUnknownException] {
+      Committer.commit(storage, root, Transaction.create(1, Operation.Append(more)))
+    }
+    assert(Dataset.open(storage, root).latestVersion() == 1)
+    assert(ids(storage) == (0L until 100L))
+    assert(w.files.forall(storage.exists))
+    // A writer that gives up instead deletes its files; the table is untouched.
+    w.abort()
+    assert(ids(storage) == (0L until 100L))
+    assert(ids(storage, Some(1L)) == (0L until 100L))
+  }
+}
