@@ -2,9 +2,11 @@
 
 Usage: python integration/demo.py WAREHOUSE_DIR
 
-pylance creates two tables in the warehouse (an events table with four versions, a tag and deleted rows, and a
-small lookup table); then Spark, through sparklance's catalog, lists them, aggregates, travels back in time, joins
-the two tables and shows the metadata columns. ``sparklance inspect`` prints the events table's history first.
+pylance creates an events table in the warehouse (four versions, a tag and deleted rows); Spark, through
+sparklance's catalog, creates a lookup table with CREATE TABLE + INSERT, appends a batch of events, lists the
+tables, aggregates, travels back in time, joins the two tables, writes a daily summary with CREATE TABLE AS SELECT
+and shows the metadata columns. pylance then reads what Spark wrote. ``sparklance inspect`` prints the events
+table's history first.
 """
 
 from __future__ import annotations
@@ -37,12 +39,6 @@ def make_table(path: Path) -> None:
     ds.add_columns({"double_score": "score * 2"})
 
 
-def make_lookup(path: Path) -> None:
-    kinds = pa.table({"kind": ["click", "view", "buy", "share"], "label": ["Clicked", "Viewed", "Bought", "Shared"],
-                      "weight": pa.array([1, 1, 5, 3], pa.int32())})
-    lance.write_dataset(kinds, str(path))
-
-
 def run_spark(warehouse: Path) -> None:
     sys.path.insert(0, str(ROOT / "python"))
     import sparklance
@@ -54,6 +50,18 @@ def run_spark(warehouse: Path) -> None:
         print(f"-- {title}\n{sql}", flush=True)
         spark.sql(sql).show(truncate=False)
 
+    def run(title: str, sql: str) -> None:
+        print(f"-- {title}\n{sql}\n", flush=True)
+        spark.sql(sql)
+
+    run("Spark creates the lookup table", "CREATE TABLE lance.demo.kinds (kind STRING, label STRING, weight INT)")
+    run("and fills it", "INSERT INTO lance.demo.kinds VALUES ('click', 'Clicked', 1), ('view', 'Viewed', 1), "
+        "('buy', 'Bought', 5), ('share', 'Shared', 3)")
+    print("-- Spark appends 300 events (df.write.format('lance').mode('append'))\n", flush=True)
+    spark.range(1200, 1500).selectExpr(
+        "id", "element_at(array('click', 'view', 'buy', 'share'), cast(id % 4 + 1 as int)) AS kind",
+        "cast(id * 0.5 AS DOUBLE) AS score", "array(cast(id as float), cast(id / 2 as float), 0f, 1f) AS embedding",
+        "cast(id AS DOUBLE) AS double_score").write.format("lance").mode("append").save(str(warehouse / "demo" / "events.lance"))
     show("tables in the warehouse", "SHOW TABLES IN lance.demo")
     show("events by kind (latest version)",
          "SELECT kind, count(*) AS events, round(avg(score), 2) AS avg_score FROM lance.demo.events "
@@ -66,7 +74,10 @@ def run_spark(warehouse: Path) -> None:
          "SELECT k.label, sum(k.weight * e.double_score) AS weighted FROM lance.demo.events e "
          "JOIN lance.demo.kinds k ON e.kind = k.kind GROUP BY k.label ORDER BY weighted DESC")
     show("metadata columns and vectors",
-         "SELECT _rowid, _fragid, id, embedding FROM lance.demo.events WHERE id IN (0, 401, 1199) ORDER BY id")
+         "SELECT _rowid, _fragid, id, embedding FROM lance.demo.events WHERE id IN (0, 401, 1199, 1499) ORDER BY id")
+    run("a summary table (CREATE TABLE AS SELECT)",
+        "CREATE TABLE lance.demo.summary AS SELECT k.label, count(*) AS events FROM lance.demo.events e "
+        "JOIN lance.demo.kinds k ON e.kind = k.kind GROUP BY k.label")
     spark.stop()
 
 
@@ -85,13 +96,17 @@ def main() -> int:
         shutil.rmtree(table)
     table.parent.mkdir(parents=True, exist_ok=True)
     make_table(table)
-    lookup = warehouse / "demo" / "kinds.lance"
-    if lookup.exists():
-        shutil.rmtree(lookup)
-    make_lookup(lookup)
-    print(f"pylance wrote {table} ({len(lance.dataset(str(table)).versions())} versions) and {lookup}\n", flush=True)
+    for name in ("kinds", "summary"):
+        if (warehouse / "demo" / f"{name}.lance").exists():
+            shutil.rmtree(warehouse / "demo" / f"{name}.lance")
+    print(f"pylance wrote {table} ({len(lance.dataset(str(table)).versions())} versions)\n", flush=True)
     inspect(str(table))
     run_spark(warehouse)
+    summary = lance.dataset(str(warehouse / "demo" / "summary.lance"))
+    summary.validate()
+    events = lance.dataset(str(table))
+    print(f"pylance reads what Spark wrote: events at version {events.version} with {events.count_rows()} rows; "
+          f"summary {sorted((r['label'], r['events']) for r in summary.to_table().to_pylist())}", flush=True)
     return 0
 
 
