@@ -5,8 +5,8 @@ import java.util
 import scala.jdk.CollectionConverters._
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.spark.sql.connector.catalog.{MetadataColumn => SparkMetadataColumn, SupportsMetadataColumns, SupportsRead, SupportsWrite, Table, TableCapability}
-import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
+import org.apache.spark.sql.connector.catalog.{MetadataColumn => SparkMetadataColumn, SupportsMetadataColumns, SupportsRead, SupportsRowLevelOperations, SupportsWrite, Table, TableCapability}
+import org.apache.spark.sql.connector.write.{LogicalWriteInfo, RowLevelOperationBuilder, RowLevelOperationInfo, WriteBuilder}
 import org.apache.spark.sql.connector.read.ScanBuilder
 import org.apache.spark.sql.types.{DataType, LongType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
@@ -21,7 +21,7 @@ import io.sparklance.core.table.{FeatureFlags, Snapshot}
 final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoopConf: Configuration,
     val nanoseconds: SparkSchemas.NanosecondMapping = SparkSchemas.NanosecondMapping.TruncateToMicros,
     writable: Boolean = false)
-    extends Table with SupportsRead with SupportsWrite with SupportsMetadataColumns {
+    extends Table with SupportsRead with SupportsWrite with SupportsMetadataColumns with SupportsRowLevelOperations {
 
   override def name(): String = tableName
 
@@ -36,6 +36,12 @@ final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoop
     else util.EnumSet.of(TableCapability.BATCH_READ)
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = new LanceWriteBuilder(this, info)
+
+  /** DELETE, UPDATE and MERGE ([[LanceRowLevelOperationBuilder]]), on tables of the catalog. */
+  override def newRowLevelOperationBuilder(info: RowLevelOperationInfo): RowLevelOperationBuilder =
+    if (writable) new LanceRowLevelOperationBuilder(this, info)
+    else throw new LanceSparkException(new io.sparklance.core.UnsupportedFeatureException(s"${info.command()} needs " +
+      s"the table through the lance catalog: use lance.`$tableName` instead of the path data source."))
 
   override def properties(): util.Map[String, String] = {
     val m = snapshot.manifest

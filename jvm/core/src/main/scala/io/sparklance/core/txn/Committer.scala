@@ -113,6 +113,14 @@ object ManifestBuilder {
   /** The Manifest field where pylance 14 keeps the file position of the inline transaction. */
   private[txn] val InlineTransactionField = 23
 
+  /** Replaces fragments by id with their updated versions and drops the removed ones, keeping the order. */
+  private def replaceFragments(b: TableProtos.Manifest.Builder, updated: Seq[TableProtos.DataFragment],
+      removed: Set[Long]): Unit = {
+    val byId = updated.map(f => f.getId -> f).toMap
+    val kept = b.getFragmentsList.asScala.toSeq.filterNot(f => removed.contains(f.getId)).map(f => byId.getOrElse(f.getId, f))
+    b.clearFragments().addAllFragments(kept.asJava)
+  }
+
   def next(current: Option[Manifest], txn: Transaction, version: Long, now: Instant,
       options: Committer.Options): TableProtos.Manifest = {
     val b = current.map(_.proto.toBuilder).getOrElse {
@@ -161,6 +169,11 @@ object ManifestBuilder {
         b.clearSchemaMetadata()
         meta.foreach { case (k, v) => b.putSchemaMetadata(k, com.google.protobuf.ByteString.copyFrom(v)) }
         b.putAllConfig(config.asJava)
+      case Operation.Delete(updated, deleted, _) =>
+        replaceFragments(b, updated, deleted.toSet)
+      case Operation.Update(removed, updated, added) =>
+        replaceFragments(b, updated, removed.toSet)
+        b.addAllFragments(assign(added).asJava)
       case Operation.Other(n) => throw new IllegalArgumentException(s"sparklance does not commit $n transactions")
     }
     if (nextFragmentId > 0) b.setMaxFragmentId((nextFragmentId - 1).toInt)

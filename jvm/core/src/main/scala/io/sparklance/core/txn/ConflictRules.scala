@@ -4,18 +4,31 @@ package io.sparklance.core.txn
  * Whether a transaction may be rebased over one committed since it read the table, following upstream Lance's
  * conflict resolver. The table, for the operations sparklance commits (rows: ours; columns: theirs):
  *
- * | ours \ theirs | Append | Overwrite | anything else, or no transaction file |
- * |---|---|---|---|
- * | Append        | yes    | no        | no |
- * | Overwrite     | yes    | yes       | no |
+ * | ours \ theirs | Append | Delete, Update | Overwrite | anything else, or no transaction file |
+ * |---|---|---|---|---|
+ * | Append         | yes    | yes            | no        | no |
+ * | Delete, Update | yes    | if they touched other fragments | no | no |
+ * | Overwrite      | yes    | yes            | yes       | no |
  *
  * An append after a concurrent overwrite would add rows to a table that no longer exists in that shape; an
- * overwrite replaces whatever was appended meanwhile. Anything unknown conflicts: when in doubt, do not commit.
+ * overwrite replaces whatever was committed meanwhile. Two row-level changes commute when they changed (deletion
+ * files, removals) disjoint sets of fragments; otherwise the later one must read the table again, since it would
+ * replace the other's deletion file. Anything unknown conflicts: when in doubt, do not commit.
  */
 object ConflictRules {
   def compatible(ours: Operation, theirs: Option[Operation]): Boolean = (ours, theirs) match {
-    case (_: Operation.Append, Some(_: Operation.Append)) => true
-    case (_: Operation.Overwrite, Some(_: Operation.Append | _: Operation.Overwrite)) => true
+    case (_: Operation.Append, Some(_: Operation.Append | _: Operation.Delete | _: Operation.Update)) => true
+    case (_: Operation.Delete | _: Operation.Update, Some(_: Operation.Append)) => true
+    case (_: Operation.Delete | _: Operation.Update, Some(t @ (_: Operation.Delete | _: Operation.Update))) =>
+      touched(ours).intersect(touched(t)).isEmpty
+    case (_: Operation.Overwrite, Some(_: Operation.Append | _: Operation.Overwrite | _: Operation.Delete | _: Operation.Update)) => true
     case _ => false
+  }
+
+  /** The existing fragments a row-level operation changed or removed. */
+  private def touched(op: Operation): Set[Long] = op match {
+    case Operation.Delete(updated, deleted, _) => updated.map(_.getId).toSet ++ deleted
+    case Operation.Update(removed, updated, _) => updated.map(_.getId).toSet ++ removed
+    case _ => Set.empty
   }
 }

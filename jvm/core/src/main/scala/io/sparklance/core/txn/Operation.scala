@@ -24,6 +24,20 @@ object Operation {
   final case class Overwrite(fragments: Seq[TableProtos.DataFragment], schema: Seq[FileProtos.Field],
       schemaMetadata: Map[String, Array[Byte]], config: Map[String, String]) extends Operation { def name = "Overwrite" }
 
+  /**
+   * Rows deleted: fragments whose deletion files changed (replacing the fragments of the same id) and fragments
+   * whose every row is gone (removed). `predicate` is informational (the SQL condition).
+   */
+  final case class Delete(updatedFragments: Seq[TableProtos.DataFragment], deletedFragmentIds: Seq[Long],
+      predicate: String) extends Operation { def name = "Delete" }
+
+  /**
+   * Rows changed: like [[Delete]] for the old versions of the rows, plus new fragments holding their new versions
+   * (and, for MERGE, inserted rows).
+   */
+  final case class Update(removedFragmentIds: Seq[Long], updatedFragments: Seq[TableProtos.DataFragment],
+      newFragments: Seq[TableProtos.DataFragment]) extends Operation { def name = "Update" }
+
   /** A committed operation of another kind, read from a transaction file. */
   final case class Other(name: String) extends Operation
 
@@ -46,6 +60,13 @@ final case class Transaction(readVersion: Long, uuid: String, operation: Operati
           .putAllConfigUpsertValues(config.asJava)
         meta.foreach { case (k, v) => o.putSchemaMetadata(k, com.google.protobuf.ByteString.copyFrom(v)) }
         b.setOverwrite(o)
+      case Operation.Delete(updated, deleted, predicate) =>
+        b.setDelete(TransactionProtos.Transaction.Delete.newBuilder().addAllUpdatedFragments(updated.asJava)
+          .addAllDeletedFragmentIds(deleted.map(java.lang.Long.valueOf).asJava).setPredicate(predicate))
+      case Operation.Update(removed, updated, added) =>
+        b.setUpdate(TransactionProtos.Transaction.Update.newBuilder()
+          .addAllRemovedFragmentIds(removed.map(java.lang.Long.valueOf).asJava)
+          .addAllUpdatedFragments(updated.asJava).addAllNewFragments(added.asJava))
       case Operation.Other(n) => throw new IllegalArgumentException(s"cannot write a $n transaction")
     }
     b.build()
@@ -65,6 +86,14 @@ object Transaction {
         Operation.Overwrite(o.getFragmentsList.asScala.toSeq, o.getSchemaList.asScala.toSeq,
           o.getSchemaMetadataMap.asScala.map { case (k, v) => k -> v.toByteArray }.toMap,
           o.getConfigUpsertValuesMap.asScala.toMap)
+      case DELETE =>
+        val d = p.getDelete
+        Operation.Delete(d.getUpdatedFragmentsList.asScala.toSeq, d.getDeletedFragmentIdsList.asScala.map(_.longValue).toSeq,
+          d.getPredicate)
+      case UPDATE =>
+        val u = p.getUpdate
+        Operation.Update(u.getRemovedFragmentIdsList.asScala.map(_.longValue).toSeq, u.getUpdatedFragmentsList.asScala.toSeq,
+          u.getNewFragmentsList.asScala.toSeq)
       case OPERATION_NOT_SET => Operation.Other("unknown")
       case other => Operation.Other(other.name.toLowerCase)
     }

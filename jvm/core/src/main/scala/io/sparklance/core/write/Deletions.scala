@@ -1,0 +1,57 @@
+package io.sparklance.core.write
+
+import java.util.concurrent.ThreadLocalRandom
+
+import org.roaringbitmap.RoaringBitmap
+
+import io.sparklance.core.InvalidArgumentException
+import io.sparklance.core.table.{DeletionFile, DeletionVector, Fragment, Snapshot}
+import io.sparklance.proto.TableProtos
+
+/**
+ * Writes deletion files (shared/spec/table-format.md, "Deletion Files"): the rows a change deletes from a fragment,
+ * merged with the fragment's existing deletions, as one new file under `_deletions/`. Like pylance, up to 4096
+ * deleted rows go to an Arrow IPC file, more to a Roaring bitmap (shared/research/table-facts.md).
+ */
+object Deletions {
+  /** Deletion vectors of at most this many rows are written as Arrow IPC files, larger ones as bitmaps. */
+  val ArrowMaxRows = 4096
+
+  /** What deleting rows did to one fragment. */
+  sealed trait Outcome
+  /** The fragment with its new deletion file. */
+  final case class Updated(fragment: TableProtos.DataFragment, file: String) extends Outcome
+  /** Every row of the fragment is deleted: the fragment leaves the table. */
+  final case class Removed(fragmentId: Long) extends Outcome
+  /** None of the offsets was live: nothing changes. */
+  case object Unchanged extends Outcome
+
+  /**
+   * Deletes the rows at `offsets` of `fragment` (as of `snapshot`, the version the change read). Offsets already
+   * deleted are ignored; offsets past the fragment's rows are an error.
+   */
+  def delete(snapshot: Snapshot, fragment: Fragment, offsets: RoaringBitmap): Outcome = {
+    if (!offsets.isEmpty && offsets.last().toLong >= fragment.physicalRows) {
+      throw new InvalidArgumentException(s"Cannot delete row ${offsets.last()} of fragment ${fragment.id} of " +
+        s"${snapshot.root}: it has ${fragment.physicalRows} rows.")
+    }
+    val existing = snapshot.deletionVector(fragment).toBitmap
+    val merged = RoaringBitmap.or(existing, offsets)
+    if (merged.getLongCardinality == existing.getLongCardinality) Unchanged
+    else if (merged.getLongCardinality >= fragment.physicalRows) Removed(fragment.id)
+    else {
+      val vector = DeletionVector.fromBitmap(merged)
+      val arrow = merged.getLongCardinality <= ArrowMaxRows
+      val proto = TableProtos.DeletionFile.newBuilder()
+        .setFileType(if (arrow) TableProtos.DeletionFile.DeletionFileType.ARROW_ARRAY else TableProtos.DeletionFile.DeletionFileType.BITMAP)
+        .setReadVersion(snapshot.version)
+        .setId(ThreadLocalRandom.current().nextLong() & Long.MaxValue)
+        .setNumDeletedRows(merged.getLongCardinality)
+        .build()
+      val file = new DeletionFile(proto)
+      val path = snapshot.layout.deletionFilePath(fragment.id, file)
+      snapshot.storage.create(path, if (arrow) DeletionVector.encodeArrow(vector) else DeletionVector.encodeRoaring(vector))
+      Updated(fragment.proto.toBuilder.setDeletionFile(proto).build(), path)
+    }
+  }
+}
