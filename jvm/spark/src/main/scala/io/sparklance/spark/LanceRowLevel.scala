@@ -159,15 +159,17 @@ final class LanceDeltaBatchWrite(table: LanceTable, spec: WriteSpec, sparkSchema
     val updated = outcomes.collect { case Deletions.Updated(f, _) => f }
     val removed = outcomes.collect { case Deletions.Removed(id) => id }
     val added = deltas.flatMap(_.fragments).map(TableProtos.DataFragment.parseFrom)
-    if (updated.isEmpty && removed.isEmpty && added.isEmpty) return
-    val op =
-      if (cmd == Command.DELETE && added.isEmpty) Operation.Delete(updated, removed, "")
-      else Operation.Update(removed, updated, added)
-    try {
-      Committer.commit(new HadoopStorage(spec.conf.value), spec.root, Transaction.create(snapshot.version, op),
-        Committer.Options(maxRetries = spec.options.commitRetries))
-    } catch {
-      case e: CommitStateUnknownException => stateUnknown = true; throw e
+    // A statement that changed no row commits nothing.
+    if (updated.nonEmpty || removed.nonEmpty || added.nonEmpty) {
+      val op =
+        if (cmd == Command.DELETE && added.isEmpty) Operation.Delete(updated, removed, "")
+        else Operation.Update(removed, updated, added)
+      try {
+        Committer.commit(new HadoopStorage(spec.conf.value), spec.root, Transaction.create(snapshot.version, op),
+          Committer.Options(maxRetries = spec.options.commitRetries))
+      } catch {
+        case e: CommitStateUnknownException => stateUnknown = true; throw e
+      }
     }
   }
 
