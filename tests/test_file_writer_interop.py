@@ -24,8 +24,6 @@ from sparklance._jvm import java_command  # noqa: E402
 WRITER_VERSIONS = ["2.1", "2.2"]
 # Written by pylance but refused by the JVM writer, with the words the error must contain.
 REFUSED = {
-    "dict_string": "dictionary-typed column",
-    "dict_int8_keys": "dictionary-typed column",
     "struct_packed": "packed struct",
     "packed_struct_var": "packed struct",
     "blob": "blob column",
@@ -77,6 +75,9 @@ def test_pylance_reads_what_the_jvm_wrote(rewritten, version, case):
     assert ds.data_storage_version == version
     for name in want.column_names:
         g, w = got.column(name).combine_chunks(), want.column(name).combine_chunks()
+        if pa.types.is_dictionary(w.type):
+            # Each writer builds its own page dictionaries: compare the values.
+            g, w = g.cast(w.type.value_type), w.cast(w.type.value_type)
         if not g.equals(w):
             for i in range(len(w)):
                 if g[i] != w[i]:
@@ -111,4 +112,7 @@ def test_jvm_reads_what_the_jvm_wrote(jvm_reads_back, version, case):
         want = LanceFileReader(path).read_all().to_table().combine_chunks()
         assert got.num_rows == want.num_rows
         for name in want.column_names:
-            assert got.column(name).equals(want.column(name)), f"{version}/{case}.{name}"
+            w = want.column(name)
+            if pa.types.is_dictionary(w.type):
+                w = w.cast(w.type.value_type)   # the JVM reader decodes dictionaries
+            assert got.column(name).equals(w), f"{version}/{case}.{name}"

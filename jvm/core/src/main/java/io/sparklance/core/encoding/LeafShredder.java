@@ -55,6 +55,8 @@ public final class LeafShredder {
   public final Growable.Bytes[] itemValidity;
   /** Which full definition codes occur (to pick the page's layers). */
   public final boolean[] seen;
+  /** Bits of the dictionary key of a dictionary-typed column (its pages hold indices into a page dictionary); 0 otherwise. */
+  public int dictionaryKeyBits;
   public int numVisible;
   public int numValid;
   public long maxValueBytes;

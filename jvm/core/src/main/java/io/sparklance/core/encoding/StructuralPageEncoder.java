@@ -59,11 +59,24 @@ public final class StructuralPageEncoder {
   private final boolean hasDef;
   private final int maxPageDef;
   private final short[] def;
+  /** The values mini-block chunks hold: the shredder's, or dictionary indices. */
+  private byte kind;
+  private int width;
+  private Growable.Bytes values;
+  private Growable.Longs ends;
+  /** The page's dictionary (dictionary-typed columns): its block and encoding, and its item count. */
+  private Growable.Bytes dictionary;
+  private CompressiveEncoding dictionaryEncoding;
+  private int dictionaryItems;
 
   private StructuralPageEncoder(LeafShredder s, boolean v22, boolean bitpackable) {
     this.s = s;
     this.v22 = v22;
-    this.bitpackable = bitpackable;
+    this.kind = s.valueKind;
+    this.width = s.width;
+    this.values = s.values;
+    this.ends = s.ends;
+    this.bitpackable = bitpackable || s.dictionaryKeyBits > 0;
     // Layers innermost first; a layer is nullable (or emptyable) only if this page has such a level.
     int n = s.nullCode.length;
     layers = new RepDefLayer[n];
@@ -100,6 +113,14 @@ public final class StructuralPageEncoder {
 
   private Page encode() {
     if (s.numValid == 0) return allNull();
+    if (s.dictionaryKeyBits > 0) {
+      buildDictionary();
+      Page p = miniBlock();
+      if (p == null) {
+        throw new IllegalStateException("a dictionary page whose chunks exceed the mini-block limits (over 65535 levels)");
+      }
+      return p;
+    }
     boolean wide = s.valueKind == LeafShredder.FIXED_SIZE_LIST
         || (s.valueKind == LeafShredder.VARIABLE && s.maxValueBytes >= MINIBLOCK_MAX_VALUE_BYTES);
     if (!wide) {
@@ -155,12 +176,12 @@ public final class StructuralPageEncoder {
     int numLevels = s.def.size;
     boolean hasRep = s.maxRep > 0;
     boolean levelsPerValue = !hasRep;   // without lists, levels and values are one to one
-    int fixedBytes = s.valueKind == LeafShredder.FIXED ? s.width : 0;
+    int fixedBytes = kind == LeafShredder.FIXED ? width : 0;
     int typeBits = fixedBytes * 8;
     boolean pack = bitpackable && (typeBits == 8 || typeBits == 16 || typeBits == 32 || typeBits == 64);
     boolean anyNarrow = false;
 
-    Growable.Bytes chunks = new Growable.Bytes(s.values.size + numLevels + 1024);
+    Growable.Bytes chunks = new Growable.Bytes(values.size + numLevels + 1024);
     Growable.Bytes words = new Growable.Bytes(256);
     Growable.Longs repIndex = new Growable.Longs(64);
     Growable.Bytes valueBuf = new Growable.Bytes(CHUNK_MAX_BYTES);
@@ -170,7 +191,7 @@ public final class StructuralPageEncoder {
     if (pack) {
       for (int c = 0; c < widths.length; c++) {
         int from = c * FastLanes.BLOCK, to = Math.min(numValues, from + FastLanes.BLOCK);
-        widths[c] = bitWidth(s.values.data, from, to, fixedBytes);
+        widths[c] = bitWidth(values.data, from, to, fixedBytes);
         if (widths[c] < typeBits) anyNarrow = true;
       }
       pack = anyNarrow;
@@ -178,7 +199,7 @@ public final class StructuralPageEncoder {
 
     // General zstd around the value buffers of variable-width chunks, when a sample chunk shows that it pays.
     boolean zstd = false;
-    if (!pack && s.valueKind == LeafShredder.VARIABLE) {
+    if (!pack && kind == LeafShredder.VARIABLE) {
       Growable.Bytes sample = new Growable.Bytes(CHUNK_MAX_BYTES);
       values(0, chunkValues(0, numValues), sample);
       Growable.Bytes compressed = new Growable.Bytes(sample.size + 64);
@@ -206,7 +227,7 @@ public final class StructuralPageEncoder {
       if (pack) {
         int w = widths[chunkIndex];
         byte[] block = new byte[FastLanes.BLOCK * fixedBytes];
-        System.arraycopy(s.values.data, v * fixedBytes, block, 0, n * fixedBytes);
+        System.arraycopy(values.data, v * fixedBytes, block, 0, n * fixedBytes);
         valueBuf.uint(w, fixedBytes);
         int packed = FastLanes.packedBytes(w);
         valueBuf.ensure(packed);
@@ -254,17 +275,74 @@ public final class StructuralPageEncoder {
     if (hasDef) m.setDefCompression(levelEncoding(maxPageDef));
     if (v22) m.setHasLargeChunk(true);
     for (RepDefLayer l : layers) m.addLayers(l);
-    ByteBuffer[] buffers;
-    ByteBuffer meta = ByteBuffer.wrap(words.toArray());
-    ByteBuffer data = ByteBuffer.wrap(chunks.data, 0, chunks.size);
+    java.util.List<ByteBuffer> buffers = new java.util.ArrayList<>();
+    buffers.add(ByteBuffer.wrap(words.toArray()));
+    buffers.add(ByteBuffer.wrap(chunks.data, 0, chunks.size));
+    if (dictionary != null) {
+      m.setDictionary(dictionaryEncoding).setNumDictionaryItems(dictionaryItems);
+      buffers.add(ByteBuffer.wrap(dictionary.data, 0, dictionary.size));
+    }
     if (hasRep) {
       byte[] idx = new byte[8 * repIndex.size];
       for (int i = 0; i < repIndex.size; i++) LittleEndian.putLong(idx, 8 * i, repIndex.data[i]);
-      buffers = new ByteBuffer[] {meta, data, ByteBuffer.wrap(idx)};
-    } else {
-      buffers = new ByteBuffer[] {meta, data};
+      buffers.add(ByteBuffer.wrap(idx));
     }
-    return new Page(buffers, PageLayout.newBuilder().setMiniBlockLayout(m).build());
+    return new Page(buffers.toArray(new ByteBuffer[0]), PageLayout.newBuilder().setMiniBlockLayout(m).build());
+  }
+
+  /**
+   * Replaces the page's values by indices into a dictionary of its distinct values, in order of first appearance
+   * (file-format-2.1.md §3.5, §8.12). Null slots get index 0. The dictionary is a variable-width block for
+   * strings and binaries, flat values otherwise.
+   */
+  private void buildDictionary() {
+    int keyBytes = s.dictionaryKeyBits / 8;
+    java.util.HashMap<java.nio.ByteBuffer, Integer> index = new java.util.HashMap<>();
+    Growable.Bytes indices = new Growable.Bytes(s.numVisible * keyBytes);
+    Growable.Bytes items = new Growable.Bytes(1024);
+    Growable.Longs itemEnds = new Growable.Longs(64);
+    boolean variable = s.valueKind == LeafShredder.VARIABLE;
+    int v = 0;
+    for (int i = 0; i < s.def.size; i++) {
+      if (!visible(i)) continue;
+      int id = 0;
+      if (s.def.data[i] == 0) {
+        int start = variable ? (v == 0 ? 0 : (int) s.ends.data[v - 1]) : v * s.width;
+        int end = variable ? (int) s.ends.data[v] : start + s.width;
+        java.nio.ByteBuffer key = java.nio.ByteBuffer.wrap(java.util.Arrays.copyOfRange(s.values.data, start, end));
+        Integer known = index.get(key);
+        if (known == null) {
+          known = index.size();
+          index.put(key, known);
+          items.add(s.values.data, start, end - start);
+          itemEnds.add(items.size);
+        }
+        id = known;
+      }
+      indices.uint(id, keyBytes);
+      v++;
+    }
+    if (index.size() - 1 > (keyBytes == 8 ? Long.MAX_VALUE : (1L << (8 * keyBytes - 1)) - 1)) {
+      throw new IllegalStateException(index.size() + " distinct values overflow a " + (8 * keyBytes) + "-bit dictionary key");
+    }
+    dictionaryItems = index.size();
+    dictionary = new Growable.Bytes(items.size + 8 * (dictionaryItems + 3));
+    if (variable) {
+      int ob = s.width / 8;
+      dictionary.uint(s.width, ob);
+      dictionary.uint((long) ob * (dictionaryItems + 3), ob);
+      dictionary.uint(0, ob);
+      for (int k = 0; k < dictionaryItems; k++) dictionary.uint(itemEnds.data[k], ob);
+      dictionary.add(items.data, 0, items.size);
+      dictionaryEncoding = CompressiveEncoding.newBuilder().setVariable(Variable.newBuilder().setOffsets(flat(s.width))).build();
+    } else {
+      dictionary.add(items.data, 0, items.size);
+      dictionaryEncoding = flat(8L * s.width);
+    }
+    kind = LeafShredder.FIXED;
+    width = keyBytes;
+    values = indices;
+    ends = null;
   }
 
   /** Values in the chunk starting at value `v`: a power of two (except in the last chunk) within the byte target. */
@@ -272,53 +350,53 @@ public final class StructuralPageEncoder {
     int left = numValues - v;
     int n = CHUNK_MAX_VALUES;
     while (n > 1 && valueBytes(v, Math.min(n, left)) > CHUNK_TARGET_BYTES) n >>= 1;
-    if (s.valueKind == LeafShredder.BOOL && n < 8) n = 8;
+    if (kind == LeafShredder.BOOL && n < 8) n = 8;
     return Math.min(n, left);
   }
 
   private long valueBytes(int v, int n) {
-    switch (s.valueKind) {
+    switch (kind) {
       case LeafShredder.BOOL: return (n + 7) / 8;
       case LeafShredder.VARIABLE: {
-        long start = v == 0 ? 0 : s.ends.data[v - 1];
-        return (long) (n + 1) * (s.width / 8) + s.ends.data[v + n - 1] - start;
+        long start = v == 0 ? 0 : ends.data[v - 1];
+        return (long) (n + 1) * (width / 8) + ends.data[v + n - 1] - start;
       }
-      default: return (long) n * s.width;
+      default: return (long) n * width;
     }
   }
 
   /** Appends the mini-block value buffer of values [v, v + n). */
   private void values(int v, int n, Growable.Bytes out) {
-    switch (s.valueKind) {
+    switch (kind) {
       case LeafShredder.BOOL: {
         int bytes = (n + 7) / 8;
         out.zeros(bytes);
         int base = out.size - bytes;
-        for (int i = 0; i < n; i++) if (s.values.data[v + i] != 0) out.data[base + (i >>> 3)] |= (byte) (1 << (i & 7));
+        for (int i = 0; i < n; i++) if (values.data[v + i] != 0) out.data[base + (i >>> 3)] |= (byte) (1 << (i & 7));
         break;
       }
       case LeafShredder.VARIABLE: {
-        int ob = s.width / 8;
-        long start = v == 0 ? 0 : s.ends.data[v - 1];
-        long end = s.ends.data[v + n - 1];
+        int ob = width / 8;
+        long start = v == 0 ? 0 : ends.data[v - 1];
+        long end = ends.data[v + n - 1];
         long first = (long) (n + 1) * ob;
         out.uint(first, ob);
-        for (int i = 0; i < n; i++) out.uint(first + s.ends.data[v + i] - start, ob);
-        out.add(s.values.data, (int) start, (int) (end - start));
+        for (int i = 0; i < n; i++) out.uint(first + ends.data[v + i] - start, ob);
+        out.add(values.data, (int) start, (int) (end - start));
         out.pad(ob, VALUE_PAD);
         break;
       }
       default:
-        out.add(s.values.data, v * s.width, n * s.width);
+        out.add(values.data, v * width, n * width);
     }
   }
 
   private CompressiveEncoding valueEncoding() {
-    switch (s.valueKind) {
+    switch (kind) {
       case LeafShredder.BOOL: return flat(1);
       case LeafShredder.VARIABLE:
-        return CompressiveEncoding.newBuilder().setVariable(Variable.newBuilder().setOffsets(flat(s.width))).build();
-      default: return flat(8L * s.width);
+        return CompressiveEncoding.newBuilder().setVariable(Variable.newBuilder().setOffsets(flat(width))).build();
+      default: return flat(8L * width);
     }
   }
 

@@ -97,7 +97,15 @@ object StructuralFieldWriter {
       case LogicalType.Utf8(large) => new LeafShredder(kinds, names, LeafShredder.VARIABLE, if (large) 64 else 32, null)
       case LogicalType.Binary(large) => new LeafShredder(kinds, names, LeafShredder.VARIABLE, if (large) 64 else 32, null)
       case LogicalType.Json => refuse("a json column")
-      case _: LogicalType.Dictionary => refuse("a dictionary-typed column")
+      case LogicalType.Dictionary(value, key, _) =>
+        val s = value match {
+          case LogicalType.Utf8(large) => new LeafShredder(kinds, names, LeafShredder.VARIABLE, if (large) 64 else 32, null)
+          case LogicalType.Binary(large) => new LeafShredder(kinds, names, LeafShredder.VARIABLE, if (large) 64 else 32, null)
+          case other => new LeafShredder(kinds, names, LeafShredder.FIXED, fixedWidth(other).getOrElse(
+            refuse(s"a dictionary of $other values")), null)
+        }
+        s.dictionaryKeyBits = key.bitWidth
+        s
       case fsl: LogicalType.FixedSizeList =>
         val dims = Iterator.iterate[LogicalType](fsl) { case LogicalType.FixedSizeList(e, _) => e; case o => o }
           .takeWhile(_.isInstanceOf[LogicalType.FixedSizeList]).map(_.asInstanceOf[LogicalType.FixedSizeList]).toSeq

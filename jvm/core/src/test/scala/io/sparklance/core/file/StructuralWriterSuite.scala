@@ -32,7 +32,8 @@ class StructuralWriterSuite extends AnyFunSuite with BeforeAndAfterAll {
     "time32:ms", "time64:us", "time64:ns", "timestamp:us:UTC", "timestamp:ns:-", "duration:ms",
     "fixed_size_binary:16", "fixed_size_binary:3", "null", "string", "large_string", "binary", "large_binary",
     "fixed_size_list:float:4", "fixed_size_list:int16:3", "fixed_size_list:fixed_size_list:int16:2:3",
-    "fixed_size_list:lance.bfloat16:8")
+    "fixed_size_list:lance.bfloat16:8", "dict:string:int16:false", "dict:string:int8:false", "dict:int64:int32:false",
+    "dict:large_binary:uint8:false")
 
   for (v <- versions; t <- leaves) {
     test(s"$v $t round trips with nulls, without nulls, all null, across batches and pages") {
@@ -90,11 +91,17 @@ class StructuralWriterSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(layouts(reader).head.getMiniBlockLayout.getValueCompression.hasFlat) // random bytes need all 8 bits
   }
 
-  test("dictionary-typed, packed, blob and json fields are refused, naming the field") {
+  test("dictionary-typed columns get a dictionary per page and indices of the key's width") {
+    val reader = roundTrip(FileVersion.V2_1, schema(leaf("c", "dict:string:int16:false")), Seq(3000))
+    val mb = layouts(reader).head.getMiniBlockLayout
+    assert(mb.hasDictionary && mb.getNumDictionaryItems > 0)
+    assert(mb.getValueCompression.hasInlineBitpacking && mb.getValueCompression.getInlineBitpacking.getUncompressedBitsPerValue == 16)
+  }
+
+  test("packed, blob and json fields are refused, naming the field") {
     def refused(f: F) = intercept[UnsupportedFeatureException] {
       roundTrip(FileVersion.V2_2, schema(f), Seq(10))
     }.getMessage
-    assert(refused(leaf("d", "dict:string:int16:false")).contains("Cannot write field 'd': a dictionary-typed column is not supported"))
     assert(refused(leaf("j", "json")).contains("Cannot write field 'j': a json column"))
   }
 }
