@@ -24,8 +24,7 @@ from sparklance._jvm import java_command  # noqa: E402
 WRITER_VERSIONS = ["2.1", "2.2"]
 # Written by pylance but refused by the JVM writer, with the words the error must contain.
 REFUSED = {
-    "struct_packed": "packed struct",
-    "packed_struct_var": "packed struct",
+    "packed_struct_var": "packed struct with variable-width",
     "blob": "blob column",
 }
 

@@ -26,7 +26,7 @@ public final class LeafShredder {
   public static final byte STRUCT = 0, LIST = 1, LEAF = 2;
 
   /** The value kinds of a leaf. */
-  public static final byte FIXED = 0, BOOL = 1, VARIABLE = 2, FIXED_SIZE_LIST = 3, NULL = 4;
+  public static final byte FIXED = 0, BOOL = 1, VARIABLE = 2, FIXED_SIZE_LIST = 3, NULL = 4, PACKED_STRUCT = 5;
 
   private final byte[] kinds;
   private final String[] childNames;
@@ -55,6 +55,8 @@ public final class LeafShredder {
   public final Growable.Bytes[] itemValidity;
   /** Which full definition codes occur (to pick the page's layers). */
   public final boolean[] seen;
+  /** Bytes of each child of a packed struct (PACKED_STRUCT), whose values are the children's bytes row by row. */
+  public int[] packedWidths;
   /** Bits of the dictionary key of a dictionary-typed column (its pages hold indices into a page dictionary); 0 otherwise. */
   public int dictionaryKeyBits;
   public int numVisible;
@@ -212,7 +214,7 @@ public final class LeafShredder {
 
   private void placeholder() {
     switch (valueKind) {
-      case FIXED: values.zeros(width); break;
+      case FIXED: case PACKED_STRUCT: values.zeros(width); break;
       case BOOL: values.add((byte) 0); break;
       case VARIABLE: ends.add(values.size); break;
       case FIXED_SIZE_LIST:
@@ -233,6 +235,21 @@ public final class LeafShredder {
       case BOOL:
         values.add((byte) ((BitVector) v).get(i));
         break;
+      case PACKED_STRUCT: {
+        StructVector st = (StructVector) v;
+        values.ensure(width);
+        for (int c = 0; c < packedWidths.length; c++) {
+          ValueVector child = st.getChildByOrdinal(c);
+          if (child.isNull(i)) {
+            throw new io.sparklance.core.InvalidArgumentException("Cannot write packed struct '" + childNames[childNames.length - 1]
+                + "': its child '" + child.getName() + "' has a null, and packed structs store no child nulls (pylance "
+                + "refuses them too). Fill the nulls, or write the struct without lance-encoding:packed.");
+          }
+          ((BaseFixedWidthVector) child).getDataBuffer().getBytes((long) i * packedWidths[c], values.data, values.size, packedWidths[c]);
+          values.size += packedWidths[c];
+        }
+        break;
+      }
       case VARIABLE: {
         long s, e;
         ArrowBuf data;

@@ -176,9 +176,9 @@ public final class StructuralPageEncoder {
     int numLevels = s.def.size;
     boolean hasRep = s.maxRep > 0;
     boolean levelsPerValue = !hasRep;   // without lists, levels and values are one to one
-    int fixedBytes = kind == LeafShredder.FIXED ? width : 0;
+    int fixedBytes = kind == LeafShredder.FIXED || kind == LeafShredder.PACKED_STRUCT ? width : 0;
     int typeBits = fixedBytes * 8;
-    boolean pack = bitpackable && (typeBits == 8 || typeBits == 16 || typeBits == 32 || typeBits == 64);
+    boolean pack = bitpackable && kind == LeafShredder.FIXED && (typeBits == 8 || typeBits == 16 || typeBits == 32 || typeBits == 64);
     boolean anyNarrow = false;
 
     Growable.Bytes chunks = new Growable.Bytes(values.size + numLevels + 1024);
@@ -392,6 +392,11 @@ public final class StructuralPageEncoder {
   }
 
   private CompressiveEncoding valueEncoding() {
+    if (s.valueKind == LeafShredder.PACKED_STRUCT) {
+      io.sparklance.proto.Encodings21Protos.PackedStruct.Builder p = io.sparklance.proto.Encodings21Protos.PackedStruct.newBuilder();
+      for (int w : s.packedWidths) p.addBitsPerValue(8L * w);
+      return CompressiveEncoding.newBuilder().setPackedStruct(p.setValues(flat(8L * s.width))).build();
+    }
     switch (kind) {
       case LeafShredder.BOOL: return flat(1);
       case LeafShredder.VARIABLE:

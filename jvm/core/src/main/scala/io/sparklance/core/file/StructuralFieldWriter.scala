@@ -78,7 +78,6 @@ object StructuralFieldWriter {
     def refuse(what: String): Nothing = throw new UnsupportedFeatureException(s"Cannot write field '${path.map(_.name)
       .mkString(".")}': $what is not supported by the sparklance file writer yet. Write it with pylance, or leave the " +
       "column out.")
-    if (LanceFileReader.isPacked(leaf)) refuse("a packed struct")
     if (path.exists(f => LanceFileReader.isBlob(f) || f.extensionName.contains("lance.blob.v2"))) {
       refuse("a blob column (lance-encoding:blob)")
     }
@@ -90,6 +89,18 @@ object StructuralFieldWriter {
       }
     }.toArray
     val names = path.map(_.name).toArray
+    if (LanceFileReader.isPacked(leaf)) {
+      val widths = leaf.children.map { c =>
+        c.logicalType match {
+          case LogicalType.Bool | LogicalType.Null | _: LogicalType.FixedSizeList => None
+          case t => fixedWidth(t)
+        }
+      }
+      if (widths.exists(_.isEmpty)) refuse("a packed struct with variable-width, boolean or nested children")
+      val s = new LeafShredder(kinds, names, LeafShredder.PACKED_STRUCT, widths.flatten.sum, null)
+      s.packedWidths = widths.flatten.toArray
+      return s
+    }
     def fixedBytes(t: LogicalType): Int = fixedWidth(t).getOrElse(refuse(s"a fixed-size list of $t values"))
     leaf.logicalType match {
       case LogicalType.Bool => new LeafShredder(kinds, names, LeafShredder.BOOL, 1, null)
