@@ -418,3 +418,17 @@ def test_concurrent_appends_lose_nothing(spark, tmp_path):
         [1_000_000 * (k + 1) + 1000 * j + x for k in range(3) for j in range(3) for x in range(200)]
     assert sorted(ids) == sorted(want)
     assert [v["version"] for v in ds.versions()] == list(range(1, 14))
+
+
+def test_append_json_text_to_a_json_column(spark, tmp_path):
+    path = str(tmp_path / "t.lance")
+    lance.write_dataset(pa.table({"id": pa.array([1], pa.int64()), "j": pa.array(['{"x":1}'], pa.json_())}), path)
+    spark.createDataFrame([(2, '{"b": [1, 2.5], "a": null}'), (3, None)], "id BIGINT, j STRING") \
+        .write.format("lance").mode("append").save(path)
+    ds = lance.dataset(path)
+    ds.validate()
+    got = sorted(ds.to_table().to_pylist(), key=lambda r: r["id"])
+    assert got == [{"id": 1, "j": '{"x":1}'}, {"id": 2, "j": '{"a":null,"b":[1,2.5]}'}, {"id": 3, "j": None}]
+    with pytest.raises(Exception, match="Cannot write json column 'j': a value is not JSON"):
+        spark.createDataFrame([(4, "{oops")], "id BIGINT, j STRING").write.format("lance").mode("append").save(path)
+    assert lance.dataset(path).count_rows() == 3

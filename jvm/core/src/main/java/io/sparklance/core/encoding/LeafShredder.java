@@ -57,6 +57,8 @@ public final class LeafShredder {
   public final boolean[] seen;
   /** Bytes of each child of a packed struct (PACKED_STRUCT), whose values are the children's bytes row by row. */
   public int[] packedWidths;
+  /** A json column: the values are JSON text, stored as JSONB. */
+  public boolean json;
   /** Bits of the dictionary key of a dictionary-typed column (its pages hold indices into a page dictionary); 0 otherwise. */
   public int dictionaryKeyBits;
   public int numVisible;
@@ -261,9 +263,23 @@ public final class LeafShredder {
           s = w.getOffsetBuffer().getInt(4L * i); e = w.getOffsetBuffer().getInt(4L * (i + 1)); data = w.getDataBuffer();
         }
         int n = (int) (e - s);
-        values.ensure(n);
-        data.getBytes(s, values.data, values.size, n);
-        values.size += n;
+        if (json) {
+          byte[] text = new byte[n];
+          data.getBytes(s, text, 0, n);
+          byte[] jsonb;
+          try {
+            jsonb = JsonbWriter.encode(text, 0, n);
+          } catch (JsonbWriter.InvalidJsonException ex) {
+            throw new io.sparklance.core.InvalidArgumentException("Cannot write json column '" + childNames[childNames.length - 1]
+                + "': a value is not JSON (" + ex.getMessage() + "). Fix or drop the value.");
+          }
+          n = jsonb.length;
+          values.add(jsonb, 0, n);
+        } else {
+          values.ensure(n);
+          data.getBytes(s, values.data, values.size, n);
+          values.size += n;
+        }
         ends.add(values.size);
         if (n > maxValueBytes) maxValueBytes = n;
         break;

@@ -107,7 +107,10 @@ object StructuralFieldWriter {
       case LogicalType.Null => new LeafShredder(kinds, names, LeafShredder.NULL, 1, null)
       case LogicalType.Utf8(large) => new LeafShredder(kinds, names, LeafShredder.VARIABLE, if (large) 64 else 32, null)
       case LogicalType.Binary(large) => new LeafShredder(kinds, names, LeafShredder.VARIABLE, if (large) 64 else 32, null)
-      case LogicalType.Json => refuse("a json column")
+      case LogicalType.Json =>
+        val s = new LeafShredder(kinds, names, LeafShredder.VARIABLE, 64, null)
+        s.json = true
+        s
       case LogicalType.Dictionary(value, key, _) =>
         val s = value match {
           case LogicalType.Utf8(large) => new LeafShredder(kinds, names, LeafShredder.VARIABLE, if (large) 64 else 32, null)
