@@ -151,7 +151,35 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
 
   private def qualified(ident: Identifier): String = s"$catalogName.${(ident.namespace() :+ ident.name()).mkString(".")}"
 
-  override def alterTable(ident: Identifier, changes: TableChange*): Table = notYet("ALTER TABLE")
+  /**
+   * ALTER TABLE: ADD COLUMN(S) (nullable; rows already written read null), DROP COLUMN, RENAME COLUMN and ALTER
+   * COLUMN ... DROP NOT NULL, committed together as one new version that changes the schema only (a Project
+   * transaction; data files are untouched, field ids never reused). Other changes are refused.
+   */
+  override def alterTable(ident: Identifier, changes: TableChange*): Table = {
+    val path = tablePath(ident)
+    if (!isTableDir(path)) throw new NoSuchTableException(ident)
+    LanceSparkException.translate {
+      val snapshot = LanceTables.load(conf, path, TimeTravel.Latest)
+      val edit = io.sparklance.core.schema.SchemaChanges.of(snapshot.manifest)
+      changes.foreach {
+        case c: TableChange.AddColumn =>
+          if (c.position() != null) notYet("ALTER TABLE ... ADD COLUMN ... FIRST/AFTER")
+          if (c.defaultValue() != null) notYet("ALTER TABLE ... ADD COLUMN ... DEFAULT")
+          val names = c.fieldNames().toSeq
+          edit.add(names.init, SparkSchemas.toLance(StructType(Seq(StructField(names.last, c.dataType(), c.isNullable)))))
+        case c: TableChange.DeleteColumn =>
+          try edit.drop(c.fieldNames().toSeq)
+          catch { case _: io.sparklance.core.InvalidArgumentException if c.ifExists() => }
+        case c: TableChange.RenameColumn => edit.rename(c.fieldNames().toSeq, c.newName())
+        case c: TableChange.UpdateColumnNullability => edit.setNullable(c.fieldNames().toSeq, c.nullable())
+        case other => notYet(s"ALTER TABLE (${other.getClass.getSimpleName})")
+      }
+      io.sparklance.core.txn.Committer.commit(new HadoopStorage(conf), path, io.sparklance.core.txn.Transaction.create(
+        snapshot.version, io.sparklance.core.txn.Operation.Project(edit.result)))
+    }
+    loadTable(ident)
+  }
 
   /**
    * DROP TABLE: a table of this catalog is its directory, so dropping it deletes the directory with every version
@@ -176,8 +204,8 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
   override def renameTable(oldIdent: Identifier, newIdent: Identifier): Unit = notYet("ALTER TABLE ... RENAME")
 
   private def notYet(what: String): Nothing = throw new LanceSparkException(new UnsupportedFeatureException(
-    s"$what is not supported by this version of sparklance's catalog '$catalogName' yet. Change the table's " +
-      "schema with pylance for now."))
+    s"$what is not supported by this version of sparklance's catalog '$catalogName' yet. Change the table with " +
+      "pylance for now."))
 
   // ------------------------------------------------------------------------------------------ namespaces
 

@@ -174,6 +174,8 @@ object ManifestBuilder {
       case Operation.Update(removed, updated, added) =>
         replaceFragments(b, updated, removed.toSet)
         b.addAllFragments(assign(added).asJava)
+      case Operation.Project(schema) =>
+        b.clearFields().addAllFields(schema.asJava)
       case Operation.Other(n) => throw new IllegalArgumentException(s"sparklance does not commit $n transactions")
     }
     if (nextFragmentId > 0) b.setMaxFragmentId((nextFragmentId - 1).toInt)

@@ -10,6 +10,9 @@ package io.sparklance.core.txn
  * | Delete, Update | yes    | if they touched other fragments | no | no |
  * | Overwrite      | yes    | yes            | yes       | no |
  *
+ * A schema change (Project) combines with nothing, in either direction: data written for the old schema must not
+ * land under the new one, and two schema changes must not be merged blindly.
+ *
  * An append after a concurrent overwrite would add rows to a table that no longer exists in that shape; an
  * overwrite replaces whatever was committed meanwhile. Two row-level changes commute when they changed (deletion
  * files, removals) disjoint sets of fragments; otherwise the later one must read the table again, since it would

@@ -38,6 +38,9 @@ object Operation {
   final case class Update(removedFragmentIds: Seq[Long], updatedFragments: Seq[TableProtos.DataFragment],
       newFragments: Seq[TableProtos.DataFragment]) extends Operation { def name = "Update" }
 
+  /** The schema replaced (columns added, dropped, renamed, made nullable) without touching data files. */
+  final case class Project(schema: Seq[FileProtos.Field]) extends Operation { def name = "Project" }
+
   /** A committed operation of another kind, read from a transaction file. */
   final case class Other(name: String) extends Operation
 
@@ -67,6 +70,8 @@ final case class Transaction(readVersion: Long, uuid: String, operation: Operati
         b.setUpdate(TransactionProtos.Transaction.Update.newBuilder()
           .addAllRemovedFragmentIds(removed.map(java.lang.Long.valueOf).asJava)
           .addAllUpdatedFragments(updated.asJava).addAllNewFragments(added.asJava))
+      case Operation.Project(schema) =>
+        b.setProject(TransactionProtos.Transaction.Project.newBuilder().addAllSchema(schema.asJava))
       case Operation.Other(n) => throw new IllegalArgumentException(s"cannot write a $n transaction")
     }
     b.build()
@@ -94,6 +99,7 @@ object Transaction {
         val u = p.getUpdate
         Operation.Update(u.getRemovedFragmentIdsList.asScala.map(_.longValue).toSeq, u.getUpdatedFragmentsList.asScala.toSeq,
           u.getNewFragmentsList.asScala.toSeq)
+      case PROJECT => Operation.Project(p.getProject.getSchemaList.asScala.toSeq)
       case OPERATION_NOT_SET => Operation.Other("unknown")
       case other => Operation.Other(other.name.toLowerCase)
     }

@@ -40,4 +40,12 @@ class ConflictRulesSuite extends AnyFunSuite {
     assert(ok(overwrite, append) && ok(overwrite, overwrite) && ok(overwrite, delete(1)()) && ok(overwrite, update(1)()))
     assert(!ok(overwrite, other) && !ok(delete(1)(), other))
   }
+
+  test("a schema change combines with nothing, in either direction") {
+    val project = Operation.Project(Nil)
+    Seq(append, overwrite, delete(1)(), update(1)(), project).foreach { op =>
+      assert(!ok(project, op), op)
+      assert(!ok(op, project) || op == overwrite, op)
+    }
+  }
 }

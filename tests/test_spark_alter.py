@@ -1,0 +1,122 @@
+"""Schema evolution through Spark SQL (ALTER TABLE ... ADD/DROP/RENAME COLUMN, ALTER COLUMN ... DROP NOT NULL) on
+Lance tables pylance wrote: each change is one new version that only changes the schema; pylance reads the result
+(old rows with null in added columns), appends to it, and validate() passes; field ids are never reused; earlier
+versions keep their schema. Unsupported changes are refused with a message saying so."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import lance
+import pyarrow as pa
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "python"))
+
+from conftest import JAR, require_jar  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def wh(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("alter_warehouse")
+    (root / "db").mkdir()
+    return root
+
+
+@pytest.fixture(scope="module")
+def spark(wh):
+    require_jar()
+    os.environ["SPARKLANCE_JAR"] = str(JAR)
+    import sparklance
+
+    session = sparklance.session(warehouse=str(wh), app_name="sparklance-alter-tests")
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def make(wh: Path, name: str) -> str:
+    path = str(wh / "db" / f"{name}.lance")
+    lance.write_dataset(pa.table({
+        "id": pa.array(range(4), pa.int64()),
+        "st": pa.array([{"a": i} for i in range(4)], pa.struct([("a", pa.int32())])),
+        "s": pa.array(["w", "x", "y", "z"]),
+    }), path)
+    return path
+
+
+def ids(path: str) -> dict:
+    return {f.name(): f.id() for f in lance.dataset(path).lance_schema.fields()}
+
+
+def test_add_columns_top_level_and_nested(spark, wh):
+    path = make(wh, "add")
+    spark.sql("ALTER TABLE lance.db.add ADD COLUMNS (note STRING, tags ARRAY<STRING>)")
+    spark.sql("ALTER TABLE lance.db.add ADD COLUMN st.b DOUBLE")
+    ds = lance.dataset(path)
+    assert ds.version == 3
+    assert ds.schema.names == ["id", "st", "s", "note", "tags"]
+    assert ds.schema.field("st").type == pa.struct([("a", pa.int32()), ("b", pa.float64())])
+    rows = ds.to_table().to_pylist()
+    assert rows[0] == {"id": 0, "st": {"a": 0, "b": None}, "s": "w", "note": None, "tags": None}
+    ds.validate()
+    # Both writers append under the new schema.
+    spark.sql("INSERT INTO lance.db.add VALUES (9, named_struct('a', 9, 'b', 1.5), 'n', 'hi', array('t'))")
+    lance.write_dataset(pa.table({"id": pa.array([10], pa.int64()),
+                                  "st": pa.array([{"a": 10, "b": 2.5}], ds.schema.field("st").type),
+                                  "s": ["p"], "note": ["py"], "tags": pa.array([["u"]], pa.list_(pa.string()))}),
+                        path, mode="append")
+    ds = lance.dataset(path)
+    ds.validate()
+    got = {r["id"]: r for r in ds.to_table().to_pylist()}
+    assert got[9] == {"id": 9, "st": {"a": 9, "b": 1.5}, "s": "n", "note": "hi", "tags": ["t"]}
+    assert got[10]["note"] == "py"
+    assert [r.note for r in spark.sql("SELECT note FROM lance.db.add ORDER BY id").collect()] == [None] * 4 + ["hi", "py"]
+    # The version before the change keeps its schema.
+    assert lance.dataset(path, version=1).schema.names == ["id", "st", "s"]
+    assert spark.sql("SELECT * FROM lance.db.add VERSION AS OF 1").columns == ["id", "st", "s"]
+
+
+def test_drop_rename_and_ids_never_reused(spark, wh):
+    path = make(wh, "drop")
+    before = ids(path)
+    spark.sql("ALTER TABLE lance.db.drop DROP COLUMN s")
+    spark.sql("ALTER TABLE lance.db.drop RENAME COLUMN id TO key")
+    spark.sql("ALTER TABLE lance.db.drop ADD COLUMN s STRING")
+    ds = lance.dataset(path)
+    ds.validate()
+    assert ds.schema.names == ["key", "st", "s"]
+    after = ids(path)
+    assert after["key"] == before["id"]
+    assert after["s"] > max(before.values())          # the dropped column's id is not reused
+    assert [r["s"] for r in ds.to_table().to_pylist()] == [None] * 4   # the old values of 's' do not come back
+    assert [r.key for r in spark.sql("SELECT key FROM lance.db.drop ORDER BY key").collect()] == [0, 1, 2, 3]
+
+
+def test_drop_not_null(spark, wh):
+    spark.sql("CREATE TABLE lance.db.nn (id BIGINT NOT NULL, s STRING)")
+    path = str(wh / "db" / "nn.lance")
+    assert not lance.dataset(path).schema.field("id").nullable
+    spark.sql("ALTER TABLE lance.db.nn ALTER COLUMN id DROP NOT NULL")
+    assert lance.dataset(path).schema.field("id").nullable
+    spark.sql("INSERT INTO lance.db.nn VALUES (NULL, 'x')")
+    assert lance.dataset(path).to_table().to_pylist() == [{"id": None, "s": "x"}]
+
+
+@pytest.mark.parametrize("sql,message", [
+    ("ALTER TABLE lance.db.refuse ADD COLUMN n INT NOT NULL", "Cannot add column 'n' as NOT NULL"),
+    ("ALTER TABLE lance.db.refuse ALTER COLUMN id TYPE INT", "not supported"),
+    ("ALTER TABLE lance.db.refuse ADD COLUMN n INT FIRST", "ADD COLUMN ... FIRST/AFTER is not supported"),
+    ("ALTER TABLE lance.db.refuse ADD COLUMN s STRING", "already exists"),
+    ("ALTER TABLE lance.db.refuse DROP COLUMN nope", "nope"),
+])
+def test_unsupported_changes_are_refused(spark, wh, sql, message):
+    path = str(wh / "db" / "refuse.lance")
+    if not os.path.exists(path):
+        make(wh, "refuse")
+    with pytest.raises(Exception, match=message):
+        spark.sql(sql)
+    assert lance.dataset(path).version == 1
