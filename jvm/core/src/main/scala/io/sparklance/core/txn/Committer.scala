@@ -176,6 +176,15 @@ object ManifestBuilder {
         b.addAllFragments(assign(added).asJava)
       case Operation.Project(schema) =>
         b.clearFields().addAllFields(schema.asJava)
+      case Operation.Restore(v, restored) =>
+        // The old version's fragments, schema, config and flags; ids and row ids keep counting from the latest.
+        val old = restored.getOrElse(throw new IllegalArgumentException(s"restore of version $v without its manifest"))
+        b.clearFragments().addAllFragments(old.getFragmentsList)
+        b.clearFields().addAllFields(old.getFieldsList)
+        b.clearSchemaMetadata().putAllSchemaMetadata(old.getSchemaMetadataMap)
+        b.clearConfig().putAllConfig(old.getConfigMap)
+        b.setReaderFeatureFlags(old.getReaderFeatureFlags).setWriterFeatureFlags(old.getWriterFeatureFlags)
+        if (old.hasDataFormat) b.setDataFormat(old.getDataFormat)
       case Operation.Other(n) => throw new IllegalArgumentException(s"sparklance does not commit $n transactions")
     }
     if (nextFragmentId > 0) b.setMaxFragmentId((nextFragmentId - 1).toInt)

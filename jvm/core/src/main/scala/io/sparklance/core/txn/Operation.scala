@@ -41,6 +41,12 @@ object Operation {
   /** The schema replaced (columns added, dropped, renamed, made nullable) without touching data files. */
   final case class Project(schema: Seq[FileProtos.Field]) extends Operation { def name = "Project" }
 
+  /**
+   * The table as it was at an earlier version, committed as a new version. `manifest` is that version's manifest
+   * (read by the caller; the transaction file records only the number).
+   */
+  final case class Restore(version: Long, manifest: Option[TableProtos.Manifest]) extends Operation { def name = "Restore" }
+
   /** A committed operation of another kind, read from a transaction file. */
   final case class Other(name: String) extends Operation
 
@@ -72,6 +78,8 @@ final case class Transaction(readVersion: Long, uuid: String, operation: Operati
           .addAllUpdatedFragments(updated.asJava).addAllNewFragments(added.asJava))
       case Operation.Project(schema) =>
         b.setProject(TransactionProtos.Transaction.Project.newBuilder().addAllSchema(schema.asJava))
+      case Operation.Restore(version, _) =>
+        b.setRestore(TransactionProtos.Transaction.Restore.newBuilder().setVersion(version))
       case Operation.Other(n) => throw new IllegalArgumentException(s"cannot write a $n transaction")
     }
     b.build()
@@ -100,6 +108,7 @@ object Transaction {
         Operation.Update(u.getRemovedFragmentIdsList.asScala.map(_.longValue).toSeq, u.getUpdatedFragmentsList.asScala.toSeq,
           u.getNewFragmentsList.asScala.toSeq)
       case PROJECT => Operation.Project(p.getProject.getSchemaList.asScala.toSeq)
+      case RESTORE => Operation.Restore(p.getRestore.getVersion, None)
       case OPERATION_NOT_SET => Operation.Other("unknown")
       case other => Operation.Other(other.name.toLowerCase)
     }

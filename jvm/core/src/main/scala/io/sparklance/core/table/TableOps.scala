@@ -1,0 +1,65 @@
+package io.sparklance.core.table
+
+import java.time.Instant
+
+import io.sparklance.core.InvalidArgumentException
+import io.sparklance.core.storage.Storage
+import io.sparklance.core.txn.{Committer, Operation, Transaction}
+import io.sparklance.proto.TransactionProtos
+
+/**
+ * Table maintenance that is not a data change: tags (`_refs/tags/`, as pylance keeps them), restoring an earlier
+ * version as a new one, and the history of versions.
+ */
+object TableOps {
+
+  /** Creates tag `name` for `version`; a tag of that name must not exist. */
+  def createTag(storage: Storage, root: String, name: String, version: Long): Tag = {
+    Tag.validateName(name)
+    val snapshot = Dataset.open(storage, root).checkout(version)
+    val now = Instant.now()
+    val tag = Tag(name, version, None, Some(now), Some(now), Some(storage.open(snapshot.manifest.path).length))
+    if (!storage.putIfAbsent(Storage.join(root, Tag.relativePath(name)), Tag.encode(tag))) {
+      throw new InvalidArgumentException(s"Table $root already has a tag '$name'. Delete it first to move it.")
+    }
+    tag
+  }
+
+  /** Deletes tag `name`; deleting a tag that does not exist is an error naming the tags that do. */
+  def deleteTag(storage: Storage, root: String, name: String): Unit = {
+    val tags = Dataset.open(storage, root).tags()
+    if (!tags.contains(name)) throw new io.sparklance.core.TagNotFoundException(root, name, tags.keys)
+    storage.delete(Storage.join(root, Tag.relativePath(name)))
+  }
+
+  /**
+   * Commits the table as it was at `version` as a new version (earlier versions, including the ones restored over,
+   * stay readable). Returns the new version.
+   */
+  def restore(storage: Storage, root: String, version: Long): Long = {
+    val ds = Dataset.open(storage, root)
+    val latest = ds.latestVersion()
+    if (version == latest) {
+      throw new InvalidArgumentException(s"Version $version of $root is already the latest: nothing to restore.")
+    }
+    val old = ds.checkout(version)
+    Committer.commit(storage, root, Transaction.create(latest, Operation.Restore(version, Some(old.manifest.proto))))
+  }
+
+  /** One line of a table's history. */
+  final case class HistoryEntry(version: Long, timestamp: Instant, operation: String, rows: Long, fragments: Int,
+      writtenBy: String)
+
+  /** Every version, ascending: when, by what operation (from its transaction file), rows and fragments. */
+  def history(storage: Storage, root: String): Seq[HistoryEntry] =
+    Dataset.open(storage, root).history().map { s =>
+      val m = s.manifest
+      val op = m.transactionFile.flatMap { name =>
+        try {
+          val t = TransactionProtos.Transaction.parseFrom(storage.readAll(Storage.join(root, s"_transactions/$name")))
+          Some(t.getOperationCase.name.toLowerCase.capitalize)
+        } catch { case scala.util.control.NonFatal(_) => None }
+      }.getOrElse("Unknown")
+      HistoryEntry(m.version, m.timestamp, op, m.numRows, m.fragments.size, m.writerLibrary.getOrElse(""))
+    }
+}

@@ -1,0 +1,52 @@
+package io.sparklance.spark
+
+import java.sql.Timestamp
+
+import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.types._
+
+import io.sparklance.core.storage.HadoopStorage
+import io.sparklance.core.table.{Dataset, TableOps}
+
+/**
+ * Table maintenance from Spark (Scala, Java, and Python through py4j), on a table named by its path: history as a
+ * DataFrame, tags, and restoring an earlier version. Errors are [[LanceSparkException]]s with the core's class.
+ */
+object LanceTableOps {
+
+  private def storage(spark: SparkSession) = new HadoopStorage(spark.sessionState.newHadoopConf())
+
+  /** Every version: `version`, `timestamp`, `operation`, `rows`, `fragments`, `written_by`; ascending. */
+  def history(spark: SparkSession, path: String): DataFrame = LanceSparkException.translate {
+    val rows = TableOps.history(storage(spark), path).map { h =>
+      Row(h.version, Timestamp.from(h.timestamp), h.operation, h.rows, h.fragments, h.writtenBy)
+    }
+    spark.createDataFrame(java.util.List.of(rows: _*), StructType(Seq(
+      StructField("version", LongType, nullable = false), StructField("timestamp", TimestampType, nullable = false),
+      StructField("operation", StringType, nullable = false), StructField("rows", LongType, nullable = false),
+      StructField("fragments", IntegerType, nullable = false), StructField("written_by", StringType, nullable = false))))
+  }
+
+  /** The tags: `name`, `version`, ascending by name. */
+  def tags(spark: SparkSession, path: String): DataFrame = LanceSparkException.translate {
+    val rows = Dataset.open(storage(spark), path).tags().values.map(t => Row(t.name, t.version)).toSeq
+    spark.createDataFrame(java.util.List.of(rows: _*), StructType(Seq(
+      StructField("name", StringType, nullable = false), StructField("version", LongType, nullable = false))))
+  }
+
+  def createTag(spark: SparkSession, path: String, name: String, version: Long): Unit =
+    LanceSparkException.translate(TableOps.createTag(storage(spark), path, name, version))
+
+  def deleteTag(spark: SparkSession, path: String, name: String): Unit =
+    LanceSparkException.translate(TableOps.deleteTag(storage(spark), path, name))
+
+  /** Commits the table as it was at `version` as a new version; returns the new version. */
+  def restore(spark: SparkSession, path: String, version: Long): Long =
+    LanceSparkException.translate(TableOps.restore(storage(spark), path, version))
+
+  /** Restores the version a tag points to. */
+  def restoreTag(spark: SparkSession, path: String, tag: String): Long = LanceSparkException.translate {
+    val s = storage(spark)
+    TableOps.restore(s, path, Dataset.open(s, path).checkoutTag(tag).version)
+  }
+}
