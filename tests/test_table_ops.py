@@ -93,3 +93,43 @@ def test_history(spark, tmp_path):
         (1, "Overwrite", 10, 1), (2, "Append", 15, 2), (3, "Delete", 12, 2), (4, "Restore", 15, 2)]
     assert h[0].written_by.startswith("lance ") and h[3].written_by.startswith("sparklance")
     assert all(a.timestamp <= b.timestamp for a, b in zip(h, h[1:]))
+
+
+def test_optimize_merges_small_fragments_and_drops_deleted_rows(spark, tmp_path):
+    path = str(tmp_path / "c.lance")
+    for i in range(6):
+        lance.write_dataset(pa.table({"id": pa.array(range(i * 100, i * 100 + 100), pa.int64()),
+                                      "s": [f"s{j}" for j in range(i * 100, i * 100 + 100)]}),
+                            path, mode="append" if i else "create")
+    lance.dataset(path).delete("id % 10 = 0")
+    before = lance.dataset(path).to_table().to_pylist()
+    r = df(spark, ops(spark).optimize(spark._jsparkSession, path, 250)).collect()[0]
+    assert (r.version, r.fragments_removed) == (8, 6)
+    ds = lance.dataset(path)
+    ds.validate()
+    assert ds.to_table().to_pylist() == before                      # same rows, same order
+    frags = ds.get_fragments()
+    assert [f.count_rows() for f in frags] == [180, 180, 180] and all(f.deletion_file() is None for f in frags)
+    assert [f.fragment_id for f in frags] == [6, 7, 8]               # ids never reused
+    assert lance.dataset(path, version=7).count_rows() == 540
+    again = df(spark, ops(spark).optimize(spark._jsparkSession, path, 250)).collect()[0]
+    assert again.version is None and again.fragments_removed == 0
+
+
+def test_optimize_keeps_stable_row_ids(spark, tmp_path):
+    path = str(tmp_path / "s.lance")
+    for i in range(4):
+        lance.write_dataset(pa.table({"id": pa.array(range(i * 50, i * 50 + 50), pa.int64())}), path,
+                            mode="append" if i else "create", enable_stable_row_ids=True)
+    lance.dataset(path).delete("id % 3 = 0")
+    want = lance.dataset(path).to_table(with_row_id=True).to_pylist()
+    ops(spark).optimize(spark._jsparkSession, path)
+    ds = lance.dataset(path)
+    ds.validate()
+    assert len(ds.get_fragments()) == 1
+    assert ds.to_table(with_row_id=True).to_pylist() == want
+    assert spark.read.format("lance").load(path).selectExpr("_rowid", "id").collect() == \
+        [(r["_rowid"], r["id"]) for r in want]
+    # pylance keeps assigning new row ids after ours.
+    lance.write_dataset(pa.table({"id": pa.array([999], pa.int64())}), path, mode="append")
+    assert max(lance.dataset(path).to_table(with_row_id=True).column("_rowid").to_pylist()) == 200

@@ -44,6 +44,20 @@ object LanceTableOps {
   def restore(spark: SparkSession, path: String, version: Long): Long =
     LanceSparkException.translate(TableOps.restore(storage(spark), path, version))
 
+  /**
+   * Compacts the table (merges small fragments, drops deleted rows; see `Compaction`) as one new version. Returns
+   * `version` (null when there was nothing to do), `fragments_removed`, `fragments_added`.
+   */
+  def optimize(spark: SparkSession, path: String, targetRowsPerFragment: Long): DataFrame = LanceSparkException.translate {
+    val r = io.sparklance.core.write.Compaction.compact(storage(spark), path,
+      io.sparklance.core.write.Compaction.Options(targetRowsPerFragment = targetRowsPerFragment))
+    spark.createDataFrame(java.util.List.of(Row(r.version.map(Long.box).orNull, r.fragmentsRemoved, r.fragmentsAdded)),
+      StructType(Seq(StructField("version", LongType), StructField("fragments_removed", IntegerType, nullable = false),
+        StructField("fragments_added", IntegerType, nullable = false))))
+  }
+
+  def optimize(spark: SparkSession, path: String): DataFrame = optimize(spark, path, 1024L * 1024)
+
   /** Restores the version a tag points to. */
   def restoreTag(spark: SparkSession, path: String, tag: String): Long = LanceSparkException.translate {
     val s = storage(spark)

@@ -43,7 +43,9 @@ object TableOps {
       throw new InvalidArgumentException(s"Version $version of $root is already the latest: nothing to restore.")
     }
     val old = ds.checkout(version)
-    Committer.commit(storage, root, Transaction.create(latest, Operation.Restore(version, Some(old.manifest.proto))))
+    val bytes = storage.readAll(old.manifest.path)
+    val indexSection = ManifestFile.decodeIndexSection(old.manifest.path, bytes, old.manifest.proto)
+    Committer.commit(storage, root, Transaction.create(latest, Operation.Restore(version, Some(old.manifest.proto), indexSection)))
   }
 
   /** One line of a table's history. */

@@ -50,9 +50,13 @@ object Committer {
       val version = latestVersion + 1
       val naming = current.map(_.listing.naming).getOrElse(ManifestNaming.V2)
       val next = ManifestBuilder.next(current.map(_.manifest), txn, version, Instant.now(), options)
-      // Indexes carry over an append; an overwrite replaces the data they indexed.
+      // Indexes carry over appends, deletes, updates and schema changes (rows they index that are gone are
+      // filtered by deletion files, as upstream does); a restore brings back the old version's; an overwrite
+      // replaces the data they indexed. Compaction refuses indexed tables (it would have to remap them).
       val indexSection = txn.operation match {
-        case _: Operation.Append => current.flatMap(_.indexSection)
+        case _: Operation.Append | _: Operation.Delete | _: Operation.Update | _: Operation.Project =>
+          current.flatMap(_.indexSection)
+        case r: Operation.Restore => r.indexSection
         case _ => None
       }
       val bytes = ManifestFile.encode(next, indexSection)
@@ -176,7 +180,7 @@ object ManifestBuilder {
         b.addAllFragments(assign(added).asJava)
       case Operation.Project(schema) =>
         b.clearFields().addAllFields(schema.asJava)
-      case Operation.Restore(v, restored) =>
+      case Operation.Restore(v, restored, _) =>
         // The old version's fragments, schema, config and flags; ids and row ids keep counting from the latest.
         val old = restored.getOrElse(throw new IllegalArgumentException(s"restore of version $v without its manifest"))
         b.clearFragments().addAllFragments(old.getFragmentsList)
@@ -185,6 +189,18 @@ object ManifestBuilder {
         b.clearConfig().putAllConfig(old.getConfigMap)
         b.setReaderFeatureFlags(old.getReaderFeatureFlags).setWriterFeatureFlags(old.getWriterFeatureFlags)
         if (old.hasDataFormat) b.setDataFormat(old.getDataFormat)
+      case Operation.Rewrite(groups) =>
+        // Each group's new fragments take the place of its first old fragment; they keep the row ids they carry.
+        val firstOld = groups.map(g => g._1.head.getId -> g._2).toMap
+        val gone = groups.flatMap(_._1.map(_.getId)).toSet
+        val rebuilt = b.getFragmentsList.asScala.toSeq.flatMap { f =>
+          firstOld.get(f.getId).map(news => news.map { n =>
+            val nb = n.toBuilder.setId(nextFragmentId)
+            nextFragmentId += 1
+            nb.build()
+          }).getOrElse(if (gone.contains(f.getId)) Nil else Seq(f))
+        }
+        b.clearFragments().addAllFragments(rebuilt.asJava)
       case Operation.Other(n) => throw new IllegalArgumentException(s"sparklance does not commit $n transactions")
     }
     if (nextFragmentId > 0) b.setMaxFragmentId((nextFragmentId - 1).toInt)

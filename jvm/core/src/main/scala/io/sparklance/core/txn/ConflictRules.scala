@@ -4,10 +4,10 @@ package io.sparklance.core.txn
  * Whether a transaction may be rebased over one committed since it read the table, following upstream Lance's
  * conflict resolver. The table, for the operations sparklance commits (rows: ours; columns: theirs):
  *
- * | ours \ theirs | Append | Delete, Update | Overwrite | anything else, or no transaction file |
+ * | ours \ theirs | Append | Delete, Update, Rewrite | Overwrite | anything else, or no transaction file |
  * |---|---|---|---|---|
- * | Append         | yes    | yes            | no        | no |
- * | Delete, Update | yes    | if they touched other fragments | no | no |
+ * | Append         | yes    | yes (and Rewrite) | no     | no |
+ * | Delete, Update, Rewrite | yes | if they touched other fragments | no | no |
  * | Overwrite      | yes    | yes            | yes       | no |
  *
  * A schema change (Project) combines with nothing, in either direction: data written for the old schema must not
@@ -22,9 +22,13 @@ object ConflictRules {
   def compatible(ours: Operation, theirs: Option[Operation]): Boolean = (ours, theirs) match {
     case (_: Operation.Append, Some(_: Operation.Append | _: Operation.Delete | _: Operation.Update)) => true
     case (_: Operation.Delete | _: Operation.Update, Some(_: Operation.Append)) => true
-    case (_: Operation.Delete | _: Operation.Update, Some(t @ (_: Operation.Delete | _: Operation.Update))) =>
+    case (_: Operation.Append, Some(_: Operation.Rewrite)) => true
+    case (_: Operation.Rewrite, Some(_: Operation.Append)) => true
+    case (_: Operation.Delete | _: Operation.Update | _: Operation.Rewrite,
+          Some(t @ (_: Operation.Delete | _: Operation.Update | _: Operation.Rewrite))) =>
       touched(ours).intersect(touched(t)).isEmpty
-    case (_: Operation.Overwrite, Some(_: Operation.Append | _: Operation.Overwrite | _: Operation.Delete | _: Operation.Update)) => true
+    case (_: Operation.Overwrite, Some(_: Operation.Append | _: Operation.Overwrite | _: Operation.Delete | _: Operation.Update |
+          _: Operation.Rewrite)) => true
     case _ => false
   }
 
@@ -32,6 +36,7 @@ object ConflictRules {
   private def touched(op: Operation): Set[Long] = op match {
     case Operation.Delete(updated, deleted, _) => updated.map(_.getId).toSet ++ deleted
     case Operation.Update(removed, updated, _) => updated.map(_.getId).toSet ++ removed
+    case Operation.Rewrite(groups) => groups.flatMap(_._1.map(_.getId)).toSet
     case _ => Set.empty
   }
 }

@@ -45,7 +45,15 @@ object Operation {
    * The table as it was at an earlier version, committed as a new version. `manifest` is that version's manifest
    * (read by the caller; the transaction file records only the number).
    */
-  final case class Restore(version: Long, manifest: Option[TableProtos.Manifest]) extends Operation { def name = "Restore" }
+  final case class Restore(version: Long, manifest: Option[TableProtos.Manifest],
+      indexSection: Option[TableProtos.IndexSection] = None) extends Operation { def name = "Restore" }
+
+  /**
+   * Fragments rewritten (compaction): each group's old fragments are replaced, where the first of them was, by new
+   * fragments holding the same live rows. New fragments carry their rows' stable ids when the table has them.
+   */
+  final case class Rewrite(groups: Seq[(Seq[TableProtos.DataFragment], Seq[TableProtos.DataFragment])])
+      extends Operation { def name = "Rewrite" }
 
   /** A committed operation of another kind, read from a transaction file. */
   final case class Other(name: String) extends Operation
@@ -78,8 +86,15 @@ final case class Transaction(readVersion: Long, uuid: String, operation: Operati
           .addAllUpdatedFragments(updated.asJava).addAllNewFragments(added.asJava))
       case Operation.Project(schema) =>
         b.setProject(TransactionProtos.Transaction.Project.newBuilder().addAllSchema(schema.asJava))
-      case Operation.Restore(version, _) =>
+      case Operation.Restore(version, _, _) =>
         b.setRestore(TransactionProtos.Transaction.Restore.newBuilder().setVersion(version))
+      case Operation.Rewrite(groups) =>
+        val r = TransactionProtos.Transaction.Rewrite.newBuilder()
+        groups.foreach { case (olds, news) =>
+          r.addGroups(TransactionProtos.Transaction.Rewrite.RewriteGroup.newBuilder()
+            .addAllOldFragments(olds.asJava).addAllNewFragments(news.asJava))
+        }
+        b.setRewrite(r)
       case Operation.Other(n) => throw new IllegalArgumentException(s"cannot write a $n transaction")
     }
     b.build()
@@ -109,6 +124,11 @@ object Transaction {
           u.getNewFragmentsList.asScala.toSeq)
       case PROJECT => Operation.Project(p.getProject.getSchemaList.asScala.toSeq)
       case RESTORE => Operation.Restore(p.getRestore.getVersion, None)
+      case REWRITE =>
+        val r = p.getRewrite
+        val groups = r.getGroupsList.asScala.toSeq.map(g => (g.getOldFragmentsList.asScala.toSeq, g.getNewFragmentsList.asScala.toSeq))
+        Operation.Rewrite(if (groups.nonEmpty) groups
+          else Seq((r.getOldFragmentsList.asScala.toSeq, r.getNewFragmentsList.asScala.toSeq)))
       case OPERATION_NOT_SET => Operation.Other("unknown")
       case other => Operation.Other(other.name.toLowerCase)
     }

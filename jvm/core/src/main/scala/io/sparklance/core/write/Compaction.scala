@@ -1,0 +1,164 @@
+package io.sparklance.core.write
+
+import scala.collection.mutable.ArrayBuffer
+
+import org.apache.arrow.memory.RootAllocator
+
+import io.sparklance.core.UnsupportedFeatureException
+import io.sparklance.core.file.FileVersion
+import io.sparklance.core.scan.FragmentReader
+import io.sparklance.core.storage.Storage
+import io.sparklance.core.table.{Dataset, Fragment, ManifestFile, Snapshot}
+import io.sparklance.core.txn.{Committer, Operation, Transaction}
+import io.sparklance.proto.RowIdProtos
+
+/**
+ * Compaction (upstream `compact_files`): merges runs of small fragments, and rewrites fragments with many deleted
+ * rows, into fragments of up to `targetRowsPerFragment` live rows, committed as one Rewrite. Rows keep their order
+ * and, where the table has stable row ids, their row ids and row versions. Readers of earlier versions are not
+ * affected: old files stay until a cleanup removes them.
+ */
+object Compaction {
+
+  /**
+   * `targetRowsPerFragment`: fragments below it are merged with their neighbours, up to it;
+   * `deletedFraction`: a fragment with at least this share of its rows deleted is rewritten without them.
+   */
+  final case class Options(targetRowsPerFragment: Long = 1024L * 1024, deletedFraction: Double = 0.1,
+      batchRows: Int = 8192, maxPageBytes: Long = 8L << 20)
+
+  /** What a compaction did: the new version (None when there was nothing to do) and the fragments it replaced. */
+  final case class Result(version: Option[Long], fragmentsRemoved: Int, fragmentsAdded: Int)
+
+  /** The groups of consecutive fragments worth rewriting together. */
+  def plan(snapshot: Snapshot, options: Options): Seq[Seq[Fragment]] = {
+    def live(f: Fragment) = f.physicalRows - f.deletionFile.map(_.numDeletedRows).getOrElse(0L)
+    def candidate(f: Fragment) = f.physicalRows < options.targetRowsPerFragment ||
+      f.deletionFile.exists(d => d.numDeletedRows >= options.deletedFraction * f.physicalRows)
+    val groups = ArrayBuffer.empty[Seq[Fragment]]
+    var current = ArrayBuffer.empty[Fragment]
+    var rows = 0L
+    def close(): Unit = {
+      if (current.size > 1 || current.exists(_.deletionFile.isDefined)) groups += current.toSeq
+      current = ArrayBuffer.empty[Fragment]
+      rows = 0L
+    }
+    snapshot.fragments.foreach { f =>
+      if (!candidate(f)) close()
+      else {
+        if (current.nonEmpty && rows + live(f) > options.targetRowsPerFragment) close()
+        current += f
+        rows += live(f)
+      }
+    }
+    close()
+    groups.toSeq
+  }
+
+  def compact(storage: Storage, root: String, options: Options = Options()): Result = {
+    val snapshot = Dataset.open(storage, root).checkoutLatest()
+    val bytes = storage.readAll(snapshot.manifest.path)
+    if (ManifestFile.decodeIndexSection(snapshot.manifest.path, bytes, snapshot.manifest.proto).exists(_.getIndicesCount > 0)) {
+      throw new UnsupportedFeatureException(s"Cannot compact $root: it has indices, which a compaction would have " +
+        "to remap; this version of sparklance does not. Compact it with pylance (optimize.compact_files).")
+    }
+    val groups = plan(snapshot, options)
+    if (groups.isEmpty) return Result(None, 0, 0)
+    val version = snapshot.manifest.dataStorageVersion.flatMap(FileVersion.parse).getOrElse(FileVersion.V2_2)
+    val allocator = new RootAllocator()
+    val writers = ArrayBuffer.empty[FragmentWriter]
+    try {
+      val rewritten = groups.map { group =>
+        val writer = new FragmentWriter(storage, root, snapshot.schema, version,
+          FragmentWriter.Options(options.targetRowsPerFragment, options.maxPageBytes))
+        writers += writer
+        val rowIds = ArrayBuffer.empty[Long]
+        val created = ArrayBuffer.empty[Long]
+        val updated = ArrayBuffer.empty[Long]
+        group.foreach { f =>
+          val deletions = snapshot.deletionVector(f)
+          val ids = snapshot.rowIds(f)
+          val c = snapshot.createdAtVersions(f)
+          val u = snapshot.lastUpdatedAtVersions(f)
+          var offset = 0
+          while (offset < f.physicalRows) {
+            if (!deletions.contains(offset)) {
+              ids.foreach(s => rowIds += s(offset))
+              c.foreach(s => created += s(offset))
+              u.foreach(s => updated += s(offset))
+            }
+            offset += 1
+          }
+          val reader = new FragmentReader(storage, snapshot.layout, f, snapshot.schema.fields, Nil, deletions, None)
+          try {
+            var from = 0L
+            while (from < f.physicalRows) {
+              val to = math.min(f.physicalRows, from + options.batchRows)
+              val batch = reader.read(from, to, allocator)
+              try writer.write(batch) finally batch.close()
+              from = to
+            }
+          } finally reader.close()
+        }
+        var at = 0
+        val news = writer.finish().map { n =>
+          val rows = n.getPhysicalRows.toInt
+          val b = n.toBuilder
+          if (snapshot.manifest.hasStableRowIds) {
+            b.setInlineRowIds(encodeRowIds(rowIds.slice(at, at + rows).toArray).toByteString)
+            if (created.nonEmpty) b.setInlineCreatedAtVersions(encodeVersions(created.slice(at, at + rows).toArray).toByteString)
+            if (updated.nonEmpty) b.setInlineLastUpdatedAtVersions(encodeVersions(updated.slice(at, at + rows).toArray).toByteString)
+          }
+          at += rows
+          b.build()
+        }
+        (group.map(_.proto), news)
+      }
+      val v = Committer.commit(storage, root, Transaction.create(snapshot.version, Operation.Rewrite(rewritten)))
+      Result(Some(v), groups.map(_.size).sum, rewritten.map(_._2.size).sum)
+    } catch {
+      case e: io.sparklance.core.CommitStateUnknownException => throw e
+      case e: Throwable => writers.foreach(_.abort()); throw e
+    } finally allocator.close()
+  }
+
+  /** Row ids as segments: ascending runs as ranges, the rest as plain arrays. */
+  private[write] def encodeRowIds(ids: Array[Long]): RowIdProtos.RowIdSequence = {
+    val b = RowIdProtos.RowIdSequence.newBuilder()
+    var i = 0
+    val loose = ArrayBuffer.empty[Long]
+    def flushLoose(): Unit = if (loose.nonEmpty) {
+      val bytes = java.nio.ByteBuffer.allocate(8 * loose.size).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+      loose.foreach(bytes.putLong)
+      b.addSegments(RowIdProtos.U64Segment.newBuilder().setArray(RowIdProtos.EncodedU64Array.newBuilder()
+        .setU64Array(RowIdProtos.EncodedU64Array.U64Array.newBuilder().setValues(com.google.protobuf.ByteString.copyFrom(bytes.array())))))
+      loose.clear()
+    }
+    while (i < ids.length) {
+      var j = i + 1
+      while (j < ids.length && ids(j) == ids(j - 1) + 1) j += 1
+      if (j - i >= 4) {
+        flushLoose()
+        b.addSegments(RowIdProtos.U64Segment.newBuilder().setRange(RowIdProtos.U64Segment.Range.newBuilder()
+          .setStart(ids(i)).setEnd(ids(j - 1) + 1)))
+      } else (i until j).foreach(k => loose += ids(k))
+      i = j
+    }
+    flushLoose()
+    b.build()
+  }
+
+  /** Row versions as runs of equal versions over row offsets. */
+  private[write] def encodeVersions(versions: Array[Long]): RowIdProtos.RowDatasetVersionSequence = {
+    val b = RowIdProtos.RowDatasetVersionSequence.newBuilder()
+    var i = 0
+    while (i < versions.length) {
+      var j = i + 1
+      while (j < versions.length && versions(j) == versions(i)) j += 1
+      b.addRuns(RowIdProtos.RowDatasetVersionRun.newBuilder().setVersion(versions(i)).setSpan(
+        RowIdProtos.U64Segment.newBuilder().setRange(RowIdProtos.U64Segment.Range.newBuilder().setStart(i).setEnd(j))))
+      i = j
+    }
+    b.build()
+  }
+}
