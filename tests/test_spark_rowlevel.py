@@ -148,3 +148,13 @@ def test_row_level_operations_need_the_catalog(spark, wh):
     # A path identifier in the lance catalog works ...
     spark.sql(f"DELETE FROM lance.`{path}` WHERE id = 3")
     assert sorted(rows(path)) == [0, 1, 2, 4, 5, 6, 7, 8, 9]
+
+
+def test_delete_keeps_the_tables_indexes(spark, wh):
+    path = make(wh, "indexed", n=2000, rows_per_file=1000)
+    lance.dataset(path).create_scalar_index("id", "BTREE")
+    spark.sql("DELETE FROM lance.db.indexed WHERE id < 10")
+    ds = lance.dataset(path)
+    ds.validate()
+    assert [i["name"] for i in ds.list_indices()] == ["id_idx"]
+    assert ds.to_table(filter="id < 20").column("id").to_pylist() == list(range(10, 20))

@@ -133,3 +133,47 @@ def test_optimize_keeps_stable_row_ids(spark, tmp_path):
     # pylance keeps assigning new row ids after ours.
     lance.write_dataset(pa.table({"id": pa.array([999], pa.int64())}), path, mode="append")
     assert max(lance.dataset(path).to_table(with_row_id=True).column("_rowid").to_pylist()) == 200
+
+
+def test_vacuum_removes_old_versions_but_not_what_kept_ones_need(spark, tmp_path):
+    import time
+    path = str(tmp_path / "v.lance")
+    lance.write_dataset(pa.table({"id": pa.array(range(100), pa.int64())}), path)            # v1
+    lance.write_dataset(pa.table({"id": pa.array(range(100), pa.int64())}), path, mode="overwrite")  # v2
+    lance.write_dataset(pa.table({"id": pa.array([7], pa.int64())}), path, mode="append")    # v3
+    lance.dataset(path).tags.create("keep", 1)
+    lance.write_dataset(pa.table({"id": pa.array([1], pa.int64())}), path, mode="overwrite")  # v4
+    lance.dataset(path).delete("id = 1")                                                       # v5
+    time.sleep(0.05)
+    files_before = sorted(str(p) for p in Path(path).rglob("*") if p.is_file())
+    dry = df(spark, ops(spark).vacuum(spark._jsparkSession, path, 0.0, True)).collect()
+    assert sorted(str(p) for p in Path(path).rglob("*") if p.is_file()) == files_before   # a dry run deletes nothing
+    assert sorted(dry[0].versions) == [2, 3, 4]
+    removed = df(spark, ops(spark).vacuum(spark._jsparkSession, path, 0.0, False)).collect()
+    assert sorted(r.path for r in removed) == sorted(r.path for r in dry)
+    ds = lance.dataset(path)
+    ds.validate()
+    assert [v["version"] for v in ds.versions()] == [1, 5]
+    assert lance.dataset(path, version=1).count_rows() == 100            # the tagged version still reads
+    assert ds.count_rows() == 0
+    assert spark.read.format("lance").option("tag", "keep").load(path).count() == 100
+    # Only unreferenced files went: every file a kept version names is there.
+    for v in (1, 5):
+        for f in lance.dataset(path, version=v).get_fragments():
+            for d in f.data_files():
+                assert os.path.exists(os.path.join(path, "data", d.path))
+    with pytest.raises(Exception, match="retainHours must not be negative"):
+        ops(spark).vacuum(spark._jsparkSession, path, -1.0, True)
+
+
+def test_vacuum_keeps_recent_versions_and_files_of_writes_in_progress(spark, tmp_path):
+    path = str(tmp_path / "r.lance")
+    lance.write_dataset(pa.table({"id": pa.array(range(10), pa.int64())}), path)
+    lance.write_dataset(pa.table({"id": pa.array(range(10), pa.int64())}), path, mode="overwrite")
+    # A data file written but not (yet) committed.
+    stray = os.path.join(path, "data", "in-progress.lance")
+    Path(stray).write_bytes(b"x")
+    removed = df(spark, ops(spark).vacuum(spark._jsparkSession, path, 1.0, False)).collect()
+    assert removed == []
+    assert os.path.exists(stray)
+    assert [v["version"] for v in lance.dataset(path).versions()] == [1, 2]

@@ -58,6 +58,23 @@ object LanceTableOps {
 
   def optimize(spark: SparkSession, path: String): DataFrame = optimize(spark, path, 1024L * 1024)
 
+  /**
+   * Removes versions older than `retainHours` (except the latest and tagged ones) and the files only they need;
+   * with `dryRun`, only lists them. Returns one row per removed file: `path`, and the removed versions' numbers in
+   * `versions` on every row.
+   */
+  def vacuum(spark: SparkSession, path: String, retainHours: Double, dryRun: Boolean): DataFrame =
+    LanceSparkException.translate {
+      if (retainHours < 0) {
+        throw new io.sparklance.core.InvalidArgumentException(s"retainHours must not be negative, not $retainHours.")
+      }
+      val olderThan = java.time.Instant.now().minusMillis((retainHours * 3600 * 1000).toLong)
+      val r = io.sparklance.core.table.Cleanup.run(storage(spark), path, olderThan, dryRun)
+      val versions = r.removedVersions.map(Long.box).toArray
+      spark.createDataFrame(java.util.List.of(r.removedFiles.map(f => Row(f, versions.toSeq)): _*), StructType(Seq(
+        StructField("path", StringType, nullable = false), StructField("versions", ArrayType(LongType, containsNull = false)))))
+    }
+
   /** Restores the version a tag points to. */
   def restoreTag(spark: SparkSession, path: String, tag: String): Long = LanceSparkException.translate {
     val s = storage(spark)

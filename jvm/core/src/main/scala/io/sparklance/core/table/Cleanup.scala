@@ -1,0 +1,54 @@
+package io.sparklance.core.table
+
+import java.time.Instant
+
+import io.sparklance.core.storage.{FileEntry, Storage}
+
+/**
+ * Removes old versions and the files only they need (upstream `cleanup_old_versions`; VACUUM in Delta Lake).
+ *
+ * Kept: the latest version, every version committed at or after `olderThan`, and every tagged version, with
+ * every file any of them references (data files, deletion files, transaction files, manifests). Removed: the
+ * manifests of the other versions, and files under `data/`, `_deletions/` and `_transactions/` that no kept version
+ * references and that were last modified before `olderThan`, so that the files of a write still in progress
+ * (written but not yet committed) are never taken. Indexes and files outside the table's own directories are left
+ * alone. With `dryRun`, nothing is deleted and the result lists what would be.
+ */
+object Cleanup {
+
+  final case class Result(removedVersions: Seq[Long], removedFiles: Seq[String], removedBytes: Long)
+
+  def run(storage: Storage, root: String, olderThan: Instant, dryRun: Boolean): Result = {
+    val dataset = Dataset.open(storage, root)
+    val listing = dataset.listVersions()
+    val latest = listing.entries.last.version
+    val tagged = dataset.tags().values.map(_.version).toSet
+    val snapshots = dataset.history()
+    val cutoff = olderThan.toEpochMilli
+    val (kept, removed) = snapshots.partition { s =>
+      s.version == latest || tagged.contains(s.version) || !s.manifest.timestamp.isBefore(olderThan)
+    }
+    val referenced = kept.flatMap { s =>
+      val layout = s.layout
+      s.fragments.flatMap { f =>
+        f.files.map(layout.dataFilePath) ++ f.deletionFile.map(d => layout.deletionFilePath(f.id, d))
+      } ++ s.manifest.transactionFile.map(t => Storage.join(root, s"_transactions/$t")) :+ s.manifest.path
+    }.map(normalize).toSet
+
+    val removedManifests = listing.entries.filter(e => removed.exists(_.version == e.version))
+    val candidates: Seq[FileEntry] = Seq("data", "_deletions", "_transactions").flatMap { dir =>
+      storage.list(Storage.join(root, dir)).filter(e => !e.isDirectory)
+    }
+    val orphans = candidates.filter(e => !referenced.contains(normalize(e.path)) && e.modificationTime < cutoff)
+    val manifestEntries = storage.list(Storage.join(root, "_versions")).filter(e => removedManifests.exists(m => normalize(m.path) == normalize(e.path)))
+    val doomed = manifestEntries ++ orphans
+    if (!dryRun) {
+      // Manifests first: once a version is gone, nothing can reach the files it alone referenced.
+      manifestEntries.foreach(e => storage.delete(e.path))
+      orphans.foreach(e => storage.delete(e.path))
+    }
+    Result(removed.map(_.version), doomed.map(_.path), doomed.map(_.size).sum)
+  }
+
+  private def normalize(path: String): String = path.stripPrefix("file:").replaceAll("/+", "/")
+}
