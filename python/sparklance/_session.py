@@ -7,6 +7,7 @@ from typing import Any, Optional
 from sparklance._jvm import jar_path
 
 CATALOG_CLASS = "io.sparklance.spark.LanceCatalog"
+EXTENSIONS_CLASS = "io.sparklance.spark.LanceSqlExtensions"
 
 # Spark 4 on Java 17 needs these opens for Arrow; the driver JVM is started by pyspark with them.
 _JAVA_OPTIONS = " ".join(
@@ -16,7 +17,8 @@ _JAVA_OPTIONS = " ".join(
 
 
 def session(warehouse: Optional[str] = None, catalog: str = "lance", app_name: str = "sparklance", **conf: Any):
-    """Return a local SparkSession with the sparklance jar on its classpath and the Lance catalog configured.
+    """Return a local SparkSession with the sparklance jar on its classpath, the Lance catalog and sparklance's SQL
+    extensions (OPTIMIZE, VACUUM, DESCRIBE HISTORY, tags, RESTORE) configured.
 
     ``warehouse`` is the directory (or URI) of the catalog: ``lance.db.tbl`` is the dataset ``<warehouse>/db/tbl.lance``.
     Extra keyword arguments are Spark settings; use their full names, e.g.
@@ -34,6 +36,7 @@ def session(warehouse: Optional[str] = None, catalog: str = "lance", app_name: s
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "4")
         .config(f"spark.sql.catalog.{catalog}", CATALOG_CLASS)
+        .config("spark.sql.extensions", EXTENSIONS_CLASS)
     )
     if warehouse is not None:
         builder = builder.config(f"spark.sql.catalog.{catalog}.warehouse", str(warehouse))

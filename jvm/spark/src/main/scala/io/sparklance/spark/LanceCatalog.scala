@@ -68,6 +68,9 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
     if (isPathIdentifier(ident)) ident.name()
     else Storage.join(namespacePath(ident.namespace()), checkName(ident.name(), "table") + Suffix)
 
+  /** Where the table an identifier names lives (whether or not it exists). */
+  def locationOf(ident: Identifier): String = tablePath(ident)
+
   private def isTableDir(path: String): Boolean = storage.exists(Storage.join(path, "_versions"))
 
   // ---------------------------------------------------------------------------------------------- tables

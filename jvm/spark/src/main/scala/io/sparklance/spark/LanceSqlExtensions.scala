@@ -1,0 +1,154 @@
+package io.sparklance.spark
+
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.sql.{Row, SparkSession, SparkSessionExtensions}
+import org.apache.spark.sql.catalyst.{FunctionIdentifier, TableIdentifier}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, Expression}
+import org.apache.spark.sql.catalyst.parser.{ParameterContext, ParserInterface, SqlStatementSplitResult}
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.connector.catalog.Identifier
+import org.apache.spark.sql.execution.command.LeafRunnableCommand
+import org.apache.spark.sql.types._
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
+
+import io.sparklance.core.InvalidArgumentException
+
+/**
+ * sparklance's SQL extensions (`spark.sql.extensions = io.sparklance.spark.LanceSqlExtensions`): maintenance
+ * statements on tables of a Lance catalog (`lance.db.t`, or ``lance.`/path/t.lance` ``):
+ *
+ * {{{
+ *   OPTIMIZE t [WITH (target_rows_per_fragment = 1048576)]      -- compaction; one new version
+ *   VACUUM t [RETAIN 168 HOURS] [DRY RUN]                        -- remove old versions and unreferenced files
+ *   DESCRIBE HISTORY t
+ *   ALTER TABLE t CREATE TAG name [AS OF VERSION 3]              -- tags, as pylance keeps them
+ *   ALTER TABLE t DROP TAG name
+ *   SHOW TAGS t
+ *   RESTORE TABLE t TO VERSION AS OF 3                           -- or AS OF 'tag'; the old version as a new one
+ * }}}
+ * Anything else goes to Spark's parser.
+ */
+final class LanceSqlExtensions extends (SparkSessionExtensions => Unit) {
+  override def apply(e: SparkSessionExtensions): Unit =
+    e.injectParser((_: SparkSession, delegate: ParserInterface) => new LanceSqlParser(delegate))
+}
+
+final class LanceSqlParser(delegate: ParserInterface) extends ParserInterface {
+  import LanceSqlParser._
+
+  override def parsePlan(sqlText: String): LogicalPlan = lance(sqlText).getOrElse(delegate.parsePlan(sqlText))
+
+  override def parsePlanWithParameters(sqlText: String, ctx: ParameterContext): LogicalPlan =
+    lance(sqlText).getOrElse(delegate.parsePlanWithParameters(sqlText, ctx))
+
+  private def lance(sqlText: String): Option[LogicalPlan] = {
+    val text = sqlText.trim.stripSuffix(";").trim
+    def ident(t: String): Seq[String] = delegate.parseMultipartIdentifier(t)
+    text match {
+      case Optimize(t, target) => Some(OptimizeCommand(ident(t), Option(target).map(_.toLong)))
+      case Vacuum(t, hours, dry) => Some(VacuumCommand(ident(t), Option(hours).map(_.toDouble).getOrElse(168.0), dry != null))
+      case History(t) => Some(HistoryCommand(ident(t)))
+      case CreateTag(t, name, version) => Some(CreateTagCommand(ident(t), unquote(name), Option(version).map(_.toLong)))
+      case DropTag(t, name) => Some(DropTagCommand(ident(t), unquote(name)))
+      case ShowTags(t) => Some(ShowTagsCommand(ident(t)))
+      case Restore(t, to) => Some(RestoreCommand(ident(t), unquote(to)))
+      case _ => None
+    }
+  }
+
+  override def parseExpression(sqlText: String): Expression = delegate.parseExpression(sqlText)
+  override def parseTableIdentifier(sqlText: String): TableIdentifier = delegate.parseTableIdentifier(sqlText)
+  override def parseFunctionIdentifier(sqlText: String): FunctionIdentifier = delegate.parseFunctionIdentifier(sqlText)
+  override def parseMultipartIdentifier(sqlText: String): Seq[String] = delegate.parseMultipartIdentifier(sqlText)
+  override def parseQuery(sqlText: String): LogicalPlan = delegate.parseQuery(sqlText)
+  override def parseRoutineParam(sqlText: String): StructType = delegate.parseRoutineParam(sqlText)
+  override def splitStatements(sqlText: String): SqlStatementSplitResult = delegate.splitStatements(sqlText)
+  override def parseTableSchema(sqlText: String): StructType = delegate.parseTableSchema(sqlText)
+  override def parseDataType(sqlText: String): DataType = delegate.parseDataType(sqlText)
+}
+
+object LanceSqlParser {
+  private val Table = """((?:`[^`]+`|[\w]+)(?:\.(?:`[^`]+`|[\w]+))*)"""
+  private val Name = """(`[^`]+`|'[^']+'|[\w.-]+)"""
+  private val Optimize = (s"(?is)OPTIMIZE\\s+$Table(?:\\s+WITH\\s*\\(\\s*target_rows_per_fragment\\s*=\\s*(\\d+)\\s*\\))?").r
+  private val Vacuum = (s"(?is)VACUUM\\s+$Table(?:\\s+RETAIN\\s+(\\d+(?:\\.\\d+)?)\\s+HOURS)?(\\s+DRY\\s+RUN)?").r
+  private val History = (s"(?is)DESCRIBE\\s+HISTORY\\s+$Table").r
+  private val CreateTag = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+CREATE\\s+TAG\\s+$Name(?:\\s+AS\\s+OF\\s+VERSION\\s+(\\d+))?").r
+  private val DropTag = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+DROP\\s+TAG\\s+$Name").r
+  private val ShowTags = (s"(?is)SHOW\\s+TAGS\\s+(?:(?:IN|FROM)\\s+)?$Table").r
+  private val Restore = (s"(?is)RESTORE\\s+TABLE\\s+$Table\\s+TO\\s+VERSION\\s+AS\\s+OF\\s+$Name").r
+
+  private def unquote(s: String): String =
+    if (s.length >= 2 && (s.head == '`' || s.head == '\'') && s.last == s.head) s.substring(1, s.length - 1) else s
+
+  /**
+   * The path of the table a multi-part name gives: the first part must be a catalog configured as a
+   * [[LanceCatalog]] (`spark.sql.catalog.<name>`).
+   */
+  def location(spark: SparkSession, parts: Seq[String]): String = {
+    val conf = spark.sessionState.conf
+    val catalogClass = classOf[LanceCatalog].getName
+    if (parts.size < 2 || !conf.getConfString(s"spark.sql.catalog.${parts.head}", "").equals(catalogClass)) {
+      throw new LanceSparkException(new InvalidArgumentException(s"${parts.mkString(".")} is not a table of a Lance " +
+        s"catalog: name it as <catalog>.<namespace>.<table> with a catalog configured as $catalogClass, or by path " +
+        "as <catalog>.`/path/to/table.lance`."))
+    }
+    val prefix = s"spark.sql.catalog.${parts.head}."
+    val options = conf.getAllConfs.collect { case (k, v) if k.startsWith(prefix) => k.stripPrefix(prefix) -> v }
+    val catalog = new LanceCatalog
+    catalog.initialize(parts.head, new CaseInsensitiveStringMap(options.asJava))
+    catalog.locationOf(Identifier.of(parts.slice(1, parts.size - 1).toArray, parts.last))
+  }
+
+  private def attr(name: String, dt: DataType, nullable: Boolean = false): AttributeReference =
+    AttributeReference(name, dt, nullable)()
+
+  case class OptimizeCommand(table: Seq[String], target: Option[Long]) extends LeafRunnableCommand {
+    override val output: Seq[Attribute] = Seq(attr("version", LongType, nullable = true),
+      attr("fragments_removed", IntegerType), attr("fragments_added", IntegerType))
+    override def run(spark: SparkSession): Seq[Row] =
+      LanceTableOps.optimize(spark, location(spark, table), target.getOrElse(1024L * 1024)).collect().toSeq
+  }
+
+  case class VacuumCommand(table: Seq[String], hours: Double, dryRun: Boolean) extends LeafRunnableCommand {
+    override val output: Seq[Attribute] = Seq(attr("path", StringType), attr("versions", ArrayType(LongType, containsNull = false), nullable = true))
+    override def run(spark: SparkSession): Seq[Row] =
+      LanceTableOps.vacuum(spark, location(spark, table), hours, dryRun).collect().toSeq
+  }
+
+  case class HistoryCommand(table: Seq[String]) extends LeafRunnableCommand {
+    override val output: Seq[Attribute] = Seq(attr("version", LongType), attr("timestamp", TimestampType),
+      attr("operation", StringType), attr("rows", LongType), attr("fragments", IntegerType), attr("written_by", StringType))
+    override def run(spark: SparkSession): Seq[Row] = LanceTableOps.history(spark, location(spark, table)).collect().toSeq
+  }
+
+  case class CreateTagCommand(table: Seq[String], name: String, version: Option[Long]) extends LeafRunnableCommand {
+    override def run(spark: SparkSession): Seq[Row] = {
+      val path = location(spark, table)
+      val v = version.getOrElse(LanceTables.latestVersion(spark.sessionState.newHadoopConf(), path))
+      LanceTableOps.createTag(spark, path, name, v)
+      Nil
+    }
+  }
+
+  case class DropTagCommand(table: Seq[String], name: String) extends LeafRunnableCommand {
+    override def run(spark: SparkSession): Seq[Row] = { LanceTableOps.deleteTag(spark, location(spark, table), name); Nil }
+  }
+
+  case class ShowTagsCommand(table: Seq[String]) extends LeafRunnableCommand {
+    override val output: Seq[Attribute] = Seq(attr("name", StringType), attr("version", LongType))
+    override def run(spark: SparkSession): Seq[Row] = LanceTableOps.tags(spark, location(spark, table)).collect().toSeq
+  }
+
+  case class RestoreCommand(table: Seq[String], to: String) extends LeafRunnableCommand {
+    override val output: Seq[Attribute] = Seq(attr("version", LongType))
+    override def run(spark: SparkSession): Seq[Row] = {
+      val path = location(spark, table)
+      val v = to.toLongOption.map(LanceTableOps.restore(spark, path, _)).getOrElse(LanceTableOps.restoreTag(spark, path, to))
+      Seq(Row(v))
+    }
+  }
+
+}
