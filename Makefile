@@ -71,3 +71,4 @@ bench: venv sbt
 	$(MAKE) jar
 	$(VPY) integration/bench/spark_read_bench.py $(BENCH_DIR)/spark
 	$(VPY) integration/bench/spark_write_bench.py $(BENCH_DIR)/spark_write
+	$(VPY) integration/bench/rowlevel_bench.py $(BENCH_DIR)/rowlevel
