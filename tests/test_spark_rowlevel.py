@@ -108,8 +108,29 @@ def test_delete_with_stable_row_ids_keeps_the_others(spark, wh):
     t = lance.dataset(path).to_table(with_row_id=True)
     assert dict(zip(t.column("id").to_pylist(), t.column("_rowid").to_pylist())) == {i: i for i in range(0, 10000, 2)}
     lance.dataset(path).validate()
-    with pytest.raises(Exception, match="UPDATE .* is not supported yet: the table has stable row ids"):
-        spark.sql("UPDATE lance.db.stable SET s = 'x' WHERE id = 0")
+
+
+
+def test_update_and_merge_keep_stable_row_ids(spark, wh):
+    path = make(wh, "stable_upd", n=100, rows_per_file=40, enable_stable_row_ids=True)
+    spark.sql("UPDATE lance.db.stable_upd SET s = 'u' WHERE id % 10 = 0")
+    ds = lance.dataset(path)
+    ds.validate()
+    t = ds.to_table(columns=["id", "s", "_row_created_at_version", "_row_last_updated_at_version"], with_row_id=True)
+    rows = {r["id"]: r for r in t.to_pylist()}
+    assert all(r["_rowid"] == i for i, r in rows.items())                     # same row ids after the update
+    assert all((r["s"] == "u") == (i % 10 == 0) for i, r in rows.items())
+    assert {(r["_row_created_at_version"], r["_row_last_updated_at_version"]) for i, r in rows.items() if i % 10 == 0} == {(1, 2)}
+    assert {(r["_row_created_at_version"], r["_row_last_updated_at_version"]) for i, r in rows.items() if i % 10} == {(1, 1)}
+    spark.createDataFrame([(5, "m"), (500, "new")], "id BIGINT, s STRING").createOrReplaceTempView("stable_src")
+    spark.sql("MERGE INTO lance.db.stable_upd t USING stable_src m ON t.id = m.id "
+              "WHEN MATCHED THEN UPDATE SET s = m.s WHEN NOT MATCHED THEN INSERT (id, s, x) VALUES (m.id, m.s, 0.0)")
+    ds = lance.dataset(path)
+    ds.validate()
+    ids = dict(zip(*[ds.to_table(with_row_id=True).column(c).to_pylist() for c in ("id", "_rowid")]))
+    assert ids[5] == 5 and ids[500] == 100 and len(ids) == 101
+    # Spark's own _rowid agrees with pylance's.
+    assert {r.id: r._rowid for r in spark.sql("SELECT id, _rowid FROM lance.db.stable_upd").collect()} == ids
 
 
 def test_update(spark, wh):

@@ -15,7 +15,7 @@ import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import org.roaringbitmap.RoaringBitmap
 
-import io.sparklance.core.{CommitStateUnknownException, UnsupportedFeatureException}
+import io.sparklance.core.CommitStateUnknownException
 import io.sparklance.core.file.FileVersion
 import io.sparklance.core.scan.MetadataColumn
 import io.sparklance.core.storage.HadoopStorage
@@ -30,18 +30,12 @@ import io.sparklance.proto.TableProtos
  * every task into one new deletion file per fragment (dropping fragments whose rows are all deleted), and commits
  * them with the new rows' fragments as one Delete or Update transaction.
  *
- * Tables with stable row ids accept DELETE only: an updated row must keep its row id, which this version does not
- * do yet.
+ * On tables with stable row ids, an updated row keeps its row id and creation version and gets the commit's
+ * version as its last-updated version (as upstream Lance does): Spark then hands the writer updates as such, with
+ * the old row's address, and the updated rows go to fragments of their own whose row ids the driver fills in.
  */
 final class LanceRowLevelOperationBuilder(table: LanceTable, info: RowLevelOperationInfo) extends RowLevelOperationBuilder {
-  override def build(): RowLevelOperation = {
-    if (info.command() != Command.DELETE && table.snapshot.manifest.hasStableRowIds) {
-      throw new LanceSparkException(new UnsupportedFeatureException(s"${info.command()} on ${table.name()} is not " +
-        "supported yet: the table has stable row ids, and updated rows must keep theirs. DELETE works; for other " +
-        "changes, use pylance."))
-    }
-    new LanceDeltaOperation(table, info.command())
-  }
+  override def build(): RowLevelOperation = new LanceDeltaOperation(table, info.command())
 }
 
 final class LanceDeltaOperation(table: LanceTable, cmd: Command) extends RowLevelOperation with SupportsDelta {
@@ -51,7 +45,7 @@ final class LanceDeltaOperation(table: LanceTable, cmd: Command) extends RowLeve
 
   override def rowId(): Array[NamedReference] = Array(Expressions.column(MetadataColumn.RowAddress.name))
 
-  override def representUpdateAsDeleteAndInsert(): Boolean = true
+  override def representUpdateAsDeleteAndInsert(): Boolean = !table.snapshot.manifest.hasStableRowIds
 
   override def newWriteBuilder(info: LogicalWriteInfo): DeltaWriteBuilder = new DeltaWriteBuilder {
     override def build(): DeltaWrite = new DeltaWrite {
@@ -66,8 +60,12 @@ final class LanceDeltaOperation(table: LanceTable, cmd: Command) extends RowLeve
   }
 }
 
-/** What one task of a row-level operation did: deleted row offsets per fragment, and fragments of new rows. */
-final case class LanceDeltaMessage(deleted: Array[Byte], fragments: Seq[Array[Byte]], files: Seq[String])
+/**
+ * What one task of a row-level operation did: deleted row offsets per fragment, fragments of new rows, and (stable
+ * row ids) fragments of updated rows with the old address of each of their rows, in order.
+ */
+final case class LanceDeltaMessage(deleted: Array[Byte], fragments: Seq[Array[Byte]], files: Seq[String],
+    updatedFragments: Seq[Array[Byte]] = Nil, updatedAddresses: Array[Long] = Array.emptyLongArray)
     extends WriterCommitMessage
 
 object LanceDeltaMessage {
@@ -100,15 +98,19 @@ object LanceDeltaMessage {
 final class LanceDeltaWriter(spec: WriteSpec, sparkSchema: StructType) extends DeltaWriter[InternalRow] {
   private val deleted = mutable.HashMap.empty[Long, RoaringBitmap]
   private var inserts: Option[LanceDataWriter] = None
+  private var updates: Option[LanceDataWriter] = None
+  private val updatedAddresses = mutable.ArrayBuilder.make[Long]
 
   override def delete(metadata: InternalRow, id: InternalRow): Unit = {
     val address = id.getLong(0)
     deleted.getOrElseUpdate(address >>> 32, new RoaringBitmap()).add((address & 0xFFFFFFFFL).toInt)
   }
 
+  /** Only for tables with stable row ids (otherwise Spark sends an update as a delete and an insert). */
   override def update(metadata: InternalRow, id: InternalRow, row: InternalRow): Unit = {
     delete(metadata, id)
-    insert(row)
+    updatedAddresses += id.getLong(0)
+    updates.getOrElse { val w = new LanceDataWriter(spec, sparkSchema); updates = Some(w); w }.write(row)
   }
 
   override def insert(row: InternalRow): Unit =
@@ -116,12 +118,14 @@ final class LanceDeltaWriter(spec: WriteSpec, sparkSchema: StructType) extends D
 
   override def commit(): WriterCommitMessage = {
     val written = inserts.map(_.commit().asInstanceOf[LanceCommitMessage]).getOrElse(LanceCommitMessage(Nil, Nil))
-    LanceDeltaMessage(LanceDeltaMessage.encode(deleted), written.fragments, written.files)
+    val rewritten = updates.map(_.commit().asInstanceOf[LanceCommitMessage]).getOrElse(LanceCommitMessage(Nil, Nil))
+    LanceDeltaMessage(LanceDeltaMessage.encode(deleted), written.fragments, written.files ++ rewritten.files,
+      rewritten.fragments, updatedAddresses.result())
   }
 
-  override def abort(): Unit = inserts.foreach(_.abort())
+  override def abort(): Unit = { inserts.foreach(_.abort()); updates.foreach(_.abort()) }
 
-  override def close(): Unit = inserts.foreach(_.close())
+  override def close(): Unit = try inserts.foreach(_.close()) finally updates.foreach(_.close())
 }
 
 final class LanceDeltaWriterFactory(spec: WriteSpec, sparkSchema: StructType) extends DeltaWriterFactory {
@@ -158,7 +162,8 @@ final class LanceDeltaBatchWrite(table: LanceTable, spec: WriteSpec, sparkSchema
     outcomes.foreach { case Deletions.Updated(_, file) => deletionFiles += file; case _ => }
     val updated = outcomes.collect { case Deletions.Updated(f, _) => f }
     val removed = outcomes.collect { case Deletions.Removed(id) => id }
-    val added = deltas.flatMap(_.fragments).map(TableProtos.DataFragment.parseFrom)
+    val added = deltas.flatMap(_.fragments).map(TableProtos.DataFragment.parseFrom) ++
+      deltas.flatMap(d => withRowIds(snapshot, d.updatedFragments.map(TableProtos.DataFragment.parseFrom), d.updatedAddresses))
     // A statement that changed no row commits nothing.
     if (updated.nonEmpty || removed.nonEmpty || added.nonEmpty) {
       val op =
@@ -170,6 +175,38 @@ final class LanceDeltaBatchWrite(table: LanceTable, spec: WriteSpec, sparkSchema
       } catch {
         case e: CommitStateUnknownException => stateUnknown = true; throw e
       }
+    }
+  }
+
+  /**
+   * The updated rows' fragments with the row ids and creation versions of the rows they replace (their old
+   * addresses, in order).
+   */
+  private def withRowIds(snapshot: io.sparklance.core.table.Snapshot, fragments: Seq[TableProtos.DataFragment],
+      addresses: Array[Long]): Seq[TableProtos.DataFragment] = {
+    val byId = snapshot.fragments.map(f => f.id -> f).toMap
+    val ids = mutable.HashMap.empty[Long, Option[io.sparklance.core.table.RowIdSequence]]
+    val created = mutable.HashMap.empty[Long, Option[io.sparklance.core.table.RowVersionSequence]]
+    var at = 0
+    fragments.map { f =>
+      val n = f.getPhysicalRows.toInt
+      val rowIds = new Array[Long](n)
+      val versions = new Array[Long](n)
+      var hasCreated = true
+      (0 until n).foreach { i =>
+        val address = addresses(at + i)
+        val frag = byId(address >>> 32)
+        val offset = (address & 0xFFFFFFFFL).toInt
+        rowIds(i) = ids.getOrElseUpdate(frag.id, snapshot.rowIds(frag)).map(_(offset)).getOrElse(address)
+        created.getOrElseUpdate(frag.id, snapshot.createdAtVersions(frag)) match {
+          case Some(c) => versions(i) = c(offset)
+          case None => hasCreated = false
+        }
+      }
+      at += n
+      val b = f.toBuilder.setInlineRowIds(io.sparklance.core.write.Compaction.encodeRowIds(rowIds).toByteString)
+      if (hasCreated) b.setInlineCreatedAtVersions(io.sparklance.core.write.Compaction.encodeVersions(versions).toByteString)
+      b.build()
     }
   }
 

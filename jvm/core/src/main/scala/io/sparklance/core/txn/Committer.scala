@@ -177,7 +177,16 @@ object ManifestBuilder {
         replaceFragments(b, updated, deleted.toSet)
       case Operation.Update(removed, updated, added) =>
         replaceFragments(b, updated, removed.toSet)
-        b.addAllFragments(assign(added).asJava)
+        // New versions of updated rows keep the row ids they carry (stable row ids) and were last updated now;
+        // inserted rows get new ids.
+        b.addAllFragments(added.map { f =>
+          if (stable && f.hasInlineRowIds) {
+            val fb = f.toBuilder.setId(nextFragmentId)
+            nextFragmentId += 1
+            fb.setInlineLastUpdatedAtVersions(io.sparklance.core.write.Compaction.encodeVersions(
+              Array.fill(f.getPhysicalRows.toInt)(version)).toByteString).build()
+          } else assign(Seq(f)).head
+        }.asJava)
       case Operation.Project(schema) =>
         b.clearFields().addAllFields(schema.asJava)
       case Operation.Restore(v, restored, _) =>

@@ -123,7 +123,7 @@ object Compaction {
   }
 
   /** Row ids as segments: ascending runs as ranges, the rest as plain arrays. */
-  private[write] def encodeRowIds(ids: Array[Long]): RowIdProtos.RowIdSequence = {
+  def encodeRowIds(ids: Array[Long]): RowIdProtos.RowIdSequence = {
     val b = RowIdProtos.RowIdSequence.newBuilder()
     var i = 0
     val loose = ArrayBuffer.empty[Long]
@@ -149,7 +149,7 @@ object Compaction {
   }
 
   /** Row versions as runs of equal versions over row offsets. */
-  private[write] def encodeVersions(versions: Array[Long]): RowIdProtos.RowDatasetVersionSequence = {
+  def encodeVersions(versions: Array[Long]): RowIdProtos.RowDatasetVersionSequence = {
     val b = RowIdProtos.RowDatasetVersionSequence.newBuilder()
     var i = 0
     while (i < versions.length) {
