@@ -10,7 +10,7 @@ import org.apache.spark.TaskContext
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
 import org.apache.spark.sql.types.StructType
-import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarBatch}
+import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 
 import io.sparklance.core.scan.{FragmentReader, MetadataColumn}
 import io.sparklance.core.schema.LanceSchema
@@ -56,6 +56,9 @@ final class LanceColumnarReader(p: LancePartition, readSchema: StructType) exten
   private var slice: FragmentSlice = _
   private var fragment: Fragment = _
   private var reader: FragmentReader = _
+  /** Reads only the filtered columns, to skip batches without a matching row (null without filters). */
+  private var probe: FragmentReader = _
+  private lazy val filterFields = fields.filter(f => ctx.filters.exists(DataFilters.columns(_).contains(f.name)))
   private var position = 0L
   private var emitted = 0L
   private val live = mutable.ArrayBuffer.empty[FieldVector]
@@ -73,6 +76,7 @@ final class LanceColumnarReader(p: LancePartition, readSchema: StructType) exten
   /** Moves to the next fragment slice; false when there is none. */
   private def advance(): Boolean = {
     if (reader != null) { reader.close(); reader = null }
+    if (probe != null) { probe.close(); probe = null }
     if (!slices.hasNext) return false
     slice = slices.next()
     fragment = new Fragment(TableProtos.DataFragment.parseFrom(slice.fragment))
@@ -81,6 +85,9 @@ final class LanceColumnarReader(p: LancePartition, readSchema: StructType) exten
       if (metadata.contains(MetadataColumn.RowId)) FragmentFiles.rowIds(storage, ctx.layout.root, ctx.manifestPath, fragment, ctx.stableRowIds)
       else None
     reader = new FragmentReader(storage, ctx.layout, fragment, fields, metadata, deletions, rowIds)
+    if (ctx.filters.nonEmpty && filterFields.nonEmpty) {
+      probe = new FragmentReader(storage, ctx.layout, fragment, filterFields, Nil, deletions, None)
+    }
     position = slice.from
     true
   }
@@ -93,9 +100,11 @@ final class LanceColumnarReader(p: LancePartition, readSchema: StructType) exten
       if (position >= slice.to) more = advance()
       else {
         val end = math.min(slice.to, position + ctx.batchSize)
-        val root = reader.read(position, end, allocator)
+        val skip = probe != null && !anyMatch(position, end)
+        val root = if (skip) null else reader.read(position, end, allocator)
         position = end
-        if (root.getRowCount > 0) {
+        if (skip) ()
+        else if (root.getRowCount > 0) {
           current = toBatch(root)
           emitted += current.numRows()
           found = true
@@ -103,6 +112,19 @@ final class LanceColumnarReader(p: LancePartition, readSchema: StructType) exten
       }
     }
     found
+  }
+
+  /** Whether a row of [from, to) can match the pushed filters: the filtered columns are read and evaluated. */
+  private def anyMatch(from: Long, to: Long): Boolean = {
+    val cols = probe.read(from, to, allocator)
+    try {
+      val byName = cols.getFieldVectors.asScala.map(v => v.getName -> v).toMap
+      val n = cols.getRowCount
+      var i = 0
+      var found = false
+      while (!found && i < n) { found = DataFilters.matches(ctx.filters, byName, i); i += 1 }
+      found
+    } finally cols.close()
   }
 
   private def toBatch(root: VectorSchemaRoot): ColumnarBatch = {
@@ -124,7 +146,7 @@ final class LanceColumnarReader(p: LancePartition, readSchema: StructType) exten
           }
         if (converted ne v) v.close()
         live += converted
-        columns(i) = new ArrowColumnVector(converted)
+        columns(i) = DirectColumnVector.of(f.dataType, converted)
         i += 1
       }
     } catch {
@@ -142,6 +164,7 @@ final class LanceColumnarReader(p: LancePartition, readSchema: StructType) exten
     closed = true
     release()
     if (reader != null) reader.close()
+    if (probe != null) probe.close()
     allocator.close()
   }
 }

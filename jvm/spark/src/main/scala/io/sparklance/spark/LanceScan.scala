@@ -26,18 +26,21 @@ final class LanceScanBuilder(table: LanceTable, options: ReadOptions, hadoopConf
     with SupportsPushDownAggregates with SupportsPushDownFilters {
 
   private var fragmentFilters: Array[Filter] = Array.empty
+  private var dataFilters: Array[Filter] = Array.empty
 
   /**
    * Filters on `_fragid` select fragments exactly, so they are applied by planning only those fragments and not
-   * returned to Spark; every other filter is left for Spark to evaluate after the scan.
+   * returned to Spark. Filters on data columns ([[DataFilters]]) let the scan skip batches where no row matches;
+   * they are returned to Spark too, which evaluates them on the rows the scan returns. Others are Spark's alone.
    */
   override def pushFilters(filters: Array[Filter]): Array[Filter] = {
     val (mine, rest) = filters.partition(FragmentFilters.applies)
     fragmentFilters = mine
+    dataFilters = rest.filter(DataFilters.applies(table.snapshot.schema, _))
     rest
   }
 
-  override def pushedFilters(): Array[Filter] = fragmentFilters
+  override def pushedFilters(): Array[Filter] = fragmentFilters ++ dataFilters
 
   private var required: StructType = table.schema
   private var limit: Option[Int] = None
@@ -61,7 +64,7 @@ final class LanceScanBuilder(table: LanceTable, options: ReadOptions, hadoopConf
 
   override def build(): Scan =
     if (countOnly) new LanceCountScan(table, fragmentFilters)
-    else new LanceScan(table, required, limit, options, hadoopConf, fragmentFilters)
+    else new LanceScan(table, required, limit, options, hadoopConf, fragmentFilters, dataFilters)
 }
 
 /** Filters on the `_fragid` metadata column, decided per fragment id. */
@@ -120,7 +123,7 @@ object CountReaderFactory extends PartitionReaderFactory {
 }
 
 final class LanceScan(table: LanceTable, required: StructType, limit: Option[Int], options: ReadOptions,
-    hadoopConf: Configuration, fragmentFilters: Array[Filter] = Array.empty)
+    hadoopConf: Configuration, fragmentFilters: Array[Filter] = Array.empty, dataFilters: Array[Filter] = Array.empty)
     extends Scan with Batch with SupportsReportStatistics {
 
   private val snapshot = table.snapshot
@@ -148,14 +151,16 @@ final class LanceScan(table: LanceTable, required: StructType, limit: Option[Int
   override def description(): String =
     s"LanceScan(${table.name()}@${snapshot.version}, columns=[${readSchema.fieldNames.mkString(", ")}]" +
       limit.map(l => s", limit=$l").getOrElse("") +
-      (if (fragmentFilters.nonEmpty) s", fragments where ${fragmentFilters.mkString(" and ")}" else "") + ")"
+      (if (fragmentFilters.nonEmpty) s", fragments where ${fragmentFilters.mkString(" and ")}" else "") +
+      (if (dataFilters.nonEmpty) s", batches where ${dataFilters.mkString(" and ")}" else "") + ")"
 
   override def planInputPartitions(): Array[InputPartition] = {
     val conf = SparkSession.active.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
     val fieldsBytes = FileProtos.Schema.newBuilder().addAllFields(projection.flatMap(_.flatten).map(_.proto).asJava)
       .build().toByteArray
     val context = ScanContext(snapshot.layout, snapshot.manifest.path, fieldsBytes, metadataColumns.map(_.name),
-      snapshot.manifest.hasStableRowIds, options.batchSize, limit, conf)
+      snapshot.manifest.hasStableRowIds, options.batchSize, limit, conf,
+      dataFilters.toSeq.filter(f => DataFilters.columns(f).forall(c => projection.exists(_.name == c))))
     // Split large fragments by row ranges; pack small ranges together until a partition holds about
     // rows_per_partition rows.
     val fragments = FragmentFilters.select(snapshot.fragments, fragmentFilters.toSeq)
@@ -200,7 +205,8 @@ final case class ScanContext(
     stableRowIds: Boolean,
     batchSize: Int,
     limit: Option[Int],
-    conf: Broadcast[SerializableConfiguration])
+    conf: Broadcast[SerializableConfiguration],
+    filters: Seq[Filter] = Nil)
 
 /** Rows [from, to) of one fragment (its `DataFragment` protobuf). */
 final case class FragmentSlice(fragment: Array[Byte], from: Long, to: Long)
