@@ -80,6 +80,7 @@ final class FragmentReader(
     val target = targets.getOrElseUpdate(f.id, LanceFileReader.readField(f))
     filesHolding(f) match {
       case Seq() => nulls(target, count, allocator)
+      case Seq(file) if isBlobV2(f) => blobV2(reader(file), f, target, from, to, live, count, allocator)
       case Seq(file) if holdsAll(file, f) =>
         val r = reader(file)
         val fileField = prune(r.metadata.schema.field(f.id).getOrElse(throw new io.sparklance.core.CorruptFileException(
@@ -113,6 +114,51 @@ final class FragmentReader(
     }
   }
 
+  private def isBlobV2(f: LanceField): Boolean = f.extensionName.contains(FragmentReader.BlobV2Extension)
+
+  /**
+   * A blob v2 column (file version 2.2), whose table type is `struct<data: large_binary, uri: string>`: the file
+   * stores a descriptor per row (kind, position, size, blob id, uri); `data` is filled with the blob's bytes, read
+   * from the data file or its sidecar, and `uri` with the descriptor's uri (null when empty). Null blobs are null.
+   */
+  private def blobV2(r: LanceFileReader, f: LanceField, target: Field, from: Long, to: Long, live: Option[Array[Long]],
+      count: Int, allocator: BufferAllocator): FieldVector = {
+    val fileField = r.metadata.schema.field(f.id).getOrElse(throw new io.sparklance.core.CorruptFileException(
+      r.path, s"the file has no field with id ${f.id} ('${f.name}'), which the manifest says it holds"))
+    val root = live match {
+      case None => r.read(Seq(fileField), from, to, allocator)
+      case Some(rows) => r.take(Seq(fileField), rows, allocator)
+    }
+    try {
+      val d = root.getVector(0).asInstanceOf[StructVector]
+      def child(name: String) = Option(d.getChild(name)).getOrElse(throw new io.sparklance.core.CorruptFileException(
+        r.path, s"blob column '${f.name}' has no descriptor field '$name'"))
+      val (kind, position, size, blobId, uri) = (child("kind"), child("position"), child("size"), child("blob_id"), child("blob_uri"))
+      val out = target.createVector(allocator).asInstanceOf[StructVector]
+      try {
+        out.allocateNew()
+        val data = out.getChildrenFromFields.get(0).asInstanceOf[org.apache.arrow.vector.LargeVarBinaryVector]
+        val uris = out.getChildrenFromFields.get(1).asInstanceOf[org.apache.arrow.vector.BaseVariableWidthVector]
+        def num(v: FieldVector, i: Int): Long = v.getObject(i).asInstanceOf[Number].longValue()
+        var i = 0
+        while (i < count) {
+          if (d.isNull(i)) out.setNull(i)
+          else {
+            val u = Option(uri.getObject(i)).map(_.toString).getOrElse("")
+            data.setSafe(i, r.blobBytes(num(kind, i).toInt, num(position, i), num(size, i), num(blobId, i), u))
+            if (u.isEmpty) uris.setNull(i) else uris.setSafe(i, u.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+            out.setIndexDefined(i)
+          }
+          i += 1
+        }
+        data.setValueCount(count)
+        uris.setValueCount(count)
+        out.setValueCount(count)
+        out
+      } catch { case NonFatal(e) => out.close(); throw e }
+    } finally root.close()
+  }
+
   private def holdsAll(file: DataFile, f: LanceField): Boolean = {
     val have = file.liveFields.toSet
     // The ids every file version lists for a field: its leaf columns (2.0 files list parents too).
@@ -142,6 +188,11 @@ final class FragmentReader(
     readers.values.foreach(r => try r.close() catch { case NonFatal(_) => () })
     readers.clear()
   }
+}
+
+object FragmentReader {
+  /** The Arrow extension name of blob v2 columns (the manifest's `struct<data, uri>`). */
+  val BlobV2Extension = "lance.blob.v2"
 }
 
 /** A metadata column a scan can add: a 64-bit value per row computed from its fragment and offset. */
