@@ -25,7 +25,6 @@ WRITER_VERSIONS = ["2.1", "2.2"]
 # Written by pylance but refused by the JVM writer, with the words the error must contain.
 REFUSED = {
     "packed_struct_var": "packed struct with variable-width",
-    "blob": "blob column",
 }
 
 
@@ -59,6 +58,15 @@ def rewritten(tmp_path_factory):
 def test_pylance_reads_what_the_jvm_wrote(rewritten, version, case):
     src, dst = rewritten[(version, case)]
     err = dst + ".err"
+    if case == "blob":
+        # to_table() shows blob descriptors, which differ by where each writer put the bytes: compare the bytes.
+        src_ds, dst_ds = lance.dataset(src), lance.dataset(dst)
+        dst_ds.validate()
+        rows = list(range(src_ds.count_rows()))
+        col = src_ds.schema.names[0]
+        read = lambda d: [None if b is None else b.readall() for b in d.take_blobs(col, indices=rows)]
+        assert read(dst_ds) == read(src_ds)
+        return
     if case in REFUSED:
         assert os.path.exists(err), f"{case} was written although the writer does not support it"
         text = open(err).read()
@@ -100,7 +108,9 @@ def jvm_reads_back(rewritten, tmp_path_factory):
     return outs
 
 
-@pytest.mark.parametrize("version,case", [c for c in _cases() if c[1] not in REFUSED])
+# Blob files are compared through datasets (take_blobs above, and Spark in test_spark_blobs.py): pylance's file
+# reader does not read a 2.2 blob column on its own.
+@pytest.mark.parametrize("version,case", [c for c in _cases() if c[1] not in REFUSED and c[1] != "blob"])
 def test_jvm_reads_what_the_jvm_wrote(jvm_reads_back, version, case):
     from lance.file import LanceFileReader
     for path, out in jvm_reads_back[(version, case)]:

@@ -51,3 +51,23 @@ def test_blob_bytes(spark, tmp_path, version):
     assert got == want
     # A projection of other columns does not touch the blobs.
     assert spark.read.format("lance").load(path).select("id").count() == len(blobs)
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_blob_bytes_written_by_spark(spark, tmp_path, version):
+    """Spark appends rows (with their blobs) read from a blob table to it: pylance's take_blobs returns them all."""
+    blobs = [None if s is None else bytes([i % 251]) * s for i, s in enumerate(SIZES)]
+    table = pa.Table.from_arrays([pa.array(range(len(blobs)), pa.int32()), pa.array(blobs, pa.large_binary())],
+                                 schema=pa.schema([pa.field("id", pa.int32()),
+                                                   pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"})]))
+    path = str(tmp_path / "t.lance")
+    lance.write_dataset(table, path, data_storage_version=version)
+    spark.read.format("lance").load(path).selectExpr("id + 100 AS id", "b").write.format("lance").mode("append").save(path)
+    ds = lance.dataset(path)
+    ds.validate()
+    ids = ds.to_table(columns=["id"]).column("id").to_pylist()
+    got = dict(zip(ids, [None if b is None else b.readall() for b in ds.take_blobs("b", indices=list(range(len(ids))))]))
+    assert got == {**dict(enumerate(blobs)), **{i + 100: b for i, b in enumerate(blobs)}}
+    rows = sorted(spark.read.format("lance").load(path).collect(), key=lambda r: r.id)
+    spark_bytes = [None if r.b is None else bytes(r.b.data if version == "2.2" else r.b) for r in rows]
+    assert spark_bytes == blobs + blobs

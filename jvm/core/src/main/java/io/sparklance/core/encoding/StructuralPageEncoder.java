@@ -31,7 +31,7 @@ public final class StructuralPageEncoder {
     public final ByteBuffer[] buffers;
     public final PageLayout layout;
 
-    Page(ByteBuffer[] buffers, PageLayout layout) {
+    public Page(ByteBuffer[] buffers, PageLayout layout) {
       this.buffers = buffers;
       this.layout = layout;
     }

@@ -40,6 +40,12 @@ trait FieldWriter {
   def columnEncodings: IndexedSeq[com.google.protobuf.Any] = columnFieldIds.map(_ => FieldWriter.ValuesColumnEncoding)
 
   /**
+   * The field's entries in the file's own schema when they differ from the table's (2.2 blob columns store
+   * descriptors); None for the table's fields as they are.
+   */
+  def fileFields: Option[Seq[io.sparklance.proto.FileProtos.Field]] = None
+
+  /**
    * Adds the next `vector.getValueCount` rows of the field. The vector has the Arrow type the reader produces for
    * the field ([[LanceFileReader.readField]]). The writer copies what it keeps; the caller may reuse the vector.
    */

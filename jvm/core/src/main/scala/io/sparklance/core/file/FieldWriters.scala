@@ -6,6 +6,7 @@ import io.sparklance.core.schema.LanceField
 object FieldWriters {
   def create(field: LanceField, version: FileVersion, options: LanceFileWriter.Options): FieldWriter = version match {
     case FileVersion.V2_0 => new Writer20(field, options)
+    case _ if BlobFieldWriter.isBlob(field) => new BlobFieldWriter(field, version, options)
     case _ => new StructuralFieldWriter(field, version, options)
   }
 }

@@ -74,7 +74,9 @@ final class LanceFileWriter private (
       fieldWriters.zipWithIndex.foreach { case (w, i) => w.finish(sinkFor(i)) }
       pad()
       val descriptor = FileProtos.FileDescriptor.newBuilder()
-        .setSchema(FileProtos.Schema.newBuilder().addAllFields(schema.toProtos.asJava)
+        .setSchema(FileProtos.Schema.newBuilder().addAllFields(schema.fields.zip(fieldWriters).flatMap { case (f, w) =>
+            w.fileFields.getOrElse(f.flatten.map(_.proto))
+          }.asJava)
           .putAllMetadata(schema.metadata.map { case (k, v) => k -> com.google.protobuf.ByteString.copyFrom(v) }.asJava))
         .setLength(rows).build().toByteArray
       val globalBuffer = (position, descriptor.length.toLong)
