@@ -23,9 +23,7 @@ from sparklance._jvm import java_command  # noqa: E402
 
 WRITER_VERSIONS = ["2.1", "2.2"]
 # Written by pylance but refused by the JVM writer, with the words the error must contain.
-REFUSED = {
-    "packed_struct_var": "packed struct with variable-width",
-}
+REFUSED: dict = {}
 
 
 def _cases():

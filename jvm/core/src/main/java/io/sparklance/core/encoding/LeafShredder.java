@@ -26,7 +26,8 @@ public final class LeafShredder {
   public static final byte STRUCT = 0, LIST = 1, LEAF = 2;
 
   /** The value kinds of a leaf. */
-  public static final byte FIXED = 0, BOOL = 1, VARIABLE = 2, FIXED_SIZE_LIST = 3, NULL = 4, PACKED_STRUCT = 5;
+  public static final byte FIXED = 0, BOOL = 1, VARIABLE = 2, FIXED_SIZE_LIST = 3, NULL = 4, PACKED_STRUCT = 5,
+      VARIABLE_PACKED_STRUCT = 6;
 
   private final byte[] kinds;
   private final String[] childNames;
@@ -55,7 +56,11 @@ public final class LeafShredder {
   public final Growable.Bytes[] itemValidity;
   /** Which full definition codes occur (to pick the page's layers). */
   public final boolean[] seen;
-  /** Bytes of each child of a packed struct (PACKED_STRUCT), whose values are the children's bytes row by row. */
+  /**
+   * Each child of a packed struct: for PACKED_STRUCT its bytes; for VARIABLE_PACKED_STRUCT its bytes when positive,
+   * or minus the bits of its length prefix (-32, -64) for a variable-width child. A value is the children's bytes
+   * (variable ones after their length) in order.
+   */
   public int[] packedWidths;
   /** A json column: the values are JSON text, stored as JSONB. */
   public boolean json;
@@ -218,7 +223,7 @@ public final class LeafShredder {
     switch (valueKind) {
       case FIXED: case PACKED_STRUCT: values.zeros(width); break;
       case BOOL: values.add((byte) 0); break;
-      case VARIABLE: ends.add(values.size); break;
+      case VARIABLE: case VARIABLE_PACKED_STRUCT: ends.add(values.size); break;
       case FIXED_SIZE_LIST:
         values.zeros(cumDims[cumDims.length - 1] * width);
         for (int j = 0; j < dims.length; j++) itemValidity[j].fill((byte) 1, cumDims[j]);
@@ -237,6 +242,42 @@ public final class LeafShredder {
       case BOOL:
         values.add((byte) ((BitVector) v).get(i));
         break;
+      case VARIABLE_PACKED_STRUCT: {
+        StructVector st = (StructVector) v;
+        for (int c = 0; c < packedWidths.length; c++) {
+          ValueVector child = st.getChildByOrdinal(c);
+          if (child.isNull(i)) {
+            throw new io.sparklance.core.InvalidArgumentException("Cannot write packed struct '" + childNames[childNames.length - 1]
+                + "': its child '" + child.getName() + "' has a null, and packed structs store no child nulls (pylance "
+                + "refuses them too). Fill the nulls, or write the struct without lance-encoding:packed.");
+          }
+          int w = packedWidths[c];
+          if (w > 0) {
+            values.ensure(w);
+            ((BaseFixedWidthVector) child).getDataBuffer().getBytes((long) i * w, values.data, values.size, w);
+            values.size += w;
+          } else {
+            long s0, e0;
+            ArrowBuf d;
+            if (child instanceof BaseLargeVariableWidthVector) {
+              BaseLargeVariableWidthVector x = (BaseLargeVariableWidthVector) child;
+              s0 = x.getOffsetBuffer().getLong(8L * i); e0 = x.getOffsetBuffer().getLong(8L * (i + 1)); d = x.getDataBuffer();
+            } else {
+              BaseVariableWidthVector x = (BaseVariableWidthVector) child;
+              s0 = x.getOffsetBuffer().getInt(4L * i); e0 = x.getOffsetBuffer().getInt(4L * (i + 1)); d = x.getDataBuffer();
+            }
+            int n = (int) (e0 - s0);
+            values.uint(n, -w / 8);
+            values.ensure(n);
+            d.getBytes(s0, values.data, values.size, n);
+            values.size += n;
+          }
+        }
+        ends.add(values.size);
+        long len = ends.data[ends.size - 1] - (ends.size > 1 ? ends.data[ends.size - 2] : 0);
+        if (len > maxValueBytes) maxValueBytes = len;
+        break;
+      }
       case PACKED_STRUCT: {
         StructVector st = (StructVector) v;
         values.ensure(width);

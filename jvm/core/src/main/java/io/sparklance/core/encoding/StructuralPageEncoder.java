@@ -121,7 +121,7 @@ public final class StructuralPageEncoder {
       }
       return p;
     }
-    boolean wide = s.valueKind == LeafShredder.FIXED_SIZE_LIST
+    boolean wide = s.valueKind == LeafShredder.FIXED_SIZE_LIST || s.valueKind == LeafShredder.VARIABLE_PACKED_STRUCT
         || (s.valueKind == LeafShredder.VARIABLE && s.maxValueBytes >= MINIBLOCK_MAX_VALUE_BYTES);
     if (!wide) {
       Page p = miniBlock();
@@ -483,8 +483,9 @@ public final class StructuralPageEncoder {
     int bitsRep = hasRep ? 32 - Integer.numberOfLeadingZeros(s.maxRep) : 0;
     int bitsDef = hasDef ? 32 - Integer.numberOfLeadingZeros(maxPageDef) : 0;
     int cw = bitsRep + bitsDef == 0 ? 0 : bitsRep + bitsDef <= 8 ? 1 : bitsRep + bitsDef <= 16 ? 2 : 4;
-    boolean variable = s.valueKind == LeafShredder.VARIABLE;
-    int lengthBytes = variable ? s.width / 8 : 0;
+    boolean packedVariable = s.valueKind == LeafShredder.VARIABLE_PACKED_STRUCT;
+    boolean variable = s.valueKind == LeafShredder.VARIABLE || packedVariable;
+    int lengthBytes = packedVariable ? 4 : variable ? s.width / 8 : 0;
 
     // Fixed-size list values: which item layers carry validity on this page.
     boolean[] validity = new boolean[s.dims.length];
@@ -498,7 +499,7 @@ public final class StructuralPageEncoder {
       rowBytes += s.valueKind == LeafShredder.FIXED_SIZE_LIST ? s.cumDims[s.cumDims.length - 1] * s.width : s.width;
     }
 
-    boolean zstd = variable && s.maxValueBytes >= PER_VALUE_ZSTD_MIN_BYTES && perValueZstdPays();
+    boolean zstd = variable && !packedVariable && s.maxValueBytes >= PER_VALUE_ZSTD_MIN_BYTES && perValueZstdPays();
     Growable.Bytes unit = zstd ? new Growable.Bytes(1024) : null;
     long estimate = (long) numLevels * cw + (variable ? (long) s.numVisible * lengthBytes + s.values.size : (long) s.numVisible * rowBytes);
     if (estimate > Integer.MAX_VALUE - 64) throw new IllegalStateException("a page over 2 GiB");
@@ -545,7 +546,8 @@ public final class StructuralPageEncoder {
         .setBitsRep(bitsRep).setBitsDef(bitsDef)
         .setNumItems(numLevels).setNumVisibleItems(s.numVisible);
     if (variable) {
-      CompressiveEncoding plain = CompressiveEncoding.newBuilder().setVariable(Variable.newBuilder().setOffsets(flat(8L * lengthBytes))).build();
+      CompressiveEncoding plain = packedVariable ? variablePackedStruct()
+          : CompressiveEncoding.newBuilder().setVariable(Variable.newBuilder().setOffsets(flat(8L * lengthBytes))).build();
       f.setBitsPerOffset(8 * lengthBytes).setValueCompression(zstd ? zstd(plain) : plain);
     } else {
       f.setBitsPerValue(8 * rowBytes).setValueCompression(fixedSizeList(0, validity));
@@ -563,6 +565,19 @@ public final class StructuralPageEncoder {
       buffers = new ByteBuffer[] {data};
     }
     return new Page(buffers, PageLayout.newBuilder().setFullZipLayout(f).build());
+  }
+
+  /** The variable packed struct encoding of a VARIABLE_PACKED_STRUCT leaf: per child, flat bytes or a length and bytes. */
+  private CompressiveEncoding variablePackedStruct() {
+    io.sparklance.proto.Encodings21Protos.VariablePackedStruct.Builder b = io.sparklance.proto.Encodings21Protos.VariablePackedStruct.newBuilder();
+    for (int w : s.packedWidths) {
+      io.sparklance.proto.Encodings21Protos.VariablePackedStruct.FieldEncoding.Builder f =
+          io.sparklance.proto.Encodings21Protos.VariablePackedStruct.FieldEncoding.newBuilder();
+      if (w > 0) f.setValue(flat(8L * w)).setBitsPerValue(8L * w);
+      else f.setValue(CompressiveEncoding.newBuilder().setVariable(Variable.newBuilder().setOffsets(flat(-w)))).setBitsPerLength(-w);
+      b.addFields(f);
+    }
+    return CompressiveEncoding.newBuilder().setVariablePackedStruct(b).build();
   }
 
   /** Whether compressing the page's first values one by one makes them at least 20% smaller. */

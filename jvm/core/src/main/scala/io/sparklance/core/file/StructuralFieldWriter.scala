@@ -20,7 +20,7 @@ final class StructuralFieldWriter(field: LanceField, version: FileVersion, optio
 
   private final class Leaf(val path: Seq[LanceField]) {
     val field: LanceField = path.last
-    val shredder: LeafShredder = shredderFor(path)
+    val shredder: LeafShredder = shredderFor(path, version)
     val bitpackable: Boolean = isIntegerLike(field.logicalType)
     var firstRow = 0L
   }
@@ -73,7 +73,7 @@ object StructuralFieldWriter {
     case _ => false
   }
 
-  private def shredderFor(path: Seq[LanceField]): LeafShredder = {
+  private def shredderFor(path: Seq[LanceField], version: FileVersion): LeafShredder = {
     val leaf = path.last
     def refuse(what: String): Nothing = throw new UnsupportedFeatureException(s"Cannot write field '${path.map(_.name)
       .mkString(".")}': $what is not supported by the sparklance file writer yet. Write it with pylance, or leave the " +
@@ -96,9 +96,23 @@ object StructuralFieldWriter {
           case t => fixedWidth(t)
         }
       }
-      if (widths.exists(_.isEmpty)) refuse("a packed struct with variable-width, boolean or nested children")
-      val s = new LeafShredder(kinds, names, LeafShredder.PACKED_STRUCT, widths.flatten.sum, null)
-      s.packedWidths = widths.flatten.toArray
+      val variableWidths = leaf.children.map(_.logicalType match {
+        case LogicalType.Utf8(large) => Some(if (large) -64 else -32)
+        case LogicalType.Binary(large) => Some(if (large) -64 else -32)
+        case _ => None
+      })
+      if (widths.forall(_.isDefined)) {
+        val s = new LeafShredder(kinds, names, LeafShredder.PACKED_STRUCT, widths.flatten.sum, null)
+        s.packedWidths = widths.flatten.toArray
+        return s
+      }
+      val all = widths.zip(variableWidths).map { case (f, v) => f.orElse(v) }
+      if (version != FileVersion.V2_2 || all.exists(_.isEmpty)) {
+        refuse("a packed struct with variable-width, boolean or nested children" +
+          (if (version != FileVersion.V2_2) " in file version 2.1 (2.2 writes variable-width children)" else ""))
+      }
+      val s = new LeafShredder(kinds, names, LeafShredder.VARIABLE_PACKED_STRUCT, 32, null)
+      s.packedWidths = all.flatten.toArray
       return s
     }
     def fixedBytes(t: LogicalType): Int = fixedWidth(t).getOrElse(refuse(s"a fixed-size list of $t values"))

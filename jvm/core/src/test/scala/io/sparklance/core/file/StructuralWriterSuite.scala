@@ -98,14 +98,20 @@ class StructuralWriterSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(mb.getValueCompression.hasInlineBitpacking && mb.getValueCompression.getInlineBitpacking.getUncompressedBitsPerValue == 16)
   }
 
-  test("packed structs with variable-width children are refused, naming the field") {
+  private val packedWithString = LanceSchema.fromProtos("t", Seq(
+    io.sparklance.proto.FileProtos.Field.newBuilder().setName("p").setId(0).setParentId(-1).setLogicalType("struct")
+      .setNullable(true).putMetadata("lance-encoding:packed", com.google.protobuf.ByteString.copyFromUtf8("true")).build(),
+    io.sparklance.proto.FileProtos.Field.newBuilder().setName("i").setId(1).setParentId(0).setLogicalType("int32").build(),
+    io.sparklance.proto.FileProtos.Field.newBuilder().setName("s").setId(2).setParentId(0).setLogicalType("string").build()),
+    Map.empty)
+
+  test("packed structs with variable-width children: a variable packed struct in 2.2, refused in 2.1") {
+    val reader = FileWriterTesting.roundTrip(allocator, FileVersion.V2_2, packedWithString, Seq(700, 300), nullRate = 0)
+    assert(layouts(reader).head.getFullZipLayout.getValueCompression.hasVariablePackedStruct)
     val e = intercept[UnsupportedFeatureException] {
-      roundTrip(FileVersion.V2_2, LanceSchema.fromProtos("t", Seq(
-        io.sparklance.proto.FileProtos.Field.newBuilder().setName("p").setId(0).setParentId(-1).setLogicalType("struct")
-          .putMetadata("lance-encoding:packed", com.google.protobuf.ByteString.copyFromUtf8("true")).build(),
-        io.sparklance.proto.FileProtos.Field.newBuilder().setName("s").setId(1).setParentId(0).setLogicalType("string").build()),
-        Map.empty), Seq(10))
+      FileWriterTesting.roundTrip(allocator, FileVersion.V2_1, packedWithString, Seq(10), nullRate = 0)
     }
-    assert(e.getMessage.contains("Cannot write field 'p': a packed struct with variable-width, boolean or nested children"))
+    assert(e.getMessage.contains("Cannot write field 'p': a packed struct with variable-width, boolean or nested " +
+      "children in file version 2.1"))
   }
 }
