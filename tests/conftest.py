@@ -45,6 +45,26 @@ def require_jar() -> None:
         pytest.fail(f"{JAR.relative_to(REPO)} does not exist: run `make jar` first", pytrace=False)
 
 
+def start_spark(app_name: str, warehouse, **conf):
+    """A local SparkSession from ``sparklance.session()`` over ``warehouse``, with exactly the jar `make jar` built;
+    for module-scoped fixtures (the caller stops it)."""
+    require_jar()
+    os.environ["SPARKLANCE_JAR"] = str(JAR)
+    import sparklance
+
+    session = sparklance.session(warehouse=str(warehouse), app_name=app_name, **conf)
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def warehouse_with(tmp_path_factory, name: str, *namespaces: str) -> Path:
+    """A fresh warehouse directory with the given namespace directories."""
+    root = tmp_path_factory.mktemp(name)
+    for ns in namespaces:
+        (root / ns).mkdir()
+    return root
+
+
 def _env() -> Dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(PYTHON_DIR)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))

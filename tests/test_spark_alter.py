@@ -16,24 +16,17 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import JAR, require_jar  # noqa: E402
+from conftest import start_spark, warehouse_with  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def wh(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("alter_warehouse")
-    (root / "db").mkdir()
-    return root
+    return warehouse_with(tmp_path_factory, "alter_warehouse", "db")
 
 
 @pytest.fixture(scope="module")
 def spark(wh):
-    require_jar()
-    os.environ["SPARKLANCE_JAR"] = str(JAR)
-    import sparklance
-
-    session = sparklance.session(warehouse=str(wh), app_name="sparklance-alter-tests")
-    session.sparkContext.setLogLevel("ERROR")
+    session = start_spark("sparklance-alter-tests", wh)
     yield session
     session.stop()
 

@@ -4,7 +4,6 @@ dedicated one), equal to what pylance's take_blobs returns; for file version 2.2
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -15,19 +14,14 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import JAR, require_jar  # noqa: E402
+from conftest import start_spark  # noqa: E402
 
 SIZES = [0, 10, 100, 5000, 70000, None, 1, 5_500_000]
 
 
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory):
-    require_jar()
-    os.environ["SPARKLANCE_JAR"] = str(JAR)
-    import sparklance
-
-    session = sparklance.session(warehouse=str(tmp_path_factory.mktemp("blobs_wh")), app_name="sparklance-blob-tests")
-    session.sparkContext.setLogLevel("ERROR")
+    session = start_spark("sparklance-blob-tests", tmp_path_factory.mktemp("blobs_wh"))
     yield session
     session.stop()
 

@@ -5,7 +5,6 @@ supported comparison, with nulls, NaN, -0.0 and strings; unsupported filters sti
 from __future__ import annotations
 
 import math
-import os
 import sys
 from pathlib import Path
 
@@ -16,19 +15,14 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import JAR, require_jar  # noqa: E402
+from conftest import start_spark  # noqa: E402
 
 N = 20000
 
 
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory):
-    require_jar()
-    os.environ["SPARKLANCE_JAR"] = str(JAR)
-    import sparklance
-
-    session = sparklance.session(warehouse=str(tmp_path_factory.mktemp("filters_wh")), app_name="sparklance-filter-tests")
-    session.sparkContext.setLogLevel("ERROR")
+    session = start_spark("sparklance-filter-tests", tmp_path_factory.mktemp("filters_wh"))
     yield session
     session.stop()
 

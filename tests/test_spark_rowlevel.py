@@ -6,7 +6,6 @@ readable by time travel. Expected rows are computed in Python from the data the 
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -17,25 +16,17 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import JAR, require_jar  # noqa: E402
+from conftest import start_spark, warehouse_with  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def wh(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("rowlevel_warehouse")
-    (root / "db").mkdir()
-    return root
+    return warehouse_with(tmp_path_factory, "rowlevel_warehouse", "db")
 
 
 @pytest.fixture(scope="module")
 def spark(wh):
-    require_jar()
-    os.environ["SPARKLANCE_JAR"] = str(JAR)
-    import sparklance
-
-    session = sparklance.session(warehouse=str(wh), app_name="sparklance-rowlevel-tests",
-                                 **{"spark.sql.session.timeZone": "UTC"})
-    session.sparkContext.setLogLevel("ERROR")
+    session = start_spark("sparklance-rowlevel-tests", wh, **{"spark.sql.session.timeZone": "UTC"})
     yield session
     session.stop()
 

@@ -22,7 +22,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import JAR, require_jar  # noqa: E402
+from conftest import start_spark, warehouse_with  # noqa: E402
 
 from pyspark.sql import Row  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
@@ -31,18 +31,12 @@ from pyspark.sql import types as T  # noqa: E402
 
 @pytest.fixture(scope="module")
 def wh(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("write_warehouse")
+    return warehouse_with(tmp_path_factory, "write_warehouse")
 
 
 @pytest.fixture(scope="module")
 def spark(wh):
-    require_jar()
-    os.environ["SPARKLANCE_JAR"] = str(JAR)
-    import sparklance
-
-    session = sparklance.session(warehouse=str(wh), app_name="sparklance-write-tests",
-                                 **{"spark.sql.session.timeZone": "UTC"})
-    session.sparkContext.setLogLevel("ERROR")
+    session = start_spark("sparklance-write-tests", wh, **{"spark.sql.session.timeZone": "UTC"})
     yield session
     session.stop()
 

@@ -16,17 +16,12 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import JAR, require_jar  # noqa: E402
+from conftest import start_spark  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory):
-    require_jar()
-    os.environ["SPARKLANCE_JAR"] = str(JAR)
-    import sparklance
-
-    session = sparklance.session(warehouse=str(tmp_path_factory.mktemp("ops_wh")), app_name="sparklance-ops-tests")
-    session.sparkContext.setLogLevel("ERROR")
+    session = start_spark("sparklance-ops-tests", tmp_path_factory.mktemp("ops_wh"))
     yield session
     session.stop()
 

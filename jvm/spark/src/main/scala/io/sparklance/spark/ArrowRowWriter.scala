@@ -275,35 +275,9 @@ object ArrowRowWriter {
           override def reset(): Unit = { next = 0; key.reset(); value.reset() }
         }
       case (v: ListVector, ArrayType(et, _)) =>
-        val elem = writerFor(v.getDataVector, et, s"$column.element")
-        new ValueWriter(v) {
-          private var next = 0
-          override def setNull(slot: Int): Unit = { v.startNewValue(slot); v.endValue(slot, 0); v.setNull(slot) }
-          def set(in: SpecializedGetters, o: Int, s: Int): Unit = {
-            val a = in.getArray(o)
-            v.startNewValue(s)
-            var i = 0
-            while (i < a.numElements()) { elem.write(a, i, next); next += 1; i += 1 }
-            v.endValue(s, a.numElements())
-          }
-          override def finish(count: Int): Unit = { elem.finish(next); v.setValueCount(count) }
-          override def reset(): Unit = { next = 0; elem.reset() }
-        }
+        new Lists(v, i => { v.startNewValue(i); () }, (i, n) => v.endValue(i, n), writerFor(v.getDataVector, et, s"$column.element"))
       case (v: LargeListVector, ArrayType(et, _)) =>
-        val elem = writerFor(v.getDataVector, et, s"$column.element")
-        new ValueWriter(v) {
-          private var next = 0
-          override def setNull(slot: Int): Unit = { v.startNewValue(slot); v.endValue(slot, 0); v.setNull(slot) }
-          def set(in: SpecializedGetters, o: Int, s: Int): Unit = {
-            val a = in.getArray(o)
-            v.startNewValue(s.toLong)
-            var i = 0
-            while (i < a.numElements()) { elem.write(a, i, next); next += 1; i += 1 }
-            v.endValue(s, a.numElements())
-          }
-          override def finish(count: Int): Unit = { elem.finish(next); v.setValueCount(count) }
-          override def reset(): Unit = { next = 0; elem.reset() }
-        }
+        new Lists(v, i => { v.startNewValue(i.toLong); () }, (i, n) => v.endValue(i, n), writerFor(v.getDataVector, et, s"$column.element"))
       case (v: FixedSizeListVector, ArrayType(et, _)) =>
         val dim = v.getListSize
         val elem = writerFor(v.getDataVector, et, s"$column.element")
@@ -326,6 +300,22 @@ object ArrowRowWriter {
         }
       case _ => unsupported()
     }
+  }
+
+  /** Arrays into a list or large list vector: the elements go to the data vector, one after another. */
+  private final class Lists(v: ValueVector, start: Int => Unit, end: (Int, Int) => Unit, elem: ValueWriter)
+      extends ValueWriter(v) {
+    private var next = 0
+    override def setNull(slot: Int): Unit = { start(slot); end(slot, 0); super.setNull(slot) }
+    def set(in: SpecializedGetters, o: Int, s: Int): Unit = {
+      val a = in.getArray(o)
+      start(s)
+      var i = 0
+      while (i < a.numElements()) { elem.write(a, i, next); next += 1; i += 1 }
+      end(s, a.numElements())
+    }
+    override def finish(count: Int): Unit = { elem.finish(next); v.setValueCount(count) }
+    override def reset(): Unit = { next = 0; elem.reset() }
   }
 
   private def fromMicros(micros: Long, unit: TimeUnit, column: String): Long = unit match {

@@ -219,6 +219,23 @@ public final class LeafShredder {
     }
   }
 
+  // Where the last value `locate` found starts (a field, so that finding it allocates nothing).
+  private ArrowBuf at;
+  private long atStart;
+
+  /** Finds value i of a variable-width vector: sets {@link #at} and {@link #atStart}, returns its length. */
+  private int locate(ValueVector v, int i) {
+    long e;
+    if (v instanceof BaseLargeVariableWidthVector) {
+      BaseLargeVariableWidthVector w = (BaseLargeVariableWidthVector) v;
+      atStart = w.getOffsetBuffer().getLong(8L * i); e = w.getOffsetBuffer().getLong(8L * (i + 1)); at = w.getDataBuffer();
+    } else {
+      BaseVariableWidthVector w = (BaseVariableWidthVector) v;
+      atStart = w.getOffsetBuffer().getInt(4L * i); e = w.getOffsetBuffer().getInt(4L * (i + 1)); at = w.getDataBuffer();
+    }
+    return (int) (e - atStart);
+  }
+
   private void placeholder() {
     switch (valueKind) {
       case FIXED: case PACKED_STRUCT: values.zeros(width); break;
@@ -242,7 +259,8 @@ public final class LeafShredder {
       case BOOL:
         values.add((byte) ((BitVector) v).get(i));
         break;
-      case VARIABLE_PACKED_STRUCT: {
+      case VARIABLE_PACKED_STRUCT:
+      case PACKED_STRUCT: {
         StructVector st = (StructVector) v;
         for (int c = 0; c < packedWidths.length; c++) {
           ValueVector child = st.getChildByOrdinal(c);
@@ -257,53 +275,24 @@ public final class LeafShredder {
             ((BaseFixedWidthVector) child).getDataBuffer().getBytes((long) i * w, values.data, values.size, w);
             values.size += w;
           } else {
-            long s0, e0;
-            ArrowBuf d;
-            if (child instanceof BaseLargeVariableWidthVector) {
-              BaseLargeVariableWidthVector x = (BaseLargeVariableWidthVector) child;
-              s0 = x.getOffsetBuffer().getLong(8L * i); e0 = x.getOffsetBuffer().getLong(8L * (i + 1)); d = x.getDataBuffer();
-            } else {
-              BaseVariableWidthVector x = (BaseVariableWidthVector) child;
-              s0 = x.getOffsetBuffer().getInt(4L * i); e0 = x.getOffsetBuffer().getInt(4L * (i + 1)); d = x.getDataBuffer();
-            }
-            int n = (int) (e0 - s0);
+            int n = locate(child, i);
             values.uint(n, -w / 8);
             values.ensure(n);
-            d.getBytes(s0, values.data, values.size, n);
+            at.getBytes(atStart, values.data, values.size, n);
             values.size += n;
           }
         }
-        ends.add(values.size);
-        long len = ends.data[ends.size - 1] - (ends.size > 1 ? ends.data[ends.size - 2] : 0);
-        if (len > maxValueBytes) maxValueBytes = len;
-        break;
-      }
-      case PACKED_STRUCT: {
-        StructVector st = (StructVector) v;
-        values.ensure(width);
-        for (int c = 0; c < packedWidths.length; c++) {
-          ValueVector child = st.getChildByOrdinal(c);
-          if (child.isNull(i)) {
-            throw new io.sparklance.core.InvalidArgumentException("Cannot write packed struct '" + childNames[childNames.length - 1]
-                + "': its child '" + child.getName() + "' has a null, and packed structs store no child nulls (pylance "
-                + "refuses them too). Fill the nulls, or write the struct without lance-encoding:packed.");
-          }
-          ((BaseFixedWidthVector) child).getDataBuffer().getBytes((long) i * packedWidths[c], values.data, values.size, packedWidths[c]);
-          values.size += packedWidths[c];
+        if (valueKind == VARIABLE_PACKED_STRUCT) {
+          ends.add(values.size);
+          long len = ends.data[ends.size - 1] - (ends.size > 1 ? ends.data[ends.size - 2] : 0);
+          if (len > maxValueBytes) maxValueBytes = len;
         }
         break;
       }
       case VARIABLE: {
-        long s, e;
-        ArrowBuf data;
-        if (v instanceof BaseLargeVariableWidthVector) {
-          BaseLargeVariableWidthVector w = (BaseLargeVariableWidthVector) v;
-          s = w.getOffsetBuffer().getLong(8L * i); e = w.getOffsetBuffer().getLong(8L * (i + 1)); data = w.getDataBuffer();
-        } else {
-          BaseVariableWidthVector w = (BaseVariableWidthVector) v;
-          s = w.getOffsetBuffer().getInt(4L * i); e = w.getOffsetBuffer().getInt(4L * (i + 1)); data = w.getDataBuffer();
-        }
-        int n = (int) (e - s);
+        int n = locate(v, i);
+        ArrowBuf data = at;
+        long s = atStart;
         if (json) {
           byte[] text = new byte[n];
           data.getBytes(s, text, 0, n);
