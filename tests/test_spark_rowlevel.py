@@ -170,3 +170,21 @@ def test_delete_keeps_the_tables_indexes(spark, wh):
     ds.validate()
     assert [i["name"] for i in ds.list_indices()] == ["id_idx"]
     assert ds.to_table(filter="id < 20").column("id").to_pylist() == list(range(10, 20))
+
+
+def test_a_failing_merge_or_delete_changes_nothing(spark, wh):
+    path = make(wh, "failing", n=3000, rows_per_file=1000)
+    files = sorted(str(p) for p in Path(path).rglob("*") if p.is_file())
+    spark.createDataFrame([(i, f"n{i}") for i in range(0, 3000, 7)], "id BIGINT, s STRING").createOrReplaceTempView("fail_src")
+    with pytest.raises(Exception, match="boom"):
+        spark.sql("MERGE INTO lance.db.failing t USING fail_src m ON t.id = m.id "
+                  "WHEN MATCHED THEN UPDATE SET s = CASE WHEN m.id = 2996 THEN raise_error('boom') ELSE m.s END")
+    with pytest.raises(Exception, match="boom"):
+        spark.sql("DELETE FROM lance.db.failing WHERE CASE WHEN id = 2999 THEN raise_error('boom') ELSE id < 10 END")
+    ds = lance.dataset(path)
+    ds.validate()
+    assert ds.version == 1 and ds.count_rows() == 3000
+    assert sorted(rows(path)) == list(range(3000))
+    # Nothing the failed statements wrote is left behind (deletion files and data files are cleaned up).
+    assert sorted(str(p) for p in Path(path).rglob("*") if p.is_file() and "_transactions" not in str(p)) == \
+        [f for f in files if "_transactions" not in f]
