@@ -172,3 +172,28 @@ def test_vacuum_keeps_recent_versions_and_files_of_writes_in_progress(spark, tmp
     assert removed == []
     assert os.path.exists(stray)
     assert [v["version"] for v in lance.dataset(path).versions()] == [1, 2]
+
+
+def test_add_columns_with_values_writes_only_the_new_columns(spark, tmp_path):
+    path = str(tmp_path / "e.lance")
+    lance.write_dataset(pa.table({"id": pa.array(range(1000), pa.int64()), "s": [f"s{i}" for i in range(1000)]}), path,
+                        max_rows_per_file=300)
+    lance.dataset(path).delete("id % 7 = 0")
+    before = {f.fragment_id: [d.path for d in f.data_files()] for f in lance.dataset(path).get_fragments()}
+    v = ops(spark).addColumns(spark._jsparkSession, path, ["twice", "tag"], ["id * 2", "concat(s, '!')"])
+    ds = lance.dataset(path)
+    ds.validate()
+    assert v == 3 and ds.schema.names == ["id", "s", "twice", "tag"]
+    rows = ds.to_table().to_pylist()
+    assert len(rows) == 1000 - len(range(0, 1000, 7))
+    assert all(r["twice"] == 2 * r["id"] and r["tag"] == r["s"] + "!" for r in rows)
+    for f in ds.get_fragments():                       # the old files stay; one new file per fragment
+        files = [d.path for d in f.data_files()]
+        assert files[:-1] == before[f.fragment_id] and len(files) == len(before[f.fragment_id]) + 1
+    assert lance.dataset(path, version=2).schema.names == ["id", "s"]
+    got = spark.read.format("lance").load(path).selectExpr("sum(twice) AS t").collect()[0].t
+    assert got == sum(2 * r["id"] for r in rows)
+    # pylance can keep going: it appends rows with the new columns.
+    lance.write_dataset(pa.table({"id": pa.array([5000], pa.int64()), "s": ["x"], "twice": pa.array([10000], pa.int64()),
+                                  "tag": ["x!"]}), path, mode="append")
+    lance.dataset(path).validate()

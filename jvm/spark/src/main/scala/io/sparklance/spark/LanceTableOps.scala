@@ -2,6 +2,8 @@ package io.sparklance.spark
 
 import java.sql.Timestamp
 
+import scala.jdk.CollectionConverters._
+
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.types._
 
@@ -74,6 +76,18 @@ object LanceTableOps {
       spark.createDataFrame(java.util.List.of(r.removedFiles.map(f => Row(f, versions.toSeq)): _*), StructType(Seq(
         StructField("path", StringType, nullable = false), StructField("versions", ArrayType(LongType, containsNull = false)))))
     }
+
+  /**
+   * Adds columns computed from the existing ones (`names(i)` = the SQL expression `expressions(i)`), writing only
+   * the new columns (one new data file per fragment); returns the new version. See [[AddColumns]].
+   */
+  def addColumns(spark: SparkSession, path: String, names: java.util.List[String], expressions: java.util.List[String]): Long = {
+    if (names.size != expressions.size) {
+      throw new LanceSparkException(new io.sparklance.core.InvalidArgumentException(
+        s"${names.size} column names but ${expressions.size} expressions: give one expression per column."))
+    }
+    AddColumns.run(spark, path, names.asScala.toSeq.zip(expressions.asScala.toSeq))
+  }
 
   /** Restores the version a tag points to. */
   def restoreTag(spark: SparkSession, path: String, tag: String): Long = LanceSparkException.translate {

@@ -21,6 +21,12 @@ final class SchemaChanges private (manifest: Manifest, private var fields: Index
 
   def result: Seq[FileProtos.Field] = fields
 
+  /** The fields (with their ids) of the columns added so far, as a schema of their own. */
+  def addedSince(before: Seq[FileProtos.Field]): LanceSchema = {
+    val old = before.map(_.getId).toSet
+    LanceSchema.fromProtos(manifest.path, fields.filterNot(f => old.contains(f.getId)), Map.empty)
+  }
+
   private def schema: LanceSchema = LanceSchema.fromProtos(manifest.path, fields, Map.empty)
 
   /** The field at a dotted path (top-level name, then child names), or an error listing what exists. */

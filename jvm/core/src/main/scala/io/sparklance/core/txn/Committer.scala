@@ -54,7 +54,7 @@ object Committer {
       // filtered by deletion files, as upstream does); a restore brings back the old version's; an overwrite
       // replaces the data they indexed. Compaction refuses indexed tables (it would have to remap them).
       val indexSection = txn.operation match {
-        case _: Operation.Append | _: Operation.Delete | _: Operation.Update | _: Operation.Project =>
+        case _: Operation.Append | _: Operation.Delete | _: Operation.Update | _: Operation.Project | _: Operation.Merge =>
           current.flatMap(_.indexSection)
         case r: Operation.Restore => r.indexSection
         case _ => None
@@ -188,6 +188,9 @@ object ManifestBuilder {
           } else assign(Seq(f)).head
         }.asJava)
       case Operation.Project(schema) =>
+        b.clearFields().addAllFields(schema.asJava)
+      case Operation.Merge(fragments, schema) =>
+        b.clearFragments().addAllFragments(fragments.asJava)
         b.clearFields().addAllFields(schema.asJava)
       case Operation.Restore(v, restored, _) =>
         // The old version's fragments, schema, config and flags; ids and row ids keep counting from the latest.

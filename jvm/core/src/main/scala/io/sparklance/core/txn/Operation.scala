@@ -55,6 +55,14 @@ object Operation {
   final case class Rewrite(groups: Seq[(Seq[TableProtos.DataFragment], Seq[TableProtos.DataFragment])])
       extends Operation { def name = "Rewrite" }
 
+  /**
+   * Columns added with values (data evolution): every fragment, with a new data file holding the new columns, and
+   * the new schema. Other data files are not rewritten.
+   */
+  final case class Merge(fragments: Seq[TableProtos.DataFragment], schema: Seq[FileProtos.Field]) extends Operation {
+    def name = "Merge"
+  }
+
   /** A committed operation of another kind, read from a transaction file. */
   final case class Other(name: String) extends Operation
 
@@ -95,6 +103,8 @@ final case class Transaction(readVersion: Long, uuid: String, operation: Operati
             .addAllOldFragments(olds.asJava).addAllNewFragments(news.asJava))
         }
         b.setRewrite(r)
+      case Operation.Merge(fragments, schema) =>
+        b.setMerge(TransactionProtos.Transaction.Merge.newBuilder().addAllFragments(fragments.asJava).addAllSchema(schema.asJava))
       case Operation.Other(n) => throw new IllegalArgumentException(s"cannot write a $n transaction")
     }
     b.build()
@@ -124,6 +134,7 @@ object Transaction {
           u.getNewFragmentsList.asScala.toSeq)
       case PROJECT => Operation.Project(p.getProject.getSchemaList.asScala.toSeq)
       case RESTORE => Operation.Restore(p.getRestore.getVersion, None)
+      case MERGE => Operation.Merge(p.getMerge.getFragmentsList.asScala.toSeq, p.getMerge.getSchemaList.asScala.toSeq)
       case REWRITE =>
         val r = p.getRewrite
         val groups = r.getGroupsList.asScala.toSeq.map(g => (g.getOldFragmentsList.asScala.toSeq, g.getNewFragmentsList.asScala.toSeq))
