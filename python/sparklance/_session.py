@@ -16,6 +16,21 @@ _JAVA_OPTIONS = " ".join(
 )
 
 
+def configure(builder, warehouse: Optional[str] = None, catalog: str = "lance"):
+    """Add the sparklance jar, a Lance catalog named ``catalog`` (over ``warehouse``) and sparklance's SQL extensions
+    to an existing ``SparkSession.Builder``; returns the builder."""
+    from pyspark.sql import SparkSession
+
+    if not isinstance(builder, SparkSession.Builder):
+        raise TypeError(f"configure() takes a SparkSession.Builder (SparkSession.builder), not {type(builder).__name__}.")
+    builder = (builder.config("spark.jars", jar_path())
+               .config(f"spark.sql.catalog.{catalog}", CATALOG_CLASS)
+               .config("spark.sql.extensions", EXTENSIONS_CLASS))
+    if warehouse is not None:
+        builder = builder.config(f"spark.sql.catalog.{catalog}.warehouse", str(warehouse))
+    return builder
+
+
 def session(warehouse: Optional[str] = None, catalog: str = "lance", app_name: str = "sparklance", **conf: Any):
     """Return a local SparkSession with the sparklance jar on its classpath, the Lance catalog and sparklance's SQL
     extensions (OPTIMIZE, VACUUM, DESCRIBE HISTORY, tags, RESTORE) configured.

@@ -89,6 +89,10 @@ object LanceTableOps {
     AddColumns.run(spark, path, names.asScala.toSeq.zip(expressions.asScala.toSeq))
   }
 
+  /** The path of a table of a Lance catalog named `<catalog>.<namespace>.<table>` (or ``<catalog>.`/path` ``). */
+  def locate(spark: SparkSession, name: String): String =
+    LanceSqlParser.location(spark, spark.sessionState.sqlParser.parseMultipartIdentifier(name))
+
   /** Restores the version a tag points to. */
   def restoreTag(spark: SparkSession, path: String, tag: String): Long = LanceSparkException.translate {
     val s = storage(spark)

@@ -1,0 +1,183 @@
+"""``LanceTable``: a Python handle on a Lance table for reads by version, history, tags, row-level changes and
+maintenance. Thin over the JVM (``io.sparklance.spark.LanceTableOps`` and sparklance's SQL); errors are raised as
+the classes of :mod:`sparklance.errors`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Union
+
+from sparklance.errors import InvalidArgumentError, translated
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame, SparkSession
+
+CATALOG_CLASS = "io.sparklance.spark.LanceCatalog"
+
+
+def _quote(path: str) -> str:
+    return "`" + path.replace("`", "``") + "`"
+
+
+class Tags:
+    """The tags of a table (``_refs/tags/``, shared with pylance)."""
+
+    def __init__(self, table: "LanceTable"):
+        self._t = table
+
+    def create(self, name: str, version: Optional[int] = None) -> None:
+        """Tag ``version`` (the latest by default) as ``name``."""
+        with translated():
+            v = self._t.version() if version is None else version
+            self._t._ops.createTag(self._t._jspark, self._t.path, name, int(v))
+
+    def delete(self, name: str) -> None:
+        with translated():
+            self._t._ops.deleteTag(self._t._jspark, self._t.path, name)
+
+    def list(self) -> Dict[str, int]:
+        """Tag name -> version."""
+        with translated():
+            return {r.name: r.version for r in self._t._df(self._t._ops.tags(self._t._jspark, self._t.path)).collect()}
+
+
+class MergeBuilder:
+    """``table.merge(source, "t.id = s.id").when_matched_update({...}).when_not_matched_insert_all().execute()``.
+
+    The target is aliased ``t`` and the source ``s`` in conditions and expressions."""
+
+    def __init__(self, table: "LanceTable", source: "DataFrame", on: str):
+        self._t, self._source, self._on = table, source, on
+        self._clauses: List[str] = []
+
+    def when_matched_update(self, set: Mapping[str, str], condition: Optional[str] = None) -> "MergeBuilder":
+        assignments = ", ".join(f"t.{_quote(c)} = {e}" for c, e in set.items())
+        self._clauses.append(f"WHEN MATCHED{' AND ' + condition if condition else ''} THEN UPDATE SET {assignments}")
+        return self
+
+    def when_matched_update_all(self, condition: Optional[str] = None) -> "MergeBuilder":
+        self._clauses.append(f"WHEN MATCHED{' AND ' + condition if condition else ''} THEN UPDATE SET *")
+        return self
+
+    def when_matched_delete(self, condition: Optional[str] = None) -> "MergeBuilder":
+        self._clauses.append(f"WHEN MATCHED{' AND ' + condition if condition else ''} THEN DELETE")
+        return self
+
+    def when_not_matched_insert_all(self, condition: Optional[str] = None) -> "MergeBuilder":
+        self._clauses.append(f"WHEN NOT MATCHED{' AND ' + condition if condition else ''} THEN INSERT *")
+        return self
+
+    def execute(self) -> None:
+        if not self._clauses:
+            raise InvalidArgumentError("A merge needs at least one WHEN clause.")
+        view = f"__sparklance_merge_{id(self)}"
+        self._source.createOrReplaceTempView(view)
+        try:
+            with translated():
+                self._t._spark.sql(f"MERGE INTO {self._t._sql_name} t USING {view} s ON {self._on} " + " ".join(self._clauses))
+        finally:
+            self._t._spark.catalog.dropTempView(view)
+
+
+class LanceTable:
+    """A Lance table, by path (:meth:`for_path`) or by catalog name (:meth:`for_name`)."""
+
+    def __init__(self, spark: "SparkSession", path: str):
+        self._spark = spark
+        self.path = path
+        self._jspark = spark._jsparkSession
+        self._ops = spark._jvm.io.sparklance.spark.LanceTableOps
+        catalogs = [k[len("spark.sql.catalog."):] for k, v in spark.sparkContext.getConf().getAll()
+                    if k.startswith("spark.sql.catalog.") and k.count(".") == 3 and v == CATALOG_CLASS]
+        self._catalog = "lance" if "lance" in catalogs or not catalogs else catalogs[0]
+
+    @classmethod
+    def for_path(cls, spark: "SparkSession", path: str) -> "LanceTable":
+        """The table at ``path`` (a directory or URI)."""
+        return cls(spark, path)
+
+    @classmethod
+    def for_name(cls, spark: "SparkSession", name: str) -> "LanceTable":
+        """The table ``<catalog>.<namespace>.<table>`` of a Lance catalog."""
+        with translated():
+            return cls(spark, spark._jvm.io.sparklance.spark.LanceTableOps.locate(spark._jsparkSession, name))
+
+    @property
+    def _sql_name(self) -> str:
+        return f"{self._catalog}.{_quote(self.path)}"
+
+    def _df(self, jdf) -> "DataFrame":
+        from pyspark.sql import DataFrame
+
+        return DataFrame(jdf, self._spark)
+
+    def to_df(self, version: Optional[int] = None, timestamp: Optional[str] = None, tag: Optional[str] = None) -> "DataFrame":
+        """The table (at a version, the version current at a timestamp, or a tag) as a DataFrame."""
+        reader = self._spark.read.format("lance")
+        for key, value in (("version", version), ("timestamp", timestamp), ("tag", tag)):
+            if value is not None:
+                reader = reader.option(key, str(value))
+        with translated():
+            return reader.load(self.path)
+
+    @property
+    def schema(self):
+        """The Spark schema of the latest version."""
+        return self.to_df().schema
+
+    def history(self) -> "DataFrame":
+        """Every version: version, timestamp, operation, rows, fragments, written_by."""
+        with translated():
+            return self._df(self._ops.history(self._jspark, self.path))
+
+    def versions(self) -> List[int]:
+        return [r.version for r in self.history().select("version").collect()]
+
+    def version(self) -> int:
+        """The latest version."""
+        return max(self.versions())
+
+    @property
+    def tags(self) -> Tags:
+        return Tags(self)
+
+    def restore(self, version: Union[int, str]) -> int:
+        """Commits the table as it was at ``version`` (a number, or a tag name) as a new version; returns it."""
+        with translated():
+            if isinstance(version, str):
+                return int(self._ops.restoreTag(self._jspark, self.path, version))
+            return int(self._ops.restore(self._jspark, self.path, int(version)))
+
+    def delete(self, condition: str) -> None:
+        """Deletes the rows matching a SQL condition."""
+        with translated():
+            self._spark.sql(f"DELETE FROM {self._sql_name} WHERE {condition}")
+
+    def update(self, condition: Optional[str], set: Mapping[str, str]) -> None:
+        """Sets columns (name -> SQL expression) on the rows matching ``condition`` (all rows when None)."""
+        if not set:
+            raise InvalidArgumentError("An update needs at least one column to set.")
+        assignments = ", ".join(f"{_quote(c)} = {e}" for c, e in set.items())
+        with translated():
+            self._spark.sql(f"UPDATE {self._sql_name} SET {assignments}" + (f" WHERE {condition}" if condition else ""))
+
+    def merge(self, source: "DataFrame", on: str) -> MergeBuilder:
+        """A MERGE of ``source`` (alias ``s``) into this table (alias ``t``) on a condition."""
+        return MergeBuilder(self, source, on)
+
+    def optimize(self, target_rows_per_fragment: int = 1024 * 1024) -> "DataFrame":
+        """Compaction; returns version, fragments_removed, fragments_added."""
+        with translated():
+            return self._df(self._ops.optimize(self._jspark, self.path, int(target_rows_per_fragment)))
+
+    def vacuum(self, retain_hours: float = 168.0, dry_run: bool = False) -> "DataFrame":
+        """Removes versions older than ``retain_hours`` (never the latest or tagged) and files only they used."""
+        with translated():
+            return self._df(self._ops.vacuum(self._jspark, self.path, float(retain_hours), bool(dry_run)))
+
+    def add_columns(self, columns: Mapping[str, str]) -> int:
+        """Adds columns computed by SQL expressions over the existing ones, writing only the new columns."""
+        with translated():
+            return int(self._ops.addColumns(self._jspark, self.path, list(columns.keys()), list(columns.values())))
+
+    def __repr__(self) -> str:
+        return f"LanceTable({self.path!r})"
