@@ -6,6 +6,7 @@ readable by time travel. Expected rows are computed in Python from the data the 
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -188,3 +189,21 @@ def test_a_failing_merge_or_delete_changes_nothing(spark, wh):
     # Nothing the failed statements wrote is left behind (deletion files and data files are cleaned up).
     assert sorted(str(p) for p in Path(path).rglob("*") if p.is_file() and "_transactions" not in str(p)) == \
         [f for f in files if "_transactions" not in f]
+
+
+def test_delete_of_whole_fragments_reads_no_data(spark, wh):
+    path = make(wh, "meta_del")              # fragments 0..3
+    # Remove the data files of the fragments to delete: only a delete that never reads them can succeed.
+    for f in lance.dataset(path).get_fragments():
+        if f.fragment_id in (1, 3):
+            for d in f.data_files():
+                os.remove(os.path.join(path, "data", d.path))
+    spark.sql("DELETE FROM lance.db.meta_del WHERE _fragid IN (1, 3)")
+    ds = lance.dataset(path)
+    ds.validate()
+    assert [f.fragment_id for f in ds.get_fragments()] == [0, 2]
+    assert ds.count_rows() == 6000 and all(f.deletion_file() is None for f in ds.get_fragments())
+    spark.sql("DELETE FROM lance.db.meta_del")
+    ds = lance.dataset(path)
+    assert ds.count_rows() == 0 and ds.version == 3
+    assert lance.dataset(path, version=1).count_rows() == 10000

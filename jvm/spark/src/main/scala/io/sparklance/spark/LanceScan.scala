@@ -101,6 +101,31 @@ object FragmentFilters {
   }
 }
 
+/** DataSourceV2 predicates on `_fragid`, as the V1 filters [[FragmentFilters]] decides. */
+object FragmentPredicates {
+  import org.apache.spark.sql.connector.expressions.{Literal, NamedReference}
+  import org.apache.spark.sql.connector.expressions.filter.Predicate
+
+  def toFilter(p: Predicate): Option[Filter] = {
+    val children = p.children().toSeq
+    def column = children.headOption.collect { case r: NamedReference if r.fieldNames().toSeq == Seq(MetadataColumn.FragmentId.name) => r }
+    def values = children.drop(1).map { case l: Literal[_] => Option(l.value()); case _ => None }
+    if (column.isEmpty || values.exists(_.isEmpty)) return None
+    val vs = values.flatten
+    val name = MetadataColumn.FragmentId.name
+    val f: Option[Filter] = (p.name(), vs) match {
+      case ("=", Seq(v)) => Some(EqualTo(name, v))
+      case ("<", Seq(v)) => Some(LessThan(name, v))
+      case ("<=", Seq(v)) => Some(LessThanOrEqual(name, v))
+      case (">", Seq(v)) => Some(GreaterThan(name, v))
+      case (">=", Seq(v)) => Some(GreaterThanOrEqual(name, v))
+      case ("IN", all) if all.nonEmpty => Some(In(name, all.toArray))
+      case _ => None
+    }
+    f.filter(FragmentFilters.applies)
+  }
+}
+
 /** COUNT(*) from the manifest: physical rows minus deleted rows, summed over the (selected) fragments. */
 final class LanceCountScan(table: LanceTable, fragmentFilters: Array[Filter]) extends Scan with Batch {
   override def readSchema(): StructType = StructType(Seq(StructField("count(*)", LongType, nullable = false)))

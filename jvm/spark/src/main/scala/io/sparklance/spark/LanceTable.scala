@@ -5,7 +5,8 @@ import java.util
 import scala.jdk.CollectionConverters._
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.spark.sql.connector.catalog.{MetadataColumn => SparkMetadataColumn, SupportsMetadataColumns, SupportsRead, SupportsRowLevelOperations, SupportsWrite, Table, TableCapability}
+import org.apache.spark.sql.connector.catalog.{MetadataColumn => SparkMetadataColumn, SupportsDeleteV2, SupportsMetadataColumns, SupportsRead, SupportsRowLevelOperations, SupportsWrite, Table, TableCapability}
+import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, RowLevelOperationBuilder, RowLevelOperationInfo, WriteBuilder}
 import org.apache.spark.sql.connector.read.ScanBuilder
 import org.apache.spark.sql.types.{DataType, LongType, StructType}
@@ -21,7 +22,8 @@ import io.sparklance.core.table.{FeatureFlags, Snapshot}
 final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoopConf: Configuration,
     val nanoseconds: SparkSchemas.NanosecondMapping = SparkSchemas.NanosecondMapping.TruncateToMicros,
     writable: Boolean = false)
-    extends Table with SupportsRead with SupportsWrite with SupportsMetadataColumns with SupportsRowLevelOperations {
+    extends Table with SupportsRead with SupportsWrite with SupportsMetadataColumns with SupportsRowLevelOperations
+    with SupportsDeleteV2 {
 
   override def name(): String = tableName
 
@@ -36,6 +38,24 @@ final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoop
     else util.EnumSet.of(TableCapability.BATCH_READ)
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = new LanceWriteBuilder(this, info)
+
+  /**
+   * DELETE without reading data: when the condition selects whole fragments (`DELETE FROM t` with no condition, or
+   * conditions on `_fragid`), the fragments are dropped from the next version by metadata alone. Any other
+   * condition goes through the row-level operation.
+   */
+  override def canDeleteWhere(predicates: Array[Predicate]): Boolean =
+    writable && predicates.forall(p => p.name() == "ALWAYS_TRUE" || FragmentPredicates.toFilter(p).isDefined)
+
+  override def deleteWhere(predicates: Array[Predicate]): Unit = LanceSparkException.translate {
+    val filters = predicates.toSeq.flatMap(FragmentPredicates.toFilter)
+    val doomed = FragmentFilters.select(snapshot.fragments, filters).map(_.id)
+    if (doomed.nonEmpty) {
+      io.sparklance.core.txn.Committer.commit(new io.sparklance.core.storage.HadoopStorage(hadoopConf), snapshot.root,
+        io.sparklance.core.txn.Transaction.create(snapshot.version,
+          io.sparklance.core.txn.Operation.Delete(Nil, doomed, predicates.mkString(" AND "))))
+    }
+  }
 
   /** DELETE, UPDATE and MERGE ([[LanceRowLevelOperationBuilder]]), on tables of the catalog. */
   override def newRowLevelOperationBuilder(info: RowLevelOperationInfo): RowLevelOperationBuilder =
