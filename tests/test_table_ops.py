@@ -87,6 +87,7 @@ def test_history(spark, tmp_path):
     assert [(r.version, r.operation, r.rows, r.fragments) for r in h] == [
         (1, "Overwrite", 10, 1), (2, "Append", 15, 2), (3, "Delete", 12, 2), (4, "Restore", 15, 2)]
     assert h[0].written_by.startswith("lance ") and h[3].written_by.startswith("sparklance")
+    assert [(r.rows_added, r.rows_deleted) for r in h] == [(10, 0), (5, 0), (0, 3), (3, 0)]
     assert all(a.timestamp <= b.timestamp for a, b in zip(h, h[1:]))
 
 

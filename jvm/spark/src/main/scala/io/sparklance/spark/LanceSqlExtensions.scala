@@ -120,7 +120,8 @@ object LanceSqlParser {
 
   case class HistoryCommand(table: Seq[String]) extends LeafRunnableCommand {
     override val output: Seq[Attribute] = Seq(attr("version", LongType), attr("timestamp", TimestampType),
-      attr("operation", StringType), attr("rows", LongType), attr("fragments", IntegerType), attr("written_by", StringType))
+      attr("operation", StringType), attr("rows", LongType), attr("fragments", IntegerType), attr("rows_added", LongType),
+      attr("rows_deleted", LongType), attr("written_by", StringType))
     override def run(spark: SparkSession): Seq[Row] = LanceTableOps.history(spark, location(spark, table)).collect().toSeq
   }
 

@@ -18,15 +18,19 @@ object LanceTableOps {
 
   private def storage(spark: SparkSession) = new HadoopStorage(spark.sessionState.newHadoopConf())
 
-  /** Every version: `version`, `timestamp`, `operation`, `rows`, `fragments`, `written_by`; ascending. */
+  /**
+   * Every version: `version`, `timestamp`, `operation`, `rows`, `fragments`, `rows_added`, `rows_deleted`,
+   * `written_by`; ascending.
+   */
   def history(spark: SparkSession, path: String): DataFrame = LanceSparkException.translate {
     val rows = TableOps.history(storage(spark), path).map { h =>
-      Row(h.version, Timestamp.from(h.timestamp), h.operation, h.rows, h.fragments, h.writtenBy)
+      Row(h.version, Timestamp.from(h.timestamp), h.operation, h.rows, h.fragments, h.rowsAdded, h.rowsDeleted, h.writtenBy)
     }
     spark.createDataFrame(java.util.List.of(rows: _*), StructType(Seq(
       StructField("version", LongType, nullable = false), StructField("timestamp", TimestampType, nullable = false),
       StructField("operation", StringType, nullable = false), StructField("rows", LongType, nullable = false),
-      StructField("fragments", IntegerType, nullable = false), StructField("written_by", StringType, nullable = false))))
+      StructField("fragments", IntegerType, nullable = false), StructField("rows_added", LongType, nullable = false),
+      StructField("rows_deleted", LongType, nullable = false), StructField("written_by", StringType, nullable = false))))
   }
 
   /** The tags: `name`, `version`, ascending by name. */

@@ -50,10 +50,15 @@ object TableOps {
 
   /** One line of a table's history. */
   final case class HistoryEntry(version: Long, timestamp: Instant, operation: String, rows: Long, fragments: Int,
-      writtenBy: String)
+      rowsAdded: Long, rowsDeleted: Long, writtenBy: String)
 
-  /** Every version, ascending: when, by what operation (from its transaction file), rows and fragments. */
-  def history(storage: Storage, root: String): Seq[HistoryEntry] =
+  /**
+   * Every version, ascending: when, by what operation (from its transaction file), rows and fragments, and the
+   * rows it added (live rows its fragments gained, new fragments included) and deleted (live rows its fragments
+   * lost, removed fragments included). A compaction both adds and deletes the rows it moved.
+   */
+  def history(storage: Storage, root: String): Seq[HistoryEntry] = {
+    var previous = Map.empty[Long, Long]
     Dataset.open(storage, root).history().map { s =>
       val m = s.manifest
       val op = m.transactionFile.flatMap { name =>
@@ -62,6 +67,11 @@ object TableOps {
           Some(t.getOperationCase.name.toLowerCase.capitalize)
         } catch { case scala.util.control.NonFatal(_) => None }
       }.getOrElse("Unknown")
-      HistoryEntry(m.version, m.timestamp, op, m.numRows, m.fragments.size, m.writerLibrary.getOrElse(""))
+      val live = m.fragments.map(f => f.id -> f.numRows).toMap
+      val added = live.map { case (id, n) => n - previous.getOrElse(id, 0L) }.filter(_ > 0).sum
+      val deleted = previous.map { case (id, n) => n - live.getOrElse(id, 0L) }.filter(_ > 0).sum
+      previous = live
+      HistoryEntry(m.version, m.timestamp, op, m.numRows, m.fragments.size, added, deleted, m.writerLibrary.getOrElse(""))
     }
+  }
 }
