@@ -20,12 +20,13 @@ SBT_OPTS := -Dsbt.repository.config=project/repositories -Dsbt.override.build.re
   -Xms512m -Xmx2g -Xss4m
 SBT := java $(SBT_OPTS) -jar $(SBT_LAUNCHER)
 
-.PHONY: help venv sbt jar test test-jvm test-python demo bench clean
+.PHONY: help venv sbt jar wheel test test-jvm test-python demo bench clean
 
 help:
 	@echo "make demo   build everything and run the demo pipeline over a local Lance warehouse"
 	@echo "make test   run every test (JVM unit tests, then the pytest suites against pylance)"
 	@echo "make jar    build the runtime jar $(JAR)"
+	@echo "make wheel  build the Python wheel (with the jar inside) into build/dist/"
 
 $(VENV)/.installed: python/requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -51,7 +52,15 @@ test-jvm: venv sbt
 	$(SBT) test spark/assembly
 	mkdir -p build && cp jvm/spark/target/scala-2.13/sparklance-$(VERSION).jar $(JAR)
 
-test-python: venv
+# The wheel carries the jar and the VERSION file; one version number for both.
+WHEEL := build/dist/sparklance-$(VERSION)-py3-none-any.whl
+wheel: jar
+	mkdir -p python/sparklance/jars build/dist
+	rm -f python/sparklance/jars/*.jar && cp $(JAR) python/sparklance/jars/
+	cp VERSION python/sparklance/VERSION
+	rm -rf python/build && $(VPY) -m pip wheel -q --no-deps -w build/dist ./python
+
+test-python: venv wheel
 	$(VPY) -m pytest tests -q -p no:cacheprovider
 
 test: test-jvm test-python
