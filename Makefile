@@ -20,13 +20,14 @@ SBT_OPTS := -Dsbt.repository.config=project/repositories -Dsbt.override.build.re
   -Xms512m -Xmx2g -Xss4m
 SBT := java $(SBT_OPTS) -jar $(SBT_LAUNCHER)
 
-.PHONY: help venv sbt jar wheel test test-jvm test-python demo bench clean
+.PHONY: help venv sbt jar wheel publish-local test test-jvm test-python demo bench clean
 
 help:
 	@echo "make demo   build everything and run the demo pipeline over a local Lance warehouse"
 	@echo "make test   run every test (JVM unit tests, then the pytest suites against pylance)"
 	@echo "make jar    build the runtime jar $(JAR)"
 	@echo "make wheel  build the Python wheel (with the jar inside) into build/dist/"
+	@echo "make publish-local  publish the jar to build/m2 for spark-submit --packages"
 
 $(VENV)/.installed: python/requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -60,7 +61,15 @@ wheel: jar
 	cp VERSION python/sparklance/VERSION
 	rm -rf python/build && $(VPY) -m pip wheel -q --no-deps -w build/dist ./python
 
-test-python: venv wheel
+# A Maven repository inside build/ holding the runtime jar, so that `spark-submit --packages
+# io.sparklance:sparklance-spark_2.13:<version> --repositories file://<repo>/build/m2` resolves it offline.
+M2 := build/m2
+publish-local: jar
+	mvn -q -B org.apache.maven.plugins:maven-install-plugin:3.1.2:install-file -Dfile=$(JAR) \
+	  -DgroupId=io.sparklance -DartifactId=sparklance-spark_2.13 -Dversion=$(VERSION) -Dpackaging=jar \
+	  -DgeneratePom=true -DlocalRepositoryPath=$(M2)
+
+test-python: venv wheel publish-local
 	$(VPY) -m pytest tests -q -p no:cacheprovider
 
 test: test-jvm test-python
