@@ -3,6 +3,7 @@ chispa DataFrame comparisons and pylance as the reference."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -96,3 +97,24 @@ def test_errors_are_python_classes(spark, wh, tmp_path):
 def test_configure_refuses_anything_but_a_builder():
     with pytest.raises(TypeError, match="SparkSession.Builder"):
         sparklance.configure("not a builder")
+
+
+def test_cli_sql_and_history(wh, tmp_path):
+    import subprocess
+
+    env = dict(os.environ, PYTHONPATH=str(HERE.parent / "python"))
+    path = make(wh, "cli")
+    out = subprocess.run([sys.executable, "-m", "sparklance", "sql", "--warehouse", str(wh),
+                          "SELECT count(*) AS n FROM lance.db.cli"], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "15" in out.stdout
+    out = subprocess.run([sys.executable, "-m", "sparklance", "sql", "--warehouse", str(wh)], input=
+                         "SELECT max(id) AS m FROM lance.db.cli\nSELECT * FROM lance.db.nope\n", env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert "14" in out.stdout and "error" in out.stderr and out.returncode == 1
+    out = subprocess.run([sys.executable, "-m", "sparklance", "history", path], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0 and "Overwrite" in out.stdout and "Append" in out.stdout
+    out = subprocess.run([sys.executable, "-m", "sparklance", "history", str(tmp_path / "none.lance")], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 1 and "LANCE_NOT_A_TABLE" in out.stderr
