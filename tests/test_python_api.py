@@ -118,3 +118,25 @@ def test_cli_sql_and_history(wh, tmp_path):
     out = subprocess.run([sys.executable, "-m", "sparklance", "history", str(tmp_path / "none.lance")], env=env,
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 1 and "LANCE_NOT_A_TABLE" in out.stderr
+
+
+def test_commit_files_written_elsewhere(spark, tmp_path):
+    from lance.file import LanceFileWriter
+
+    path = tmp_path / "c.lance"
+    (path / "data").mkdir(parents=True)
+    names = []
+    for k in range(3):   # as parallel tasks would: each writes a data file on its own
+        name = f"task-{k}.lance"
+        with LanceFileWriter(str(path / "data" / name), version="2.1") as w:
+            w.write_batch(pa.table({"id": pa.array(range(k * 10, k * 10 + 10), pa.int64())}))
+        names.append(name)
+    t = LanceTable.for_path(spark, str(path))
+    assert t.commit_files(names[:2], mode="overwrite") == 1
+    assert t.commit_files(names[2:]) == 2
+    ds = lance.dataset(str(path))
+    ds.validate()
+    assert sorted(ds.to_table().column("id").to_pylist()) == list(range(30))
+    assert ds.data_storage_version == "2.1"
+    with pytest.raises(sparklance.InvalidArgumentError):
+        t.commit_files(names, mode="upsert")

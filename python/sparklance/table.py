@@ -179,5 +179,14 @@ class LanceTable:
         with translated():
             return int(self._ops.addColumns(self._jspark, self.path, list(columns.keys()), list(columns.values())))
 
+    def commit_files(self, names: List[str], mode: str = "append") -> int:
+        """Commits Lance data files already written under the table's ``data/`` directory (e.g. by parallel tasks)
+        as one new version: ``mode="append"``, or ``"overwrite"`` (the first file's schema; also creates a table).
+        Returns the new version."""
+        if mode not in ("append", "overwrite"):
+            raise InvalidArgumentError(f"mode must be 'append' or 'overwrite', not {mode!r}.")
+        with translated():
+            return int(self._ops.commitFiles(self._jspark, self.path, list(names), mode == "overwrite"))
+
     def __repr__(self) -> str:
         return f"LanceTable({self.path!r})"

@@ -97,6 +97,13 @@ object LanceTableOps {
   def locate(spark: SparkSession, name: String): String =
     LanceSqlParser.location(spark, spark.sessionState.sqlParser.parseMultipartIdentifier(name))
 
+  /**
+   * Commits data files already written under the table's `data/` (file names) as one version: an append, or with
+   * `overwrite` an overwrite with the first file's schema (a new table is created). Returns the new version.
+   */
+  def commitFiles(spark: SparkSession, path: String, names: java.util.List[String], overwrite: Boolean): Long =
+    LanceSparkException.translate(TableOps.commitFiles(storage(spark), path, names.asScala.toSeq, overwrite))
+
   /** Restores the version a tag points to. */
   def restoreTag(spark: SparkSession, path: String, tag: String): Long = LanceSparkException.translate {
     val s = storage(spark)

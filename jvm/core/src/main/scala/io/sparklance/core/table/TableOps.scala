@@ -48,6 +48,35 @@ object TableOps {
     Committer.commit(storage, root, Transaction.create(latest, Operation.Restore(version, Some(old.manifest.proto), indexSection)))
   }
 
+  /**
+   * Commits Lance data files already written under the table's `data/` directory (by any writer, e.g. tasks of a
+   * pipeline) as one new version: an append, or an overwrite (also for a new table) whose schema is the first
+   * file's. One fragment per file. Returns the new version.
+   */
+  def commitFiles(storage: Storage, root: String, names: Seq[String], overwrite: Boolean): Long = {
+    if (names.isEmpty) throw new InvalidArgumentException(s"No data files to commit to $root.")
+    val readVersion = try Dataset.open(storage, root).latestVersion() catch { case _: io.sparklance.core.NotATableException => 0L }
+    var schema: Option[io.sparklance.core.schema.LanceSchema] = None
+    val fragments = names.map { name =>
+      val reader = io.sparklance.core.file.LanceFileReader.open(storage, Storage.join(root, s"data/$name"))
+      try {
+        if (schema.isEmpty) schema = Some(reader.metadata.schema)
+        val columns = reader.fieldColumns
+        import scala.jdk.CollectionConverters._
+        val file = io.sparklance.proto.TableProtos.DataFile.newBuilder().setPath(name)
+          .addAllFields(columns.map(c => Integer.valueOf(c._1)).asJava)
+          .addAllColumnIndices(columns.map(c => Integer.valueOf(c._2)).asJava)
+          .setFileMajorVersion(reader.version.major).setFileMinorVersion(reader.version.minor)
+          .setFileSizeBytes(reader.metadata.fileSize)
+        io.sparklance.proto.TableProtos.DataFragment.newBuilder().addFiles(file).setPhysicalRows(reader.numRows).build()
+      } finally reader.close()
+    }
+    val op = if (overwrite || readVersion == 0) Operation.overwrite(fragments, schema.get) else Operation.Append(fragments)
+    val first = fragments.head.getFiles(0)
+    Committer.commit(storage, root, Transaction.create(readVersion, op),
+      Committer.Options(newTableFileVersion = s"${first.getFileMajorVersion}.${first.getFileMinorVersion}"))
+  }
+
   /** One line of a table's history. */
   final case class HistoryEntry(version: Long, timestamp: Instant, operation: String, rows: Long, fragments: Int,
       rowsAdded: Long, rowsDeleted: Long, writtenBy: String)
