@@ -82,6 +82,10 @@ public final class Growable {
       data[size++] = v;
     }
 
+    public long removeLast() { return data[--size]; }
+
+    public long[] toArray() { return Arrays.copyOf(data, size); }
+
     public void clear() { size = 0; }
   }
 }

@@ -236,7 +236,7 @@ public final class RepDef {
       return rep == null ? 0 : length;
     }
 
-    void unravelOffsets(LongList offsets, BitWriter validity) {
+    void unravelOffsets(Growable.Longs offsets, BitWriter validity) {
       checkLayer();
       int m = layers[layer];
       if (!isList(m)) throw new EncodingException("a list level where the column has a struct or item level");
@@ -258,8 +258,8 @@ public final class RepDef {
         if (layers[l] == NULLABLE_ITEM) maxLevel++;
         else if (layers[l] != ALL_VALID_ITEM) break;
       }
-      long cur = offsets.size() == 0 ? 0 : offsets.removeLast();
-      int before = offsets.size();
+      long cur = offsets.size == 0 ? 0 : offsets.removeLast();
+      int before = offsets.size;
       repCmp++;
       int w = 0;
       if (def != null) {
@@ -292,7 +292,7 @@ public final class RepDef {
       }
       offsets.add(cur);
       length = w;
-      numItems = offsets.size() - 1 - before;
+      numItems = offsets.size - 1 - before;
     }
   }
 
@@ -321,11 +321,11 @@ public final class RepDef {
     public Offsets unravelOffsets() {
       int max = 0;
       for (Unraveler u : parts) max += u.maxLists();
-      LongList offsets = new LongList(max + 1);
+      Growable.Longs offsets = new Growable.Longs(max + 1);
       BitWriter validity = new BitWriter(max);
       for (Unraveler u : parts) u.unravelOffsets(offsets, validity);
-      if (offsets.size() == 0) offsets.add(0);
-      int count = offsets.size() - 1;
+      if (offsets.size == 0) offsets.add(0);
+      int count = offsets.size - 1;
       boolean anyNull = validity.size() != count || validity.anyFalse();
       return new Offsets(offsets.toArray(), count, new Validity(anyNull ? validity.bits() : null, count));
     }
@@ -364,24 +364,5 @@ public final class RepDef {
     public boolean anyFalse() { return anyFalse; }
 
     public byte[] bits() { return Arrays.copyOf(bits, (size + 7) / 8); }
-  }
-
-  /** A growable long array. */
-  public static final class LongList {
-    private long[] a;
-    private int n;
-
-    public LongList(int capacity) { a = new long[Math.max(4, capacity)]; }
-
-    public void add(long v) {
-      if (n == a.length) a = Arrays.copyOf(a, a.length * 2);
-      a[n++] = v;
-    }
-
-    public long removeLast() { return a[--n]; }
-
-    public int size() { return n; }
-
-    public long[] toArray() { return Arrays.copyOf(a, n); }
   }
 }

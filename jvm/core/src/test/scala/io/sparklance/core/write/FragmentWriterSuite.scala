@@ -3,14 +3,12 @@ package io.sparklance.core.write
 import scala.jdk.CollectionConverters._
 
 import org.apache.arrow.memory.RootAllocator
-import org.apache.arrow.vector.{BigIntVector, VectorSchemaRoot}
+import org.apache.arrow.vector.VectorSchemaRoot
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.CommitStateUnknownException
 import io.sparklance.core.file.{FileVersion, LanceFileReader}
-import io.sparklance.core.scan.FragmentReader
-import io.sparklance.core.schema.{ArrowSchemas, LanceSchema}
 import io.sparklance.core.storage.InMemoryStorage
 import io.sparklance.core.table.Dataset
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
@@ -20,17 +18,9 @@ class FragmentWriterSuite extends AnyFunSuite with BeforeAndAfterAll {
   private val allocator = new RootAllocator()
   override def afterAll(): Unit = allocator.close()
 
-  private val root = "mem://t.lance"
-  private val schema: LanceSchema = ArrowSchemas.fromArrow(new org.apache.arrow.vector.types.pojo.Schema(
-    java.util.List.of(org.apache.arrow.vector.types.pojo.Field.nullable("id", new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true)))))
+  import IdTables.{root, schema}
 
-  private def batch(from: Long, n: Int): VectorSchemaRoot = {
-    val v = new BigIntVector("id", allocator)
-    v.allocateNew(n)
-    (0 until n).foreach(i => v.set(i, from + i))
-    v.setValueCount(n)
-    new VectorSchemaRoot(java.util.List.of(v.getField), java.util.List.of[org.apache.arrow.vector.FieldVector](v), n)
-  }
+  private def batch(from: Long, n: Int): VectorSchemaRoot = IdTables.batch(allocator, from, n)
 
   private def write(storage: InMemoryStorage, from: Long, n: Int, maxRows: Long): (FragmentWriter, Seq[io.sparklance.proto.TableProtos.DataFragment]) = {
     val w = new FragmentWriter(storage, root, schema, FileVersion.V2_2, FragmentWriter.Options(maxRowsPerFile = maxRows))
@@ -43,17 +33,8 @@ class FragmentWriterSuite extends AnyFunSuite with BeforeAndAfterAll {
     (w, w.finish())
   }
 
-  private def ids(storage: InMemoryStorage, version: Option[Long] = None): Seq[Long] = {
-    val ds = Dataset.open(storage, root)
-    val s = version.map(ds.checkout).getOrElse(ds.checkoutLatest())
-    s.fragments.flatMap { f =>
-      val r = new FragmentReader(storage, s.layout, f, s.schema.fields, Nil, s.deletionVector(f), None)
-      try {
-        val got = r.read(0, f.physicalRows, allocator)
-        try (0 until got.getRowCount).map(i => got.getVector(0).asInstanceOf[BigIntVector].get(i)) finally got.close()
-      } finally r.close()
-    }
-  }
+  private def ids(storage: InMemoryStorage, version: Option[Long] = None): Seq[Long] =
+    IdTables.ids(storage, allocator, version)
 
   test("files roll over at max_rows_per_file; each is a fragment with its fields, columns and file version") {
     val storage = new InMemoryStorage

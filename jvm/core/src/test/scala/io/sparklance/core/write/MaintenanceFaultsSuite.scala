@@ -3,14 +3,11 @@ package io.sparklance.core.write
 import java.time.Instant
 
 import org.apache.arrow.memory.RootAllocator
-import org.apache.arrow.vector.{BigIntVector, VectorSchemaRoot}
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.{CommitStateUnknownException, StorageException}
 import io.sparklance.core.file.FileVersion
-import io.sparklance.core.scan.FragmentReader
-import io.sparklance.core.schema.ArrowSchemas
 import io.sparklance.core.storage.InMemoryStorage
 import io.sparklance.core.table.{Cleanup, Dataset}
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
@@ -20,20 +17,14 @@ class MaintenanceFaultsSuite extends AnyFunSuite with BeforeAndAfterAll {
   private val allocator = new RootAllocator()
   override def afterAll(): Unit = allocator.close()
 
-  private val root = "mem://t.lance"
-  private val schema = ArrowSchemas.fromArrow(new org.apache.arrow.vector.types.pojo.Schema(java.util.List.of(
-    org.apache.arrow.vector.types.pojo.Field.nullable("id", new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true)))))
+  import IdTables.{root, schema}
 
   /** A table of `fragments` appends of 100 rows each. */
   private def table(fragments: Int): InMemoryStorage = {
     val storage = new InMemoryStorage
     (0 until fragments).foreach { k =>
       val w = new FragmentWriter(storage, root, schema, FileVersion.V2_2)
-      val v = new BigIntVector("id", allocator)
-      v.allocateNew(100)
-      (0 until 100).foreach(i => v.set(i, k * 100L + i))
-      v.setValueCount(100)
-      val batch = new VectorSchemaRoot(java.util.List.of(v.getField), java.util.List.of[org.apache.arrow.vector.FieldVector](v), 100)
+      val batch = IdTables.batch(allocator, k * 100L, 100)
       try w.write(batch) finally batch.close()
       val op = if (k == 0) Operation.overwrite(w.finish(), schema) else Operation.Append(w.finish())
       Committer.commit(storage, root, Transaction.create(k.toLong, op))
@@ -41,16 +32,7 @@ class MaintenanceFaultsSuite extends AnyFunSuite with BeforeAndAfterAll {
     storage
   }
 
-  private def ids(storage: InMemoryStorage): Seq[Long] = {
-    val s = Dataset.open(storage, root).checkoutLatest()
-    s.fragments.flatMap { f =>
-      val r = new FragmentReader(storage, s.layout, f, s.schema.fields, Nil, s.deletionVector(f), None)
-      try {
-        val got = r.read(0, f.physicalRows, allocator)
-        try (0 until got.getRowCount).map(i => got.getVector(0).asInstanceOf[BigIntVector].get(i)) finally got.close()
-      } finally r.close()
-    }
-  }
+  private def ids(storage: InMemoryStorage): Seq[Long] = IdTables.ids(storage, allocator)
 
   test("a compaction whose commit fails leaves the table as it was, and deletes its files unless the outcome is unknown") {
     val storage = table(5)
