@@ -79,12 +79,8 @@ object AddColumns {
       while (next < physical(fragment)) { put(nulls); next += 1 }
       flush()
       val size = file.finish()
-      val cols = file.fieldColumns
-      out += ((fragment, TableProtos.DataFile.newBuilder().setPath(Storage.fileName(file.path))
-        .addAllFields(cols.map(c => Integer.valueOf(c._1)).asJava)
-        .addAllColumnIndices(cols.map(c => Integer.valueOf(c._2)).asJava)
-        .setFileMajorVersion(spec.version.major).setFileMinorVersion(spec.version.minor).setFileSizeBytes(size)
-        .build().toByteArray, file.path))
+      out += ((fragment, io.sparklance.core.table.DataFile.entry(Storage.fileName(file.path), file.fieldColumns,
+        spec.version, size).toByteArray, file.path))
       file = null
     }
     try {

@@ -54,6 +54,18 @@ final class DataFile(val proto: TableProtos.DataFile) {
 object DataFile {
   /** A field id of -2 in `DataFile.fields`: the column was rewritten into another data file. */
   val TombstoneFieldId: Int = -2
+
+  /**
+   * The manifest's entry for a data file: its name under `data/`, the (field id, column index) of each column, its
+   * file version and size.
+   */
+  def entry(name: String, fieldColumns: Seq[(Int, Int)], version: io.sparklance.core.file.FileVersion,
+      size: Long): TableProtos.DataFile =
+    TableProtos.DataFile.newBuilder().setPath(name)
+      .addAllFields(fieldColumns.map(c => Integer.valueOf(c._1)).asJava)
+      .addAllColumnIndices(fieldColumns.map(c => Integer.valueOf(c._2)).asJava)
+      .setFileMajorVersion(version.major).setFileMinorVersion(version.minor)
+      .setFileSizeBytes(size).build()
 }
 
 /** The reference from a fragment to its deletion file (shared/spec/table-format.md, "Deletion"). */

@@ -61,13 +61,7 @@ object TableOps {
       val reader = io.sparklance.core.file.LanceFileReader.open(storage, Storage.join(root, s"data/$name"))
       try {
         if (schema.isEmpty) schema = Some(reader.metadata.schema)
-        val columns = reader.fieldColumns
-        import scala.jdk.CollectionConverters._
-        val file = io.sparklance.proto.TableProtos.DataFile.newBuilder().setPath(name)
-          .addAllFields(columns.map(c => Integer.valueOf(c._1)).asJava)
-          .addAllColumnIndices(columns.map(c => Integer.valueOf(c._2)).asJava)
-          .setFileMajorVersion(reader.version.major).setFileMinorVersion(reader.version.minor)
-          .setFileSizeBytes(reader.metadata.fileSize)
+        val file = DataFile.entry(name, reader.fieldColumns, reader.version, reader.metadata.fileSize)
         io.sparklance.proto.TableProtos.DataFragment.newBuilder().addFiles(file).setPhysicalRows(reader.numRows).build()
       } finally reader.close()
     }

@@ -2,7 +2,6 @@ package io.sparklance.core.write
 
 import java.util.UUID
 
-import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.arrow.vector.VectorSchemaRoot
@@ -78,12 +77,7 @@ final class FragmentWriter(storage: Storage, root: String, schema: LanceSchema, 
       written -= w.path
     } else {
       val size = w.finish()
-      val columns = w.fieldColumns
-      val file = TableProtos.DataFile.newBuilder().setPath(Storage.fileName(w.path))
-        .addAllFields(columns.map(c => Integer.valueOf(c._1)).asJava)
-        .addAllColumnIndices(columns.map(c => Integer.valueOf(c._2)).asJava)
-        .setFileMajorVersion(version.major).setFileMinorVersion(version.minor)
-        .setFileSizeBytes(size)
+      val file = io.sparklance.core.table.DataFile.entry(Storage.fileName(w.path), w.fieldColumns, version, size)
       done += TableProtos.DataFragment.newBuilder().addFiles(file).setPhysicalRows(w.numRows).build()
     }
   }
