@@ -9,6 +9,20 @@ import sbtassembly.AssemblyPlugin.autoImport._
 val protobufVersion = "4.33.5"
 val scalatestVersion = "3.2.19"
 
+// S3 through Hadoop's S3A, at the Hadoop version Spark 4.3 ships, and the AWS SDK version that hadoop-aws 3.5.0 was
+// built against. hadoop-aws declares the whole SDK as one 690 MB `bundle` jar; S3A needs only the S3 client, its
+// transfer manager and STS (assumed-role credentials), and the external manifest store needs DynamoDB's client.
+// All are `provided`: users add hadoop-aws (e.g. `--packages org.apache.hadoop:hadoop-aws:3.5.0`) as for any S3A job.
+val hadoopVersion = "3.5.0"
+val awsSdkVersion = "2.35.4"
+val awsDeps = Seq(
+  ("org.apache.hadoop" % "hadoop-aws" % hadoopVersion).exclude("software.amazon.awssdk", "bundle"),
+  "software.amazon.awssdk" % "s3" % awsSdkVersion,
+  "software.amazon.awssdk" % "s3-transfer-manager" % awsSdkVersion,
+  "software.amazon.awssdk" % "sts" % awsSdkVersion,
+  "software.amazon.awssdk" % "dynamodb" % awsSdkVersion,
+)
+
 ThisBuild / organization := "io.sparklance"
 ThisBuild / version := IO.read(file("VERSION")).trim
 ThisBuild / scalaVersion := "2.13.18"
@@ -50,6 +64,7 @@ lazy val core = (project in file("jvm/core"))
     name := "sparklance-core",
     Compile / unmanagedJars ++= sparkJars(n => coreJarPrefixes.exists(n.startsWith)).classpath,
     libraryDependencies += "com.google.protobuf" % "protobuf-java" % protobufVersion,
+    libraryDependencies ++= awsDeps.map(_ % Provided),
     libraryDependencies += "com.google.protobuf" % "protobuf-java" % protobufVersion % "protobuf",
     PB.protocVersion := protobufVersion,
     Compile / PB.protoSources := Seq((ThisBuild / baseDirectory).value / "protos"),
@@ -88,6 +103,15 @@ lazy val bench = (project in file("jvm/bench"))
     Compile / unmanagedJars ++= sparkJars(n => coreJarPrefixes.exists(n.startsWith)).classpath,
     run / fork := true,
     run / javaOptions ++= javaModuleOpens ++ Seq("-Xmx6g", "-Xss4m"),
+  )
+
+// The S3 jars alone, for tests and the demo that run Spark against an S3 stand-in (make s3-jars exports this
+// project's classpath to build/s3-classpath.txt). Nothing of it goes into the runtime jar.
+lazy val s3deps = (project in file("jvm/s3deps"))
+  .settings(
+    name := "sparklance-s3deps",
+    publish / skip := true,
+    libraryDependencies ++= awsDeps,
   )
 
 lazy val root = (project in file("."))

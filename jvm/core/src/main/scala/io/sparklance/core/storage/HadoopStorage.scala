@@ -5,6 +5,8 @@ import java.nio.{ByteBuffer, ByteOrder}
 import java.nio.file.{FileAlreadyExistsException, Files, StandardOpenOption}
 import java.util.UUID
 
+import scala.util.control.NonFatal
+
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FSDataInputStream, FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
 
@@ -18,9 +20,15 @@ import io.sparklance.core.{CorruptFileException, StorageException, UnsupportedFe
  *    link(2) fails if the target exists, so exactly one racer wins and the target is never partially written.
  *  - HDFS (`hdfs:`, `viewfs:`): rename of a temporary file, which HDFS performs atomically and refuses if the
  *    target exists.
- * Any other scheme is refused with a clear error rather than committed unsafely.
+ *  - object stores whose Hadoop connector offers conditional creation (S3A 3.4.2 and later with
+ *    `fs.s3a.create.conditional.enabled`, the default: a PUT with `If-None-Match: *`, which the second writer
+ *    loses with 412 Precondition Failed).
+ *  - any store, when an external manifest store is configured ([[ExternalManifestStore.fromConf]], e.g. DynamoDB):
+ *    manifests are committed through it (see [[ExternalManifestCommits]]).
+ * Anything else is refused with a clear error rather than committed unsafely, unless `sparklance.commit.unsafe`
+ * is true (one writer at a time is then the user's promise: a create-if-missing check that can race).
  */
-final class HadoopStorage(conf: Configuration) extends Storage {
+final class HadoopStorage(val conf: Configuration) extends Storage {
 
   def this() = this(new Configuration())
 
@@ -70,7 +78,18 @@ final class HadoopStorage(conf: Configuration) extends Storage {
     fs(path).create(hadoopPath(path), false)
   }
 
-  override def putIfAbsent(path: String, bytes: Array[Byte]): Boolean = wrap(path, "commit") {
+  /** Manifests go through the external store when one is configured; created once, on first use. */
+  private lazy val externalCommits: Option[ExternalManifestCommits] =
+    ExternalManifestStore.fromConf(conf).map(new ExternalManifestCommits(this, _))
+
+  override def putIfAbsent(path: String, bytes: Array[Byte]): Boolean =
+    externalCommits.filter(_.handles(path)) match {
+      case Some(external) => external.putIfAbsent(path, bytes)
+      case None => objectPutIfAbsent(path, bytes)
+    }
+
+  /** Put-if-absent by the file system alone (the external store's staging and copy steps use it too). */
+  private[storage] def objectPutIfAbsent(path: String, bytes: Array[Byte]): Boolean = wrap(path, "commit") {
     val p = hadoopPath(path)
     val f = fs(path)
     (f, f.getUri.getScheme) match {
@@ -83,13 +102,48 @@ final class HadoopStorage(conf: Configuration) extends Storage {
         val won = f.rename(tmp, p)
         if (!won) f.delete(tmp, false)
         won
+      case (_, _) if canCreateConditionally(f, p) => conditionalCreate(f, p, bytes)
+      case (_, other) if conf.getBoolean(HadoopStorage.UnsafeCommits, false) =>
+        // The user's promise that one writer commits at a time: check, then write.
+        if (f.exists(p)) false
+        else {
+          val out = f.create(p, false)
+          try out.write(bytes) finally out.close()
+          true
+        }
       case (_, other) =>
+        val hint = if (other == "s3a") {
+          " S3A offers it with S3 conditional writes (fs.s3a.create.conditional.enabled=true, the default, on a store " +
+            "that supports If-None-Match); for stores without them, configure an external manifest store " +
+            s"(${ExternalManifestStore.Kind}=dynamodb)."
+        } else s" Configure an external manifest store (${ExternalManifestStore.Kind}=dynamodb)."
         throw new UnsupportedFeatureException(
-          s"Cannot commit to $path: the '$other' file system offers no atomic put-if-absent that sparklance " +
-            "supports, and committing without one could silently lose a concurrent writer's version. Use a " +
-            "local, HDFS or supported object-store path.")
+          s"Cannot commit to $path: the '$other' file system offers no atomic put-if-absent here, and committing " +
+            s"without one could silently lose a concurrent writer's version.$hint To commit anyway because only one " +
+            s"writer ever writes this table, set ${HadoopStorage.UnsafeCommits}=true.")
     }
   }
+
+  // Asking may need a connection (FTP): a file system that cannot answer offers nothing.
+  private def canCreateConditionally(f: FileSystem, p: Path): Boolean =
+    try f.hasPathCapability(p, HadoopStorage.ConditionalCreate) catch { case NonFatal(_) => false }
+
+  /**
+   * A create that the store itself refuses when the object exists (S3: `If-None-Match: *` on the PUT or on the
+   * completion of a multipart upload). S3A probes for an existing object first (FileAlreadyExistsException); a
+   * racer that loses at completion gets 412 Precondition Failed, or 409 ConditionalRequestConflict while another
+   * conditional write of the key is in flight. Either way nothing of ours is visible, so the race is lost.
+   */
+  private def conditionalCreate(f: FileSystem, p: Path, bytes: Array[Byte]): Boolean =
+    try {
+      val out = f.createFile(p).overwrite(false).must(HadoopStorage.ConditionalCreate, true).build()
+      try out.write(bytes)
+      catch { case e: Throwable => scala.util.Try(out.close()); throw e }
+      out.close()
+      true
+    } catch {
+      case e: IOException if HadoopStorage.lostConditionalCreate(e) => false
+    }
 
   private def localPutIfAbsent(target: java.nio.file.Path, bytes: Array[Byte]): Boolean = {
     Files.createDirectories(target.getParent)
@@ -109,7 +163,13 @@ final class HadoopStorage(conf: Configuration) extends Storage {
     } finally Files.deleteIfExists(tmp)
   }
 
-  override def list(dir: String): Seq[FileEntry] = wrap(dir, "list") {
+  override def list(dir: String): Seq[FileEntry] = {
+    // With an external manifest store, the latest version may be recorded there but not finished yet.
+    if (dir.stripSuffix("/").endsWith("/_versions")) externalCommits.foreach(_.repair(dir.stripSuffix("/")))
+    listDirectory(dir)
+  }
+
+  private def listDirectory(dir: String): Seq[FileEntry] = wrap(dir, "list") {
     val f = fs(dir)
     val p = hadoopPath(dir)
     try {
@@ -123,6 +183,26 @@ final class HadoopStorage(conf: Configuration) extends Storage {
   override def delete(path: String): Unit = wrap(path, "delete") {
     fs(path).delete(hadoopPath(path), false)
   }
+}
+
+object HadoopStorage {
+  /** The Hadoop stream option (and path capability) of a create that the store refuses when the file exists. */
+  val ConditionalCreate = "fs.option.create.conditional.overwrite"
+
+  /** Opt-in: commit on stores without an atomic put-if-absent, trusting that only one writer commits at a time. */
+  val UnsafeCommits = "sparklance.commit.unsafe"
+
+  /** Whether a failed conditional create failed because the object exists (or is being created by a racer). */
+  private[storage] def lostConditionalCreate(e: Throwable): Boolean =
+    Iterator.iterate(e)(_.getCause).takeWhile(_ != null).take(8).exists {
+      case _: org.apache.hadoop.fs.FileAlreadyExistsException | _: java.nio.file.FileAlreadyExistsException => true
+      case other =>
+        val name = other.getClass.getName
+        val message = String.valueOf(other.getMessage)
+        name.endsWith("RemoteFileChangedException") || message.contains("412") ||
+          message.contains("PreconditionFailed") || message.contains("Precondition Failed") ||
+          message.contains("ConditionalRequestConflict")
+    }
 }
 
 /**

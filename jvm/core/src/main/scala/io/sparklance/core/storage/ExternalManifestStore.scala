@@ -1,0 +1,155 @@
+package io.sparklance.core.storage
+
+import java.net.URI
+import java.util.UUID
+
+import scala.util.control.NonFatal
+
+import org.apache.hadoop.conf.Configuration
+import org.slf4j.LoggerFactory
+
+import io.sparklance.core.{InvalidArgumentException, StorageException}
+import io.sparklance.core.table.ManifestNaming
+
+/**
+ * A key-value store with put-if-absent that decides which writer gets a table version, for object stores that
+ * cannot (shared/spec/table-format.md, "External Manifest Store"). It maps (table, version) to the path of that
+ * version's manifest: first the staged copy a writer uploaded, then the final `_versions/` file.
+ *
+ * Tables and paths are named as pylance names them, so that both can share one store: the table is its root's
+ * path inside the bucket (`warehouse/db/t.lance`, no scheme, bucket or leading slash), a manifest is its path
+ * inside the bucket.
+ */
+trait ExternalManifestStore {
+
+  /** Records `path` for the version if nothing is recorded for it; false, recording nothing, otherwise. */
+  def putIfNotExists(table: String, version: Long, path: String, size: Long): Boolean
+
+  /** Replaces the record of a version that is recorded (the final path once the manifest is in place). */
+  def putIfExists(table: String, version: Long, path: String, size: Long): Unit
+
+  /** The recorded path of the table's latest version, if any. */
+  def latest(table: String): Option[(Long, String)]
+}
+
+object ExternalManifestStore {
+
+  /** Hadoop configuration key: `dynamodb`, or the class name of an [[ExternalManifestStore]] with a
+   *  `(Configuration)` constructor. Unset: no external store. */
+  val Kind = "sparklance.commit.external-store"
+
+  def fromConf(conf: Configuration): Option[ExternalManifestStore] =
+    Option(conf.get(Kind)).map(_.trim).filter(_.nonEmpty).map {
+      case "dynamodb" => new DynamoDbManifestStore(conf)
+      case className =>
+        val cls =
+          try Class.forName(className, true, Option(Thread.currentThread().getContextClassLoader).getOrElse(getClass.getClassLoader))
+          catch {
+            case _: ClassNotFoundException => throw new InvalidArgumentException(s"$Kind is '$className', which is " +
+              "neither 'dynamodb' nor a class on the classpath. Set it to 'dynamodb' or to the class name of an " +
+              "io.sparklance.core.storage.ExternalManifestStore.")
+          }
+        cls.getConstructor(classOf[Configuration]).newInstance(conf).asInstanceOf[ExternalManifestStore]
+    }
+
+  /** A path's key in its bucket or file system: the URI path without the leading slash. */
+  def keyOf(path: String): String = {
+    val p = try new URI(path).getPath catch { case NonFatal(_) => path }
+    Option(p).getOrElse(path).stripPrefix("/").stripSuffix("/")
+  }
+}
+
+/**
+ * The external-store commit over a [[HadoopStorage]] (shared/spec/table-format.md, "External Store Commit"):
+ *  1. stage the manifest under a unique name beside its final one (`<final name>-<uuid>`, which no listing takes
+ *     for a manifest);
+ *  2. record the staged path in the store with put-if-absent - the commit point: the loser removes its staged copy
+ *     and tries the next version;
+ *  3. copy the staged manifest to its final name;
+ *  4. record the final path, and remove the staged copy.
+ * A writer that dies after step 2 leaves a version that readers finish ([[repair]], run before every listing of
+ * `_versions/`): they copy the staged manifest to its final name and record it, so the version is never lost and
+ * the next writer never stalls on it.
+ */
+final class ExternalManifestCommits(storage: HadoopStorage, store: ExternalManifestStore) {
+
+  private val log = LoggerFactory.getLogger(classOf[ExternalManifestCommits])
+
+  private def versionsDir(path: String): Option[String] = {
+    val i = path.stripSuffix("/").lastIndexOf('/')
+    if (i > 0 && path.substring(0, i).endsWith("/_versions")) Some(path.substring(0, i)) else None
+  }
+
+  /** Whether a put-if-absent of `path` is a manifest commit. */
+  def handles(path: String): Boolean =
+    versionsDir(path).isDefined && ManifestNaming.classify(Storage.fileName(path)).isDefined
+
+  def putIfAbsent(path: String, bytes: Array[Byte]): Boolean = {
+    val (_, version) = ManifestNaming.classify(Storage.fileName(path)).get
+    val root = versionsDir(path).get.stripSuffix("/_versions")
+    val table = ExternalManifestStore.keyOf(root)
+    // A version already in place (a repaired one, or one committed before the store was configured) is taken.
+    if (storage.exists(path)) return false
+    val staged = s"$path-${UUID.randomUUID()}"
+    storage.create(staged, bytes)
+    val won =
+      try store.putIfNotExists(table, version, ExternalManifestStore.keyOf(staged), bytes.length.toLong)
+      catch {
+        case e: Throwable =>
+          // Unknown whether the record was written: keep the staged manifest, a reader may need it.
+          throw new StorageException(path, s"record version $version of $root in the external manifest store", e)
+      }
+    if (!won) {
+      quietly(storage.delete(staged))
+      return false
+    }
+    // Committed. The rest completes it; if it fails here, the next reader does it.
+    try finish(root, table, version, staged, path, bytes.length.toLong)
+    catch { case NonFatal(e) => log.warn(s"Version $version of $root is committed; finishing it is left to readers: $e") }
+    true
+  }
+
+  /** Steps 3 and 4 for a recorded staged manifest. */
+  private def finish(root: String, table: String, version: Long, staged: String, target: String, size: Long): Unit = {
+    if (!storage.exists(target)) {
+      val bytes = storage.readAll(staged)
+      storage.objectPutIfAbsent(target, bytes)
+    }
+    store.putIfExists(table, version, ExternalManifestStore.keyOf(target), size)
+    quietly(storage.delete(staged))
+  }
+
+  /**
+   * Finishes the latest version if its writer stopped after recording it: its manifest is then only staged. A
+   * version whose staged manifest is gone as well cannot be finished; reading the table is refused then (the
+   * store and the table disagree, and guessing could lose data).
+   */
+  def repair(versionsDir: String): Unit = {
+    val root = versionsDir.stripSuffix("/").stripSuffix("/_versions")
+    val table = ExternalManifestStore.keyOf(root)
+    store.latest(table).foreach { case (version, recorded) =>
+      val name = recorded.substring(recorded.lastIndexOf('/') + 1)
+      if (ManifestNaming.classify(name).isEmpty) {
+        val staged = Storage.join(versionsDir, name)
+        val finalName = name.substring(0, name.lastIndexOf(".manifest") + ".manifest".length)
+        val target = Storage.join(versionsDir, finalName)
+        if (!storage.exists(target)) {
+          if (!storage.exists(staged)) {
+            throw new StorageException(root, s"finish version $version of",
+              new java.io.FileNotFoundException(s"the external manifest store records version $version at $recorded, " +
+                "which does not exist, and the version's final manifest is missing too"))
+          }
+          log.info(s"Finishing version $version of $root, whose writer stopped after recording it")
+        }
+        finish(root, table, version, staged, target, sizeOf(if (storage.exists(target)) target else staged))
+      }
+    }
+  }
+
+  private def sizeOf(path: String): Long = {
+    val in = storage.open(path)
+    try in.length finally in.close()
+  }
+
+  private def quietly(body: => Unit): Unit = try body catch { case NonFatal(_) => () }
+}
