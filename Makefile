@@ -20,7 +20,7 @@ SBT_OPTS := -Dsbt.repository.config=project/repositories -Dsbt.override.build.re
   -Xms512m -Xmx2g -Xss4m
 SBT := java $(SBT_OPTS) -jar $(SBT_LAUNCHER)
 
-.PHONY: help venv sbt jar wheel publish-local test test-jvm test-python demo bench clean
+.PHONY: help venv sbt jar wheel publish-local s3-classpath test test-jvm test-python demo bench clean
 
 help:
 	@echo "make demo   build everything and run the demo pipeline over a local Lance warehouse"
@@ -69,7 +69,16 @@ publish-local: jar
 	  -DgroupId=io.sparklance -DartifactId=sparklance-spark_2.13 -Dversion=$(VERSION) -Dpackaging=jar \
 	  -DgeneratePom=true -DlocalRepositoryPath=$(M2)
 
-test-python: venv wheel publish-local
+# hadoop-aws and the AWS SDK modules S3A needs, minus what Spark ships, for the S3 tests' Spark drivers.
+S3_CLASSPATH := build/s3-classpath.txt
+$(S3_CLASSPATH): build.sbt integration/s3_classpath.py | venv sbt
+	mkdir -p build
+	$(SBT) 'export s3deps/runtime:fullClasspath' | tail -1 | $(VPY) integration/s3_classpath.py > $@.tmp
+	mv $@.tmp $@
+
+s3-classpath: $(S3_CLASSPATH)
+
+test-python: venv wheel publish-local $(S3_CLASSPATH)
 	$(VPY) -m pytest tests -q -p no:cacheprovider
 
 test: test-jvm test-python

@@ -104,18 +104,29 @@ final class ExternalManifestCommits(storage: HadoopStorage, store: ExternalManif
       return false
     }
     // Committed. The rest completes it; if it fails here, the next reader does it.
-    try finish(root, table, version, staged, path, bytes.length.toLong)
+    try finish(root, table, version, staged, path)
     catch { case NonFatal(e) => log.warn(s"Version $version of $root is committed; finishing it is left to readers: $e") }
     true
   }
 
-  /** Steps 3 and 4 for a recorded staged manifest. */
-  private def finish(root: String, table: String, version: Long, staged: String, target: String, size: Long): Unit = {
+  /**
+   * Steps 3 and 4 for a recorded staged manifest. Several finishers may race (the writer, readers repairing): one
+   * that finds the staged manifest gone checks that another finished the version before it complains.
+   */
+  private def finish(root: String, table: String, version: Long, staged: String, target: String): Unit = {
     if (!storage.exists(target)) {
-      val bytes = storage.readAll(staged)
-      storage.objectPutIfAbsent(target, bytes)
+      val bytes = try Some(storage.readAll(staged)) catch { case e: StorageException if Storage.isNotFound(e) => None }
+      bytes match {
+        // The store chose these bytes for the version: every finisher writes the same manifest.
+        case Some(b) => storage.publishChosen(target, b)
+        case None if storage.exists(target) => ()
+        case None =>
+          throw new StorageException(root, s"finish version $version of",
+            new java.io.FileNotFoundException(s"the external manifest store records version $version at $staged, " +
+              "which does not exist, and the version's final manifest is missing too"))
+      }
     }
-    store.putIfExists(table, version, ExternalManifestStore.keyOf(target), size)
+    store.putIfExists(table, version, ExternalManifestStore.keyOf(target), sizeOf(target))
     quietly(storage.delete(staged))
   }
 
@@ -130,18 +141,8 @@ final class ExternalManifestCommits(storage: HadoopStorage, store: ExternalManif
     store.latest(table).foreach { case (version, recorded) =>
       val name = recorded.substring(recorded.lastIndexOf('/') + 1)
       if (ManifestNaming.classify(name).isEmpty) {
-        val staged = Storage.join(versionsDir, name)
         val finalName = name.substring(0, name.lastIndexOf(".manifest") + ".manifest".length)
-        val target = Storage.join(versionsDir, finalName)
-        if (!storage.exists(target)) {
-          if (!storage.exists(staged)) {
-            throw new StorageException(root, s"finish version $version of",
-              new java.io.FileNotFoundException(s"the external manifest store records version $version at $recorded, " +
-                "which does not exist, and the version's final manifest is missing too"))
-          }
-          log.info(s"Finishing version $version of $root, whose writer stopped after recording it")
-        }
-        finish(root, table, version, staged, target, sizeOf(if (storage.exists(target)) target else staged))
+        finish(root, table, version, Storage.join(versionsDir, name), Storage.join(versionsDir, finalName))
       }
     }
   }

@@ -88,8 +88,8 @@ final class HadoopStorage(val conf: Configuration) extends Storage {
       case None => objectPutIfAbsent(path, bytes)
     }
 
-  /** Put-if-absent by the file system alone (the external store's staging and copy steps use it too). */
-  private[storage] def objectPutIfAbsent(path: String, bytes: Array[Byte]): Boolean = wrap(path, "commit") {
+  /** Put-if-absent by the file system alone. */
+  private def objectPutIfAbsent(path: String, bytes: Array[Byte]): Boolean = wrap(path, "commit") {
     val p = hadoopPath(path)
     val f = fs(path)
     (f, f.getUri.getScheme) match {
@@ -121,6 +121,24 @@ final class HadoopStorage(val conf: Configuration) extends Storage {
           s"Cannot commit to $path: the '$other' file system offers no atomic put-if-absent here, and committing " +
             s"without one could silently lose a concurrent writer's version.$hint To commit anyway because only one " +
             s"writer ever writes this table, set ${HadoopStorage.UnsafeCommits}=true.")
+    }
+  }
+
+  /**
+   * Writes a file whose content is already decided (an external store chose it), so that readers see it whole or
+   * not at all; racing writers of the same bytes may each succeed or find it there. Local disk and HDFS publish a
+   * temporary file atomically; object stores make an object visible only once it is complete.
+   */
+  private[storage] def publishChosen(path: String, bytes: Array[Byte]): Unit = wrap(path, "write") {
+    val p = hadoopPath(path)
+    fs(path) match {
+      case local: RawLocalFileSystem => localPutIfAbsent(local.pathToFile(p).toPath, bytes)
+      case f if f.getUri.getScheme == "hdfs" || f.getUri.getScheme == "viewfs" => objectPutIfAbsent(path, bytes)
+      case f =>
+        try {
+          val out = f.create(p, false)
+          try out.write(bytes) finally out.close()
+        } catch { case _: org.apache.hadoop.fs.FileAlreadyExistsException => () }
     }
   }
 
