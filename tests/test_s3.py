@@ -190,6 +190,11 @@ def test_dynamodb_external_store_commits_and_finishes_a_dead_writers_version(sta
     assert out == [100, True, False]
 
     ddb = stand.client("dynamodb")
+    # The second job's session has no store: its path reads and writes name it in their options, its second
+    # catalog in the catalog's options.
+    without_store = {k: v for k, v in conf.items() if "sparklance.commit" not in k}
+    store_options = {"sparklance.commit.external-store": "dynamodb", "sparklance.commit.dynamodb.table": table,
+                     "sparklance.commit.dynamodb.endpoint": stand.endpoint}
     item = ddb.get_item(TableName=table, ConsistentRead=True,
                         Key={"base_uri": {"S": "t.lance"}, "version": {"N": "10"}})["Item"]
     assert item["path"]["S"] == f"t.lance/_versions/{v2_name(10)}"
@@ -197,11 +202,25 @@ def test_dynamodb_external_store_commits_and_finishes_a_dead_writers_version(sta
     assert lance.dataset(uri, storage_options=stand.storage_options).version == 10
 
     out = stand.run_job(f"""
-        emit(spark.read.format("lance").load({s3a!r}).count())
-        spark.range(1000, 1005).selectExpr("id").write.format("lance").mode("append").save({s3a!r})
-        emit(spark.read.format("lance").load({s3a!r}).count())
-    """, warehouse=f"s3a://{bucket}/wh", conf=conf, workdir=tmp_path)
-    assert out == [100, 105]
+        store = {store_options!r}
+        emit(spark.read.format("lance").options(**store).load({s3a!r}).count())
+        spark.range(1000, 1005).selectExpr("id").write.format("lance").options(**store).mode("append").save({s3a!r})
+        emit(spark.read.format("lance").options(**store).load({s3a!r}).count())
+        # A second catalog that carries the external store in its own options (the session has none).
+        for key, value in {{"": "io.sparklance.spark.LanceCatalog", ".warehouse": "s3a://{bucket}/wh2",
+                           ".sparklance.commit.external-store": "dynamodb",
+                           ".hadoop.sparklance.commit.dynamodb.table": {table!r},
+                           ".sparklance.commit.dynamodb.endpoint": {stand.endpoint!r}}}.items():
+            spark.conf.set("spark.sql.catalog.ddbcat" + key, value)
+        spark.sql("CREATE NAMESPACE ddbcat.db")
+        spark.sql("CREATE TABLE ddbcat.db.t2 AS SELECT id FROM range(7)")
+        spark.sql("INSERT INTO ddbcat.db.t2 VALUES (7)")
+        emit(spark.sql("SELECT count(*) FROM ddbcat.db.t2").collect()[0][0])
+    """, warehouse=f"s3a://{bucket}/wh", conf=without_store, workdir=tmp_path)
+    assert out == [100, 105, 8]
+    records = ddb.query(TableName=table, ConsistentRead=True, KeyConditionExpression="base_uri = :t",
+                        ExpressionAttributeValues={":t": {"S": "wh2/db/t2.lance"}})["Items"]
+    assert sorted(int(r["version"]["N"]) for r in records) == [1, 2]
 
     ds = lance.dataset(uri, storage_options=stand.storage_options)
     ds.validate()

@@ -38,7 +38,7 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
     warehouse = Option(options.get("warehouse")).map(_.stripSuffix("/")).getOrElse(
       throw new LanceSparkException(new InvalidArgumentException(s"Catalog '$name' has no warehouse: set " +
         s"spark.sql.catalog.$name.warehouse to the directory or URI that holds its tables.")))
-    conf = SparkSession.active.sessionState.newHadoopConf()
+    conf = LanceTables.hadoopConf(SparkSession.active, options.asCaseSensitiveMap().asScala.toMap)
     storage = new HadoopStorage(conf)
   }
 

@@ -41,7 +41,7 @@ final class LanceDataSource extends TableProvider with DataSourceRegister with C
     val lower = options.map { case (k, v) => k.toLowerCase -> v }
     val path = lower.getOrElse("path", throw new LanceSparkException(new InvalidArgumentException(
       "No path given: use spark.read.format(\"lance\").load(\"/path/to/table.lance\").")))
-    val conf = SparkSession.active.sessionState.newHadoopConf()
+    val conf = LanceTables.hadoopConf(SparkSession.active, options)
     val tt = LanceSparkException.translate(TimeTravel.fromOptions(options))
     new LanceTable(path, LanceTables.load(conf, path, tt), conf, ReadOptions.nanoseconds(options))
   }

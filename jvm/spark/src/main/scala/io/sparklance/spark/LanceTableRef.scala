@@ -42,6 +42,21 @@ object TimeTravel {
 }
 
 object LanceTables {
+  /**
+   * The session's Hadoop configuration plus the object-store and commit settings among `options` (catalog options,
+   * or read and write options of a path): `hadoop.<key>` as `<key>`, `fs.<...>` and `sparklance.<...>` as they are.
+   * So one catalog, or one read, can carry its own endpoint, credentials and commit settings, e.g.
+   * `spark.sql.catalog.lance.fs.s3a.endpoint` or `.option("fs.s3a.endpoint", ...)`.
+   */
+  def hadoopConf(spark: org.apache.spark.sql.SparkSession, options: Map[String, String]): org.apache.hadoop.conf.Configuration = {
+    val conf = spark.sessionState.newHadoopConf()
+    options.foreach { case (key, value) =>
+      if (key.startsWith("hadoop.")) conf.set(key.stripPrefix("hadoop."), value)
+      else if (key.startsWith("fs.") || key.startsWith("sparklance.")) conf.set(key, value)
+    }
+    conf
+  }
+
   /** Opens and pins a table version on the driver, translating core errors for Spark. */
   def load(conf: org.apache.hadoop.conf.Configuration, path: String, tt: TimeTravel): Snapshot =
     LanceSparkException.translate {

@@ -32,7 +32,7 @@ import io.sparklance.core.table.Snapshot
 object PathWrites {
 
   def save(spark: SparkSession, path: String, mode: SaveMode, options: Map[String, String], data: DataFrame): Unit = {
-    val conf = spark.sessionState.newHadoopConf()
+    val conf = LanceTables.hadoopConf(spark, options)
     val existing: Option[Snapshot] =
       try Some(LanceTables.load(conf, path, TimeTravel.Latest))
       catch { case e: LanceSparkException if e.cause.isInstanceOf[NotATableException] => None }
