@@ -57,6 +57,7 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
     }
     val vectors = scala.collection.mutable.ArrayBuffer.empty[FieldVector]
     try {
+      if (version.isStructural) prefetch(fields, from, to)
       fields.foreach { f =>
         val vector = LanceFileReader.readField(f).createVector(allocator)
         vectors += vector
@@ -71,9 +72,38 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
       }
     } catch {
       case NonFatal(e) => vectors.foreach(_.close()); throw e
-    }
+    } finally prefetched.clear()
     val root = new VectorSchemaRoot(vectors.map(_.getField).asJava, vectors.map(v => v: FieldVector).asJava, (to - from).toInt)
     root
+  }
+
+  // Page bytes fetched ahead by `prefetch`, by the byte range of the page's buffers; consumed by `readBuffers`.
+  private val prefetched = scala.collection.mutable.HashMap.empty[(Long, Long), Slice]
+
+  /**
+   * Fetches the pages a read of rows [from, to) will decode (every leaf column of the fields, the pages overlapping
+   * the rows, except a page already decoded) with few requests: ranges closer than the file's coalescing gap are
+   * read as one. On object stores a request costs far more than the bytes between two pages of a row group.
+   */
+  private def prefetch(fields: Seq[LanceField], from: Long, to: Long): Unit = {
+    val gap = in.coalesceGap
+    if (gap < 0) return
+    val spans = for {
+      f <- fields
+      leaf <- f.flatten
+      column <- leafColumns.get(leaf.id).toSeq if column < metadata.columns.size
+      (page, pi) <- metadata.columns(column).getPagesList.asScala.iterator.zipWithIndex
+      if page.getPriority < to && page.getPriority + page.getLength > from && !lastPage.get(column).exists(_._1 == pi)
+      span <- LanceFileReader.bufferSpan(page)
+    } yield span
+    LanceFileReader.coalesce(spans.distinct, gap, LanceFileReader.MaxCoalescedBytes).foreach { case (start, end, members) =>
+      if (members.size > 1) {
+        val bytes = in.read(start, (end - start).toInt)
+        val array = new Array[Byte](bytes.remaining())
+        bytes.get(array)
+        members.foreach { case (s, e) => prefetched((s, e)) = new Slice(array, (s - start).toInt, (e - s).toInt) }
+      }
+    }
   }
 
   /**
@@ -368,10 +398,15 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
     val start = offsets.min
     val end = offsets.zip(sizes).map { case (o, s) => o + s }.max
     if (end - start > Int.MaxValue - 64) throw new CorruptFileException(path, s"a page spans ${end - start} bytes")
-    val bytes = in.read(start, (end - start).toInt)
-    val array = new Array[Byte](bytes.remaining())
-    bytes.get(array)
-    offsets.zip(sizes).map { case (o, s) => new Slice(array, (o - start).toInt, s.toInt) }.toArray
+    val (array, base) = prefetched.remove((start, end)) match {
+      case Some(slice) => (slice.array, slice.offset)
+      case None =>
+        val bytes = in.read(start, (end - start).toInt)
+        val a = new Array[Byte](bytes.remaining())
+        bytes.get(a)
+        (a, 0)
+    }
+    offsets.zip(sizes).map { case (o, s) => new Slice(array, base + (o - start).toInt, s.toInt) }.toArray
   }
 
   private def guard[T](field: LanceField, column: Int, page: Int, encoding: String)(body: => T): T =
@@ -392,6 +427,40 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
 }
 
 object LanceFileReader {
+
+  /** The largest range that coalescing builds from several pages. */
+  private[file] val MaxCoalescedBytes = 64L << 20
+
+  /** The byte range [start, end) of a page's buffers, if it has any. */
+  private[file] def bufferSpan(page: File2Protos.ColumnMetadata.Page): Option[(Long, Long)] = {
+    val n = page.getBufferOffsetsCount
+    if (n == 0) None
+    else {
+      val starts = (0 until n).map(page.getBufferOffsets)
+      val ends = (0 until n).map(i => page.getBufferOffsets(i) + page.getBufferSizes(i))
+      Some((starts.min, ends.max))
+    }
+  }
+
+  /**
+   * Groups byte ranges into reads: sorted by start, a range joins the current read when it begins at most `gap`
+   * bytes after the read's end and the read stays within `maxBytes`. Returns (start, end, the ranges it serves).
+   */
+  private[file] def coalesce(ranges: Seq[(Long, Long)], gap: Long, maxBytes: Long): Seq[(Long, Long, Seq[(Long, Long)])] = {
+    val out = Seq.newBuilder[(Long, Long, Seq[(Long, Long)])]
+    var current: Option[(Long, Long, List[(Long, Long)])] = None
+    ranges.sortBy(_._1).foreach { case r @ (s, e) =>
+      current match {
+        case Some((cs, ce, members)) if s <= ce + gap && math.max(ce, e) - cs <= maxBytes =>
+          current = Some((cs, math.max(ce, e), r :: members))
+        case other =>
+          other.foreach { case (cs, ce, members) => out += ((cs, ce, members.reverse)) }
+          current = Some((s, e, List(r)))
+      }
+    }
+    current.foreach { case (cs, ce, members) => out += ((cs, ce, members.reverse)) }
+    out.result()
+  }
 
   /** Requested rows closer than this are read as one range by `take`. */
   private val TakeGap = 512L

@@ -54,8 +54,11 @@ final class HadoopStorage(val conf: Configuration) extends Storage {
     f match {
       case local: RawLocalFileSystem => new LocalInputFile(path, local.pathToFile(p).toPath)
       case _ =>
-        val len = f.getFileStatus(p).getLen
-        new HadoopInputFile(path, f.open(p), len)
+        val status = f.getFileStatus(p)
+        // Ranged reads of pages, not a sequential stream: each read asks for exactly its range.
+        val stream = org.apache.hadoop.util.functional.FutureIO.awaitFuture(
+          f.openFile(p).withFileStatus(status).opt("fs.option.openfile.read.policy", "random").build())
+        new HadoopInputFile(path, stream, status.getLen, conf.getLong(HadoopStorage.CoalesceGap, 1L << 20))
     }
   }
 
@@ -207,6 +210,9 @@ object HadoopStorage {
   /** The Hadoop stream option (and path capability) of a create that the store refuses when the file exists. */
   val ConditionalCreate = "fs.option.create.conditional.overwrite"
 
+  /** Ranged reads of a remote file closer than this many bytes are read as one (default 1 MiB). */
+  val CoalesceGap = "sparklance.read.coalesce-gap-bytes"
+
   /** Opt-in: commit on stores without an atomic put-if-absent, trusting that only one writer commits at a time. */
   val UnsafeCommits = "sparklance.commit.unsafe"
 
@@ -258,7 +264,8 @@ private final class LocalInputFile(val path: String, file: java.nio.file.Path) e
   override def close(): Unit = channel.close()
 }
 
-private final class HadoopInputFile(val path: String, in: FSDataInputStream, val length: Long) extends InputFile {
+private final class HadoopInputFile(val path: String, in: FSDataInputStream, val length: Long, override val coalesceGap: Long)
+    extends InputFile {
   override def read(offset: Long, len: Int): ByteBuffer = {
     if (offset < 0 || len < 0 || offset + len > length) {
       throw new CorruptFileException(path,

@@ -95,4 +95,10 @@ trait InputFile extends Closeable {
    * naming the file, the range and the file's size.
    */
   def read(offset: Long, length: Int): ByteBuffer
+
+  /**
+   * Ranged reads this close together (in bytes) are better read as one: where a request costs much more than the
+   * bytes in between (object stores). Negative: never coalesce (local disk, where the page cache serves small reads).
+   */
+  def coalesceGap: Long = -1L
 }

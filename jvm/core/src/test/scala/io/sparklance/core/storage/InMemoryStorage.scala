@@ -17,6 +17,12 @@ class InMemoryStorage extends Storage {
   private val files = new ConcurrentHashMap[String, Array[Byte]]()
   private val faults = new ConcurrentHashMap[String, AtomicInteger]()
 
+  /** What the files it opens report as their coalescing gap (negative: never coalesce, as on local disk). */
+  @volatile var coalesceGap: Long = -1L
+
+  /** Ranged reads served, over all files. */
+  val reads = new AtomicInteger()
+
   def failNext(operation: String, times: Int): Unit = faults.put(operation, new AtomicInteger(times))
 
   private def maybeFail(operation: String, path: String): Unit = {
@@ -37,10 +43,13 @@ class InMemoryStorage extends Storage {
     val bytes = Option(files.get(norm(path))).getOrElse(
       throw new StorageException(path, "open", new FileNotFoundException(s"$path does not exist")))
     val normalized = norm(path)
+    val gap = coalesceGap
     new InputFile {
       override def path: String = normalized
       override def length: Long = bytes.length.toLong
+      override def coalesceGap: Long = gap
       override def read(offset: Long, len: Int): ByteBuffer = {
+        reads.incrementAndGet()
         if (offset < 0 || len < 0 || offset + len > bytes.length) {
           throw new CorruptFileException(path, s"a read of $len bytes at offset $offset goes past the end of the " +
             s"file, which is ${bytes.length} bytes long")

@@ -1,0 +1,70 @@
+package io.sparklance.core.file
+
+import scala.jdk.CollectionConverters._
+import scala.util.Random
+
+import org.apache.arrow.memory.RootAllocator
+import org.apache.arrow.vector.VectorSchemaRoot
+import org.apache.arrow.vector.compare.VectorEqualsVisitor
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.sparklance.core.storage.InMemoryStorage
+
+class CoalescedReadSuite extends AnyFunSuite {
+  import FileWriterTesting._
+
+  test("coalesce groups ranges within the gap and the size bound, and keeps the ranges each read serves") {
+    val ranges = Seq((100L, 200L), (0L, 50L), (61L, 90L), (5000L, 5100L), (5100L, 9000L))
+    assert(LanceFileReader.coalesce(ranges, gap = 10, maxBytes = 1L << 20) == Seq(
+      (0L, 50L, Seq((0L, 50L))), (61L, 200L, Seq((61L, 90L), (100L, 200L))), (5000L, 9000L, Seq((5000L, 5100L), (5100L, 9000L)))))
+    assert(LanceFileReader.coalesce(ranges, gap = 10000, maxBytes = 4000).map(r => (r._1, r._2)) ==
+      Seq((0L, 200L), (5000L, 9000L)))
+    assert(LanceFileReader.coalesce(Nil, 10, 10).isEmpty)
+  }
+
+  test("a read of many pages of several columns costs a few requests where the file coalesces, with the same values") {
+    val allocator = new RootAllocator()
+    val storage = new InMemoryStorage
+    val schema = FileWriterTesting.schema(leaf("a", "int64"), leaf("b", "string"), leaf("c", "double"),
+      list("d", leaf("item", "int32")))
+    val arrow = new org.apache.arrow.vector.types.pojo.Schema(schema.fields.map(LanceFileReader.readField).asJava)
+    val r = new Random(7)
+    val batches = (0 until 8).map { _ =>
+      val root = VectorSchemaRoot.create(arrow, allocator)
+      root.getFieldVectors.asScala.foreach(v => fill(v, 5000, r, 0.1))
+      root.setRowCount(5000)
+      root
+    }
+    try {
+      // Small pages: each column has many.
+      val w = LanceFileWriter.create(storage, "f.lance", schema, FileVersion.V2_1, LanceFileWriter.Options(16L << 10))
+      batches.foreach(w.write)
+      w.finish()
+
+      def readAll(gap: Long): (Int, Seq[VectorSchemaRoot]) = {
+        storage.coalesceGap = gap
+        val reader = LanceFileReader.open(storage, "f.lance")
+        val before = storage.reads.get()
+        val roots = (0 until 8).map(i => reader.read(schema.fields, i * 5000L, (i + 1) * 5000L, allocator))
+        reader.close()
+        (storage.reads.get() - before, roots)
+      }
+      val (plainReads, plain) = readAll(-1)
+      val (coalescedReads, coalesced) = readAll(1L << 20)
+      try {
+        val pages = LanceFileReader.open(storage, "f.lance").metadata.columns.map(_.getPagesCount).sum
+        assert(plainReads >= pages, s"without coalescing every page is a request ($plainReads reads, $pages pages)")
+        assert(coalescedReads <= 8, s"with coalescing a batch's pages are one request: $coalescedReads reads for 8 batches")
+        plain.zip(batches).foreach { case (got, want) =>
+          want.getFieldVectors.asScala.zip(got.getFieldVectors.asScala).foreach { case (w, g) => assert(VectorEqualsVisitor.vectorEquals(w, g)) }
+        }
+        coalesced.zip(batches).foreach { case (got, want) =>
+          want.getFieldVectors.asScala.zip(got.getFieldVectors.asScala).foreach { case (w, g) => assert(VectorEqualsVisitor.vectorEquals(w, g)) }
+        }
+      } finally (plain ++ coalesced).foreach(_.close())
+    } finally {
+      batches.foreach(_.close())
+      allocator.close()
+    }
+  }
+}
