@@ -81,9 +81,10 @@ def _sql(rest: List[str]) -> int:
         if args.statement:
             return _run_sql(spark, args.statement, progress)
         status = 0
+        prompt = "sparklance> " if sys.stdin.isatty() else ""   # statements from a file: stdout holds only results
         while True:
             try:
-                line = input("sparklance> ").strip().rstrip(";")
+                line = input(prompt).strip().rstrip(";")
             except EOFError:
                 return status
             if line.lower() in ("exit", "quit"):
