@@ -4,6 +4,7 @@ the classes of :mod:`sparklance.errors`."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Union
 
 from sparklance.errors import InvalidArgumentError, translated
@@ -110,8 +111,17 @@ class LanceTable:
 
         return DataFrame(jdf, self._spark)
 
-    def to_df(self, version: Optional[int] = None, timestamp: Optional[str] = None, tag: Optional[str] = None) -> "DataFrame":
-        """The table (at a version, the version current at a timestamp, or a tag) as a DataFrame."""
+    def to_df(self, version: Optional[int] = None, timestamp: Union[str, datetime, None] = None,
+              tag: Optional[str] = None) -> "DataFrame":
+        """The table (at a version, the version current at a timestamp, or a tag) as a DataFrame.
+
+        ``timestamp`` is an ISO-8601 string (UTC when it has no offset) or a timezone-aware ``datetime``; the
+        latest version committed at or before it is read."""
+        if isinstance(timestamp, datetime):
+            if timestamp.tzinfo is None or timestamp.utcoffset() is None:
+                raise InvalidArgumentError(f"timestamp {timestamp} has no time zone: give an aware datetime, e.g. "
+                                           "datetime.now(timezone.utc), or an ISO-8601 string.")
+            timestamp = timestamp.isoformat()
         reader = self._spark.read.format("lance")
         for key, value in (("version", version), ("timestamp", timestamp), ("tag", tag)):
             if value is not None:
@@ -125,7 +135,8 @@ class LanceTable:
         return self.to_df().schema
 
     def history(self) -> "DataFrame":
-        """Every version: version, timestamp, operation, rows, fragments, written_by."""
+        """Every version, ascending: version, timestamp, operation, rows, fragments, rows_added, rows_deleted,
+        written_by."""
         with translated():
             return self._df(self._ops.history(self._jspark, self.path))
 
