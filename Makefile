@@ -99,3 +99,5 @@ bench: venv sbt
 	$(VPY) integration/bench/spark_read_bench.py $(BENCH_DIR)/spark
 	$(VPY) integration/bench/spark_write_bench.py $(BENCH_DIR)/spark_write
 	$(VPY) integration/bench/rowlevel_bench.py $(BENCH_DIR)/rowlevel
+	$(MAKE) s3-classpath
+	$(VPY) integration/bench/s3_read_bench.py $(BENCH_DIR)/s3

@@ -62,7 +62,9 @@ class Stand:
         self.log = log_dir / "moto.log"
         server = Path(sys.executable).parent / "moto_server"
         self.proc = subprocess.Popen([str(server), "-H", "127.0.0.1", "-p", str(self.port)],
-                                     stdout=self.log.open("w"), stderr=subprocess.STDOUT)
+                                     stdout=self.log.open("w"), stderr=subprocess.STDOUT,
+                                     # Unbuffered: its log of requests is read while it runs (the S3 benchmark).
+                                     env=dict(os.environ, PYTHONUNBUFFERED="1"))
         deadline = time.time() + 30
         while True:
             try:

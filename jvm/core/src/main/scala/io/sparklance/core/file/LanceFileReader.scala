@@ -57,7 +57,7 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
     }
     val vectors = scala.collection.mutable.ArrayBuffer.empty[FieldVector]
     try {
-      if (version.isStructural) prefetch(fields, from, to)
+      if (prefetched.isEmpty) prefetch(fields, from, to)
       fields.foreach { f =>
         val vector = LanceFileReader.readField(f).createVector(allocator)
         vectors += vector
@@ -72,22 +72,26 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
       }
     } catch {
       case NonFatal(e) => vectors.foreach(_.close()); throw e
-    } finally prefetched.clear()
+    }
     val root = new VectorSchemaRoot(vectors.map(_.getField).asJava, vectors.map(v => v: FieldVector).asJava, (to - from).toInt)
     root
   }
 
-  // Page bytes fetched ahead by `prefetch`, by the byte range of the page's buffers; consumed by `readBuffers`.
+  // Page bytes fetched ahead by `prefetch`, by the byte range of the page's buffers; consumed by `readBuffers`,
+  // dropped by the next prefetch: memory stays bounded by the pages of one read.
   private val prefetched = scala.collection.mutable.HashMap.empty[(Long, Long), Slice]
 
   /**
-   * Fetches the pages a read of rows [from, to) will decode (every leaf column of the fields, the pages overlapping
-   * the rows, except a page already decoded) with few requests: ranges closer than the file's coalescing gap are
-   * read as one. On object stores a request costs far more than the bytes between two pages of a row group.
+   * Fetches the pages that reads of rows [from, to) of these fields will decode (every leaf column, the pages
+   * overlapping the rows, except a page already decoded) with few requests: ranges closer than the file's
+   * coalescing gap are read as one. On object stores a request costs far more than the bytes between two pages.
+   * `read` does this for its own fields; a caller that reads fields one at a time calls it first for all of them.
+   * Files of version 2.0 (whose list columns are not paged by rows) are read page by page.
    */
-  private def prefetch(fields: Seq[LanceField], from: Long, to: Long): Unit = {
+  def prefetch(fields: Seq[LanceField], from: Long, to: Long): Unit = {
+    prefetched.clear()
     val gap = in.coalesceGap
-    if (gap < 0) return
+    if (gap < 0 || !version.isStructural) return
     val spans = for {
       f <- fields
       leaf <- f.flatten
@@ -423,7 +427,10 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
           "encodings, or upgrade sparklance.")
     }
 
-  override def close(): Unit = in.close()
+  override def close(): Unit = {
+    prefetched.clear()
+    in.close()
+  }
 }
 
 object LanceFileReader {
