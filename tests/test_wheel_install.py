@@ -58,3 +58,19 @@ def test_fresh_virtualenv_runs_the_documented_api(tmp_path):
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip().endswith(f"OK {VERSION}")
+
+
+def test_pip_builds_from_the_source_tree_with_the_checkouts_jar(tmp_path):
+    """`pip wheel ./python` (what `pip install ./python` runs) stages build/'s jar and VERSION into the package."""
+    import zipfile
+
+    jar = REPO / "build" / f"sparklance-{VERSION}.jar"
+    if not jar.is_file():
+        pytest.fail(f"{jar.relative_to(REPO)} does not exist: run `make jar` first", pytrace=False)
+    out = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
+                          str(tmp_path), str(REPO / "python")], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    wheel = tmp_path / f"sparklance-{VERSION}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as z:
+        assert z.read(f"sparklance/jars/sparklance-{VERSION}.jar") == jar.read_bytes()
+        assert z.read("sparklance/VERSION").decode().strip() == VERSION

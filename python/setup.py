@@ -1,0 +1,34 @@
+"""Stages the runtime jar and the version into the package before setuptools builds it, so that `pip install
+./python` and `pip wheel ./python` in a checkout ship the jar `make jar` built (build/sparklance-<VERSION>.jar) and
+the checkout's VERSION. Outside a checkout (an unpacked sdist) the staged files are used as they are."""
+
+import shutil
+from pathlib import Path
+
+from setuptools import setup
+
+HERE = Path(__file__).resolve().parent
+CHECKOUT = HERE.parent
+PACKAGE = HERE / "sparklance"
+
+
+def stage() -> None:
+    if (CHECKOUT / "VERSION").is_file():
+        shutil.copyfile(CHECKOUT / "VERSION", PACKAGE / "VERSION")
+    if not (PACKAGE / "VERSION").is_file():
+        raise SystemExit("sparklance: no VERSION file: build the package from a sparklance checkout.")
+    version = (PACKAGE / "VERSION").read_text().strip()
+    jar = CHECKOUT / "build" / f"sparklance-{version}.jar"
+    jars = PACKAGE / "jars"
+    if jar.is_file():
+        jars.mkdir(exist_ok=True)
+        for old in jars.glob("*.jar"):
+            old.unlink()
+        shutil.copyfile(jar, jars / jar.name)
+    if not (jars / jar.name).is_file():
+        raise SystemExit(f"sparklance: the runtime jar {jar} does not exist. Run `make jar` in the checkout first "
+                         "(the package carries the jar), or install a wheel built by `make wheel`.")
+
+
+stage()
+setup()
