@@ -472,8 +472,9 @@ object LanceFileReader {
   /** Requested rows closer than this are read as one range by `take`. */
   private val TakeGap = 512L
 
-  def open(storage: Storage, path: String): LanceFileReader = {
-    val in = storage.open(path)
+  /** Opens a data file; `knownLength` (the size a manifest records, or -1) spares object stores a status request. */
+  def open(storage: Storage, path: String, knownLength: Long = -1L): LanceFileReader = {
+    val in = storage.open(path, knownLength)
     try new LanceFileReader(storage, in, FileMetadata.read(in))
     catch { case NonFatal(e) => in.close(); throw e }
   }

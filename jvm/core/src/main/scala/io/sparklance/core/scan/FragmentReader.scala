@@ -40,7 +40,7 @@ final class FragmentReader(
 
   private def reader(file: DataFile): LanceFileReader = {
     val path = layout.dataFilePath(file)
-    readers.getOrElseUpdate(path, LanceFileReader.open(storage, path))
+    readers.getOrElseUpdate(path, LanceFileReader.open(storage, path, file.fileSizeBytes.getOrElse(-1L)))
   }
 
   /** Live rows among physical offsets [from, to), as a new root owned by the caller. */

@@ -48,17 +48,25 @@ final class HadoopStorage(val conf: Configuration) extends Storage {
       case e: IOException => throw new StorageException(path, operation, e)
     }
 
-  override def open(path: String): InputFile = wrap(path, "open") {
+  override def open(path: String): InputFile = open(path, -1L)
+
+  override def open(path: String, knownLength: Long): InputFile = wrap(path, "open") {
     val f = fs(path)
     val p = hadoopPath(path)
     f match {
       case local: RawLocalFileSystem => new LocalInputFile(path, local.pathToFile(p).toPath)
       case _ =>
-        val status = f.getFileStatus(p)
         // Ranged reads of pages, not a sequential stream: each read asks for exactly its range.
-        val stream = org.apache.hadoop.util.functional.FutureIO.awaitFuture(
-          f.openFile(p).withFileStatus(status).opt("fs.option.openfile.read.policy", "random").build())
-        new HadoopInputFile(path, stream, status.getLen, conf.getLong(HadoopStorage.CoalesceGap, 1L << 20))
+        val builder = f.openFile(p).opt("fs.option.openfile.read.policy", "random")
+        val length =
+          if (knownLength >= 0) { builder.optLong("fs.option.openfile.length", knownLength); knownLength }
+          else {
+            val status = f.getFileStatus(p)
+            builder.withFileStatus(status)
+            status.getLen
+          }
+        val stream = org.apache.hadoop.util.functional.FutureIO.awaitFuture(builder.build())
+        new HadoopInputFile(path, stream, length, conf.getLong(HadoopStorage.CoalesceGap, 1L << 20))
     }
   }
 

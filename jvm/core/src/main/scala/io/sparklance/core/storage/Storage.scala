@@ -25,6 +25,12 @@ trait Storage {
   /** Opens a file for ranged reads. */
   def open(path: String): InputFile
 
+  /**
+   * Opens a file whose length the caller knows (a manifest records data file sizes; -1 when unknown), which spares
+   * object stores a status request. A wrong length shows as a corrupt file, not as wrong data.
+   */
+  def open(path: String, knownLength: Long): InputFile = open(path)
+
   /** Reads a whole file; for small metadata files (manifests, deletion files, tags). */
   def readAll(path: String): Array[Byte] = {
     val in = open(path)
