@@ -233,3 +233,62 @@ def test_dynamodb_external_store_commits_and_finishes_a_dead_writers_version(sta
     assert item["path"]["S"] == f"t.lance/_versions/{v2_name(11)}"
     keys = [o["Key"] for o in stand.client("s3").list_objects_v2(Bucket=bucket, Prefix="t.lance/_versions/")["Contents"]]
     assert not [k for k in keys if "-" in k.rsplit("/", 1)[1]], keys
+
+
+def test_pylance_and_spark_commit_through_one_dynamodb_store(stand, tmp_path):
+    """pylance's `s3+ddb://` commit store and sparklance's DynamoDB store are one protocol: both record and finish
+    versions in the same items, so they take turns and race on one table without losing a version."""
+    bucket, table = stand.bucket("shared-ddb"), stand.manifest_table("shared-manifests")
+    ddb_uri = f"s3+ddb://{bucket}/lake/t.lance?ddbTableName={table}"
+    so = dict(stand.storage_options, dynamodb_endpoint=stand.endpoint)
+    lance.write_dataset(events(0, 10), ddb_uri, storage_options=so)
+    conf = stand.spark_conf(**{
+        "spark.hadoop.fs.s3a.create.conditional.enabled": "false",
+        "spark.hadoop.sparklance.commit.external-store": "dynamodb",
+        "spark.hadoop.sparklance.commit.dynamodb.table": table,
+        "spark.hadoop.sparklance.commit.dynamodb.endpoint": stand.endpoint,
+    })
+    job = stand.start_job(f"""
+        for i in range(4):
+            spark.range(1000 + 10 * i, 1010 + 10 * i).selectExpr("id", "concat('s', id) AS name",
+                "CAST(id AS DOUBLE) AS score", "CAST(array() AS ARRAY<STRING>) AS tags"
+            ).write.format("lance").mode("append").save("s3a://{bucket}/lake/t.lance")
+        emit(spark.read.format("lance").load("s3a://{bucket}/lake/t.lance").count())
+    """, f"s3a://{bucket}/wh", conf, tmp_path)
+    for k in range(3):  # while Spark appends
+        lance.write_dataset(events(100 + 10 * k, 110 + 10 * k), ddb_uri, storage_options=so, mode="append")
+    out = Stand.results(job)
+    assert 50 <= out[0] <= 80
+
+    ds = lance.dataset(ddb_uri, storage_options=so)
+    ds.validate()
+    assert [v["version"] for v in ds.versions()] == list(range(1, 9))
+    assert sorted(ds.to_table(columns=["id"]).column("id").to_pylist()) == \
+        list(range(10)) + list(range(100, 130)) + list(range(1000, 1040))
+    items = stand.client("dynamodb").query(
+        TableName=table, ConsistentRead=True, KeyConditionExpression="base_uri = :t",
+        ExpressionAttributeValues={":t": {"S": "lake/t.lance"}})["Items"]
+    assert sorted(int(i["version"]["N"]) for i in items) == list(range(1, 9))
+    assert {i["committer"]["S"] for i in items} == {"lancedb", "sparklance"}
+    assert all(i["path"]["S"].startswith("lake/t.lance/_versions/") and i["path"]["S"].endswith(".manifest")
+               for i in items)
+
+
+def test_credentials_never_reach_logs_or_errors(stand, tmp_path):
+    bucket = stand.bucket("secrets")
+    secret = "do-not-print-this-secret-4711"
+    conf = stand.spark_conf(**{"spark.hadoop.fs.s3a.secret.key": secret})
+    job = stand.start_job(f"""
+        spark.sparkContext.setLogLevel("INFO")
+        spark.range(3).write.format("lance").save("s3a://{bucket}/t.lance")
+        for path in ("s3a://{bucket}/missing.lance", "s3a://no-such-bucket-here/t.lance"):
+            try:
+                spark.read.format("lance").load(path).count()
+            except Exception as e:
+                emit(str(e))
+    """, f"s3a://{bucket}/wh", conf, tmp_path)
+    out, err = job.communicate(timeout=300)
+    assert job.returncode == 0, err[-3000:]
+    errors = [line for line in out.splitlines() if line.startswith("RESULT ")]
+    assert len(errors) == 2 and all("s3a://" in e for e in errors), errors
+    assert secret not in out and secret not in err

@@ -101,6 +101,18 @@ class ExternalManifestStoreSuite extends AnyFunSuite {
     assert(Dataset.open(plain, root).latestVersion() == 3)
   }
 
+  test("a writer that died after staging but before recording took nothing: the next writer gets the version") {
+    val (storage, root, records) = setup("staged-only")
+    val plain = new HadoopStorage()
+    val orphan = s"$root/_versions/${ManifestNaming.V2.fileName(2)}-0000orphan"
+    plain.create(orphan, plain.readAll(s"$root/_versions/${ManifestNaming.V2.fileName(1)}"))
+    assert(Dataset.open(storage, root).latestVersion() == 1)
+    assert(Committer.commit(storage, root, Transaction.create(1, Operation.Append(Seq(fragment("b.lance", 5))))) == 2)
+    val s = Dataset.open(plain, root).checkoutLatest()
+    assert(s.version == 2 && s.fragments.map(_.files.head.path) == Seq("a.lance", "b.lance"))
+    assert(records.get(ExternalManifestStore.keyOf(root) -> 2L).endsWith(ManifestNaming.V2.fileName(2)))
+  }
+
   test("a recorded version whose manifest is gone everywhere is an error naming it, not a silent rollback") {
     val (storage, root, records) = setup("lost")
     val key = ExternalManifestStore.keyOf(root)
