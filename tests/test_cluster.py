@@ -204,6 +204,8 @@ def spark(cluster, wh):
         "spark.executor.memory": "512m",
         "spark.executor.cores": "1",
         "spark.cores.max": str(WORKERS),
+        # As clusters often do. Broadcasts go through it: a scan's Hadoop configuration must survive Kryo.
+        "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
         # Small jobs on a shared machine: the client compiler and the serial collector keep executors light. (Spark
         # adds the --add-opens that Arrow needs itself.)
         "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
