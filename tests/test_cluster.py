@@ -4,8 +4,10 @@ its own, so that everything the connector ships to executors is serialized, fetc
 The cluster is started from the pyspark installation (its ``jars/`` directory is ``SPARK_HOME/jars``); logs and work
 directories live under the test's temporary directory and every process is stopped at the end, also on failure.
 Tables are written by pylance and read by Spark, written and changed by Spark (path writes, CREATE TABLE AS SELECT,
-INSERT, DELETE, UPDATE, MERGE) and read back by pylance, which must see exactly the expected rows and pass
-``validate()``; every version stays readable by time travel.
+INSERT, DELETE, UPDATE, MERGE, add_columns) and read back by pylance, which must see exactly the expected rows and
+pass ``validate()``; every version stays readable by time travel. Jobs are checked to have run tasks on both
+executors. The session uses the Kryo serializer, as clusters often do, and relative paths are resolved as the driver
+sees them.
 """
 
 from __future__ import annotations
@@ -209,6 +211,9 @@ def spark(cluster, wh):
         # Small jobs on a shared machine: the client compiler and the serial collector keep executors light. (Spark
         # adds the --add-opens that Arrow needs itself.)
         "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+        # Tasks go to whichever executor is free: after a shuffle, reducers would otherwise wait for the executor
+        # holding the map output, and a small job could run on one executor only.
+        "spark.locality.wait": "0s",
         # Jobs start only once every executor has registered.
         "spark.scheduler.minRegisteredResourcesRatio": "1.0",
         "spark.scheduler.maxRegisteredResourcesWaitingTime": f"{START_TIMEOUT_S}s",
