@@ -1165,6 +1165,23 @@ def test_small_fragments_are_packed(spark, tables):
     assert _ids(df) == _pl_ids(path, 3)
 
 
+def test_read_settings_as_table_properties(spark, tmp_path):
+    """rows_per_partition as a table property splits a scan that takes no options (a catalog read, a DELETE); a
+    read option still wins."""
+    path = tmp_path / "props.lance"
+    lance.write_dataset(pa.table({"id": pa.array(range(4000), pa.int64())}), str(path), max_rows_per_file=1000)
+    assert read(spark, path).rdd.getNumPartitions() == 1
+    lance.dataset(str(path)).update_config({"rows_per_partition": "1000"})
+    assert read(spark, path).rdd.getNumPartitions() == 4
+    assert spark.table(f"lance.`{path}`").rdd.getNumPartitions() == 4
+    assert read(spark, path, rows_per_partition=2000).rdd.getNumPartitions() == 2
+    assert _ids(read(spark, path)) == list(range(4000))
+    lance.dataset(str(path)).update_config({"rows_per_partition": "lots"})
+    with pytest.raises(Exception) as ei:
+        read(spark, path).collect()
+    assert "Table property rows_per_partition must be a positive number, not 'lots'." in error_text(ei)
+
+
 def test_row_based_reader(spark, extra):
     """columnar=false hands Spark rows instead of columnar batches: the same values, every type."""
     path = extra["all_types_spark"]

@@ -28,9 +28,10 @@ import io.sparklance.proto.TableProtos
  */
 object AddColumns {
 
-  def run(spark: SparkSession, path: String, columns: Seq[(String, String)]): Long = LanceSparkException.translate {
+  def run(spark: SparkSession, given: String, columns: Seq[(String, String)]): Long = LanceSparkException.translate {
     if (columns.isEmpty) throw new InvalidArgumentException("No columns to add: give at least one name and expression.")
     val conf = spark.sessionState.newHadoopConf()
+    val path = LanceTables.qualify(conf, given)
     val snapshot = LanceTables.load(conf, path, TimeTravel.Latest)
     val source = spark.read.format("lance").option("version", snapshot.version.toString).load(path)
     val computed = source.select(col("_rowaddr") +: columns.map { case (name, e) => expr(e).as(name) }: _*)

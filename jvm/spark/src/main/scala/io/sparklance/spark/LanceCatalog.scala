@@ -35,10 +35,11 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
 
   override def initialize(name: String, options: CaseInsensitiveStringMap): Unit = {
     catalogName = name
-    warehouse = Option(options.get("warehouse")).map(_.stripSuffix("/")).getOrElse(
+    conf = LanceTables.hadoopConf(SparkSession.active, options.asCaseSensitiveMap().asScala.toMap)
+    // A relative warehouse is resolved on the driver: executors write the tables' files too.
+    warehouse = Option(options.get("warehouse")).map(w => LanceTables.qualify(conf, w.stripSuffix("/"))).getOrElse(
       throw new LanceSparkException(new InvalidArgumentException(s"Catalog '$name' has no warehouse: set " +
         s"spark.sql.catalog.$name.warehouse to the directory or URI that holds its tables.")))
-    conf = LanceTables.hadoopConf(SparkSession.active, options.asCaseSensitiveMap().asScala.toMap)
     storage = new HadoopStorage(conf)
   }
 
@@ -65,7 +66,7 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
     ident.namespace().isEmpty && (ident.name().startsWith("/") || ident.name().contains("://") || ident.name().startsWith("file:"))
 
   private def tablePath(ident: Identifier): String =
-    if (isPathIdentifier(ident)) ident.name()
+    if (isPathIdentifier(ident)) LanceTables.qualify(conf, ident.name())
     else Storage.join(namespacePath(ident.namespace()), checkName(ident.name(), "table") + Suffix)
 
   /** Where the table an identifier names lives (whether or not it exists). */

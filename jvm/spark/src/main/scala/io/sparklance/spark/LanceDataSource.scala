@@ -39,9 +39,10 @@ final class LanceDataSource extends TableProvider with DataSourceRegister with C
 
   private def table(options: Map[String, String]): LanceTable = {
     val lower = options.map { case (k, v) => k.toLowerCase -> v }
-    val path = lower.getOrElse("path", throw new LanceSparkException(new InvalidArgumentException(
+    val given = lower.getOrElse("path", throw new LanceSparkException(new InvalidArgumentException(
       "No path given: use spark.read.format(\"lance\").load(\"/path/to/table.lance\").")))
     val conf = LanceTables.hadoopConf(SparkSession.active, options)
+    val path = LanceTables.qualify(conf, given)
     val tt = LanceSparkException.translate(TimeTravel.fromOptions(options))
     new LanceTable(path, LanceTables.load(conf, path, tt), conf, ReadOptions.nanoseconds(options))
   }

@@ -12,6 +12,7 @@ import org.apache.spark.sql.connector.expressions.aggregate.{Aggregation, CountS
 import org.apache.spark.sql.connector.read._
 import org.apache.spark.sql.sources.{EqualTo, Filter, GreaterThan, GreaterThanOrEqual, In, LessThan, LessThanOrEqual}
 import org.apache.spark.sql.types.{LongType, StructField, StructType}
+import org.apache.spark.util.SerializableConfiguration
 
 import io.sparklance.core.scan.MetadataColumn
 import io.sparklance.core.schema.{LanceField, LogicalType}
@@ -180,6 +181,7 @@ final class LanceScan(table: LanceTable, required: StructType, limit: Option[Int
       (if (dataFilters.nonEmpty) s", batches where ${dataFilters.mkString(" and ")}" else "") + ")"
 
   override def planInputPartitions(): Array[InputPartition] = {
+    // Spark's own wrapper: its Kryo serializer knows it (spark.serializer applies to broadcasts).
     val conf = SparkSession.active.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
     val fieldsBytes = FileProtos.Schema.newBuilder().addAllFields(projection.flatMap(_.flatten).map(_.proto).asJava)
       .build().toByteArray

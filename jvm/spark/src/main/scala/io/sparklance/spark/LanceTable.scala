@@ -95,7 +95,8 @@ final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoop
   }.toArray
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder =
-    new LanceScanBuilder(this, ReadOptions(options.asCaseSensitiveMap().asScala.toMap), hadoopConf)
+    new LanceScanBuilder(this, ReadOptions(options.asCaseSensitiveMap().asScala.toMap, snapshot.manifest.config),
+      hadoopConf)
 
   override def toString: String = s"LanceTable($tableName@${snapshot.version})"
 }

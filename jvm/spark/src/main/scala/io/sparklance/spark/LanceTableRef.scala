@@ -57,6 +57,23 @@ object LanceTables {
     conf
   }
 
+  /**
+   * The path of a table as every JVM of the application must see it. Executors run in working directories of their
+   * own, so a relative path is resolved here, on the driver, against the working directory of its file system (the
+   * local one: the driver's current directory) and returned as a qualified URI; absolute paths and URIs are
+   * returned as given.
+   */
+  def qualify(conf: org.apache.hadoop.conf.Configuration, path: String): String = {
+    val p =
+      try new org.apache.hadoop.fs.Path(path)
+      catch { case _: IllegalArgumentException => return path } // not a path at all: opening it reports the error
+    if (p.isAbsolute) path
+    else LanceSparkException.translate {
+      try p.getFileSystem(conf).makeQualified(p).toString
+      catch { case e: java.io.IOException => throw new io.sparklance.core.StorageException(path, "resolve the relative path", e) }
+    }
+  }
+
   /** Opens and pins a table version on the driver, translating core errors for Spark. */
   def load(conf: org.apache.hadoop.conf.Configuration, path: String, tt: TimeTravel): Snapshot =
     LanceSparkException.translate {

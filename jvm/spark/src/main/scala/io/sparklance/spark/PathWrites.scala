@@ -31,8 +31,9 @@ import io.sparklance.core.table.Snapshot
  */
 object PathWrites {
 
-  def save(spark: SparkSession, path: String, mode: SaveMode, options: Map[String, String], data: DataFrame): Unit = {
+  def save(spark: SparkSession, given: String, mode: SaveMode, options: Map[String, String], data: DataFrame): Unit = {
     val conf = LanceTables.hadoopConf(spark, options)
+    val path = LanceTables.qualify(conf, given)
     val existing: Option[Snapshot] =
       try Some(LanceTables.load(conf, path, TimeTravel.Latest))
       catch { case e: LanceSparkException if e.cause.isInstanceOf[NotATableException] => None }

@@ -3,7 +3,9 @@ package io.sparklance.spark
 import io.sparklance.core.InvalidArgumentException
 
 /**
- * Read options of the `lance` source (keys are case-insensitive):
+ * Read options of the `lance` source (keys are case-insensitive). `batch_size`, `rows_per_partition` and
+ * `columnar` may also be table properties (the table's config), which is how statements that take no options
+ * (DELETE, UPDATE, MERGE) are tuned; precedence: read option > table property > default.
  *  - `version`, `timestamp`, `tag`: which version to read (at most one; default the latest);
  *  - `batch_size`: rows per columnar batch (default 8192);
  *  - `rows_per_partition`: the largest number of rows one Spark partition reads (default 1048576); larger
@@ -26,18 +28,22 @@ object ReadOptions {
         s"Option nanoseconds must be 'truncate' or 'long', not '$other'."))
     }
 
-  def apply(options: Map[String, String]): ReadOptions = {
-    val o = options.map { case (k, v) => k.toLowerCase -> v }
-    def positive(key: String, default: Long): Long = o.get(key) match {
+  def apply(options: Map[String, String], tableConfig: Map[String, String]): ReadOptions = {
+    val given = options.map { case (k, v) => k.toLowerCase -> v }
+    val config = tableConfig.map { case (k, v) => k.toLowerCase -> v }
+    /** The value of a setting and, for errors, where it was given. */
+    def lookup(key: String): Option[(String, String)] =
+      given.get(key).map(v => (s"Option $key", v)).orElse(config.get(key).map(v => (s"Table property $key", v)))
+    def positive(key: String, default: Long): Long = lookup(key) match {
       case None => default
-      case Some(v) => v.trim.toLongOption.filter(_ > 0).getOrElse(
-        throw new LanceSparkException(new InvalidArgumentException(s"Option $key must be a positive number, not '$v'.")))
+      case Some((what, v)) => v.trim.toLongOption.filter(_ > 0).getOrElse(
+        throw new LanceSparkException(new InvalidArgumentException(s"$what must be a positive number, not '$v'.")))
     }
-    val columnar = o.get("columnar").map(_.trim.toLowerCase) match {
-      case None | Some("true") => true
-      case Some("false") => false
-      case Some(other) => throw new LanceSparkException(new InvalidArgumentException(
-        s"Option columnar must be true or false, not '$other'."))
+    val columnar = lookup("columnar").map { case (what, v) => (what, v.trim.toLowerCase) } match {
+      case None | Some((_, "true")) => true
+      case Some((_, "false")) => false
+      case Some((what, other)) => throw new LanceSparkException(new InvalidArgumentException(
+        s"$what must be true or false, not '$other'."))
     }
     ReadOptions(positive("batch_size", DefaultBatchSize).min(Int.MaxValue / 2).toInt,
       positive("rows_per_partition", DefaultRowsPerPartition), columnar)
