@@ -32,8 +32,11 @@ trait Storage {
   def open(path: String, knownLength: Long): InputFile = open(path)
 
   /** Reads a whole file; for small metadata files (manifests, deletion files, tags). */
-  def readAll(path: String): Array[Byte] = {
-    val in = open(path)
+  def readAll(path: String): Array[Byte] = readAll(path, -1L)
+
+  /** Reads a whole file whose length a listing gave (-1: unknown). */
+  def readAll(path: String, knownLength: Long): Array[Byte] = {
+    val in = open(path, knownLength)
     try {
       val len = in.length
       if (len > Int.MaxValue - 16) {

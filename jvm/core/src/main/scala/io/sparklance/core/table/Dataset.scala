@@ -18,8 +18,14 @@ final class Dataset private (val storage: Storage, val root: String) {
 
   val versionsDir: String = Storage.join(root, "_versions")
 
+  // The listing `open` made to check that a table is there: the first call that needs a listing, right after
+  // opening, uses it instead of listing again (on an object store each listing is a request).
+  private val fromOpen = new java.util.concurrent.atomic.AtomicReference[VersionListing]()
+
   /** The manifests under `_versions/`, ascending by version, and the naming scheme they share. */
-  def listVersions(): VersionListing = {
+  def listVersions(): VersionListing = Option(fromOpen.getAndSet(null)).getOrElse(listFresh())
+
+  private def listFresh(): VersionListing = {
     val entries = storage.list(versionsDir).filterNot(_.isDirectory).flatMap { e =>
       ManifestNaming.classify(e.name).map { case (naming, v) => (naming, v, e) }
     }
@@ -33,7 +39,7 @@ final class Dataset private (val storage: Storage, val root: String) {
       throw new InconsistentTableException(root, s"its _versions/ directory mixes the manifest naming schemes $sample. " +
         "A table must use one scheme; remove the manifests of the wrong scheme or migrate them with pylance.")
     }
-    VersionListing(schemes.head, entries.map(e => VersionEntry(e._2, e._3.path)).sortBy(_.version).toIndexedSeq)
+    VersionListing(schemes.head, entries.map(e => VersionEntry(e._2, e._3.path, e._3.size)).sortBy(_.version).toIndexedSeq)
   }
 
   def latestVersion(): Long = listVersions().entries.last.version
@@ -79,7 +85,7 @@ final class Dataset private (val storage: Storage, val root: String) {
     val dir = Storage.join(root, Tag.Dir)
     SortedMap(storage.list(dir).filter(e => !e.isDirectory && e.name.endsWith(".json")).map { e =>
       val name = e.name.stripSuffix(".json")
-      name -> Tag.decode(e.path, name, storage.readAll(e.path))
+      name -> Tag.decode(e.path, name, storage.readAll(e.path, e.size))
     }: _*)
   }
 
@@ -91,7 +97,7 @@ final class Dataset private (val storage: Storage, val root: String) {
 
   private def load(naming: ManifestNaming, entry: VersionEntry): Snapshot = {
     val bytes =
-      try storage.readAll(entry.path)
+      try storage.readAll(entry.path, entry.size)
       catch {
         case e: StorageException if Storage.isNotFound(e) =>
           throw new VersionNotFoundException(root, s"the manifest of version ${entry.version} (${entry.path}) " +
@@ -114,13 +120,13 @@ object Dataset {
   /** Opens the table at `root`; fails with [[NotATableException]] if there is none. */
   def open(storage: Storage, root: String): Dataset = {
     val ds = new Dataset(storage, root.stripSuffix("/"))
-    ds.listVersions()
+    ds.fromOpen.set(ds.listFresh())
     ds
   }
 }
 
 /** A manifest file found in `_versions/`. */
-final case class VersionEntry(version: Long, path: String)
+final case class VersionEntry(version: Long, path: String, size: Long = -1L)
 
 /** The manifests of a table, ascending by version. Never empty. */
 final case class VersionListing(naming: ManifestNaming, entries: IndexedSeq[VersionEntry]) {

@@ -90,7 +90,7 @@ object Committer {
     try {
       val listing = Dataset.open(storage, root).listVersions()
       val entry = listing.entries.last
-      val bytes = storage.readAll(entry.path)
+      val bytes = storage.readAll(entry.path, entry.size)
       val proto = ManifestFile.decode(entry.path, bytes)
       FeatureFlags.checkWritable(root, proto.getVersion, proto.getWriterFeatureFlags)
       Some(Latest(listing, new Manifest(proto, entry.path), ManifestFile.decodeIndexSection(entry.path, bytes, proto)))
@@ -98,7 +98,7 @@ object Committer {
 
   /** The operation that produced a version, from its transaction file; None when there is none to read. */
   private def committedOperation(storage: Storage, root: String, entry: VersionEntry): Option[Operation] = {
-    val manifest = new Manifest(ManifestFile.decode(entry.path, storage.readAll(entry.path)), entry.path)
+    val manifest = new Manifest(ManifestFile.decode(entry.path, storage.readAll(entry.path, entry.size)), entry.path)
     manifest.transactionFile.flatMap { name =>
       try Some(Transaction.fromProto(TransactionProtos.Transaction.parseFrom(
         storage.readAll(Storage.join(root, s"_transactions/$name")))).operation)
