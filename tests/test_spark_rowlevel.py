@@ -169,7 +169,7 @@ def test_delete_keeps_the_tables_indexes(spark, wh):
     spark.sql("DELETE FROM lance.db.indexed WHERE id < 10")
     ds = lance.dataset(path)
     ds.validate()
-    assert [i["name"] for i in ds.list_indices()] == ["id_idx"]
+    assert [i.name for i in ds.describe_indices()] == ["id_idx"]
     assert ds.to_table(filter="id < 20").column("id").to_pylist() == list(range(10, 20))
 
 
