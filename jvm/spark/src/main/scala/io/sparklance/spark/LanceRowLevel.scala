@@ -159,8 +159,8 @@ final class LanceDeltaBatchWrite(table: LanceTable, spec: WriteSpec, sparkSchema
       val fragment = fragments.getOrElse(id, throw new IllegalStateException(s"row address of unknown fragment $id"))
       Deletions.delete(snapshot, fragment, rows)
     }
-    outcomes.foreach { case Deletions.Updated(_, file) => deletionFiles += file; case _ => }
-    val updated = outcomes.collect { case Deletions.Updated(f, _) => f }
+    outcomes.foreach { case u: Deletions.Updated => deletionFiles += u.file; case _ => }
+    val updated = outcomes.collect { case u: Deletions.Updated => u.fragment }
     val removed = outcomes.collect { case Deletions.Removed(id) => id }
     val added = deltas.flatMap(_.fragments).map(TableProtos.DataFragment.parseFrom) ++
       deltas.flatMap(d => withRowIds(snapshot, d.updatedFragments.map(TableProtos.DataFragment.parseFrom), d.updatedAddresses))
