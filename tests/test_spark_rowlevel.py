@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
 from pathlib import Path
 
 import lance
@@ -18,6 +20,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
 from conftest import start_spark, warehouse_with  # noqa: E402
+from sparklance.errors import CommitConflictError, translated  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -207,3 +210,113 @@ def test_delete_of_whole_fragments_reads_no_data(spark, wh):
     ds = lance.dataset(path)
     assert ds.count_rows() == 0 and ds.version == 3
     assert lance.dataset(path, version=1).count_rows() == 10000
+
+
+# Concurrent row-level changes of one fragment. The first statement's condition calls a gate (a Python UDF) that
+# signals when its scan runs, past the point where the statement pinned the version it read, and then waits; the
+# other change commits meanwhile, then the gate opens. The first statement's commit must merge the two deletion files
+# (the merged file is written as of the other's version), or conflict when both changed the same rows.
+
+class Gate:
+    def __init__(self, spark, directory: Path, name: str):
+        self.started, self.go = directory / f"{name}.started", directory / f"{name}.go"
+        self.name = f"gate_{name}"
+        started, go = self.started, self.go
+
+        def gate(_):
+            started.touch()
+            deadline = time.monotonic() + 120
+            while not go.exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            return True
+
+        spark.udf.register(self.name, gate, "boolean")
+
+    def run(self, statement, meanwhile) -> list:
+        """Runs ``statement`` (which calls the gate) in a thread and ``meanwhile`` once it is past the gate's
+        signal; returns the errors the statement raised."""
+        errors = []
+
+        def target():
+            try:
+                with translated():
+                    statement()
+            except Exception as e:  # noqa: BLE001 - handed to the test
+                errors.append(e)
+
+        thread = threading.Thread(target=target)
+        thread.start()
+        deadline = time.monotonic() + 120
+        while not self.started.exists() and thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        try:
+            assert self.started.exists(), f"the statement never reached the gate: {errors}"
+            meanwhile()
+        finally:
+            self.go.touch()
+            thread.join(180)
+        assert not thread.is_alive()
+        return errors
+
+
+def merged_as_of(path: str, version: int) -> bool:
+    """Whether fragment 0's deletion file was written as of ``version`` (``_deletions/0-{version}-...``)."""
+    return deletion_files(path)[0].startswith(f"_deletions/0-{version}-")
+
+
+def test_concurrent_deletes_of_disjoint_rows_of_one_fragment_both_commit(spark, wh, tmp_path):
+    path = make(wh, "conc_del", n=2000, rows_per_file=5000)
+    gate = Gate(spark, tmp_path, "conc_del")
+    errors = gate.run(lambda: spark.sql(f"DELETE FROM lance.db.conc_del WHERE id % 2 = 0 AND {gate.name}(id)"),
+                      lambda: spark.sql("DELETE FROM lance.db.conc_del WHERE id % 2 = 1 AND id < 1000"))
+    assert errors == []
+    ds = lance.dataset(path)
+    assert ds.version == 3 and len(ds.get_fragments()) == 1
+    assert merged_as_of(path, 2)                   # the gated statement rebased over version 2
+    assert sorted(rows(path)) == [i for i in range(1000, 2000) if i % 2]
+    assert spark.sql("SELECT count(*) AS n FROM lance.db.conc_del").collect()[0].n == 500
+
+
+@pytest.mark.parametrize("stable", [False, True], ids=["addresses", "stable_row_ids"])
+def test_a_delete_concurrent_with_an_update_of_other_rows_both_commit(spark, wh, tmp_path, stable):
+    name = f"conc_upd_{int(stable)}"
+    path = make(wh, name, n=900, rows_per_file=5000, enable_stable_row_ids=stable)
+    gate = Gate(spark, tmp_path, name)
+    errors = gate.run(lambda: spark.sql(f"UPDATE lance.db.{name} SET s = 'u' WHERE id % 3 = 0 AND {gate.name}(id)"),
+                      lambda: spark.sql(f"DELETE FROM lance.db.{name} WHERE id % 3 = 1"))
+    assert errors == []
+    assert lance.dataset(path).version == 3 and merged_as_of(path, 2)
+    got = rows(path)
+    assert sorted(got) == [i for i in range(900) if i % 3 != 1]
+    assert all(s == ("u" if i % 3 == 0 else f"s{i}") and x == i * 0.5 for i, (s, x) in got.items())
+    if stable:                                     # updated rows kept their row ids
+        t = lance.dataset(path).to_table(columns=["id"], with_row_id=True)
+        assert dict(zip(t.column("id").to_pylist(), t.column("_rowid").to_pylist())) == {i: i for i in got}
+
+
+def test_concurrent_changes_of_the_same_rows_conflict_and_change_nothing(spark, wh, tmp_path):
+    path = make(wh, "conc_same", n=100, rows_per_file=5000)
+    gate = Gate(spark, tmp_path, "conc_same")
+    errors = gate.run(lambda: spark.sql(f"UPDATE lance.db.conc_same SET s = 'u' WHERE id < 10 AND {gate.name}(id)"),
+                      lambda: spark.sql("DELETE FROM lance.db.conc_same WHERE id < 5"))
+    assert len(errors) == 1 and isinstance(errors[0], CommitConflictError), errors
+    assert errors[0].error_class == "LANCE_COMMIT_CONFLICT"
+    assert "fragment 0: 5 of the rows this Update deleted or updated (offsets 0, 1, 2, 3, 4)" in str(errors[0])
+    ds = lance.dataset(path)
+    assert ds.version == 2 and len(ds.get_fragments()) == 1
+    assert sorted(rows(path)) == list(range(5, 100))
+    assert all(s == f"s{i}" for i, (s, _) in rows(path).items())
+
+
+def test_a_spark_delete_merges_with_a_concurrent_pylance_delete_of_the_same_fragment(spark, wh, tmp_path):
+    path = make(wh, "conc_py", n=1000, rows_per_file=5000)
+    gate = Gate(spark, tmp_path, "conc_py")
+    errors = gate.run(lambda: spark.sql(f"DELETE FROM lance.db.conc_py WHERE id >= 900 AND {gate.name}(id)"),
+                      lambda: lance.dataset(path).delete("id < 100"))
+    assert errors == []
+    ds = lance.dataset(path)
+    assert ds.version == 3 and merged_as_of(path, 2)
+    assert sorted(rows(path)) == list(range(100, 900))
+    # pylance goes on deleting from the merged file.
+    lance.dataset(path).delete("id >= 100 AND id < 110")
+    assert sorted(rows(path)) == list(range(110, 900))

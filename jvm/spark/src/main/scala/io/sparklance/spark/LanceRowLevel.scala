@@ -134,8 +134,9 @@ final class LanceDeltaWriterFactory(spec: WriteSpec, sparkSchema: StructType) ex
 
 /**
  * The driver side of a row-level operation: new deletion files for the fragments that lost rows, then one commit
- * on top of the version the operation read. A conflict with a concurrent change of the same fragments fails the
- * statement (run it again); files written for a commit that did not happen are deleted.
+ * on top of the version the operation read. A concurrent change that deleted other rows of the same fragments is
+ * merged by the commit; one that deleted or updated the same rows, or removed or compacted those fragments, fails
+ * the statement (run it again). Files written for a commit that did not happen are deleted.
  */
 final class LanceDeltaBatchWrite(table: LanceTable, spec: WriteSpec, sparkSchema: StructType, cmd: Command)
     extends DeltaBatchWrite {
@@ -159,8 +160,9 @@ final class LanceDeltaBatchWrite(table: LanceTable, spec: WriteSpec, sparkSchema
       val fragment = fragments.getOrElse(id, throw new IllegalStateException(s"row address of unknown fragment $id"))
       Deletions.delete(snapshot, fragment, rows)
     }
-    outcomes.foreach { case Deletions.Updated(_, file) => deletionFiles += file; case _ => }
-    val updated = outcomes.collect { case Deletions.Updated(f, _) => f }
+    outcomes.foreach { case u: Deletions.Updated => deletionFiles += u.file; case _ => }
+    val updated = outcomes.collect { case u: Deletions.Updated => u.fragment }
+    val deletedRows = outcomes.collect { case u: Deletions.Updated => u.fragment.getId -> u.deleted }.toMap
     val removed = outcomes.collect { case Deletions.Removed(id) => id }
     val added = deltas.flatMap(_.fragments).map(TableProtos.DataFragment.parseFrom) ++
       deltas.flatMap(d => withRowIds(snapshot, d.updatedFragments.map(TableProtos.DataFragment.parseFrom), d.updatedAddresses))
@@ -171,7 +173,7 @@ final class LanceDeltaBatchWrite(table: LanceTable, spec: WriteSpec, sparkSchema
         else Operation.Update(removed, updated, added)
       try {
         Committer.commit(new HadoopStorage(spec.conf.value), spec.root, Transaction.create(snapshot.version, op),
-          Committer.Options(maxRetries = spec.options.commitRetries))
+          Committer.Options(maxRetries = spec.options.commitRetries), deletedRows)
       } catch {
         case e: CommitStateUnknownException => stateUnknown = true; throw e
       }

@@ -3,10 +3,12 @@ package io.sparklance.core.txn
 import java.nio.charset.StandardCharsets
 import java.time.Instant
 
+import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import com.google.protobuf.Timestamp
+import org.roaringbitmap.RoaringBitmap
 
 import io.sparklance.core.{CommitConflictException, CommitStateUnknownException, NotATableException, StorageException}
 import io.sparklance.core.storage.Storage
@@ -16,17 +18,42 @@ import io.sparklance.proto.{RowIdProtos, TableProtos, TransactionProtos}
 /**
  * The commit protocol (shared/spec/table-format.md, "Conflict Resolution"): write the transaction file, then
  * write the next version's manifest with put-if-absent; when other writers committed first, rebase over their
- * transactions if the conflict rules allow it and try the next version, a bounded number of times.
+ * transactions if the conflict rules allow it (merging deletion files of fragments both changed) and try the next
+ * version, a bounded number of times.
  */
 object Committer {
 
   final case class Options(maxRetries: Int = 20, newTableFileVersion: String = "2.2",
       writerLibrary: String = "sparklance", writerVersion: String = "0.1.0")
 
-  /** Commits `txn` to the table at `root`; returns the new version. */
-  def commit(storage: Storage, root: String, txn: Transaction, options: Options = Options()): Long = {
-    val txnPath = Storage.join(root, s"_transactions/${txn.fileName}")
-    storage.create(txnPath, txn.toProto.toByteArray)
+  /**
+   * Commits `txn` to the table at `root`; returns the new version. `deletedRows` holds, for a Delete or Update, the
+   * row offsets it deleted per fragment (not those deleted before it read the table): with them, a concurrent change
+   * of the same fragments' deletion files is merged instead of conflicting ([[DeletionMerge]]).
+   */
+  def commit(storage: Storage, root: String, txn: Transaction, options: Options = Options(),
+      deletedRows: Map[Long, RoaringBitmap] = Map.empty): Long = {
+    storage.create(transactionPath(root, txn), txn.toProto.toByteArray)
+    // Deletion files written by rebases: those of the latest rebase (`merged`) and those of earlier ones that it
+    // replaced (`superseded`). None is referenced by a committed version until an attempt wins, so on a conflict
+    // all go, and after a win the superseded ones.
+    val merged = mutable.ArrayBuffer.empty[String]
+    val superseded = mutable.ArrayBuffer.empty[String]
+    try attempts(storage, root, txn, options, deletedRows, merged, superseded)
+    catch {
+      case e: CommitConflictException =>
+        (superseded ++ merged).foreach(deleteQuietly(storage, _))
+        throw e
+    }
+  }
+
+  private def deleteQuietly(storage: Storage, path: String): Unit =
+    try storage.delete(path) catch { case NonFatal(_) => () }
+
+  private def attempts(storage: Storage, root: String, original: Transaction, options: Options,
+      deletedRows: Map[Long, RoaringBitmap], merged: mutable.ArrayBuffer[String],
+      superseded: mutable.ArrayBuffer[String]): Long = {
+    var txn = original
     var attempt = 0
     var checkedUpTo = txn.readVersion
     while (true) {
@@ -36,17 +63,33 @@ object Committer {
       // (1) Every version committed since ours was read must be one we can rebase over; versions checked on an
       // earlier attempt are not read again.
       val entries = current.toSeq.flatMap(_.listing.entries).map(e => e.version -> e).toMap
+      val toMerge = mutable.Set.empty[Long]
       ((checkedUpTo + 1) to latestVersion).foreach { v =>
         // A version missing from the listing (removed meanwhile) cannot be checked, so it conflicts.
         val theirs = entries.get(v).flatMap(committedOperation(storage, root, _))
-        if (!ConflictRules.compatible(txn.operation, theirs)) {
-          throw new CommitConflictException(root, s"version $v, committed since this ${txn.operation.name} read " +
-            s"version ${txn.readVersion}, is ${theirs.map(o => s"a ${o.name}").getOrElse("of unknown kind")}, which " +
-            s"a ${txn.operation.name} cannot be combined with. Read the table again and redo the change.")
+        ConflictRules.check(txn.operation, theirs) match {
+          case ConflictRules.Verdict.Compatible =>
+          case ConflictRules.Verdict.MergeDeletions(ids) => toMerge ++= ids
+          case ConflictRules.Verdict.Conflict(reason) =>
+            throw new CommitConflictException(root, s"version $v, committed since this ${txn.operation.name} read " +
+              s"version ${original.readVersion}, is ${theirs.map(o => s"a ${o.name}").getOrElse("of unknown kind")}, " +
+              s"$reason. Read the table again and redo the change.")
         }
       }
       checkedUpTo = latestVersion
-      // (2) The next manifest, built on the latest one.
+      // (2) Rebase: our deletion files of fragments whose deletion files were also changed meanwhile are merged
+      // with the ones now in the table (conflicting if both deleted a row), and the rebased transaction, which now
+      // reads the latest version, gets a transaction file of its own (as upstream writes one per attempt).
+      if (toMerge.nonEmpty) {
+        val rebase = DeletionMerge.rebase(storage, root, txn.operation, toMerge.toSet, deletedRows,
+          current.get.manifest, original.readVersion)
+        superseded ++= merged
+        merged.clear()
+        merged ++= rebase.files
+        txn = txn.copy(readVersion = latestVersion, operation = rebase.operation)
+        storage.create(transactionPath(root, txn), txn.toProto.toByteArray)
+      }
+      // (3) The next manifest, built on the latest one.
       val version = latestVersion + 1
       val naming = current.map(_.listing.naming).getOrElse(ManifestNaming.V2)
       val next = ManifestBuilder.next(current.map(_.manifest), txn, version, Instant.now(), options)
@@ -61,19 +104,20 @@ object Committer {
       }
       val bytes = ManifestFile.encode(next, indexSection)
       val path = Storage.join(root, s"_versions/${naming.fileName(version)}")
-      // (3) Put-if-absent decides between racing writers.
+      // (4) Put-if-absent decides between racing writers.
       val won =
         try storage.putIfAbsent(path, bytes)
         catch {
           case e: StorageException =>
-            // (4) State unknown: the manifest may have been written. Never delete anything here.
+            // (5) State unknown: the manifest may have been written. Never delete anything here.
             throw new CommitStateUnknownException(root, s"writing $path failed (${e.getMessage})", e)
         }
       if (won) {
         writeHint(storage, root, version)
+        superseded.foreach(deleteQuietly(storage, _))
         return version
       }
-      // (5) Another writer took this version: check it and try the next one, a bounded number of times.
+      // (6) Another writer took this version: check it and try the next one, a bounded number of times.
       if (attempt >= options.maxRetries) {
         throw new CommitConflictException(root, s"lost the race for a new version $attempt times; the table is " +
           "being written by many writers at once. Retry later, or raise the commit retry limit.")
@@ -81,6 +125,9 @@ object Committer {
     }
     throw new IllegalStateException("unreachable")
   }
+
+  private def transactionPath(root: String, txn: Transaction): String =
+    Storage.join(root, s"_transactions/${txn.fileName}")
 
   /** What a commit attempt builds on: the table's versions, and the latest manifest with its index section. */
   private final case class Latest(listing: VersionListing, manifest: Manifest, indexSection: Option[TableProtos.IndexSection])

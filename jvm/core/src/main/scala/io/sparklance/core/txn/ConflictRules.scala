@@ -1,42 +1,101 @@
 package io.sparklance.core.txn
 
+import scala.jdk.CollectionConverters._
+
+import io.sparklance.proto.TableProtos
+
 /**
  * Whether a transaction may be rebased over one committed since it read the table, following upstream Lance's
- * conflict resolver. The table, for the operations sparklance commits (rows: ours; columns: theirs):
+ * conflict resolver (`rust/lance/src/io/commit/conflict_resolver.rs`). The table, for the operations sparklance
+ * commits (rows: ours; columns: theirs):
  *
- * | ours \ theirs | Append | Delete, Update, Rewrite | Overwrite | anything else, or no transaction file |
- * |---|---|---|---|---|
- * | Append         | yes    | yes (and Rewrite) | no     | no |
- * | Delete, Update, Rewrite | yes | if they touched other fragments | no | no |
- * | Overwrite      | yes    | yes            | yes       | no |
+ * | ours \ theirs | Append | Delete, Update | Rewrite | Overwrite | anything else, or no transaction file |
+ * |---|---|---|---|---|---|
+ * | Append         | yes | yes | yes | no | no |
+ * | Delete, Update | yes | yes if other fragments; same fragments: merge deletion files (*) | if other fragments | no | no |
+ * | Rewrite        | yes | if other fragments | if other fragments | no | no |
+ * | Overwrite      | yes | yes | yes | yes | no |
+ *
+ * (*) When both changed the deletion file of a fragment, ours is merged with the one now in the table
+ * ([[DeletionMerge]]), and the merge itself conflicts when both deleted (or updated) the same row. Upstream treats
+ * that as a conflict even for two deletes of the same row, and so do we: a row deleted by one and updated by the
+ * other must not be resolved silently, and the deletion files alone cannot tell the two apart. A fragment the other
+ * removed (every row deleted), rewrote (compaction) or gave other data files conflicts: our deletion file would
+ * apply to rows that are no longer where it says.
  *
  * A schema change (Project) combines with nothing, in either direction: data written for the old schema must not
- * land under the new one, and two schema changes must not be merged blindly.
- *
- * An append after a concurrent overwrite would add rows to a table that no longer exists in that shape; an
- * overwrite replaces whatever was committed meanwhile. Two row-level changes commute when they changed (deletion
- * files, removals) disjoint sets of fragments; otherwise the later one must read the table again, since it would
- * replace the other's deletion file. Anything unknown conflicts: when in doubt, do not commit.
+ * land under the new one, and two schema changes must not be merged blindly. An append after a concurrent
+ * overwrite would add rows to a table that no longer exists in that shape; an overwrite replaces whatever was
+ * committed meanwhile. Anything unknown conflicts: when in doubt, do not commit.
  */
 object ConflictRules {
-  def compatible(ours: Operation, theirs: Option[Operation]): Boolean = (ours, theirs) match {
-    case (_: Operation.Append, Some(_: Operation.Append | _: Operation.Delete | _: Operation.Update)) => true
-    case (_: Operation.Delete | _: Operation.Update, Some(_: Operation.Append)) => true
-    case (_: Operation.Append, Some(_: Operation.Rewrite)) => true
-    case (_: Operation.Rewrite, Some(_: Operation.Append)) => true
-    case (_: Operation.Delete | _: Operation.Update | _: Operation.Rewrite,
-          Some(t @ (_: Operation.Delete | _: Operation.Update | _: Operation.Rewrite))) =>
-      touched(ours).intersect(touched(t)).isEmpty
-    case (_: Operation.Overwrite, Some(_: Operation.Append | _: Operation.Overwrite | _: Operation.Delete | _: Operation.Update |
-          _: Operation.Rewrite)) => true
-    case _ => false
+
+  /** The outcome of checking our transaction against one committed since it read the table. */
+  sealed trait Verdict
+  object Verdict {
+    /** Ours applies on top of theirs as it is. */
+    case object Compatible extends Verdict
+    /** Ours applies once its deletion files of these fragments are merged with the ones now in the table. */
+    final case class MergeDeletions(fragmentIds: Set[Long]) extends Verdict
+    /** Ours cannot be committed; `reason` completes "version v, committed since ..., is a T: ". */
+    final case class Conflict(reason: String) extends Verdict
+  }
+  import Verdict._
+
+  def check(ours: Operation, theirs: Option[Operation]): Verdict = (ours, theirs) match {
+    case (_: Operation.Append, Some(_: Operation.Append | _: Operation.Delete | _: Operation.Update | _: Operation.Rewrite)) =>
+      Compatible
+    case (_: Operation.Delete | _: Operation.Update | _: Operation.Rewrite, Some(_: Operation.Append)) => Compatible
+    case (o @ (_: Operation.Delete | _: Operation.Update), Some(t @ (_: Operation.Delete | _: Operation.Update))) =>
+      rowLevel(o, t)
+    case (o @ (_: Operation.Delete | _: Operation.Update | _: Operation.Rewrite), Some(t: Operation.Rewrite)) =>
+      val both = touched(o).intersect(touched(t))
+      if (both.isEmpty) Compatible
+      else Conflict(s"it rewrote (compacted) ${fragments(both)}, which this ${o.name} also changed")
+    case (o: Operation.Rewrite, Some(t @ (_: Operation.Delete | _: Operation.Update))) =>
+      val both = touched(o).intersect(touched(t))
+      if (both.isEmpty) Compatible
+      else Conflict(s"it deleted rows of ${fragments(both)}, which this Rewrite compacts")
+    case (_: Operation.Overwrite, Some(_: Operation.Append | _: Operation.Overwrite | _: Operation.Delete |
+          _: Operation.Update | _: Operation.Rewrite)) => Compatible
+    case (o, t) => Conflict(s"which a ${o.name} cannot be combined with")
   }
 
-  /** The existing fragments a row-level operation changed or removed. */
+  /** Two row-level changes: see the table. */
+  private def rowLevel(ours: Operation, theirs: Operation): Verdict = {
+    val (ourUpdated, ourRemoved) = changes(ours)
+    val (theirUpdated, theirRemoved) = changes(theirs)
+    val both = (ourUpdated.keySet ++ ourRemoved).intersect(theirUpdated.keySet ++ theirRemoved)
+    if (both.isEmpty) return Compatible
+    both.toSeq.sorted.foreach { id =>
+      if (theirRemoved.contains(id)) {
+        return Conflict(s"it removed fragment $id (deleted every row of it), which this ${ours.name} also changed")
+      }
+      if (ourRemoved.contains(id)) {
+        return Conflict(s"it deleted rows of fragment $id, every row of which this ${ours.name} deletes")
+      }
+      if (ourUpdated(id).getFilesList.asScala != theirUpdated(id).getFilesList.asScala) {
+        return Conflict(s"it changed the data files of fragment $id, which this ${ours.name} also changed")
+      }
+    }
+    MergeDeletions(both)
+  }
+
+  /** The fragments a Delete or Update gave new deletion files (by id), and those it removed. */
+  private def changes(op: Operation): (Map[Long, TableProtos.DataFragment], Set[Long]) = op match {
+    case Operation.Delete(updated, deleted, _) => (updated.map(f => f.getId -> f).toMap, deleted.toSet)
+    case Operation.Update(removed, updated, _) => (updated.map(f => f.getId -> f).toMap, removed.toSet)
+    case _ => (Map.empty, Set.empty)
+  }
+
+  /** The existing fragments a row-level operation or a rewrite changed or removed. */
   private def touched(op: Operation): Set[Long] = op match {
-    case Operation.Delete(updated, deleted, _) => updated.map(_.getId).toSet ++ deleted
-    case Operation.Update(removed, updated, _) => updated.map(_.getId).toSet ++ removed
     case Operation.Rewrite(groups) => groups.flatMap(_._1.map(_.getId)).toSet
-    case _ => Set.empty
+    case _ => val (updated, removed) = changes(op); updated.keySet ++ removed
+  }
+
+  private def fragments(ids: Set[Long]): String = {
+    val sorted = ids.toSeq.sorted
+    if (sorted.size == 1) s"fragment ${sorted.head}" else s"fragments ${sorted.mkString(", ")}"
   }
 }

@@ -5,7 +5,8 @@ import java.util.concurrent.ThreadLocalRandom
 import org.roaringbitmap.RoaringBitmap
 
 import io.sparklance.core.InvalidArgumentException
-import io.sparklance.core.table.{DeletionFile, DeletionVector, Fragment, Snapshot}
+import io.sparklance.core.storage.Storage
+import io.sparklance.core.table.{DeletionFile, DeletionVector, Fragment, Snapshot, TableLayout}
 import io.sparklance.proto.TableProtos
 
 /**
@@ -19,8 +20,11 @@ object Deletions {
 
   /** What deleting rows did to one fragment. */
   sealed trait Outcome
-  /** The fragment with its new deletion file. */
-  final case class Updated(fragment: TableProtos.DataFragment, file: String) extends Outcome
+  /**
+   * The fragment with its new deletion file at `file`; `deleted` is the rows this change deleted (not those deleted
+   * before), which a commit needs to merge the file with a concurrent change's.
+   */
+  final case class Updated(fragment: TableProtos.DataFragment, file: String, deleted: RoaringBitmap) extends Outcome
   /** Every row of the fragment is deleted: the fragment leaves the table. */
   final case class Removed(fragmentId: Long) extends Outcome
   /** None of the offsets was live: nothing changes. */
@@ -39,19 +43,27 @@ object Deletions {
     val merged = RoaringBitmap.or(existing, offsets)
     if (merged.getLongCardinality == existing.getLongCardinality) Unchanged
     else if (merged.getLongCardinality >= fragment.physicalRows) Removed(fragment.id)
-    else {
-      val vector = DeletionVector.fromBitmap(merged)
-      val arrow = merged.getLongCardinality <= ArrowMaxRows
-      val proto = TableProtos.DeletionFile.newBuilder()
-        .setFileType(if (arrow) TableProtos.DeletionFile.DeletionFileType.ARROW_ARRAY else TableProtos.DeletionFile.DeletionFileType.BITMAP)
-        .setReadVersion(snapshot.version)
-        .setId(ThreadLocalRandom.current().nextLong() & Long.MaxValue)
-        .setNumDeletedRows(merged.getLongCardinality)
-        .build()
-      val file = new DeletionFile(proto)
-      val path = snapshot.layout.deletionFilePath(fragment.id, file)
-      snapshot.storage.create(path, if (arrow) DeletionVector.encodeArrow(vector) else DeletionVector.encodeRoaring(vector))
-      Updated(fragment.proto.toBuilder.setDeletionFile(proto).build(), path)
-    }
+    else write(snapshot.storage, snapshot.layout, fragment.proto, merged, snapshot.version)
+      .copy(deleted = RoaringBitmap.andNot(merged, existing))
+  }
+
+  /**
+   * Writes `deleted` (every deleted row of the fragment, old and new; fewer than its physical rows) as a new deletion
+   * file of `fragment`, recording `readVersion` as the version it was based on; the outcome's `deleted` is all of
+   * `deleted`.
+   */
+  def write(storage: Storage, layout: TableLayout, fragment: TableProtos.DataFragment, deleted: RoaringBitmap,
+      readVersion: Long): Updated = {
+    val vector = DeletionVector.fromBitmap(deleted)
+    val arrow = deleted.getLongCardinality <= ArrowMaxRows
+    val proto = TableProtos.DeletionFile.newBuilder()
+      .setFileType(if (arrow) TableProtos.DeletionFile.DeletionFileType.ARROW_ARRAY else TableProtos.DeletionFile.DeletionFileType.BITMAP)
+      .setReadVersion(readVersion)
+      .setId(ThreadLocalRandom.current().nextLong() & Long.MaxValue)
+      .setNumDeletedRows(deleted.getLongCardinality)
+      .build()
+    val path = layout.deletionFilePath(fragment.getId, new DeletionFile(proto))
+    storage.create(path, if (arrow) DeletionVector.encodeArrow(vector) else DeletionVector.encodeRoaring(vector))
+    Updated(fragment.toBuilder.setDeletionFile(proto).build(), path, deleted)
   }
 }

@@ -13,12 +13,20 @@ class ConflictRulesSuite extends AnyFunSuite {
   private def update(updated: Long*)(removed: Long*) = Operation.Update(removed, updated.map(frag), Seq(frag(0)))
   private val other = Operation.Other("rewrite")
 
-  private def ok(ours: Operation, theirs: Operation) = ConflictRules.compatible(ours, Some(theirs))
+  import ConflictRules.Verdict._
+  private def verdict(ours: Operation, theirs: Operation) = ConflictRules.check(ours, Some(theirs))
+  private def ok(ours: Operation, theirs: Operation) = verdict(ours, theirs) == Compatible
+  private def conflict(ours: Operation, theirs: Operation): String = verdict(ours, theirs) match {
+    case Conflict(reason) => reason
+    case v => fail(s"$ours over $theirs: $v, expected a conflict")
+  }
 
-  test("appends commute with appends, deletes and updates, not with overwrites or unknown operations") {
+  test("appends commute with appends, deletes, updates and rewrites, not with overwrites or unknown operations") {
     assert(ok(append, append) && ok(append, delete(1)()) && ok(append, update(1)(2)))
-    assert(!ok(append, overwrite) && !ok(append, other))
-    assert(!ConflictRules.compatible(append, None))
+    assert(ok(append, Operation.Rewrite(Seq(Seq(frag(1)) -> Seq(frag(0))))))
+    assert(conflict(append, overwrite) == "which a Append cannot be combined with")
+    assert(!ok(append, other))
+    assert(ConflictRules.check(append, None).isInstanceOf[Conflict], "a version without a transaction file conflicts")
   }
 
   test("deletes and updates commute with appends and with changes of other fragments") {
@@ -28,11 +36,29 @@ class ConflictRulesSuite extends AnyFunSuite {
     assert(ok(delete(1)(), update(2)(3)))
   }
 
-  test("deletes and updates of the same fragment conflict, whether updated or removed") {
-    assert(!ok(delete(1)(), delete(1)()))
-    assert(!ok(delete(1)(), delete()(1)))
-    assert(!ok(delete()(1), update(1)()))
-    assert(!ok(update(2)(), update()(2)))
+  test("deletes and updates that both gave a fragment a new deletion file merge them") {
+    assert(verdict(delete(1)(), delete(1)()) == MergeDeletions(Set(1)))
+    assert(verdict(delete(1, 2, 3)(), update(3, 2)()) == MergeDeletions(Set(2, 3)))
+    assert(verdict(update(4)(), delete(4)(5)) == MergeDeletions(Set(4)))
+    assert(verdict(update(4)(), update(4)()) == MergeDeletions(Set(4)))
+  }
+
+  test("a fragment removed by either side, or given other data files, conflicts, naming it") {
+    assert(conflict(delete(1)(), delete()(1)) == "it removed fragment 1 (deleted every row of it), which this Delete also changed")
+    assert(conflict(delete()(1), update(1)()) == "it deleted rows of fragment 1, every row of which this Delete deletes")
+    assert(conflict(update(2)(), update()(2)).contains("removed fragment 2"))
+    val other = TableProtos.DataFragment.newBuilder().setId(1)
+      .addFiles(TableProtos.DataFile.newBuilder().setPath("other.lance")).build()
+    assert(conflict(delete(1)(), Operation.Delete(Seq(other), Nil, "")) ==
+      "it changed the data files of fragment 1, which this Delete also changed")
+  }
+
+  test("a compaction of a fragment a delete or update changed conflicts in either order, naming the fragments") {
+    val rewrite = Operation.Rewrite(Seq(Seq(frag(1), frag(2)) -> Seq(frag(9))))
+    assert(conflict(delete(1)(), rewrite) == "it rewrote (compacted) fragment 1, which this Delete also changed")
+    assert(conflict(update(2)(1), rewrite) == "it rewrote (compacted) fragments 1, 2, which this Update also changed")
+    assert(conflict(rewrite, delete(2)()) == "it deleted rows of fragment 2, which this Rewrite compacts")
+    assert(ok(delete(3)(), rewrite) && ok(rewrite, update(3)(4)))
   }
 
   test("nothing rebases over an overwrite except an overwrite; an overwrite rebases over everything known") {
