@@ -10,8 +10,8 @@ import org.apache.arrow.memory.ArrowBuf;
  * repeats without allocating per value.
  */
 public final class DictionaryBuilder {
-  private final Encoders20.ByteSink bytes = new Encoders20.ByteSink();
-  private final Encoders20.LongSink ends = new Encoders20.LongSink();
+  private final Growable.Bytes bytes = new Growable.Bytes(256);
+  private final Growable.Longs ends = new Growable.Longs(64);
   private int[] hashes = new int[64];
   private int[] slots = emptySlots(256);
   private int[] rows = new int[256];
@@ -27,7 +27,7 @@ public final class DictionaryBuilder {
 
   /** Distinct non-null values so far. */
   public int items() {
-    return ends.size();
+    return ends.size;
   }
 
   public int rows() {
@@ -39,12 +39,12 @@ public final class DictionaryBuilder {
   }
 
   /** The concatenated bytes of the distinct values. */
-  public Encoders20.ByteSink itemBytes() {
+  public Growable.Bytes itemBytes() {
     return bytes;
   }
 
   /** The end offset of each distinct value in [[itemBytes]]. */
-  public Encoders20.LongSink itemEnds() {
+  public Growable.Longs itemEnds() {
     return ends;
   }
 
@@ -86,9 +86,9 @@ public final class DictionaryBuilder {
       }
       s = (s + 1) & mask;
     }
-    int item = ends.size();
-    bytes.append(src, offset, length);
-    ends.append(bytes.size());
+    int item = ends.size;
+    bytes.add(src, offset, length);
+    ends.add(bytes.size);
     if (item == hashes.length) hashes = Arrays.copyOf(hashes, 2 * item);
     hashes[item] = h;
     slots[s] = item;
@@ -97,15 +97,15 @@ public final class DictionaryBuilder {
   }
 
   private boolean same(int item, byte[] src, int offset, int length) {
-    long start = item == 0 ? 0 : ends.get(item - 1);
-    if (ends.get(item) - start != length) return false;
-    return Arrays.equals(bytes.array(), (int) start, (int) start + length, src, offset, offset + length);
+    long start = item == 0 ? 0 : ends.data[item - 1];
+    if (ends.data[item] - start != length) return false;
+    return Arrays.equals(bytes.data, (int) start, (int) start + length, src, offset, offset + length);
   }
 
   private void rehash() {
     slots = emptySlots(slots.length * 2);
     int mask = slots.length - 1;
-    for (int item = 0; item < ends.size(); item++) {
+    for (int item = 0; item < ends.size; item++) {
       int s = hashes[item] & mask;
       while (slots[s] >= 0) s = (s + 1) & mask;
       slots[s] = item;
@@ -113,8 +113,8 @@ public final class DictionaryBuilder {
   }
 
   public void clear() {
-    bytes.clear();
-    ends.clear();
+    bytes.clearAndShrink();
+    ends.clearAndShrink();
     if (slots.length > 256) {
       slots = emptySlots(256);
       hashes = new int[64];

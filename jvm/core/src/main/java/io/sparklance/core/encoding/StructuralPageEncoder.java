@@ -146,13 +146,13 @@ public final class StructuralPageEncoder {
       if (s.maxRep > 0) {
         Growable.Bytes b = new Growable.Bytes(s.rep.size);
         levels(s.rep.data, 0, s.rep.size, s.maxRep, b);
-        buffers[0] = ByteBuffer.wrap(b.data, 0, b.size);
+        buffers[0] = b.view();
         c.setRepCompression(levelEncoding(s.maxRep)).setNumRepValues(s.rep.size);
       }
       if (hasDef) {
         Growable.Bytes b = new Growable.Bytes(def.length);
         levels(def, 0, def.length, maxPageDef, b);
-        buffers[1] = ByteBuffer.wrap(b.data, 0, b.size);
+        buffers[1] = b.view();
         c.setDefCompression(levelEncoding(maxPageDef)).setNumDefValues(def.length);
       }
     } else {
@@ -277,10 +277,10 @@ public final class StructuralPageEncoder {
     for (RepDefLayer l : layers) m.addLayers(l);
     java.util.List<ByteBuffer> buffers = new java.util.ArrayList<>();
     buffers.add(ByteBuffer.wrap(words.toArray()));
-    buffers.add(ByteBuffer.wrap(chunks.data, 0, chunks.size));
+    buffers.add(chunks.view());
     if (dictionary != null) {
       m.setDictionary(dictionaryEncoding).setNumDictionaryItems(dictionaryItems);
-      buffers.add(ByteBuffer.wrap(dictionary.data, 0, dictionary.size));
+      buffers.add(dictionary.view());
     }
     if (hasRep) {
       byte[] idx = new byte[8 * repIndex.size];
@@ -553,14 +553,14 @@ public final class StructuralPageEncoder {
       f.setBitsPerValue(8 * rowBytes).setValueCompression(fixedSizeList(0, validity));
     }
     for (RepDefLayer l : layers) f.addLayers(l);
-    ByteBuffer data = ByteBuffer.wrap(zip.data, 0, zip.size);
+    ByteBuffer data = zip.view();
     ByteBuffer[] buffers;
     if (index) {
       rowStarts.add(zip.size);
       int w = zip.size < (1L << 8) ? 1 : zip.size < (1L << 16) ? 2 : 4;
       Growable.Bytes idx = new Growable.Bytes(rowStarts.size * w);
       for (int i = 0; i < rowStarts.size; i++) idx.uint(rowStarts.data[i], w);
-      buffers = new ByteBuffer[] {data, ByteBuffer.wrap(idx.data, 0, idx.size)};
+      buffers = new ByteBuffer[] {data, idx.view()};
     } else {
       buffers = new ByteBuffer[] {data};
     }

@@ -159,7 +159,7 @@ final class BlobFieldWriter(field: LanceField, version: FileVersion, options: La
       .setBitsDef(if (anyNull) 1 else 0).setBitsPerOffset(32).setNumItems(rows).setNumVisibleItems(rows)
       .setValueCompression(CompressiveEncoding.newBuilder().setVariablePackedStruct(vps))
       .addLayers(if (anyNull) RepDefLayer.REPDEF_NULLABLE_ITEM else RepDefLayer.REPDEF_ALL_VALID_ITEM)).build()
-    new StructuralPageEncoder.Page(Array(ByteBuffer.wrap(zip.data, 0, zip.size), ByteBuffer.wrap(idx.data, 0, idx.size)), layout)
+    new StructuralPageEncoder.Page(Array(zip.view(), idx.view()), layout)
   }
 }
 

@@ -10,8 +10,7 @@ import org.apache.arrow.vector.{BaseLargeVariableWidthVector, BaseVariableWidthV
 import org.apache.arrow.vector.complex.{FixedSizeListVector, LargeListVector, ListVector, StructVector}
 
 import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException}
-import io.sparklance.core.encoding.Encoders20
-import io.sparklance.core.encoding.Encoders20.{BitSink, ByteSink, LongSink}
+import io.sparklance.core.encoding.{Encoders20, Growable}
 import io.sparklance.core.schema.{LanceField, LogicalType}
 import io.sparklance.proto.Encodings20Protos.ArrayEncoding
 
@@ -141,7 +140,7 @@ private[file] object Writer20 {
   }
 
   /** The validity bits [from, to) of a vector, appended to a bitmap; a null-type vector is all null. */
-  def appendValidity(bits: BitSink, v: FieldVector, from: Long, to: Long): Unit = v match {
+  def appendValidity(bits: Growable.Bits, v: FieldVector, from: Long, to: Long): Unit = v match {
     case _: NullVector => bits.appendConstant(false, (to - from).toInt)
     case _ => bits.append(v.getValidityBuffer, from, (to - from).toInt)
   }
@@ -169,9 +168,9 @@ private[file] object Writer20 {
       b
     }
     private val itemsPerRow: Long = dims.foldLeft(1L)(_ * _)
-    private val validity = Array.fill(dims.length + 1)(new BitSink)
-    private val bytes = new ByteSink
-    private val bits = new BitSink
+    private val validity = Array.fill(dims.length + 1)(new Growable.Bits(512))
+    private val bytes = new Growable.Bytes(256)
+    private val bits = new Growable.Bits(512)
 
     override def bufferedBytes: Long = bytes.size + bits.bytes + validity.map(_.bytes.toLong).sum
 
@@ -194,7 +193,7 @@ private[file] object Writer20 {
         valueBits match {
           case 0 =>
           case 1 => bits.append(dataBuffer(vec), a, n)
-          case w => bytes.append(dataBuffer(vec), a * (w / 8), n * (w / 8))
+          case w => bytes.add(dataBuffer(vec), a * (w / 8), n * (w / 8))
         }
       }
 
@@ -224,7 +223,7 @@ private[file] object Writer20 {
       }
       val encoding = encode(0)
       page(sink, buffers.toSeq, encoding)
-      validity.foreach(_.clear()); bytes.clear(); bits.clear()
+      validity.foreach(_.clearAndShrink()); bytes.clearAndShrink(); bits.clearAndShrink()
       count = 0
     }
   }
@@ -236,9 +235,9 @@ private[file] object Writer20 {
   /** Strings and binary: `binary` pages, u64 end offsets with nulls marked by `null_adjustment` (§2.3). */
   final class BinaryColumn(index: Int, field: LanceField, path: String, maxBytes: Long)
       extends Column(index, field, path, maxBytes) {
-    private val ends = new LongSink
-    private val validity = new BitSink
-    private val data = new ByteSink
+    private val ends = new Growable.Longs(64)
+    private val validity = new Growable.Bits(512)
+    private val data = new Growable.Bytes(256)
 
     override def bufferedBytes: Long = 8L * ends.size + data.size
 
@@ -260,13 +259,13 @@ private[file] object Writer20 {
         }
         val start = offsetOf(offsets, large, lo)
         val len = offsetOf(offsets, large, hi) - start
-        if (len > Int.MaxValue - 64 - data.size) {
+        if (len > Growable.MAX_LENGTH - data.size) {
           throw new InvalidArgumentException(s"Cannot write field '$path': a value of $len bytes does not fit a page.")
         }
         val base = data.size.toLong - start
-        data.append(v.getDataBuffer, start, len.toInt)
+        data.add(v.getDataBuffer, start, len.toInt)
         var i = lo
-        while (i < hi) { ends.append(base + offsetOf(offsets, large, i + 1)); i += 1 }
+        while (i < hi) { ends.add(base + offsetOf(offsets, large, i + 1)); i += 1 }
         appendValidity(validity, v, lo, hi)
         count += hi - lo
         if (bufferedBytes >= maxBytes) flush(sink)
@@ -279,7 +278,7 @@ private[file] object Writer20 {
         val adjustment = if (count == 0) 0L else data.size.toLong + 1
         page(sink, Seq(Encoders20.binaryIndices(ends, validity, adjustment), data.view()), Encoders20.binary(0, 1, adjustment))
       }
-      ends.clear(); validity.clear(); data.clear()
+      ends.clearAndShrink(); validity.clearAndShrink(); data.clearAndShrink()
       count = 0
     }
 
@@ -298,8 +297,8 @@ private[file] object Writer20 {
       var i = 0
       var start = 0L
       while (i < count && dict.items < DictionaryMaxItems) {
-        val end = ends.get(i)
-        if (validity.get(i)) dict.add(data.array(), start.toInt, (end - start).toInt) else dict.addNull()
+        val end = ends.data(i)
+        if (validity.get(i)) dict.add(data.data, start.toInt, (end - start).toInt) else dict.addNull()
         start = end
         i += 1
       }
@@ -308,10 +307,10 @@ private[file] object Writer20 {
       val indices = new Array[Byte](count)
       i = 0
       while (i < count) { indices(i) = (rows(i) + 1).toByte; i += 1 }
-      val itemValidity = new BitSink
+      val itemValidity = new Growable.Bits(512)
       val itemEnds = dict.itemEnds
       val numItems = math.max(1, dict.items)
-      if (dict.items == 0) { itemEnds.append(0L); itemValidity.appendConstant(false, 1) }
+      if (dict.items == 0) { itemEnds.add(0L); itemValidity.appendConstant(false, 1) }
       else itemValidity.appendConstant(true, dict.items)
       val adjustment = dict.itemBytes.size + 1L
       page(sink, Seq(ByteBuffer.wrap(indices), Encoders20.binaryIndices(itemEnds, itemValidity, adjustment), dict.itemBytes.view()),
@@ -325,8 +324,8 @@ private[file] object Writer20 {
   final class ListColumn(index: Int, field: LanceField, path: String, maxBytes: Long)
       extends Column(index, field, path, maxBytes) {
     var child: Column = _
-    private val ends = new LongSink
-    private val validity = new BitSink
+    private val ends = new Growable.Longs(64)
+    private val validity = new Growable.Bits(512)
 
     override def bufferedBytes: Long = 8L * ends.size
 
@@ -342,7 +341,7 @@ private[file] object Writer20 {
         var i = lo
         while (i < hi) {
           end += offsetOf(offsets, large, i + 1) - offsetOf(offsets, large, i)
-          ends.append(end)
+          ends.add(end)
           i += 1
         }
         appendValidity(validity, v, lo, hi)
@@ -357,7 +356,7 @@ private[file] object Writer20 {
       val numItems = ends.last
       val adjustment = numItems + 1
       page(sink, Seq(Encoders20.binaryIndices(ends, validity, adjustment)), Encoders20.list(adjustment, numItems))
-      ends.clear(); validity.clear()
+      ends.clearAndShrink(); validity.clearAndShrink()
       count = 0
       child.forceFlush(sink)
     }
@@ -428,7 +427,7 @@ private[file] object Writer20 {
       (items * bits / 8).toInt
     }.toArray
     private val rowBytes = widths.sum
-    private val rows = new ByteSink
+    private val rows = new Growable.Bytes(256)
 
     override def bufferedBytes: Long = rows.size
 
@@ -444,7 +443,7 @@ private[file] object Writer20 {
         while (r < hi) {
           var c = 0
           while (c < widths.length) {
-            rows.append(leaves(c).getDataBuffer, r.toLong * widths(c), widths(c))
+            rows.add(leaves(c).getDataBuffer, r.toLong * widths(c), widths(c))
             c += 1
           }
           r += 1
@@ -478,7 +477,7 @@ private[file] object Writer20 {
         case other => Encoders20.noNulls(Encoders20.flat(scalarBits(other), 0))
       }
       page(sink, Seq(rows.view()), Encoders20.packedStruct(field.children.map(c => inner(c.logicalType)).asJava, 0))
-      rows.clear()
+      rows.clearAndShrink()
       count = 0
     }
   }
@@ -489,7 +488,7 @@ private[file] object Writer20 {
    */
   final class BlobColumn(index: Int, field: LanceField, path: String, maxBytes: Long)
       extends Column(index, field, path, maxBytes) {
-    private val descriptors = new ByteSink
+    private val descriptors = new Growable.Bytes(256)
 
     override def bufferedBytes: Long = descriptors.size
 
@@ -504,12 +503,12 @@ private[file] object Writer20 {
         while (i < hi) {
           val start = offsets.getLong(8L * i)
           val size = offsets.getLong(8L * (i + 1)) - start
-          if (b.isNull(i)) { descriptors.appendLong(1L); descriptors.appendLong(0L) }
-          else if (size == 0) { descriptors.appendLong(0L); descriptors.appendLong(0L) }
+          if (b.isNull(i)) { descriptors.u64(1L); descriptors.u64(0L) }
+          else if (size == 0) { descriptors.u64(0L); descriptors.u64(0L) }
           else {
             if (size > Int.MaxValue) throw new InvalidArgumentException(s"Cannot write field '$path': a blob of $size bytes.")
-            descriptors.appendLong(sink.raw(b.getDataBuffer.nioBuffer(start, size.toInt)))
-            descriptors.appendLong(size)
+            descriptors.u64(sink.raw(b.getDataBuffer.nioBuffer(start, size.toInt)))
+            descriptors.u64(size)
           }
           i += 1
         }
@@ -519,7 +518,7 @@ private[file] object Writer20 {
     override protected def emitPage(sink: PageSink): Unit = {
       val d = Encoders20.noNulls(Encoders20.flat(64, 0))
       page(sink, Seq(descriptors.view()), Encoders20.packedStruct(java.util.List.of(d, d), 0))
-      descriptors.clear()
+      descriptors.clearAndShrink()
       count = 0
     }
   }
@@ -582,13 +581,13 @@ private[file] object Writer20 {
       var r = 0
       while (r < count) { if (rows(r) < 0) rows(r) = distinct; r += 1 }
       val buffers = ArrayBuffer[ByteBuffer](Encoders20.narrowIndices(rows, count, keyBytes))
-      val validity = new BitSink
+      val validity = new Growable.Bits(512)
       validity.appendConstant(true, distinct)
       if (dict.anyNull) validity.appendConstant(false, 1)
       val items =
         if (variable) {
           val ends = dict.itemEnds
-          if (dict.anyNull) ends.append(ends.last)
+          if (dict.anyNull) ends.add(ends.last)
           val adjustment = if (numItems == 0) 0L else dict.itemBytes.size + 1L
           buffers += Encoders20.binaryIndices(ends, validity, adjustment)
           buffers += dict.itemBytes.view()
@@ -597,7 +596,7 @@ private[file] object Writer20 {
         else if (!dict.anyNull) { buffers += dict.itemBytes.view(); Encoders20.noNulls(Encoders20.flat(8 * width, 1)) }
         else {
           buffers += validity.view()
-          val values = java.util.Arrays.copyOf(dict.itemBytes.array(), dict.itemBytes.size + width)
+          val values = java.util.Arrays.copyOf(dict.itemBytes.data, dict.itemBytes.size + width)
           buffers += ByteBuffer.wrap(values)
           Encoders20.someNulls(1, Encoders20.flat(8 * width, 2))
         }
