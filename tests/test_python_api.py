@@ -140,3 +140,16 @@ def test_commit_files_written_elsewhere(spark, tmp_path):
     assert ds.data_storage_version == "2.1"
     with pytest.raises(sparklance.InvalidArgumentError):
         t.commit_files(names, mode="upsert")
+
+
+def test_a_relative_path_names_the_table_below_the_drivers_directory(spark, wh):
+    make(wh, "relative")
+    cwd = spark._jvm.java.lang.System.getProperty("user.dir")  # relative paths resolve against the driver's
+    rel = os.path.relpath(wh / "db" / "relative.lance", cwd)
+    t = LanceTable.for_path(spark, rel)
+    assert t.path.startswith("file:") and t.path.rstrip("/").endswith("db/relative.lance")
+    t.delete("id < 3")
+    t.update("id = 14", {"s": "'changed'"})
+    got = lance.dataset(str(wh / "db" / "relative.lance")).to_table().sort_by("id")
+    assert got.column("id").to_pylist() == list(range(3, 15))
+    assert got.column("s").to_pylist()[-1] == "changed"

@@ -93,8 +93,10 @@ class LanceTable:
 
     @classmethod
     def for_path(cls, spark: "SparkSession", path: str) -> "LanceTable":
-        """The table at ``path`` (a directory or URI)."""
-        return cls(spark, path)
+        """The table at ``path`` (a directory or URI; a relative path is resolved against the driver's directory)."""
+        with translated():
+            qualified = spark._jvm.io.sparklance.spark.LanceTables.qualify(spark._jsc.hadoopConfiguration(), str(path))
+        return cls(spark, qualified)
 
     @classmethod
     def for_name(cls, spark: "SparkSession", name: str) -> "LanceTable":
