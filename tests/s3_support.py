@@ -127,6 +127,7 @@ class Stand:
         return conf
 
     def start_job(self, body: str, warehouse: str, conf: Dict[str, str], workdir: Path) -> subprocess.Popen:
+        workdir = Path(workdir).resolve()
         script = workdir / f"job-{time.time_ns()}.py"
         script.write_text(PREAMBLE.format(python_dir=str(REPO / "python"), conf=json.dumps(conf),
                                           warehouse=warehouse) + textwrap.dedent(body) + "\nspark.stop()\n")

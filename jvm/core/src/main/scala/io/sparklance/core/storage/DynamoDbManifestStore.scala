@@ -33,14 +33,20 @@ final class DynamoDbManifestStore(conf: Configuration) extends ExternalManifestS
       "to the DynamoDB table that records the versions (partition key base_uri of type string, sort key version of " +
       "type number)."))
 
+  // One client (with its connection pool) per table, region, endpoint and credentials for the whole JVM: a store
+  // is made for every storage object, i.e. for every commit and scan. The key schema is checked once per client.
   private lazy val client: DynamoDbClient = {
-    val b = DynamoDbClient.builder().credentialsProvider(credentials(conf))
-    Option(conf.get(RegionKey)).orElse(Option(conf.get("fs.s3a.endpoint.region"))).map(_.trim).filter(_.nonEmpty)
-      .foreach(r => b.region(Region.of(r)))
-    Option(conf.get(EndpointKey)).map(_.trim).filter(_.nonEmpty).foreach(e => b.endpointOverride(URI.create(e)))
-    val c = b.build()
-    checkKeySchema(c)
-    c
+    val region = Option(conf.get(RegionKey)).orElse(Option(conf.get("fs.s3a.endpoint.region"))).map(_.trim).filter(_.nonEmpty)
+    val endpoint = Option(conf.get(EndpointKey)).map(_.trim).filter(_.nonEmpty)
+    val keys = (secret(conf, "fs.s3a.access.key"), secret(conf, "fs.s3a.secret.key"), secret(conf, "fs.s3a.session.token"))
+    clients.computeIfAbsent(ClientKey(tableName, region, endpoint, keys.hashCode), _ => {
+      val b = DynamoDbClient.builder().credentialsProvider(credentials(keys))
+      region.foreach(r => b.region(Region.of(r)))
+      endpoint.foreach(e => b.endpointOverride(URI.create(e)))
+      val c = b.build()
+      try checkKeySchema(c) catch { case e: Throwable => c.close(); throw e }
+      c
+    })
   }
 
   private def checkKeySchema(c: DynamoDbClient): Unit = {
@@ -108,8 +114,13 @@ object DynamoDbManifestStore {
   private def secret(conf: Configuration, key: String): Option[String] =
     Option(conf.getPassword(key)).map(new String(_)).map(_.trim).filter(_.nonEmpty)
 
-  private def credentials(conf: Configuration): AwsCredentialsProvider =
-    (secret(conf, "fs.s3a.access.key"), secret(conf, "fs.s3a.secret.key"), secret(conf, "fs.s3a.session.token")) match {
+  /** What tells clients apart; credentials only by a hash, so that no key is kept in the map. */
+  private final case class ClientKey(table: String, region: Option[String], endpoint: Option[String], credentials: Int)
+
+  private val clients = new java.util.concurrent.ConcurrentHashMap[ClientKey, DynamoDbClient]()
+
+  private def credentials(keys: (Option[String], Option[String], Option[String])): AwsCredentialsProvider =
+    keys match {
       case (Some(a), Some(s), Some(t)) => StaticCredentialsProvider.create(AwsSessionCredentials.create(a, s, t))
       case (Some(a), Some(s), None) => StaticCredentialsProvider.create(AwsBasicCredentials.create(a, s))
       case _ => DefaultCredentialsProvider.builder().build()

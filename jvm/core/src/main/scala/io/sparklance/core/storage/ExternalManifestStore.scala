@@ -95,7 +95,7 @@ final class ExternalManifestCommits(storage: HadoopStorage, store: ExternalManif
     val won =
       try store.putIfNotExists(table, version, ExternalManifestStore.keyOf(staged), bytes.length.toLong)
       catch {
-        case e: Throwable =>
+        case NonFatal(e) =>
           // Unknown whether the record was written: keep the staged manifest, a reader may need it.
           throw new StorageException(path, s"record version $version of $root in the external manifest store", e)
       }
