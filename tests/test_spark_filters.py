@@ -88,3 +88,19 @@ def test_pushed_filters_are_reported(spark, table):
     pushed = plan.split("batches where ")[1].split(")) ")[0]
     assert "EqualTo(id,12345" in pushed and "IsNotNull(pad)" in pushed
     assert "StringStartsWith" not in pushed
+
+
+def test_filtered_batches_keep_column_order_metadata_columns_and_deletions(spark, tmp_path):
+    """The filtered columns are read first and kept for the batch: the batch must still have the projection's
+    order, the metadata columns and the rows the deletion files leave."""
+    path = str(tmp_path / "d.lance")
+    rows = [value(i) for i in range(N)]
+    lance.write_dataset(pa.Table.from_pylist(rows), path, max_rows_per_file=7000)
+    lance.dataset(path).delete("id % 5 = 0")
+    got = (spark.read.format("lance").option("batch_size", 512).load(path)
+           .where("s = 'k007' AND i32 > -400").select("pad", "s", "id", "_rowaddr", "i32", "_rowid").collect())
+    want = lance.dataset(path).to_table(filter="s = 'k007' AND i32 > -400", with_row_id=True,
+                                        with_row_address=True).to_pylist()
+    assert len(want) > 10
+    assert sorted((r.pad, r.s, r.id, r._rowaddr, r.i32, r._rowid) for r in got) == \
+        sorted((w["pad"], w["s"], w["id"], w["_rowaddr"], w["i32"], w["_rowid"]) for w in want)

@@ -56,9 +56,11 @@ final class LanceColumnarReader(p: LancePartition, readSchema: StructType) exten
   private var slice: FragmentSlice = _
   private var fragment: Fragment = _
   private var reader: FragmentReader = _
-  /** Reads only the filtered columns, to skip batches without a matching row (null without filters). */
-  private var probe: FragmentReader = _
+  // With pushed filters, a batch is read in two steps: the filtered columns first, then - only if a row can match -
+  // the other columns and the metadata columns, and the batch is put together from both.
   private lazy val filterFields = fields.filter(f => ctx.filters.exists(DataFilters.columns(_).contains(f.name)))
+  private lazy val otherFields = fields.filterNot(f => filterFields.exists(_.id == f.id))
+  private def filtering = ctx.filters.nonEmpty && filterFields.nonEmpty
   private var position = 0L
   private var emitted = 0L
   private val live = mutable.ArrayBuffer.empty[FieldVector]
@@ -76,7 +78,6 @@ final class LanceColumnarReader(p: LancePartition, readSchema: StructType) exten
   /** Moves to the next fragment slice; false when there is none. */
   private def advance(): Boolean = {
     if (reader != null) { reader.close(); reader = null }
-    if (probe != null) { probe.close(); probe = null }
     if (!slices.hasNext) return false
     slice = slices.next()
     fragment = new Fragment(TableProtos.DataFragment.parseFrom(slice.fragment))
@@ -85,9 +86,6 @@ final class LanceColumnarReader(p: LancePartition, readSchema: StructType) exten
       if (metadata.contains(MetadataColumn.RowId)) FragmentFiles.rowIds(storage, ctx.layout.root, ctx.manifestPath, fragment, ctx.stableRowIds)
       else None
     reader = new FragmentReader(storage, ctx.layout, fragment, fields, metadata, deletions, rowIds)
-    if (ctx.filters.nonEmpty && filterFields.nonEmpty) {
-      probe = new FragmentReader(storage, ctx.layout, fragment, filterFields, Nil, deletions, None)
-    }
     position = slice.from
     true
   }
@@ -100,10 +98,9 @@ final class LanceColumnarReader(p: LancePartition, readSchema: StructType) exten
       if (position >= slice.to) more = advance()
       else {
         val end = math.min(slice.to, position + ctx.batchSize)
-        val skip = probe != null && !anyMatch(position, end)
-        val root = if (skip) null else reader.read(position, end, allocator)
+        val root = if (filtering) readIfAnyMatch(position, end) else reader.read(position, end, allocator)
         position = end
-        if (skip) ()
+        if (root == null) ()
         else if (root.getRowCount > 0) {
           current = toBatch(root)
           emitted += current.numRows()
@@ -114,17 +111,26 @@ final class LanceColumnarReader(p: LancePartition, readSchema: StructType) exten
     found
   }
 
-  /** Whether a row of [from, to) can match the pushed filters: the filtered columns are read and evaluated. */
-  private def anyMatch(from: Long, to: Long): Boolean = {
-    val cols = probe.read(from, to, allocator)
-    try {
-      val byName = cols.getFieldVectors.asScala.map(v => v.getName -> v).toMap
-      val n = cols.getRowCount
-      var i = 0
-      var found = false
-      while (!found && i < n) { found = DataFilters.matches(ctx.filters, byName, i); i += 1 }
-      found
-    } finally cols.close()
+  /**
+   * Rows [from, to) if one of them can match the pushed filters, else null: the filtered columns are read and
+   * evaluated, and kept for the batch when a row matches (each column is decoded once).
+   */
+  private def readIfAnyMatch(from: Long, to: Long): VectorSchemaRoot = {
+    val filtered = reader.read(from, to, allocator, filterFields, withMetadata = false)
+    val byName = filtered.getFieldVectors.asScala.map(v => v.getName -> v).toMap
+    val n = filtered.getRowCount
+    var i = 0
+    var found = false
+    while (!found && i < n) { found = DataFilters.matches(ctx.filters, byName, i); i += 1 }
+    if (!found) { filtered.close(); return null }
+    val rest =
+      try reader.read(from, to, allocator, otherFields, withMetadata = true)
+      catch { case NonFatal(e) => filtered.close(); throw e }
+    // The projection's order, then the metadata columns (which close the rest).
+    val byId = (filterFields.zip(filtered.getFieldVectors.asScala) ++ otherFields.zip(rest.getFieldVectors.asScala))
+      .map { case (f, v) => f.id -> v }.toMap
+    val vectors = fields.map(f => byId(f.id)) ++ rest.getFieldVectors.asScala.drop(otherFields.size)
+    new VectorSchemaRoot(vectors.map(_.getField).asJava, vectors.asJava, n)
   }
 
   private def toBatch(root: VectorSchemaRoot): ColumnarBatch = {
@@ -164,7 +170,6 @@ final class LanceColumnarReader(p: LancePartition, readSchema: StructType) exten
     closed = true
     release()
     if (reader != null) reader.close()
-    if (probe != null) probe.close()
     allocator.close()
   }
 }

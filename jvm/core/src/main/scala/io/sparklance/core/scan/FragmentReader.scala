@@ -44,15 +44,23 @@ final class FragmentReader(
   }
 
   /** Live rows among physical offsets [from, to), as a new root owned by the caller. */
-  def read(from: Long, to: Long, allocator: BufferAllocator): VectorSchemaRoot = {
+  def read(from: Long, to: Long, allocator: BufferAllocator): VectorSchemaRoot =
+    read(from, to, allocator, projection, withMetadata = true)
+
+  /**
+   * Live rows among [from, to) of some of the projected fields (in the order given), followed by the metadata
+   * columns if asked for: a caller can read the columns a filter needs first, and the others only for the rows it
+   * keeps. The rows are those of every other read of the same range.
+   */
+  def read(from: Long, to: Long, allocator: BufferAllocator, fields: Seq[LanceField], withMetadata: Boolean): VectorSchemaRoot = {
     require(from >= 0 && to >= from && to <= fragment.physicalRows, s"rows [$from, $to) of fragment ${fragment.id}")
     val live = deletions.liveOffsets(from, to)
     val count = live.map(_.length).getOrElse((to - from).toInt)
     val vectors = mutable.ArrayBuffer.empty[FieldVector]
     try {
-      prefetch(from, to, live)
-      projection.foreach(f => vectors += readField(f, from, to, live, count, allocator))
-      metadataColumns.foreach { m =>
+      prefetch(fields, from, to, live)
+      fields.foreach(f => vectors += readField(f, from, to, live, count, allocator))
+      (if (withMetadata) metadataColumns else Nil).foreach { m =>
         val v = new BigIntVector(m.field, allocator)
         vectors += v
         v.allocateNew(count)
@@ -74,13 +82,13 @@ final class FragmentReader(
    * Lets each data file fetch the pages of all the projected fields it holds at once (fields are then read one by
    * one): on an object store, one request for a batch's pages instead of one per page.
    */
-  private def prefetch(from: Long, to: Long, live: Option[Array[Long]]): Unit = {
+  private def prefetch(fields: Seq[LanceField], from: Long, to: Long, live: Option[Array[Long]]): Unit = {
     val (lo, hi) = live match {
       case Some(rows) if rows.nonEmpty => (rows.head, rows.last + 1)
       case Some(_) => return
       case None => (from, to)
     }
-    projection.filterNot(isBlobV2).flatMap(f => filesHolding(f) match {
+    fields.filterNot(isBlobV2).flatMap(f => filesHolding(f) match {
       case Seq(file) if holdsAll(file, f) => Some(file -> f)
       case _ => None
     }).groupBy(_._1).foreach { case (file, fields) =>
