@@ -1,13 +1,14 @@
 package io.sparklance.core.storage
 
 import java.nio.file.Files
-import java.util.concurrent.{ConcurrentHashMap, CountDownLatch, Executors, TimeUnit}
+import java.util.concurrent.ConcurrentHashMap
 
 import org.apache.hadoop.conf.Configuration
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.{InvalidArgumentException, StorageException}
 import io.sparklance.core.schema.LanceSchema
+import io.sparklance.core.testing.Races
 import io.sparklance.core.table.{Dataset, ManifestNaming, TestManifests}
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
 import io.sparklance.proto.TableProtos
@@ -63,20 +64,12 @@ class ExternalManifestStoreSuite extends AnyFunSuite {
   test("racing writers through the store commit exactly once each, in contiguous versions") {
     val (storage, root, _) = setup("race")
     val writers = 6
-    val pool = Executors.newFixedThreadPool(writers)
-    val start = new CountDownLatch(1)
-    try {
-      val results = (0 until writers).map { w =>
-        pool.submit(() => {
-          start.await()
-          // Each writer has its own HadoopStorage, as separate Spark tasks or processes would.
-          val own = new HadoopStorage(storage.conf)
-          Committer.commit(own, root, Transaction.create(1, Operation.Append(Seq(fragment(s"w$w.lance", w + 1)))))
-        })
-      }
-      start.countDown()
-      assert(results.map(_.get(120, TimeUnit.SECONDS)).sorted == (2L to (writers + 1).toLong))
-    } finally pool.shutdownNow()
+    val versions = Races.run(writers) { w =>
+      // Each writer has its own HadoopStorage, as separate Spark tasks or processes would.
+      val own = new HadoopStorage(storage.conf)
+      Committer.commit(own, root, Transaction.create(1, Operation.Append(Seq(fragment(s"w$w.lance", w + 1)))))
+    }
+    assert(versions.sorted == (2L to (writers + 1).toLong))
     val s = Dataset.open(storage, root).checkoutLatest()
     assert(s.fragments.map(_.files.head.path).sorted == ("a.lance" +: (0 until writers).map(w => s"w$w.lance")).sorted)
     assert(!versionFiles(storage, root).exists(_.contains("-")), "no staged manifest left behind")

@@ -1,13 +1,12 @@
 package io.sparklance.core.txn
 
-import java.util.concurrent.{CountDownLatch, Executors, TimeUnit}
-
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.{CommitConflictException, CommitStateUnknownException}
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.InMemoryStorage
 import io.sparklance.core.table.{Dataset, FeatureFlags, ManifestFile, Snapshot, TestManifests}
+import io.sparklance.core.testing.Races
 import io.sparklance.core.write.{Compaction, Deletions}
 import io.sparklance.proto.TableProtos
 import org.roaringbitmap.RoaringBitmap
@@ -40,19 +39,10 @@ class CommitterSuite extends AnyFunSuite {
     val storage = new InMemoryStorage
     create(storage)
     val writers = 8
-    val pool = Executors.newFixedThreadPool(writers)
-    val start = new CountDownLatch(1)
-    try {
-      val results = (0 until writers).map { w =>
-        pool.submit(() => {
-          start.await()
-          Committer.commit(storage, root, Transaction.create(1, Operation.Append(Seq(fragment(s"w$w.lance", w + 1)))))
-        })
-      }
-      start.countDown()
-      val versions = results.map(_.get(60, TimeUnit.SECONDS)).sorted
-      assert(versions == (2L to (writers + 1).toLong))
-    } finally pool.shutdownNow()
+    val versions = Races.run(writers) { w =>
+      Committer.commit(storage, root, Transaction.create(1, Operation.Append(Seq(fragment(s"w$w.lance", w + 1)))))
+    }
+    assert(versions.sorted == (2L to (writers + 1).toLong))
     val s = Dataset.open(storage, root).checkoutLatest()
     assert(s.fragments.map(_.files.head.path).sorted == ("a.lance" +: (0 until writers).map(w => s"w$w.lance")).sorted)
     assert(s.fragments.map(_.id).sorted == (0L to writers.toLong))
@@ -231,16 +221,8 @@ class CommitterSuite extends AnyFunSuite {
     val storage = new InMemoryStorage
     create(storage)
     val writers = 8
-    val pool = Executors.newFixedThreadPool(writers)
-    val start = new CountDownLatch(1)
-    try {
-      val results = (0 until writers).map { w =>
-        val d = deletion(storage, 1, w)
-        pool.submit(() => { start.await(); commitDelete(storage, 1, d) })
-      }
-      start.countDown()
-      assert(results.map(_.get(60, TimeUnit.SECONDS)).sorted == (2L to (writers + 1).toLong))
-    } finally pool.shutdownNow()
+    val deletions = (0 until writers).map(w => deletion(storage, 1, w))
+    assert(Races.run(writers)(w => commitDelete(storage, 1, deletions(w))).sorted == (2L to (writers + 1).toLong))
     assert(deleted(storage) == (0 until writers))
   }
 
