@@ -81,8 +81,7 @@ final class HadoopStorage(val conf: Configuration) extends Storage {
   }
 
   override def overwrite(path: String, bytes: Array[Byte]): Unit = wrap(path, "write") {
-    val out = fs(path).create(hadoopPath(path), true)
-    try out.write(bytes) finally out.close()
+    writeFile(fs(path), hadoopPath(path), bytes, overwrite = true)
   }
 
   override def createStream(path: String): OutputStream = wrap(path, "create") {
@@ -99,58 +98,63 @@ final class HadoopStorage(val conf: Configuration) extends Storage {
       case None => objectPutIfAbsent(path, bytes)
     }
 
-  /** Put-if-absent by the file system alone. */
+  /** Put-if-absent by the file system alone: atomic where it can be, else refused (or, opted in, check-then-write). */
   private def objectPutIfAbsent(path: String, bytes: Array[Byte]): Boolean = wrap(path, "commit") {
-    val p = hadoopPath(path)
     val f = fs(path)
-    (f, f.getUri.getScheme) match {
-      case (local: RawLocalFileSystem, _) => localPutIfAbsent(local.pathToFile(p).toPath, bytes)
-      case (_, "hdfs" | "viewfs") =>
-        val tmp = new Path(p.getParent, s".${p.getName}.${UUID.randomUUID()}.tmp")
-        val out = f.create(tmp, false)
-        try out.write(bytes)
-        finally out.close()
-        val won = f.rename(tmp, p)
-        if (!won) f.delete(tmp, false)
-        won
-      case (_, _) if canCreateConditionally(f, p) => conditionalCreate(f, p, bytes)
-      case (_, other) if conf.getBoolean(HadoopStorage.UnsafeCommits, false) =>
+    val p = hadoopPath(path)
+    atomicPutIfAbsent(f, p, bytes).getOrElse {
+      val scheme = f.getUri.getScheme
+      if (conf.getBoolean(HadoopStorage.UnsafeCommits, false)) {
         // The user's promise that one writer commits at a time: check, then write.
-        if (f.exists(p)) false
-        else {
-          val out = f.create(p, false)
-          try out.write(bytes) finally out.close()
-          true
-        }
-      case (_, other) =>
-        val hint = if (other == "s3a") {
+        !f.exists(p) && { writeFile(f, p, bytes, overwrite = false); true }
+      } else {
+        val hint = if (scheme == "s3a") {
           " S3A offers it with S3 conditional writes (fs.s3a.create.conditional.enabled=true, the default, on a store " +
             "that supports If-None-Match); for stores without them, configure an external manifest store " +
             s"(${ExternalManifestStore.Kind}=dynamodb)."
         } else s" Configure an external manifest store (${ExternalManifestStore.Kind}=dynamodb)."
         throw new UnsupportedFeatureException(
-          s"Cannot commit to $path: the '$other' file system offers no atomic put-if-absent here, and committing " +
+          s"Cannot commit to $path: the '$scheme' file system offers no atomic put-if-absent here, and committing " +
             s"without one could silently lose a concurrent writer's version.$hint To commit anyway because only one " +
             s"writer ever writes this table, set ${HadoopStorage.UnsafeCommits}=true.")
+      }
     }
   }
 
   /**
+   * The file system's own atomic put-if-absent: whether this caller won, or None where the file system has none.
+   * Local disk links a temporary file (link(2) fails if the target exists); HDFS renames one (refused if the target
+   * exists); object stores with conditional creation refuse the second writer.
+   */
+  private def atomicPutIfAbsent(f: FileSystem, p: Path, bytes: Array[Byte]): Option[Boolean] = f match {
+    case local: RawLocalFileSystem => Some(localPutIfAbsent(local.pathToFile(p).toPath, bytes))
+    case _ if f.getUri.getScheme == "hdfs" || f.getUri.getScheme == "viewfs" =>
+      val tmp = new Path(p.getParent, s".${p.getName}.${UUID.randomUUID()}.tmp")
+      writeFile(f, tmp, bytes, overwrite = false)
+      val won = f.rename(tmp, p)
+      if (!won) f.delete(tmp, false)
+      Some(won)
+    case _ if canCreateConditionally(f, p) => Some(conditionalCreate(f, p, bytes))
+    case _ => None
+  }
+
+  /**
    * Writes a file whose content is already decided (an external store chose it), so that readers see it whole or
-   * not at all; racing writers of the same bytes may each succeed or find it there. Local disk and HDFS publish a
-   * temporary file atomically; object stores make an object visible only once it is complete.
+   * not at all; racing writers of the same bytes may each succeed or find it there. Where the file system has no
+   * atomic put-if-absent, a plain create: object stores make an object visible only once it is complete.
    */
   private[storage] def publishChosen(path: String, bytes: Array[Byte]): Unit = wrap(path, "write") {
+    val f = fs(path)
     val p = hadoopPath(path)
-    fs(path) match {
-      case local: RawLocalFileSystem => localPutIfAbsent(local.pathToFile(p).toPath, bytes)
-      case f if f.getUri.getScheme == "hdfs" || f.getUri.getScheme == "viewfs" => objectPutIfAbsent(path, bytes)
-      case f =>
-        try {
-          val out = f.create(p, false)
-          try out.write(bytes) finally out.close()
-        } catch { case _: org.apache.hadoop.fs.FileAlreadyExistsException => () }
+    if (atomicPutIfAbsent(f, p, bytes).isEmpty) {
+      try writeFile(f, p, bytes, overwrite = false)
+      catch { case _: org.apache.hadoop.fs.FileAlreadyExistsException => () }
     }
+  }
+
+  private def writeFile(f: FileSystem, p: Path, bytes: Array[Byte], overwrite: Boolean): Unit = {
+    val out = f.create(p, overwrite)
+    try out.write(bytes) finally out.close()
   }
 
   // Asking may need a connection (FTP): a file system that cannot answer offers nothing.
