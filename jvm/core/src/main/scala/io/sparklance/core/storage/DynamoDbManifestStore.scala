@@ -8,7 +8,7 @@ import org.apache.hadoop.conf.Configuration
 import software.amazon.awssdk.auth.credentials.{AwsBasicCredentials, AwsCredentialsProvider, AwsSessionCredentials, DefaultCredentialsProvider, StaticCredentialsProvider}
 import software.amazon.awssdk.regions.Region
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient
-import software.amazon.awssdk.services.dynamodb.model.{AttributeValue, ConditionalCheckFailedException, DescribeTableRequest, GetItemRequest, KeyType, PutItemRequest, QueryRequest, ResourceNotFoundException}
+import software.amazon.awssdk.services.dynamodb.model.{AttributeValue, ConditionalCheckFailedException, DescribeTableRequest, KeyType, PutItemRequest, QueryRequest, ResourceNotFoundException}
 
 import io.sparklance.core.InvalidArgumentException
 
@@ -92,12 +92,6 @@ final class DynamoDbManifestStore(conf: Configuration) extends ExternalManifestS
       v.toLong -> p
     }
   }
-
-  /** The recorded path of one version (for tests and tools). */
-  def get(table: String, version: Long): Option[String] =
-    Option(client.getItem(GetItemRequest.builder().tableName(tableName).consistentRead(true)
-      .key(Map(BaseUri -> AttributeValue.fromS(table), Version -> AttributeValue.fromN(version.toString)).asJava)
-      .build()).item()).filter(!_.isEmpty).flatMap(i => Option(i.get(Path))).map(_.s())
 }
 
 object DynamoDbManifestStore {

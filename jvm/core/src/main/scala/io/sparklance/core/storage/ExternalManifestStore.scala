@@ -75,22 +75,27 @@ final class ExternalManifestCommits(storage: HadoopStorage, store: ExternalManif
 
   private val log = LoggerFactory.getLogger(classOf[ExternalManifestCommits])
 
-  private def versionsDir(path: String): Option[String] = {
-    val i = path.stripSuffix("/").lastIndexOf('/')
-    if (i > 0 && path.substring(0, i).endsWith("/_versions")) Some(path.substring(0, i)) else None
+  /** A manifest's table root and version, if `path` is a manifest under a table's `_versions/`. */
+  private def manifestOf(path: String): Option[(String, Long)] = {
+    val dir = path.substring(0, math.max(path.lastIndexOf('/'), 0))
+    ManifestNaming.classify(Storage.fileName(path)).collect {
+      case (_, version) if dir.endsWith("/_versions") => (dir.stripSuffix("/_versions"), version)
+    }
   }
 
+  // A staged manifest is named `<final name>-<uuid>`.
+  private def stagedName(target: String): String = s"$target-${UUID.randomUUID()}"
+  private def finalName(staged: String): String = staged.substring(0, staged.lastIndexOf(".manifest") + ".manifest".length)
+
   /** Whether a put-if-absent of `path` is a manifest commit. */
-  def handles(path: String): Boolean =
-    versionsDir(path).isDefined && ManifestNaming.classify(Storage.fileName(path)).isDefined
+  def handles(path: String): Boolean = manifestOf(path).isDefined
 
   def putIfAbsent(path: String, bytes: Array[Byte]): Boolean = {
-    val (_, version) = ManifestNaming.classify(Storage.fileName(path)).get
-    val root = versionsDir(path).get.stripSuffix("/_versions")
+    val (root, version) = manifestOf(path).getOrElse(throw new IllegalArgumentException(s"$path is not a manifest"))
     val table = ExternalManifestStore.keyOf(root)
     // A version already in place (a repaired one, or one committed before the store was configured) is taken.
     if (storage.exists(path)) return false
-    val staged = s"$path-${UUID.randomUUID()}"
+    val staged = stagedName(path)
     storage.create(staged, bytes)
     val won =
       try store.putIfNotExists(table, version, ExternalManifestStore.keyOf(staged), bytes.length.toLong)
@@ -141,8 +146,8 @@ final class ExternalManifestCommits(storage: HadoopStorage, store: ExternalManif
     store.latest(table).foreach { case (version, recorded) =>
       val name = recorded.substring(recorded.lastIndexOf('/') + 1)
       if (ManifestNaming.classify(name).isEmpty) {
-        val finalName = name.substring(0, name.lastIndexOf(".manifest") + ".manifest".length)
-        finish(root, table, version, Storage.join(versionsDir, name), Storage.join(versionsDir, finalName))
+        val staged = Storage.join(versionsDir, name)
+        finish(root, table, version, staged, finalName(staged))
       }
     }
   }
