@@ -77,6 +77,9 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
     root
   }
 
+  /** Whether `prefetch` fetches anything: files of an object store, of version 2.1 or later. */
+  def coalesces: Boolean = in.coalesceGap >= 0 && version.isStructural
+
   // Page bytes fetched ahead by `prefetch`, by the byte range of the page's buffers; consumed by `readBuffers`,
   // dropped by the next prefetch: memory stays bounded by the pages of one read.
   private val prefetched = scala.collection.mutable.HashMap.empty[(Long, Long), Slice]
@@ -90,8 +93,7 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
    */
   def prefetch(fields: Seq[LanceField], from: Long, to: Long): Unit = {
     prefetched.clear()
-    val gap = in.coalesceGap
-    if (gap < 0 || !version.isStructural) return
+    if (!coalesces) return
     val spans = for {
       f <- fields
       leaf <- f.flatten
@@ -100,7 +102,7 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
       if page.getPriority < to && page.getPriority + page.getLength > from && !lastPage.get(column).exists(_._1 == pi)
       span <- LanceFileReader.bufferSpan(page)
     } yield span
-    LanceFileReader.coalesce(spans.distinct, gap, LanceFileReader.MaxCoalescedBytes).foreach { case (start, end, members) =>
+    LanceFileReader.coalesce(spans.distinct, in.coalesceGap, LanceFileReader.MaxCoalescedBytes).foreach { case (start, end, members) =>
       if (members.size > 1) {
         val bytes = in.read(start, (end - start).toInt)
         val array = new Array[Byte](bytes.remaining())

@@ -83,20 +83,28 @@ final class FragmentReader(
    * one): on an object store, one request for a batch's pages instead of one per page.
    */
   private def prefetch(fields: Seq[LanceField], from: Long, to: Long, live: Option[Array[Long]]): Unit = {
+    val plan = prefetchPlans.getOrElseUpdate(fields.map(_.id), planPrefetch(fields))
+    if (plan.isEmpty) return
     val (lo, hi) = live match {
       case Some(rows) if rows.nonEmpty => (rows.head, rows.last + 1)
       case Some(_) => return
       case None => (from, to)
     }
+    plan.foreach { case (r, fileFields) => r.prefetch(fileFields, lo, hi) }
+  }
+
+  // The files that coalesce reads (object stores) and the file fields each holds, per set of fields read: planned
+  // once, not per batch; empty on local disk.
+  private val prefetchPlans = mutable.HashMap.empty[Seq[Int], Seq[(LanceFileReader, Seq[LanceField])]]
+
+  private def planPrefetch(fields: Seq[LanceField]): Seq[(LanceFileReader, Seq[LanceField])] =
     fields.filterNot(isBlobV2).flatMap(f => filesHolding(f) match {
       case Seq(file) if holdsAll(file, f) => Some(file -> f)
       case _ => None
-    }).groupBy(_._1).foreach { case (file, fields) =>
+    }).groupBy(_._1).toSeq.map { case (file, held) =>
       val r = reader(file)
-      val fileFields = fields.flatMap { case (_, f) => r.metadata.schema.field(f.id).map(prune(_, f)) }
-      r.prefetch(fileFields, lo, hi)
-    }
-  }
+      r -> held.flatMap { case (_, f) => r.metadata.schema.field(f.id).map(prune(_, f)) }
+    }.filter(_._1.coalesces)
 
   /** The data files holding some of a field's ids (live, not tombstoned), in fragment order. */
   private def filesHolding(f: LanceField): Seq[DataFile] = {
