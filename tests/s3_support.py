@@ -126,6 +126,17 @@ class Stand:
         conf.update(extra)
         return conf
 
+    def ddb_spark_conf(self, table: str, **extra: str) -> Dict[str, str]:
+        """Spark settings that commit through the DynamoDB manifest store ``table``, with S3's conditional writes
+        turned off (so that the store alone keeps commits safe)."""
+        return self.spark_conf(**{
+            "spark.hadoop.fs.s3a.create.conditional.enabled": "false",
+            "spark.hadoop.sparklance.commit.external-store": "dynamodb",
+            "spark.hadoop.sparklance.commit.dynamodb.table": table,
+            "spark.hadoop.sparklance.commit.dynamodb.endpoint": self.endpoint,
+            **extra,
+        })
+
     def start_job(self, body: str, warehouse: str, conf: Dict[str, str], workdir: Path) -> subprocess.Popen:
         workdir = Path(workdir).resolve()
         script = workdir / f"job-{time.time_ns()}.py"

@@ -158,13 +158,7 @@ def test_manifests_are_created_conditionally_and_unsafe_commits_are_refused(stan
 def test_dynamodb_external_store_commits_and_finishes_a_dead_writers_version(stand, tmp_path):
     bucket, table = stand.bucket("ddb"), stand.manifest_table("lance-manifests")
     uri, s3a = f"s3://{bucket}/t.lance", f"s3a://{bucket}/t.lance"
-    conf = stand.spark_conf(**{
-        # Without conditional writes the external store is what keeps commits safe.
-        "spark.hadoop.fs.s3a.create.conditional.enabled": "false",
-        "spark.hadoop.sparklance.commit.external-store": "dynamodb",
-        "spark.hadoop.sparklance.commit.dynamodb.table": table,
-        "spark.hadoop.sparklance.commit.dynamodb.endpoint": stand.endpoint,
-    })
+    conf = stand.ddb_spark_conf(table)
     out = stand.run_job(f"""
         import threading
         spark.range(0, 10).selectExpr("id").write.format("lance").save({s3a!r})
@@ -242,12 +236,7 @@ def test_pylance_and_spark_commit_through_one_dynamodb_store(stand, tmp_path):
     ddb_uri = f"s3+ddb://{bucket}/lake/t.lance?ddbTableName={table}"
     so = dict(stand.storage_options, dynamodb_endpoint=stand.endpoint)
     lance.write_dataset(events(0, 10), ddb_uri, storage_options=so)
-    conf = stand.spark_conf(**{
-        "spark.hadoop.fs.s3a.create.conditional.enabled": "false",
-        "spark.hadoop.sparklance.commit.external-store": "dynamodb",
-        "spark.hadoop.sparklance.commit.dynamodb.table": table,
-        "spark.hadoop.sparklance.commit.dynamodb.endpoint": stand.endpoint,
-    })
+    conf = stand.ddb_spark_conf(table)
     job = stand.start_job(f"""
         for i in range(4):
             spark.range(1000 + 10 * i, 1010 + 10 * i).selectExpr("id", "concat('s', id) AS name",

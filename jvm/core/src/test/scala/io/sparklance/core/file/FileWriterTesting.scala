@@ -87,6 +87,14 @@ object FileWriterTesting extends org.scalatest.Assertions {
     Encodings20Protos.ArrayEncoding.parseFrom(com.google.protobuf.Any.parseFrom(p.getEncoding.getDirect.getEncoding).getValue)
 
   /** Fills a vector with n random values, about `nullRate` of them null (structs are never null). */
+  /** Random lengths (0-4, or null) for `n` lists, their items filled into `items`. */
+  private def fillLists(n: Int, r: Random, nullRate: Double, structNulls: Boolean, items: FieldVector,
+      setNull: Int => Unit, setLength: (Int, Int) => Unit): Unit = {
+    val lens = Array.fill(n)(if (r.nextDouble() < nullRate) -1 else r.nextInt(5))
+    fill(items, lens.filter(_ > 0).sum, r, nullRate, structNulls)
+    lens.indices.foreach(i => if (lens(i) < 0) setNull(i) else setLength(i, lens(i)))
+  }
+
   def fill(v: FieldVector, n: Int, r: Random, nullRate: Double, structNulls: Boolean = false): Unit = {
     def isNull = r.nextDouble() < nullRate
     v match {
@@ -97,15 +105,11 @@ object FileWriterTesting extends org.scalatest.Assertions {
         s.setValueCount(n)
       case l: ListVector =>
         l.allocateNew()
-        val lens = Array.fill(n)(if (isNull) -1 else r.nextInt(5))
-        fill(l.getDataVector, lens.filter(_ > 0).sum, r, nullRate, structNulls)
-        lens.indices.foreach { i => if (lens(i) < 0) l.setNull(i) else { l.startNewValue(i); l.endValue(i, lens(i)) } }
+        fillLists(n, r, nullRate, structNulls, l.getDataVector, l.setNull, (i, len) => { l.startNewValue(i); l.endValue(i, len) })
         l.setValueCount(n)
       case l: LargeListVector =>
         l.allocateNew()
-        val lens = Array.fill(n)(if (isNull) -1 else r.nextInt(5))
-        fill(l.getDataVector, lens.filter(_ > 0).sum, r, nullRate, structNulls)
-        lens.indices.foreach { i => if (lens(i) < 0) l.setNull(i) else { l.startNewValue(i); l.endValue(i, lens(i)) } }
+        fillLists(n, r, nullRate, structNulls, l.getDataVector, l.setNull, (i, len) => { l.startNewValue(i.toLong); l.endValue(i, len) })
         l.setValueCount(n)
       case l: FixedSizeListVector =>
         l.allocateNew()
