@@ -369,6 +369,45 @@ def test_ctas_rtas_and_writeto(spark, wh):
     assert not os.path.exists(str(wh / "c"))
 
 
+@pytest.mark.parametrize("old", ["2.0", "2.1"])
+def test_replacing_keeps_or_changes_the_file_version_consistently(spark, wh, old):
+    """CREATE OR REPLACE, REPLACE TABLE AS SELECT and createOrReplace() keep the table's file version (as pylance's
+    overwrite does) unless they name another; either way the manifest names the version of every data file."""
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lance.rv")
+    name = f"r{old.replace('.', '')}"
+    path = str(wh / "rv" / f"{name}.lance")
+    lance.write_dataset(pa.table({"id": pa.array([1, 2], pa.int64())}), path, data_storage_version=old)
+
+    def check(version, ids):
+        ds = lance.dataset(path)
+        ds.validate()
+        assert ds.data_storage_version == version
+        assert {f"{d.file_major_version}.{d.file_minor_version}" for f in ds.get_fragments()
+                for d in f.metadata.files} <= {version}
+        assert sorted(ds.to_table().column("id").to_pylist()) == ids
+
+    spark.sql(f"CREATE OR REPLACE TABLE lance.rv.{name} AS SELECT id FROM range(3)")
+    check(old, [0, 1, 2])
+    spark.sql(f"REPLACE TABLE lance.rv.{name} AS SELECT id + 10 AS id FROM range(2)")
+    check(old, [10, 11])
+    spark.range(20, 22).writeTo(f"lance.rv.{name}").createOrReplace()
+    check(old, [20, 21])
+    spark.sql(f"INSERT OVERWRITE lance.rv.{name} SELECT id + 30 AS id FROM range(1)")
+    check(old, [30])
+    spark.range(40, 41).write.format("lance").mode("overwrite").save(path)
+    check(old, [40])
+    # Naming a version changes the table's, data files and manifest together.
+    spark.sql(f"CREATE OR REPLACE TABLE lance.rv.{name} TBLPROPERTIES ('file_format_version' = '2.2') "
+              "AS SELECT id FROM range(2)")
+    check("2.2", [0, 1])
+    spark.range(5, 6).writeTo(f"lance.rv.{name}").option("file_format_version", old).createOrReplace()
+    check(old, [5])
+    spark.range(7, 8).write.format("lance").mode("overwrite").option("file_format_version", "2.2").save(path)
+    check("2.2", [7])
+    spark.range(8, 9).write.format("lance").mode("append").save(path)
+    check("2.2", [7, 8])
+
+
 def test_partitioned_tables_are_refused(spark):
     with pytest.raises(Exception, match="PARTITIONED BY .* is not supported"):
         spark.sql("CREATE TABLE lance.default_p (id BIGINT, d DATE) PARTITIONED BY (d)")

@@ -39,7 +39,7 @@ object AddColumns {
     val edit = SchemaChanges.of(snapshot.manifest)
     newColumns.fields.foreach(f => edit.add(Nil, SparkSchemas.toLance(StructType(Seq(f)))))
     val added = edit.addedSince(snapshot.manifest.proto.getFieldsList.asScala.toSeq)
-    val version = snapshot.manifest.dataStorageVersion.flatMap(FileVersion.parse).getOrElse(FileVersion.V2_2)
+    val version = LanceTables.fileVersion(snapshot)
     val spec = WriteSpec(path, added, version, WriteOptions(Map.empty, Map.empty), conf)
     val physical = snapshot.fragments.map(f => f.id -> f.physicalRows).toMap
     val partitions = math.max(1, math.min(snapshot.fragments.size, spark.sparkContext.defaultParallelism * 2))

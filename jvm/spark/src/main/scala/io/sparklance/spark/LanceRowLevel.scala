@@ -52,7 +52,7 @@ final class LanceDeltaOperation(table: LanceTable, cmd: Command) extends RowLeve
       override def toBatch: DeltaBatchWrite = {
         val snapshot = table.snapshot
         val options = WriteOptions(info.options().asCaseSensitiveMap().asScala.toMap, snapshot.manifest.config)
-        val version = snapshot.manifest.dataStorageVersion.flatMap(FileVersion.parse).getOrElse(FileVersion.V2_2)
+        val version = LanceTables.fileVersion(snapshot)
         new LanceDeltaBatchWrite(table, WriteSpec(snapshot.root, snapshot.schema, version, options, table.hadoopConf),
           info.schema(), cmd)
       }

@@ -24,7 +24,8 @@ final case class NewTable(root: String, schema: LanceSchema, version: FileVersio
   /** Commits the table with no rows as a new version after `readVersion` (0 for a table that does not exist). */
   def commitEmpty(conf: Configuration, readVersion: Long, options: WriteOptions): Long =
     LanceSparkException.translate(Committer.commit(new HadoopStorage(conf), root,
-      Transaction.create(readVersion, Operation.Overwrite(Nil, schema.toProtos, schema.metadata, config)),
+      Transaction.create(readVersion, Operation.Overwrite(Nil, schema.toProtos, schema.metadata, config,
+        Some(version.toString))),
       Committer.Options(maxRetries = options.commitRetries, newTableFileVersion = version.toString)))
 }
 
@@ -34,7 +35,12 @@ object NewTable {
   /** Properties that shape the table rather than being stored as config. */
   private val Shaping = Set("file_format_version", "data_storage_version")
 
-  def apply(root: String, sparkSchema: StructType, properties: Map[String, String]): NewTable = {
+  /**
+   * The table `properties` describe at `root`. Its file version is the one the properties name, else `current` (the
+   * version of the table being replaced: replacing keeps it, as pylance's overwrite does), else 2.2.
+   */
+  def apply(root: String, sparkSchema: StructType, properties: Map[String, String],
+      current: Option[FileVersion] = None): NewTable = {
     properties.get("location").filter(l => l.stripSuffix("/") != root.stripSuffix("/")).foreach { l =>
       throw new LanceSparkException(new UnsupportedFeatureException(s"LOCATION '$l' is not supported: a table of a " +
         s"Lance catalog lives at $root. To write a table elsewhere, name it by path: lance.`$l`."))
@@ -43,7 +49,8 @@ object NewTable {
     val config = properties.filter { case (k, _) =>
       !Reserved.contains(k.toLowerCase) && !Shaping.contains(k.toLowerCase) && !k.startsWith("option.")
     }
-    NewTable(root, SparkSchemas.toLance(sparkSchema), options.fileFormatVersion.getOrElse(FileVersion.V2_2), config)
+    NewTable(root, SparkSchemas.toLance(sparkSchema),
+      options.fileFormatVersion.orElse(current).getOrElse(FileVersion.V2_2), config)
   }
 
   def checkNoPartitioning(partitions: Array[org.apache.spark.sql.connector.expressions.Transform]): Unit =
@@ -74,10 +81,14 @@ final class LanceStagedTable(tableName: String, table: NewTable, readVersion: Lo
     override def truncate(): WriteBuilder = this
     override def build(): Write = new Write {
       override def toBatch: BatchWrite = {
-        val writeOptions = WriteOptions(info.options().asCaseSensitiveMap().asScala.toMap, Map.empty)
+        val given = info.options().asCaseSensitiveMap().asScala.toMap
+        LanceOptions.checkWrite(given, tableName)
+        val writeOptions = WriteOptions(given, Map.empty)
         val merged = options.copy(maxRowsPerFile = writeOptions.maxRowsPerFile, maxPageBytes = writeOptions.maxPageBytes,
           batchRows = writeOptions.batchRows)
-        val w = new LanceBatchWrite(WriteSpec(table.root, table.schema, table.version, merged, conf), info.schema(),
+        // `writeTo(...).option("file_format_version", ...)` picks the version as a table property would.
+        val version = writeOptions.fileFormatVersion.getOrElse(table.version)
+        val w = new LanceBatchWrite(WriteSpec(table.root, table.schema, version, merged, conf), info.schema(),
           readVersion, overwrite = true, Some(table.schema), table.config)
         write = Some(w)
         w

@@ -214,8 +214,10 @@ object ManifestBuilder {
     txn.operation match {
       case Operation.Append(fragments) =>
         b.addAllFragments(assign(fragments).asJava)
-      case Operation.Overwrite(fragments, schema, meta, config) =>
+      case Operation.Overwrite(fragments, schema, meta, config, fileVersion) =>
         b.clearFragments().addAllFragments(assign(fragments).asJava)
+        fileVersion.foreach(v => b.setDataFormat(TableProtos.Manifest.DataStorageFormat.newBuilder()
+          .setFileFormat("lance").setVersion(v)))
         b.clearFields().addAllFields(schema.asJava)
         b.clearSchemaMetadata()
         meta.foreach { case (k, v) => b.putSchemaMetadata(k, com.google.protobuf.ByteString.copyFrom(v)) }

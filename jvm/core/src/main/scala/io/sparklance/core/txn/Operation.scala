@@ -20,9 +20,15 @@ object Operation {
   /** New fragments added to the table (ids are assigned at commit). */
   final case class Append(fragments: Seq[TableProtos.DataFragment]) extends Operation { def name = "Append" }
 
-  /** The table replaced by new fragments and a schema (also how a table is created). */
+  /**
+   * The table replaced by new fragments and a schema (also how a table is created). `fileVersion` is the Lance file
+   * version the new fragments were written with (e.g. "2.1"): the next manifest records it as the table's data
+   * storage version, so that replacing a table can never leave files of one version under a manifest naming another
+   * (as pylance's overwrite does). None keeps the version the table records; it is not part of the transaction file.
+   */
   final case class Overwrite(fragments: Seq[TableProtos.DataFragment], schema: Seq[FileProtos.Field],
-      schemaMetadata: Map[String, Array[Byte]], config: Map[String, String]) extends Operation { def name = "Overwrite" }
+      schemaMetadata: Map[String, Array[Byte]], config: Map[String, String], fileVersion: Option[String] = None)
+      extends Operation { def name = "Overwrite" }
 
   /**
    * Rows deleted: fragments whose deletion files changed (replacing the fragments of the same id) and fragments
@@ -80,7 +86,7 @@ final case class Transaction(readVersion: Long, uuid: String, operation: Operati
     val b = TransactionProtos.Transaction.newBuilder().setReadVersion(readVersion).setUuid(uuid)
     operation match {
       case Operation.Append(fs) => b.setAppend(TransactionProtos.Transaction.Append.newBuilder().addAllFragments(fs.asJava))
-      case Operation.Overwrite(fs, schema, meta, config) =>
+      case Operation.Overwrite(fs, schema, meta, config, _) =>
         val o = TransactionProtos.Transaction.Overwrite.newBuilder().addAllFragments(fs.asJava).addAllSchema(schema.asJava)
           .putAllConfigUpsertValues(config.asJava)
         meta.foreach { case (k, v) => o.putSchemaMetadata(k, com.google.protobuf.ByteString.copyFrom(v)) }

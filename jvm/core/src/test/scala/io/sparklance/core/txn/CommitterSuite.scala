@@ -35,6 +35,21 @@ class CommitterSuite extends AnyFunSuite {
     assert(new String(storage.readAll(s"$root/_versions/latest_version_hint.json")) == """{"version":2}""")
   }
 
+  test("an overwrite records the file version its fragments were written in; without one the table's stays") {
+    val storage = new InMemoryStorage
+    Committer.commit(storage, root, Transaction.create(0, Operation.overwrite(Seq(fragment("a.lance", 10)), schema)),
+      Committer.Options(newTableFileVersion = "2.0"))
+    def recorded: Option[String] = Dataset.open(storage, root).checkoutLatest().manifest.dataStorageVersion
+    assert(recorded.contains("2.0"))
+    Committer.commit(storage, root, Transaction.create(1, Operation.overwrite(Seq(fragment("b.lance", 1)), schema)))
+    assert(recorded.contains("2.0"))
+    Committer.commit(storage, root, Transaction.create(2,
+      Operation.overwrite(Seq(fragment("c.lance", 1)), schema).copy(fileVersion = Some("2.2"))))
+    assert(recorded.contains("2.2"))
+    Committer.commit(storage, root, Transaction.create(3, Operation.Append(Seq(fragment("d.lance", 1)))))
+    assert(recorded.contains("2.2"))
+  }
+
   test("racing appends all commit exactly once, in contiguous versions") {
     val storage = new InMemoryStorage
     create(storage)
