@@ -11,6 +11,7 @@ Both helpers fail the test (not skip) with "run `make jar` first" when the jar h
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -141,3 +142,14 @@ def inspect_fixture():
 @pytest.fixture(name="inspect_error")
 def inspect_error_fixture():
     return inspect_error
+
+
+@contextlib.contextmanager
+def lance_raises(cls, match=None):
+    """``pytest.raises`` for a sparklance error class (``sparklance.InvalidArgumentError``, ...) raised by a JVM call
+    in the block, translated by error class as the Python package translates them."""
+    from sparklance.errors import translated
+
+    with pytest.raises(cls, match=match) as info:
+        with translated():
+            yield info

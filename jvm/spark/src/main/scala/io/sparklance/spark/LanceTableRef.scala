@@ -2,14 +2,16 @@ package io.sparklance.spark
 
 import java.time.Instant
 
+import scala.jdk.CollectionConverters._
+
 import io.sparklance.core.InvalidArgumentException
 import io.sparklance.core.storage.HadoopStorage
-import io.sparklance.core.table.{Dataset, Snapshot}
+import io.sparklance.core.table.{Dataset, ManifestNaming, Snapshot}
 import io.sparklance.core.util.Timestamps
 
 /**
  * Which version of a table a read pins: the latest, a version number, the latest version committed at or before
- * an instant, or a tag. Resolved once on the driver.
+ * an instant, or a tag; on the main branch or on a named branch. Resolved once on the driver.
  */
 sealed trait TimeTravel
 object TimeTravel {
@@ -17,8 +19,13 @@ object TimeTravel {
   final case class AtVersion(version: Long) extends TimeTravel
   final case class AsOf(instant: Instant) extends TimeTravel
   final case class AtTag(name: String) extends TimeTravel
+  /** A point on a branch (pylance's `tree/<branch>/`); never a tag, which names its branch itself. */
+  final case class OnBranch(branch: String, at: TimeTravel) extends TimeTravel
 
-  /** From read options `version`, `timestamp`, `tag` (case-insensitive keys); at most one may be given. */
+  /**
+   * From read options `version`, `timestamp`, `tag` (case-insensitive keys; at most one may be given) and `branch`.
+   * Versions are unsigned 64-bit numbers: pylance's detached versions are above 2^63.
+   */
   def fromOptions(options: Map[String, String]): TimeTravel = {
     val o = options.map { case (k, v) => k.toLowerCase -> v }
     val named = Seq("version", "timestamp", "tag").filter(o.contains)
@@ -26,11 +33,18 @@ object TimeTravel {
       throw new InvalidArgumentException(s"Options ${named.mkString(" and ")} were both given; give at most one of " +
         "version, timestamp and tag.")
     }
-    o.get("version").map(v => AtVersion(v.trim.toLongOption.getOrElse(throw new InvalidArgumentException(
-      s"Option version must be a version number, not '$v'."))))
+    val point = o.get("version").map(v => AtVersion(ManifestNaming.parseVersion(v).getOrElse(
+      throw new InvalidArgumentException(s"Option version must be a version number, not '$v'."))))
       .orElse(o.get("timestamp").map(t => AsOf(Timestamps.parse(t))))
       .orElse(o.get("tag").map(AtTag))
       .getOrElse(Latest)
+    o.get("branch").map(_.trim) match {
+      case None | Some("main") => point
+      case Some(b) if o.contains("tag") =>
+        throw new InvalidArgumentException(s"Options branch ('$b') and tag were both given; a tag names its branch " +
+          "itself: give only the tag.")
+      case Some(b) => OnBranch(b, point)
+    }
   }
 
   def checkout(dataset: Dataset, tt: TimeTravel): Snapshot = tt match {
@@ -38,6 +52,7 @@ object TimeTravel {
     case AtVersion(v) => dataset.checkout(v)
     case AsOf(i) => dataset.checkoutAsOf(i)
     case AtTag(t) => dataset.checkoutTag(t)
+    case OnBranch(b, at) => checkout(dataset.branch(b), at)
   }
 }
 
@@ -54,6 +69,9 @@ object LanceTables {
       if (key.startsWith("hadoop.")) conf.set(key.stripPrefix("hadoop."), value)
       else if (key.startsWith("fs.") || key.startsWith("sparklance.")) conf.set(key, value)
     }
+    // Session, catalog and per-access sparklance settings alike: a bad one is an error wherever it was given.
+    LanceSparkException.translate(HadoopStorage.checkSettings(conf.getPropsWithPrefix("sparklance.").asScala.map {
+      case (k, v) => s"sparklance.$k" -> v }.toMap))
     conf
   }
 
@@ -80,6 +98,14 @@ object LanceTables {
       val storage = new HadoopStorage(conf)
       TimeTravel.checkout(Dataset.open(storage, path), tt)
     }
+
+  /**
+   * The Lance file version new data files of a table are written with: the one its manifest records (pylance's
+   * `data_storage_version`), else 2.2.
+   */
+  def fileVersion(snapshot: Snapshot): io.sparklance.core.file.FileVersion =
+    snapshot.manifest.dataStorageVersion.flatMap(io.sparklance.core.file.FileVersion.parse)
+      .getOrElse(io.sparklance.core.file.FileVersion.V2_2)
 
   /** The latest version of the table at `path`. */
   def latestVersion(conf: org.apache.hadoop.conf.Configuration, path: String): Long =

@@ -4,8 +4,8 @@ import java.time.Instant
 
 import scala.collection.immutable.SortedMap
 
-import io.sparklance.core.{InconsistentTableException, NotATableException, StorageException, TagNotFoundException,
-  VersionNotFoundException}
+import io.sparklance.core.{InconsistentTableException, InvalidArgumentException, NotATableException, StorageException,
+  TagNotFoundException, VersionNotFoundException}
 import io.sparklance.core.storage.Storage
 
 /**
@@ -49,12 +49,41 @@ final class Dataset private (val storage: Storage, val root: String) {
     load(listing.naming, listing.entries.last)
   }
 
+  /**
+   * The snapshot of a version. A detached version (one pylance committed with `detached=True`: its number, an
+   * unsigned 64-bit value, has the top bit set, so it is negative as a `Long`) is not in the listing: its manifest
+   * is read by name, `_versions/d<version>.manifest`.
+   */
   def checkout(version: Long): Snapshot = {
+    if (ManifestNaming.isDetached(version)) return checkoutDetached(version)
     val listing = listVersions()
     listing.entries.find(_.version == version) match {
       case Some(e) => load(listing.naming, e)
       case None =>
         throw new VersionNotFoundException(root, s"version $version does not exist. ${listing.describe}")
+    }
+  }
+
+  private def checkoutDetached(version: Long): Snapshot = {
+    val path = Storage.join(versionsDir, ManifestNaming.detachedFileName(version))
+    val shown = ManifestNaming.show(version)
+    if (!storage.exists(path)) {
+      throw new VersionNotFoundException(root, s"detached version $shown does not exist (no manifest $path).")
+    }
+    load(listVersions().naming, VersionEntry(version, path))
+  }
+
+  /**
+   * The table of a branch: pylance keeps branch `name` as a table of its own under `tree/<name>/` of the root, whose
+   * manifests reference the parent's data files through a base path.
+   */
+  def branch(name: String): Dataset = {
+    Dataset.validateBranch(root, name)
+    val dir = Storage.join(root, s"tree/$name")
+    try Dataset.open(storage, dir)
+    catch {
+      case _: NotATableException =>
+        throw new VersionNotFoundException(root, s"branch '$name' does not exist (no manifests under $dir/_versions/).")
     }
   }
 
@@ -72,11 +101,13 @@ final class Dataset private (val storage: Storage, val root: String) {
   def checkoutTag(name: String): Snapshot = {
     val all = tags()
     val tag = all.getOrElse(name, throw new TagNotFoundException(root, name, all.keys))
-    try checkout(tag.version)
+    // A tag may name a version of a branch (pylance 14 writes `"branch": "<name>"`): that branch's version.
+    try tag.branch.map(branch).getOrElse(this).checkout(tag.version)
     catch {
       case e: VersionNotFoundException =>
-        throw new VersionNotFoundException(root, s"tag '$name' points to version ${tag.version}, which no longer " +
-          s"exists (${e.getMessage}).")
+        val where = tag.branch.map(b => s" of branch '$b'").getOrElse("")
+        throw new VersionNotFoundException(root, s"tag '$name' points to version ${tag.version}$where, which no " +
+          s"longer exists (${e.getMessage}).")
     }
   }
 
@@ -116,6 +147,37 @@ final class Dataset private (val storage: Storage, val root: String) {
 }
 
 object Dataset {
+
+  /**
+   * Branch names as pylance allows them: path components of letters, digits and `._-`, separated by `/`, none of
+   * them empty, `.` or `..`. Checked before a name read from a tag file or an option becomes part of a path.
+   */
+  def validateBranch(root: String, name: String): Unit = {
+    val ok = name.nonEmpty && name.length <= 255 && name.split("/", -1).forall { part =>
+      part.nonEmpty && part != "." && part != ".." && part.forall(c => c.isLetterOrDigit || c == '.' || c == '_' || c == '-')
+    }
+    if (!ok) {
+      throw new InvalidArgumentException(s"'$name' is not a valid branch name of $root: use path components of " +
+        "letters, digits, '.', '_' and '-', separated by '/'.")
+    }
+  }
+
+  /** What a table directory holds (shared/spec/table-format.md, "Directory Layout", and pylance's `tree/`). */
+  private val TableEntries = Set("_versions", "_transactions", "_deletions", "_indices", "_refs", "data", "tree")
+
+  /**
+   * Checks that a new table may be created at `root`: the directory is missing, empty, or holds only what a Lance
+   * table holds (e.g. data files of a write that did not commit). Any other file means the directory is something
+   * else (a Parquet table, a folder of documents), and a Lance table beside it would mix the two.
+   */
+  def checkCanCreate(storage: Storage, root: String): Unit = {
+    val foreign = storage.list(root).map(_.name).filterNot(n => TableEntries.contains(n) || n.startsWith(".")).sorted
+    if (foreign.nonEmpty) {
+      val shown = foreign.take(5).mkString(", ") + (if (foreign.size > 5) s", ... (${foreign.size} in all)" else "")
+      throw new InvalidArgumentException(s"Cannot create a Lance table at $root: the directory already holds " +
+        s"other files ($shown), which are not a Lance table. Write the table to a new or empty directory.")
+    }
+  }
 
   /** Opens the table at `root`; fails with [[NotATableException]] if there is none. */
   def open(storage: Storage, root: String): Dataset = {

@@ -48,6 +48,27 @@ object ManifestNaming {
       if (s.nonEmpty && s.forall(c => c >= '0' && c <= '9')) Some(s) else None
     } else None
 
+  /**
+   * Whether a version is detached: pylance's `commit(..., detached=True)` numbers such versions with the top bit of
+   * the unsigned 64-bit version set and names their manifests `d<version>.manifest`; they are in no listing.
+   */
+  def isDetached(version: Long): Boolean = version < 0
+
+  def detachedFileName(version: Long): String = s"d${java.lang.Long.toUnsignedString(version)}$Suffix"
+
+  /** A version number as Lance writes it: unsigned (detached versions are above 2^63). */
+  def show(version: Long): String = java.lang.Long.toUnsignedString(version)
+
+  /**
+   * A version number as users write it, unsigned decimal (detached versions are above 2^63); None when `text` is
+   * not one.
+   */
+  def parseVersion(text: String): Option[Long] = {
+    val t = text.trim
+    if (t.isEmpty || !t.forall(c => c >= '0' && c <= '9')) None
+    else try Some(java.lang.Long.parseUnsignedLong(t)) catch { case _: NumberFormatException => None }
+  }
+
   /** The scheme a manifest file name follows, and its version; None for files that are not manifests. */
   def classify(fileName: String): Option[(ManifestNaming, Long)] =
     V2.parse(fileName).map(v => (V2: ManifestNaming) -> v).orElse(V1.parse(fileName).map(v => (V1: ManifestNaming) -> v))

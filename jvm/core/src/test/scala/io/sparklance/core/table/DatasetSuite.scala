@@ -118,4 +118,54 @@ class DatasetSuite extends AnyFunSuite {
     val missing = new DataFile(f.files.head.proto.toBuilder.setBaseId(8).build())
     assert(intercept[InconsistentTableException](s.dataFilePath(missing)).getMessage.contains("base path id 8"))
   }
+
+  test("a tag on a branch reads the branch's version, not main's of the same number") {
+    val (storage, root) = table(3)
+    val branchRoot = Storage.join(root, "tree/dev")
+    // The branch's version 3 has 7 fragments; main's has 3.
+    commit(storage, branchRoot, manifest(2, t0.plusSeconds(10), (0 until 2).map(i => fragment(i, 10))))
+    commit(storage, branchRoot, manifest(3, t0.plusSeconds(11), (0 until 7).map(i => fragment(i, 10))))
+    storage.put(Storage.join(root, "_refs/tags/on_dev.json"), """{"branch":"dev","version":3}""".getBytes)
+    storage.put(Storage.join(root, "_refs/tags/on_main.json"), """{"branch":null,"version":3}""".getBytes)
+    val ds = Dataset.open(storage, root)
+    assert(ds.checkoutTag("on_dev").fragments.size == 7)
+    assert(ds.checkoutTag("on_main").fragments.size == 3)
+    assert(ds.branch("dev").checkoutLatest().version == 3)
+    storage.put(Storage.join(root, "_refs/tags/gone.json"), """{"branch":"gone","version":1}""".getBytes)
+    val gone = intercept[VersionNotFoundException](ds.checkoutTag("gone"))
+    assert(gone.getMessage.contains("tag 'gone' points to version 1 of branch 'gone'"))
+    assert(gone.getMessage.contains("branch 'gone' does not exist"))
+    Seq("../x", "a//b", "", "a/../b", "a\\b", "x\u0000").foreach { bad =>
+      assert(intercept[InvalidArgumentException](ds.branch(bad)).getMessage.contains("not a valid branch name"), bad)
+    }
+  }
+
+  test("a detached version (above 2^63) is read by its d<version>.manifest name and is never the latest") {
+    val (storage, root) = table(2)
+    val detached = java.lang.Long.parseUnsignedLong("15670570336193340214")
+    val m = manifest(detached, t0.plusSeconds(30), (0 until 4).map(i => fragment(i, 10)))
+    storage.create(Storage.join(root, s"_versions/d15670570336193340214.manifest"), ManifestFile.encode(m, None))
+    val ds = Dataset.open(storage, root)
+    assert(ManifestNaming.isDetached(detached))
+    assert(ds.checkout(detached).fragments.size == 4)
+    assert(ds.latestVersion() == 2)
+    val missing = intercept[VersionNotFoundException](ds.checkout(detached + 1))
+    assert(missing.getMessage.contains("detached version 15670570336193340215 does not exist"))
+    assert(ManifestNaming.parseVersion("15670570336193340214").contains(detached))
+    assert(ManifestNaming.parseVersion(" 3 ").contains(3L))
+    Seq("-1", "18446744073709551616", "3.0", "", "x").foreach(t => assert(ManifestNaming.parseVersion(t).isEmpty, t))
+  }
+
+  test("a table is created only where no other data is") {
+    val storage = new InMemoryStorage
+    Dataset.checkCanCreate(storage, "mem://new.lance")
+    storage.put("mem://partial.lance/data/abc.lance", Array[Byte](1))
+    storage.put("mem://partial.lance/_transactions/0-x.txn", Array[Byte](1))
+    Dataset.checkCanCreate(storage, "mem://partial.lance")
+    storage.put("mem://parquet/part-00000.parquet", Array[Byte](1))
+    storage.put("mem://parquet/_SUCCESS", Array[Byte]())
+    storage.put("mem://parquet/.part-00000.parquet.crc", Array[Byte]())
+    val e = intercept[InvalidArgumentException](Dataset.checkCanCreate(storage, "mem://parquet"))
+    assert(e.getMessage.contains("already holds other files (_SUCCESS, part-00000.parquet)"))
+  }
 }
