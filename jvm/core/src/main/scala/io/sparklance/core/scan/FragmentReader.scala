@@ -154,9 +154,12 @@ final class FragmentReader(
   private def isBlobV2(f: LanceField): Boolean = f.extensionName.contains(FragmentReader.BlobV2Extension)
 
   /**
-   * A blob v2 column (file version 2.2), whose table type is `struct<data: large_binary, uri: string>`: the file
-   * stores a descriptor per row (kind, position, size, blob id, uri); `data` is filled with the blob's bytes, read
-   * from the data file or its sidecar, and `uri` with the descriptor's uri (null when empty). Null blobs are null.
+   * A blob v2 column (file version 2.2), whose table type is a struct of `data: large_binary`, `uri: string` and,
+   * in tables pylance 14 makes with `lance.blob_field`, `position: uint64` and `size: uint64`: the file stores a
+   * descriptor per row (kind, position, size, blob id, uri). Each child the projection keeps is filled by name:
+   * `data` with the blob's bytes (read from the data file, a sidecar or the external uri only when `data` is
+   * projected), `uri` with the descriptor's uri (null when empty), `position` and `size` with where the bytes are
+   * in the object that holds them and their length. Null blobs are null.
    */
   private def blobV2(r: LanceFileReader, f: LanceField, target: Field, from: Long, to: Long, live: Option[Array[Long]],
       count: Int, allocator: BufferAllocator): FieldVector = {
@@ -171,25 +174,36 @@ final class FragmentReader(
       def child(name: String) = Option(d.getChild(name)).getOrElse(throw new io.sparklance.core.CorruptFileException(
         r.path, s"blob column '${f.name}' has no descriptor field '$name'"))
       val (kind, position, size, blobId, uri) = (child("kind"), child("position"), child("size"), child("blob_id"), child("blob_uri"))
+      def num(v: FieldVector, i: Int): Long = v.getObject(i).asInstanceOf[Number].longValue()
+      def uriOf(i: Int): String = Option(uri.getObject(i)).map(_.toString).getOrElse("")
       val out = target.createVector(allocator).asInstanceOf[StructVector]
       try {
         out.allocateNew()
-        val data = out.getChildrenFromFields.get(0).asInstanceOf[org.apache.arrow.vector.LargeVarBinaryVector]
-        val uris = out.getChildrenFromFields.get(1).asInstanceOf[org.apache.arrow.vector.BaseVariableWidthVector]
-        def num(v: FieldVector, i: Int): Long = v.getObject(i).asInstanceOf[Number].longValue()
         var i = 0
         while (i < count) {
-          if (d.isNull(i)) out.setNull(i)
-          else {
-            val u = Option(uri.getObject(i)).map(_.toString).getOrElse("")
-            data.setSafe(i, r.blobBytes(num(kind, i).toInt, num(position, i), num(size, i), num(blobId, i), u))
-            if (u.isEmpty) uris.setNull(i) else uris.setSafe(i, u.getBytes(java.nio.charset.StandardCharsets.UTF_8))
-            out.setIndexDefined(i)
-          }
+          if (d.isNull(i)) out.setNull(i) else out.setIndexDefined(i)
           i += 1
         }
-        data.setValueCount(count)
-        uris.setValueCount(count)
+        out.getChildrenFromFields.asScala.foreach { c =>
+          i = 0
+          while (i < count) {
+            if (d.isNull(i)) c.setNull(i)
+            else (c, c.getName) match {
+              case (v: org.apache.arrow.vector.LargeVarBinaryVector, "data") =>
+                v.setSafe(i, r.blobBytes(num(kind, i).toInt, num(position, i), num(size, i), num(blobId, i), uriOf(i)))
+              case (v: org.apache.arrow.vector.BaseVariableWidthVector, "uri") =>
+                val u = uriOf(i)
+                if (u.isEmpty) v.setNull(i) else v.setSafe(i, u.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+              case (v: org.apache.arrow.vector.UInt8Vector, "position") => v.setSafe(i, num(position, i))
+              case (v: org.apache.arrow.vector.UInt8Vector, "size") => v.setSafe(i, num(size, i))
+              case (v, name) => throw new UnsupportedFeatureException(s"Cannot read field '$name' " +
+                s"(${v.getField.getType}) of blob column '${f.name}' in ${r.path}: blob v2 columns have data " +
+                "(large_binary), uri (string), position and size (uint64).")
+            }
+            i += 1
+          }
+          c.setValueCount(count)
+        }
         out.setValueCount(count)
         out
       } catch { case NonFatal(e) => out.close(); throw e }
