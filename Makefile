@@ -29,10 +29,13 @@ help:
 	@echo "make wheel  build the Python wheel (with the jar inside) into build/dist/"
 	@echo "make publish-local  publish the jar to build/m2 for spark-submit --packages"
 
-$(VENV)/.installed: python/requirements-dev.txt
+# The package itself is installed in editable mode, so that `import sparklance` and the `sparklance` command work
+# from .venv; it finds the jar `make jar` builds in build/.
+$(VENV)/.installed: python/requirements-dev.txt python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
 	$(VENV)/bin/pip install -q -r python/requirements-dev.txt
+	SPARKLANCE_NO_JAR=1 $(VENV)/bin/pip install -q --no-deps -e ./python
 	touch $@
 
 venv: $(VENV)/.installed

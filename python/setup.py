@@ -1,6 +1,11 @@
 """Stages the runtime jar and the version into the package before setuptools builds it, so that `pip install
 ./python` and `pip wheel ./python` in a checkout ship the jar `make jar` built (build/sparklance-<VERSION>.jar) and
-the checkout's VERSION. Outside a checkout (an unpacked sdist) the staged files are used as they are."""
+the checkout's VERSION. Outside a checkout (an unpacked sdist) the staged files are used as they are.
+
+`make venv` installs the package in editable mode with SPARKLANCE_NO_JAR=1, before any jar is built: nothing is
+staged then, and the package finds the jar in the checkout's build/ directory (see `sparklance._jvm.jar_path`)."""
+
+import os
 
 import shutil
 from pathlib import Path
@@ -30,5 +35,6 @@ def stage() -> None:
                          "(the package carries the jar), or install a wheel built by `make wheel`.")
 
 
-stage()
+if not os.environ.get("SPARKLANCE_NO_JAR"):
+    stage()
 setup()

@@ -21,8 +21,9 @@ _JAVA_OPENS = [
 def jar_path() -> str:
     """Return the path of the sparklance runtime jar.
 
-    Looks, in order, at the ``SPARKLANCE_JAR`` environment variable, the jar shipped inside this package, and the
-    repository's ``build/`` directory (a source checkout after ``make jar``).
+    Looks, in order, at the ``SPARKLANCE_JAR`` environment variable, the repository's ``build/`` directory when the
+    package runs from a source checkout (after ``make jar``: the newest build, also for the editable install in
+    the checkout's ``.venv``), and the jar shipped inside this package.
     """
     env = os.environ.get("SPARKLANCE_JAR")
     if env:
@@ -31,7 +32,7 @@ def jar_path() -> str:
         return env
     here = os.path.dirname(os.path.abspath(__file__))
     name = f"sparklance-{__version__}.jar"
-    for candidate in (os.path.join(here, "jars", name), os.path.join(here, "..", "..", "build", name)):
+    for candidate in (os.path.join(here, "..", "..", "build", name), os.path.join(here, "jars", name)):
         if os.path.isfile(candidate):
             return os.path.abspath(candidate)
     raise FileNotFoundError(
