@@ -35,9 +35,13 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
 
   override def initialize(name: String, options: CaseInsensitiveStringMap): Unit = {
     catalogName = name
-    conf = LanceTables.hadoopConf(SparkSession.active, options.asCaseSensitiveMap().asScala.toMap)
-    // A relative warehouse is resolved on the driver: executors write the tables' files too.
-    warehouse = Option(options.get("warehouse")).map(w => LanceTables.qualify(conf, w.stripSuffix("/"))).getOrElse(
+    val given = options.asCaseSensitiveMap().asScala.toMap
+    LanceCatalog.checkOptions(name, given)
+    conf = LanceTables.hadoopConf(SparkSession.active, given)
+    // A relative warehouse is resolved on the driver: executors write the tables' files too. `root` is the other
+    // Lance connector's name for it (with its directory namespace, impl = dir).
+    val location = Option(options.get("warehouse")).orElse(Option(options.get("root")))
+    warehouse = location.map(w => LanceTables.qualify(conf, w.stripSuffix("/"))).getOrElse(
       throw new LanceSparkException(new InvalidArgumentException(s"Catalog '$name' has no warehouse: set " +
         s"spark.sql.catalog.$name.warehouse to the directory or URI that holds its tables.")))
     storage = new HadoopStorage(conf)
@@ -86,13 +90,27 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
 
   override def loadTable(ident: Identifier): Table = load(ident, TimeTravel.Latest)
 
+  /** `VERSION AS OF 3` (unsigned: detached versions are above 2^63) or `VERSION AS OF 'tag'`. */
   override def loadTable(ident: Identifier, version: String): Table = {
-    val tt = version.trim.toLongOption.map(TimeTravel.AtVersion).getOrElse(TimeTravel.AtTag(version))
+    val tt = io.sparklance.core.table.ManifestNaming.parseVersion(version).map(TimeTravel.AtVersion)
+      .getOrElse(TimeTravel.AtTag(version))
     load(ident, tt)
   }
 
-  override def loadTable(ident: Identifier, timestamp: Long): Table =
-    load(ident, TimeTravel.AsOf(java.time.Instant.EPOCH.plusNanos(Math.multiplyExact(timestamp, 1000L))))
+  /**
+   * `TIMESTAMP AS OF <expr>`: Spark hands the instant in microseconds. A number is cast by Spark as seconds since
+   * the epoch, and one too large for that (e.g. epoch microseconds) reaches here clamped to the largest or smallest
+   * timestamp: that is refused, since the instant meant is lost.
+   */
+  override def loadTable(ident: Identifier, timestamp: Long): Table = {
+    if (timestamp == Long.MaxValue || timestamp == Long.MinValue) {
+      throw new LanceSparkException(new InvalidArgumentException(s"TIMESTAMP AS OF for ${qualified(ident)} is out of " +
+        "range: Spark reads a number there as seconds since the epoch, and this one is beyond the years a " +
+        "timestamp holds. For epoch microseconds write TIMESTAMP AS OF timestamp_micros(<n>), for milliseconds " +
+        "timestamp_millis(<n>), or give a timestamp such as '2024-01-15 10:30:00'."))
+    }
+    load(ident, TimeTravel.AsOf(java.time.Instant.EPOCH.plus(timestamp, java.time.temporal.ChronoUnit.MICROS)))
+  }
 
   private def load(ident: Identifier, tt: TimeTravel): Table = {
     val path = tablePath(ident)
@@ -124,28 +142,31 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
   override def stageCreate(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
       properties: util.Map[String, String]): StagedTable = {
     if (isTableDir(tablePath(ident))) throw new TableAlreadyExistsException(ident)
-    stage(ident, columns, partitions, properties, 0L)
+    stage(ident, columns, partitions, properties, None)
   }
 
   override def stageReplace(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
       properties: util.Map[String, String]): StagedTable = {
     val path = tablePath(ident)
     if (!isTableDir(path)) throw new NoSuchTableException(ident)
-    stage(ident, columns, partitions, properties, LanceTables.latestVersion(conf, path))
+    stage(ident, columns, partitions, properties, Some(LanceTables.load(conf, path, TimeTravel.Latest)))
   }
 
   override def stageCreateOrReplace(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
       properties: util.Map[String, String]): StagedTable = {
     val path = tablePath(ident)
-    stage(ident, columns, partitions, properties, if (isTableDir(path)) LanceTables.latestVersion(conf, path) else 0L)
+    stage(ident, columns, partitions, properties,
+      if (isTableDir(path)) Some(LanceTables.load(conf, path, TimeTravel.Latest)) else None)
   }
 
+  /** A table to create (`replaced` None) or to replace, whose file version it keeps unless the properties name one. */
   private def stage(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
-      properties: util.Map[String, String], readVersion: Long): StagedTable = {
+      properties: util.Map[String, String], replaced: Option[io.sparklance.core.table.Snapshot]): StagedTable = {
     NewTable.checkNoPartitioning(partitions)
     val props = properties.asScala.toMap
-    val table = NewTable(tablePath(ident), structOf(columns), props)
-    new LanceStagedTable(qualified(ident), table, readVersion, conf, WriteOptions(props, Map.empty))
+    val table = NewTable(tablePath(ident), structOf(columns), props, replaced.map(LanceTables.fileVersion))
+    new LanceStagedTable(qualified(ident), table, replaced.map(_.version).getOrElse(0L), conf,
+      WriteOptions(props, Map.empty))
   }
 
   private def structOf(columns: Array[Column]): StructType = StructType(columns.map { c =>
@@ -234,14 +255,39 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
     Map("location" -> namespacePath(namespace)).asJava
   }
 
+  /**
+   * CREATE NAMESPACE: a directory under the warehouse. A namespace keeps no properties, so LOCATION (other than its
+   * own directory), COMMENT and WITH PROPERTIES are refused rather than dropped.
+   */
   override def createNamespace(namespace: Array[String], metadata: util.Map[String, String]): Unit = {
     val dir = namespacePath(namespace)
+    metadata.asScala.foreach {
+      case ("owner", _) => // set by Spark on every CREATE NAMESPACE
+      case ("location", l) if sameLocation(l, dir) =>
+      case ("location", l) =>
+        throw new LanceSparkException(new UnsupportedFeatureException(s"LOCATION '$l' is not supported: namespace " +
+          s"${namespace.mkString(".")} of catalog '$catalogName' is the directory $dir. Create it without LOCATION, " +
+          s"or configure another catalog whose warehouse is '$l'."))
+      case (key, _) =>
+        throw new LanceSparkException(new UnsupportedFeatureException(s"Namespace property '$key' is not " +
+          s"supported: namespaces of catalog '$catalogName' are directories and keep no properties. Create the " +
+          "namespace without COMMENT or WITH PROPERTIES."))
+    }
     if (storage.exists(dir)) throw new NamespaceAlreadyExistsException(namespace)
     val fs = new org.apache.hadoop.fs.Path(dir).getFileSystem(conf)
     if (!fs.mkdirs(new org.apache.hadoop.fs.Path(dir))) {
       throw new LanceSparkException(new io.sparklance.core.StorageException(dir, "create the namespace directory",
         new java.io.IOException("mkdirs returned false")))
     }
+  }
+
+  private def sameLocation(a: String, b: String): Boolean = LanceSparkException.translate {
+    def qualified(p: String) = {
+      val path = new org.apache.hadoop.fs.Path(p.stripSuffix("/"))
+      try path.getFileSystem(conf).makeQualified(path)
+      catch { case e: java.io.IOException => throw new io.sparklance.core.StorageException(p, "resolve", e) }
+    }
+    qualified(a) == qualified(b)
   }
 
   override def alterNamespace(namespace: Array[String], changes: NamespaceChange*): Unit =
@@ -257,6 +303,33 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
       val fs = new org.apache.hadoop.fs.Path(dir).getFileSystem(conf)
       try fs.delete(new org.apache.hadoop.fs.Path(dir), true)
       catch { case e: java.io.IOException => throw new io.sparklance.core.StorageException(dir, "delete the namespace directory", e) }
+    }
+  }
+}
+
+object LanceCatalog {
+  /** Catalog options besides settings (`fs.*`, `hadoop.*`, `sparklance.*`); `root` is the other connector's name. */
+  private val Known = Set("warehouse", "root", "impl")
+
+  /**
+   * Checks a catalog's options (`spark.sql.catalog.<name>.<key>`) as [[LanceOptions]] checks those of a read: the
+   * other Lance connector's directory namespace (`impl = dir`, `root`) is accepted; its other namespaces and its
+   * storage options are refused, since they would be ignored.
+   */
+  def checkOptions(name: String, options: Map[String, String]): Unit = options.foreach { case (key, value) =>
+    val k = key.toLowerCase
+    def refuse(why: String): Nothing = throw new LanceSparkException(new UnsupportedFeatureException(
+      s"Option spark.sql.catalog.$name.$key is not supported: $why."))
+    if (k == "impl" && value.trim != "dir") {
+      refuse(s"catalog '$name' keeps its tables in a directory (the other connector's impl = dir); namespaces " +
+        s"'$value' are not supported")
+    } else if (k.startsWith("storage.")) {
+      refuse("object-store settings are Hadoop settings here: set fs.s3a.* keys on the catalog " +
+        s"(spark.sql.catalog.$name.fs.s3a.endpoint, ...) as docs/object-stores.md shows")
+    } else if (!Known.contains(k) && !Seq("fs.", "hadoop.", "sparklance.").exists(k.startsWith)) {
+      throw new LanceSparkException(new InvalidArgumentException(s"Unknown option spark.sql.catalog.$name.$key. " +
+        "A Lance catalog takes warehouse (or root), and settings as fs.<key>, hadoop.<key> or sparklance.<key> " +
+        "(docs/configuration.md)."))
     }
   }
 }

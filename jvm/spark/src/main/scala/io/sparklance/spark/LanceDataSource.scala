@@ -28,7 +28,7 @@ final class LanceDataSource extends TableProvider with DataSourceRegister with C
    * then a placeholder without write support, so that `save()` comes to [[createRelation]] for every save mode.
    */
   override def getTable(schema: StructType, partitioning: Array[Transform], properties: util.Map[String, String]): Table =
-    try table(properties.asScala.toMap)
+    try table(properties.asScala.toMap, Some(schema))
     catch {
       case e: LanceSparkException if e.cause.isInstanceOf[io.sparklance.core.NotATableException] =>
         new MissingTable(properties.asScala.getOrElse("path", ""), e)
@@ -37,14 +37,24 @@ final class LanceDataSource extends TableProvider with DataSourceRegister with C
   // The schema a write passes to getTable is the DataFrame's; reads without a schema infer it from the table.
   override def supportsExternalMetadata(): Boolean = true
 
-  private def table(options: Map[String, String]): LanceTable = {
+  /**
+   * The table at the path, pinned at the version the options name. `schema` is the one Spark passes to
+   * [[getTable]]: the schema a reader gave, the one [[inferSchema]] returned, or, for a write, the DataFrame's. It
+   * is checked when the table's schema is asked for, which only reads do.
+   */
+  private def table(options: Map[String, String], schema: Option[StructType] = None): LanceTable = {
     val lower = options.map { case (k, v) => k.toLowerCase -> v }
-    val given = lower.getOrElse("path", throw new LanceSparkException(new InvalidArgumentException(
+    val location = lower.getOrElse("path", throw new LanceSparkException(new InvalidArgumentException(
       "No path given: use spark.read.format(\"lance\").load(\"/path/to/table.lance\").")))
+    if (lower.contains("paths")) {
+      throw new LanceSparkException(new InvalidArgumentException(s"Several paths were given to one read; a Lance " +
+        "table is one directory: load each table by itself and union the DataFrames."))
+    }
     val conf = LanceTables.hadoopConf(SparkSession.active, options)
-    val path = LanceTables.qualify(conf, given)
+    val path = LanceTables.qualify(conf, location)
     val tt = LanceSparkException.translate(TimeTravel.fromOptions(options))
-    new LanceTable(path, LanceTables.load(conf, path, tt), conf, ReadOptions.nanoseconds(options))
+    new LanceTable(path, LanceTables.load(conf, path, tt), conf, ReadOptions.nanoseconds(options),
+      requested = schema, pinnedByOptions = true)
   }
 
   /** `df.write.format("lance").mode(...).save(path)`: see [[PathWrites]]. */

@@ -34,7 +34,7 @@ final class LanceScanBuilder(table: LanceTable, options: ReadOptions, hadoopConf
    * returned to Spark. Filters on data columns ([[DataFilters]]) let the scan skip batches where no row matches;
    * they are returned to Spark too, which evaluates them on the rows the scan returns. Others are Spark's alone.
    */
-  override def pushFilters(filters: Array[Filter]): Array[Filter] = {
+  override def pushFilters(filters: Array[Filter]): Array[Filter] = if (!options.pushDownFilters) filters else {
     val (mine, rest) = filters.partition(FragmentFilters.applies)
     fragmentFilters = mine
     dataFilters = rest.filter(DataFilters.applies(table.snapshot.schema, _))

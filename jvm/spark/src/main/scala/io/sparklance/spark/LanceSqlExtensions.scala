@@ -84,22 +84,34 @@ object LanceSqlParser {
     if (s.length >= 2 && (s.head == '`' || s.head == '\'') && s.last == s.head) s.substring(1, s.length - 1) else s
 
   /**
-   * The path of the table a multi-part name gives: the first part must be a catalog configured as a
-   * [[LanceCatalog]] (`spark.sql.catalog.<name>`).
+   * The path of the table a multi-part name gives, resolved as Spark resolves names: a first part that names a
+   * configured catalog is that catalog; otherwise the name is in the current catalog, and a one-part name in its
+   * current namespace too (after `USE lance.db`, `OPTIMIZE t` is `lance.db.t`). The catalog must be a
+   * [[LanceCatalog]].
    */
   def location(spark: SparkSession, parts: Seq[String]): String = {
     val conf = spark.sessionState.conf
+    def isCatalog(name: String): Boolean = conf.contains(s"spark.sql.catalog.$name")
+    val (catalogName, name) =
+      if (parts.size > 1 && isCatalog(parts.head)) (parts.head, parts.tail)
+      else {
+        val current = spark.catalog.currentCatalog
+        val namespace = spark.sessionState.sqlParser.parseMultipartIdentifier(spark.catalog.currentDatabase)
+        (current, if (parts.size == 1) namespace :+ parts.head else parts)
+      }
     val catalogClass = classOf[LanceCatalog].getName
-    if (parts.size < 2 || !conf.getConfString(s"spark.sql.catalog.${parts.head}", "").equals(catalogClass)) {
+    if (!conf.getConfString(s"spark.sql.catalog.$catalogName", "").equals(catalogClass) ||
+        (name.size < 2 && !name.headOption.exists(n => n.startsWith("/") || n.contains(":")))) {
       throw new LanceSparkException(new InvalidArgumentException(s"${parts.mkString(".")} is not a table of a Lance " +
-        s"catalog: name it as <catalog>.<namespace>.<table> with a catalog configured as $catalogClass, or by path " +
-        "as <catalog>.`/path/to/table.lance`."))
+        s"catalog (it resolves to catalog '$catalogName'): name it as <catalog>.<namespace>.<table> with a catalog " +
+        s"configured as $catalogClass, by path as <catalog>.`/path/to/table.lance`, or after USE <catalog>.<namespace> " +
+        "by its name alone."))
     }
-    val prefix = s"spark.sql.catalog.${parts.head}."
+    val prefix = s"spark.sql.catalog.$catalogName."
     val options = conf.getAllConfs.collect { case (k, v) if k.startsWith(prefix) => k.stripPrefix(prefix) -> v }
     val catalog = new LanceCatalog
-    catalog.initialize(parts.head, new CaseInsensitiveStringMap(options.asJava))
-    catalog.locationOf(Identifier.of(parts.slice(1, parts.size - 1).toArray, parts.last))
+    catalog.initialize(catalogName, new CaseInsensitiveStringMap(options.asJava))
+    catalog.locationOf(Identifier.of(name.init.toArray, name.last))
   }
 
   private def attr(name: String, dt: DataType, nullable: Boolean = false): AttributeReference =

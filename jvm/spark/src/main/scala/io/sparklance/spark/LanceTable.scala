@@ -17,17 +17,26 @@ import io.sparklance.core.table.{FeatureFlags, Snapshot}
 
 /**
  * One pinned version of a Lance table, as Spark sees it: its schema (docs/types.md), its metadata columns
- * (`_rowid`, `_rowaddr`, `_fragid`) and, in `properties`, what `DESCRIBE TABLE EXTENDED` shows.
+ * (`_rowid`, `_rowaddr`, `_fragid`) and, in `properties`, what `DESCRIBE TABLE EXTENDED` shows. `requested` is a
+ * schema the reader gave (`spark.read.schema(...)`); `pinnedByOptions` says the version was chosen by the read's
+ * options (a table read by path), not by the statement (a table of a catalog).
  */
 final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoopConf: Configuration,
     val nanoseconds: SparkSchemas.NanosecondMapping = SparkSchemas.NanosecondMapping.TruncateToMicros,
-    writable: Boolean = false)
+    writable: Boolean = false, requested: Option[StructType] = None, pinnedByOptions: Boolean = false)
     extends Table with SupportsRead with SupportsWrite with SupportsMetadataColumns with SupportsRowLevelOperations
     with SupportsDeleteV2 {
 
   override def name(): String = tableName
 
-  override lazy val schema: StructType = LanceSparkException.translate(SparkSchemas.toSpark(snapshot.schema, nanoseconds))
+  /**
+   * The table's columns (docs/types.md); for a read given a schema (`spark.read.schema(...)`), the columns that
+   * schema names, in its order, each of the same type as in the table: a given schema projects, never converts.
+   */
+  override lazy val schema: StructType = LanceSparkException.translate {
+    val full = SparkSchemas.toSpark(snapshot.schema, nanoseconds)
+    requested.filterNot(r => PathWrites.sameType(r, full)).map(SparkSchemas.project(full, _, tableName)).getOrElse(full)
+  }
 
   /**
    * Tables of the catalog are written through DataSourceV2 (INSERT, `writeTo`); tables loaded by path through the
@@ -94,9 +103,20 @@ final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoop
     }
   }.toArray
 
-  override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder =
-    new LanceScanBuilder(this, ReadOptions(options.asCaseSensitiveMap().asScala.toMap, snapshot.manifest.config),
-      hadoopConf)
+  override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = {
+    val given = options.asCaseSensitiveMap().asScala.toMap
+    LanceOptions.checkRead(given, tableName)
+    // A table of the catalog was pinned by the statement (VERSION AS OF, or Spark's versionAsOf option), not by
+    // these options: a version asked for here would be ignored, so it is refused.
+    if (!pinnedByOptions) {
+      given.keys.find(k => Set("version", "timestamp", "tag", "branch").contains(k.toLowerCase)).foreach { k =>
+        throw new LanceSparkException(new io.sparklance.core.InvalidArgumentException(s"Option $k does not apply " +
+          s"to $tableName, a table of a catalog: use SELECT ... FROM $tableName VERSION AS OF <version or 'tag'> " +
+          "(or TIMESTAMP AS OF), or the options versionAsOf / timestampAsOf."))
+      }
+    }
+    new LanceScanBuilder(this, ReadOptions(given, snapshot.manifest.config), hadoopConf)
+  }
 
   override def toString: String = s"LanceTable($tableName@${snapshot.version})"
 }

@@ -104,7 +104,7 @@ final class LanceBatchWrite(spec: WriteSpec, sparkSchema: StructType, readVersio
     val op =
       if (overwrite || readVersion == 0) {
         val schema = newSchema.getOrElse(spec.schema)
-        Operation.Overwrite(fragments, schema.toProtos, schema.metadata, config)
+        Operation.Overwrite(fragments, schema.toProtos, schema.metadata, config, Some(spec.fileVersion))
       } else Operation.Append(fragments)
     val storage = new HadoopStorage(spec.conf.value)
     try {
@@ -139,8 +139,12 @@ final class LanceWriteBuilder(table: LanceTable, info: LogicalWriteInfo) extends
 
   override def build(): Write = new Write {
     override def toBatch: BatchWrite = {
-      val options = WriteOptions(info.options().asCaseSensitiveMap().asScala.toMap, table.snapshot.manifest.config)
-      val version = table.snapshot.manifest.dataStorageVersion.flatMap(FileVersion.parse).getOrElse(FileVersion.V2_2)
+      val given = info.options().asCaseSensitiveMap().asScala.toMap
+      LanceOptions.checkWrite(given, table.tableName)
+      WriteOptions.checkWriteMode(given, if (overwrite) "overwrite" else "append", table.tableName)
+      val options = WriteOptions(given, table.snapshot.manifest.config)
+      val version = LanceTables.fileVersion(table.snapshot)
+      options.checkKeeps(version, table.tableName)
       val spec = WriteSpec(table.snapshot.root, table.snapshot.schema, version, options, table.hadoopConf)
       new LanceBatchWrite(spec, info.schema(), table.snapshot.version, overwrite, None, Map.empty)
     }
@@ -151,14 +155,24 @@ final class LanceWriteBuilder(table: LanceTable, info: LogicalWriteInfo) extends
  * Options of a write (`df.write.option(...)`, `writeTo(...).option(...)`), falling back to table properties
  * (the manifest's config) and then to defaults; precedence: write option > table property > default.
  *
- *  - `max_rows_per_file` (default 1048576): rows per data file; each file is one fragment.
+ *  - `max_rows_per_file` (default 1048576; also `max_row_per_file`): rows per data file; each file is one fragment.
  *  - `max_page_bytes` (default 8388608): the page size columns aim at.
- *  - `batch_rows` (default 8192): rows buffered per Arrow batch in a task.
+ *  - `batch_rows` (default 8192; also `batch_size`): rows buffered per Arrow batch in a task.
  *  - `commit_retries` (default 20): attempts at a new version when other writers commit first.
- *  - `file_format_version` (new tables only, default 2.2): Lance file version of a new table (2.0, 2.1, 2.2).
+ *  - `file_format_version` (tables being created or replaced; default 2.2 for a new table, the table's own version
+ *    when it is replaced): the Lance file version (2.0, 2.1, 2.2) of the data files and of the table.
  */
 final case class WriteOptions(maxRowsPerFile: Long, maxPageBytes: Long, batchRows: Int, commitRetries: Int,
-    fileFormatVersion: Option[FileVersion])
+    fileFormatVersion: Option[FileVersion]) {
+
+  /** Rows added to an existing table are written in its file version: another one asked for is an error. */
+  def checkKeeps(tableVersion: FileVersion, table: String): Unit =
+    fileFormatVersion.filter(_ != tableVersion).foreach { v =>
+      throw new LanceSparkException(new InvalidArgumentException(s"Option file_format_version is $v but $table " +
+        s"keeps its files in version $tableVersion, which rows added to it are written in. Leave the option out, " +
+        "or replace the table (mode overwrite, CREATE OR REPLACE) to change its file version."))
+    }
+}
 
 object WriteOptions {
   def apply(options: Map[String, String], tableConfig: Map[String, String]): WriteOptions = {
@@ -172,7 +186,22 @@ object WriteOptions {
       FileVersion.parse(v).getOrElse(throw new LanceSparkException(new InvalidArgumentException(
         s"Option file_format_version must be one of 2.0, 2.1, 2.2 (or stable), not '$v'.")))
     }
-    WriteOptions(positive("max_rows_per_file", 1024L * 1024), positive("max_page_bytes", 8L << 20),
-      math.min(positive("batch_rows", 8192), 1L << 20).toInt, math.min(positive("commit_retries", 20), 1000).toInt, version)
+    // The other Lance connector's names for the same settings: max_row_per_file, and batch_size for batch_rows.
+    val rowsPerFile = positive("max_rows_per_file", positive("max_row_per_file", 1024L * 1024))
+    val batchRows = positive("batch_rows", positive("batch_size", 8192))
+    WriteOptions(rowsPerFile, positive("max_page_bytes", 8L << 20), math.min(batchRows, 1L << 20).toInt,
+      math.min(positive("commit_retries", 20), 1000).toInt, version)
   }
+
+  /**
+   * Checks the other Lance connector's `write_mode` option against what a write of a catalog table does (`append`
+   * for INSERT INTO and `writeTo(...).append()`, `overwrite` for INSERT OVERWRITE and `overwrite(...)`).
+   */
+  def checkWriteMode(options: Map[String, String], does: String, table: String): Unit =
+    options.collectFirst { case (k, v) if k.equalsIgnoreCase("write_mode") => v.trim.toLowerCase }.foreach { w =>
+      if (w != does) {
+        throw new LanceSparkException(new InvalidArgumentException(s"Option write_mode is '$w' but this write of " +
+          s"$table is an $does. Leave the option out: the statement or method decides."))
+      }
+    }
 }

@@ -12,8 +12,8 @@ import org.apache.spark.sql.functions.{col, lit}
 import org.apache.spark.sql.types.{ArrayType, BinaryType, DataType, MapType, StringType, StructType}
 
 import io.sparklance.core.{InvalidArgumentException, NotATableException, TableExistsException}
-import io.sparklance.core.file.FileVersion
-import io.sparklance.core.table.Snapshot
+import io.sparklance.core.storage.HadoopStorage
+import io.sparklance.core.table.{Dataset, Snapshot}
 
 /**
  * `df.write.format("lance").mode(m).save(path)`: every save mode over a table named by its path.
@@ -31,12 +31,19 @@ import io.sparklance.core.table.Snapshot
  */
 object PathWrites {
 
-  def save(spark: SparkSession, given: String, mode: SaveMode, options: Map[String, String], data: DataFrame): Unit = {
+  def save(spark: SparkSession, location: String, requestedMode: SaveMode, options: Map[String, String],
+      data: DataFrame): Unit = {
+    LanceOptions.checkWrite(options, location)
+    val mode = withWriteMode(requestedMode, options, location)
     val conf = LanceTables.hadoopConf(spark, options)
-    val path = LanceTables.qualify(conf, given)
+    val path = LanceTables.qualify(conf, location)
     val existing: Option[Snapshot] =
       try Some(LanceTables.load(conf, path, TimeTravel.Latest))
-      catch { case e: LanceSparkException if e.cause.isInstanceOf[NotATableException] => None }
+      catch {
+        case e: LanceSparkException if e.cause.isInstanceOf[NotATableException] =>
+          LanceSparkException.translate(Dataset.checkCanCreate(new HadoopStorage(conf), path))
+          None
+      }
     (existing, mode) match {
       case (Some(s), SaveMode.ErrorIfExists) =>
         throw new LanceSparkException(new TableExistsException(path, s"it is at version ${s.version}. Use " +
@@ -45,14 +52,12 @@ object PathWrites {
       case (Some(s), SaveMode.Append) =>
         val aligned = align(data, SparkSchemas.toSpark(s.schema), path)
         val options0 = WriteOptions(options, s.manifest.config)
-        val version = s.manifest.dataStorageVersion.flatMap(FileVersion.parse).getOrElse(FileVersion.V2_2)
+        val version = LanceTables.fileVersion(s)
+        options0.checkKeeps(version, path)
         run(spark, WriteSpec(path, s.schema, version, options0, conf), aligned, s.version, overwrite = false, None, Map.empty)
       case (Some(s), SaveMode.Overwrite) =>
-        val table = NewTable(path, SparkSchemas.asNullable(data.schema), options)
-        // The table keeps its file version unless the write asks for another.
-        val version = WriteOptions(options, Map.empty).fileFormatVersion
-          .orElse(s.manifest.dataStorageVersion.flatMap(FileVersion.parse)).getOrElse(table.version)
-        run(spark, WriteSpec(path, table.schema, version, WriteOptions(options, Map.empty), conf), data, s.version,
+        val table = NewTable(path, SparkSchemas.asNullable(data.schema), options, Some(LanceTables.fileVersion(s)))
+        run(spark, WriteSpec(path, table.schema, table.version, WriteOptions(options, Map.empty), conf), data, s.version,
           overwrite = true, Some(table.schema), table.config)
       case (None, _) =>
         val table = NewTable(path, SparkSchemas.asNullable(data.schema), options)
@@ -60,6 +65,24 @@ object PathWrites {
           overwrite = true, Some(table.schema), table.config)
     }
   }
+
+  /**
+   * The save mode, with the other Lance connector's `write_mode` option (`append` or `overwrite`): it sets the mode
+   * of a write that left Spark's default (`errorifexists`), and must agree with a mode given otherwise.
+   */
+  private def withWriteMode(mode: SaveMode, options: Map[String, String], path: String): SaveMode =
+    options.collectFirst { case (k, v) if k.equalsIgnoreCase("write_mode") => v.trim.toLowerCase } match {
+      case None => mode
+      case Some(w @ ("append" | "overwrite")) =>
+        val asked = if (w == "append") SaveMode.Append else SaveMode.Overwrite
+        if (mode != SaveMode.ErrorIfExists && mode != asked) {
+          throw new LanceSparkException(new InvalidArgumentException(s"Option write_mode is '$w' but the save mode " +
+            s"of this write of $path is '$mode'. Give one of them, or make them agree."))
+        }
+        asked
+      case Some(other) => throw new LanceSparkException(new InvalidArgumentException(s"Option write_mode must be " +
+        s"'append' or 'overwrite', not '$other'."))
+    }
 
   /** Runs the write job and commits its fragments as one version, or deletes them when anything fails. */
   private def run(spark: SparkSession, spec: WriteSpec, data: DataFrame, readVersion: Long, overwrite: Boolean,

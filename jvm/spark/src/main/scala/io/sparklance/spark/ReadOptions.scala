@@ -12,9 +12,12 @@ import io.sparklance.core.InvalidArgumentException
  *    fragments are split by row ranges;
  *  - `columnar`: hand Spark columnar batches (default true) or rows (false);
  *  - `nanoseconds`: `truncate` (default) or `long`, how nanosecond values map to Spark types (read when the
- *    table is resolved, since it shapes the schema: [[ReadOptions.nanoseconds]]).
+ *    table is resolved, since it shapes the schema: [[ReadOptions.nanoseconds]]);
+ *  - `pushDownFilters` (the other Lance connector's name): `false` keeps Spark's filters out of the scan.
+ * Which option names are accepted at all is decided by [[LanceOptions]].
  */
-final case class ReadOptions(batchSize: Int, rowsPerPartition: Long, columnar: Boolean = true)
+final case class ReadOptions(batchSize: Int, rowsPerPartition: Long, columnar: Boolean = true,
+    pushDownFilters: Boolean = true)
 
 object ReadOptions {
   val DefaultBatchSize = 8192
@@ -39,13 +42,13 @@ object ReadOptions {
       case Some((what, v)) => v.trim.toLongOption.filter(_ > 0).getOrElse(
         throw new LanceSparkException(new InvalidArgumentException(s"$what must be a positive number, not '$v'.")))
     }
-    val columnar = lookup("columnar").map { case (what, v) => (what, v.trim.toLowerCase) } match {
+    def flag(key: String): Boolean = lookup(key).map { case (what, v) => (what, v.trim.toLowerCase) } match {
       case None | Some((_, "true")) => true
       case Some((_, "false")) => false
       case Some((what, other)) => throw new LanceSparkException(new InvalidArgumentException(
         s"$what must be true or false, not '$other'."))
     }
     ReadOptions(positive("batch_size", DefaultBatchSize).min(Int.MaxValue / 2).toInt,
-      positive("rows_per_partition", DefaultRowsPerPartition), columnar)
+      positive("rows_per_partition", DefaultRowsPerPartition), flag("columnar"), flag("pushdownfilters"))
   }
 }

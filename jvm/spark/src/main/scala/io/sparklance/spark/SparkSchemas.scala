@@ -108,6 +108,29 @@ object SparkSchemas {
     StructType(schema.fields.map(f => f.copy(dataType = loose(f.dataType), nullable = true)))
   }
 
+  /**
+   * The columns of `table` that a schema given to a read names (case-insensitively), in its order. Every column it
+   * names must be in the table with the same type (nullability and metadata aside): a given schema selects
+   * columns, it does not convert them.
+   */
+  def project(table: StructType, given: StructType, tableName: String): StructType = {
+    val byName = table.fields.map(f => f.name.toLowerCase -> f).toMap
+    val problems = given.fields.toSeq.flatMap { g =>
+      byName.get(g.name.toLowerCase) match {
+        case None => Some(s"column '${g.name}' is not in the table")
+        case Some(t) if !PathWrites.sameType(t.dataType, g.dataType) =>
+          Some(s"column '${g.name}' is ${t.dataType.sql} in the table but ${g.dataType.sql} in the given schema")
+        case Some(_) => None
+      }
+    }
+    if (problems.nonEmpty) {
+      throw new io.sparklance.core.InvalidArgumentException(s"The schema given to the read of $tableName does not match the table: " +
+        s"${problems.mkString("; ")}. Leave out .schema(...) to read the table's own schema (${table.toDDL}), or " +
+        "give a subset of its columns with their types.")
+    }
+    StructType(given.fields.map(g => byName(g.name.toLowerCase)))
+  }
+
   def toSpark(schema: LanceSchema, nanos: NanosecondMapping = NanosecondMapping.TruncateToMicros): StructType =
     StructType(schema.fields.map(toSpark(_, nanos)))
 

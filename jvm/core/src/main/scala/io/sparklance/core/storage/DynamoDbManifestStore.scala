@@ -95,9 +95,11 @@ final class DynamoDbManifestStore(conf: Configuration) extends ExternalManifestS
 }
 
 object DynamoDbManifestStore {
-  val TableKey = "sparklance.commit.dynamodb.table"
-  val RegionKey = "sparklance.commit.dynamodb.region"
-  val EndpointKey = "sparklance.commit.dynamodb.endpoint"
+  // Constants (`final val`), inlined where they are used: checking settings must not load this object, whose
+  // class needs the AWS SDK, which is on the class path only where DynamoDB is used.
+  final val TableKey = "sparklance.commit.dynamodb.table"
+  final val RegionKey = "sparklance.commit.dynamodb.region"
+  final val EndpointKey = "sparklance.commit.dynamodb.endpoint"
 
   private val BaseUri = "base_uri"
   private val Version = "version"

@@ -41,16 +41,26 @@ object ExternalManifestStore {
   def fromConf(conf: Configuration): Option[ExternalManifestStore] =
     Option(conf.get(Kind)).map(_.trim).filter(_.nonEmpty).map {
       case "dynamodb" => new DynamoDbManifestStore(conf)
-      case className =>
-        val cls =
-          try Class.forName(className, true, Option(Thread.currentThread().getContextClassLoader).getOrElse(getClass.getClassLoader))
-          catch {
-            case _: ClassNotFoundException => throw new InvalidArgumentException(s"$Kind is '$className', which is " +
-              "neither 'dynamodb' nor a class on the classpath. Set it to 'dynamodb' or to the class name of an " +
-              "io.sparklance.core.storage.ExternalManifestStore.")
-          }
-        cls.getConstructor(classOf[Configuration]).newInstance(conf).asInstanceOf[ExternalManifestStore]
+      case className => storeClass(className).getConstructor(classOf[Configuration]).newInstance(conf)
     }
+
+  /** Checks a value of [[Kind]] without making a store: `dynamodb`, or a store class on the classpath. */
+  def checkKind(kind: String): Unit = if (kind != "dynamodb") storeClass(kind)
+
+  private def storeClass(className: String): Class[_ <: ExternalManifestStore] = {
+    val cls =
+      try Class.forName(className, false, Option(Thread.currentThread().getContextClassLoader).getOrElse(getClass.getClassLoader))
+      catch {
+        case _: ClassNotFoundException | _: LinkageError => throw new InvalidArgumentException(s"$Kind is " +
+          s"'$className', which is neither 'dynamodb' nor a class on the classpath. Set it to 'dynamodb' or to the " +
+          "class name of an io.sparklance.core.storage.ExternalManifestStore.")
+      }
+    if (!classOf[ExternalManifestStore].isAssignableFrom(cls)) {
+      throw new InvalidArgumentException(s"$Kind is '$className', which is not an " +
+        "io.sparklance.core.storage.ExternalManifestStore. Set it to 'dynamodb' or to the class name of one.")
+    }
+    cls.asSubclass(classOf[ExternalManifestStore])
+  }
 
   /** A path's key in its bucket or file system: the URI path without the leading slash. */
   def keyOf(path: String): String = {

@@ -10,7 +10,7 @@ import scala.util.control.NonFatal
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FSDataInputStream, FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
 
-import io.sparklance.core.{CorruptFileException, StorageException, UnsupportedFeatureException}
+import io.sparklance.core.{CorruptFileException, InvalidArgumentException, StorageException, UnsupportedFeatureException}
 
 /**
  * [[Storage]] over Hadoop's FileSystem API: local disk, HDFS, and (through hadoop-aws) S3.
@@ -227,6 +227,29 @@ object HadoopStorage {
 
   /** Opt-in: commit on stores without an atomic put-if-absent, trusting that only one writer commits at a time. */
   val UnsafeCommits = "sparklance.commit.unsafe"
+
+  /**
+   * Checks `sparklance.*` settings (keys and values), wherever they were given: every key must be one this version
+   * knows and every value must parse, on every file system, so that a misspelt or malformed setting is an error
+   * even where it would not be read (a local table ignores the object-store settings).
+   */
+  def checkSettings(settings: Map[String, String]): Unit = settings.foreach { case (key, value) =>
+    def bad(expected: String): Nothing = throw new InvalidArgumentException(s"Setting $key must be $expected, not " +
+      s"'$value'.")
+    val v = value.trim
+    key match {
+      case CoalesceGap => if (!v.toLongOption.exists(_ >= -1)) bad("a number of bytes (-1 turns coalescing off)")
+      case UnsafeCommits => if (!(v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false"))) bad("true or false")
+      case ExternalManifestStore.Kind => ExternalManifestStore.checkKind(v)
+      case DynamoDbManifestStore.TableKey | DynamoDbManifestStore.RegionKey | DynamoDbManifestStore.EndpointKey =>
+        if (v.isEmpty) bad("a non-empty name")
+      case other => throw new InvalidArgumentException(s"Unknown setting $other. The sparklance settings are: " +
+        s"${KnownSettings.mkString(", ")} (docs/configuration.md).")
+    }
+  }
+
+  private val KnownSettings = Seq(CoalesceGap, UnsafeCommits, ExternalManifestStore.Kind, DynamoDbManifestStore.TableKey,
+    DynamoDbManifestStore.RegionKey, DynamoDbManifestStore.EndpointKey)
 
   /** Whether a failed conditional create failed because the object exists (or is being created by a racer). */
   private[storage] def lostConditionalCreate(e: Throwable): Boolean =

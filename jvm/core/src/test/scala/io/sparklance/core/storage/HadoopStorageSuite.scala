@@ -88,4 +88,18 @@ class HadoopStorageSuite extends AnyFunSuite {
     val storage = new HadoopStorage()
     storage.delete(Storage.join(tmpDir(), "missing"))
   }
+
+  test("sparklance settings are checked by key and value on every file system") {
+    HadoopStorage.checkSettings(Map(HadoopStorage.UnsafeCommits -> "TRUE", HadoopStorage.CoalesceGap -> "-1",
+      ExternalManifestStore.Kind -> "dynamodb", DynamoDbManifestStore.TableKey -> "commits"))
+    def refused(key: String, value: String): String =
+      intercept[io.sparklance.core.InvalidArgumentException](HadoopStorage.checkSettings(Map(key -> value))).getMessage
+    assert(refused(HadoopStorage.UnsafeCommits, "yes") == "Setting sparklance.commit.unsafe must be true or false, not 'yes'.")
+    assert(refused(HadoopStorage.CoalesceGap, "-2").contains("must be a number of bytes"))
+    assert(refused(ExternalManifestStore.Kind, "java.lang.String").contains("is not an io.sparklance.core.storage.ExternalManifestStore"))
+    assert(refused(ExternalManifestStore.Kind, "no.such.Store").contains("neither 'dynamodb' nor a class"))
+    assert(refused(DynamoDbManifestStore.TableKey, " ").contains("must be a non-empty name"))
+    val unknown = refused("sparklance.commit.unsafe-ish", "true")
+    assert(unknown.contains("Unknown setting sparklance.commit.unsafe-ish") && unknown.contains(HadoopStorage.CoalesceGap))
+  }
 }
