@@ -165,3 +165,24 @@ def test_extension_statements_resolve_names_like_spark(spark, wh):
         spark.sql("USE spark_catalog.default")
     with lance_raises(sparklance.InvalidArgumentError, match="resolves to catalog 'spark_catalog'"):
         spark.sql("OPTIMIZE named")
+
+
+def test_column_properties_of_the_other_connector(spark, wh):
+    """TBLPROPERTIES '<column>.arrow.fixed-size-list.size' makes a vector column (the other connector's way);
+    the column properties sparklance does not apply are refused, never stored as config and forgotten."""
+    spark.sql("CREATE TABLE lance.db.emb (id INT NOT NULL, embeddings ARRAY<FLOAT> NOT NULL) "
+              "TBLPROPERTIES ('embeddings.arrow.fixed-size-list.size' = '3', 'team' = 'search')")
+    spark.sql("INSERT INTO lance.db.emb VALUES (1, array(1.0, 2.0, 3.0))")
+    ds = lance.dataset(str(wh / "db" / "emb.lance"))
+    ds.validate()
+    assert ds.schema.field("embeddings").type == pa.list_(pa.float32(), 3)
+    assert ds.to_table().column("embeddings").to_pylist() == [[1.0, 2.0, 3.0]]
+    assert ds.config() == {"team": "search"}
+    for prop in ["content.lance.encoding' = 'blob", "content.arrow.large_var_char' = 'true",
+                 "content.lance.compression' = 'zstd"]:
+        with lance_raises(sparklance.UnsupportedFeatureError, match="is not supported"):
+            spark.sql(f"CREATE TABLE lance.db.docs (id INT, content BINARY) TBLPROPERTIES ('{prop}')")
+        assert not (wh / "db" / "docs.lance").exists()
+    blob = T.StructType([T.StructField("content", T.BinaryType(), True, {"lance-encoding:blob": "true"})])
+    with lance_raises(sparklance.UnsupportedFeatureError, match="lance-encoding:"):
+        spark.createDataFrame([(b"x",)], blob).writeTo("lance.db.docs").create()

@@ -46,10 +46,11 @@ object NewTable {
         s"Lance catalog lives at $root. To write a table elsewhere, name it by path: lance.`$l`."))
     }
     val options = WriteOptions(properties, Map.empty)
-    val config = properties.filter { case (k, _) =>
+    val (shaped, tableProperties) = ColumnProperties(sparkSchema, properties)
+    val config = tableProperties.filter { case (k, _) =>
       !Reserved.contains(k.toLowerCase) && !Shaping.contains(k.toLowerCase) && !k.startsWith("option.")
     }
-    NewTable(root, SparkSchemas.toLance(sparkSchema),
+    NewTable(root, SparkSchemas.toLance(shaped),
       options.fileFormatVersion.orElse(current).getOrElse(FileVersion.V2_2), config)
   }
 
