@@ -82,6 +82,8 @@ def test_other_connector_options(spark, tmp_path, table):
     assert sorted(lance.dataset(out).to_table().column("id").to_pylist()) == list(range(12))
     with lance_raises(sparklance.InvalidArgumentError, match="write_mode is 'append' but the save mode"):
         spark.range(1).write.format("lance").mode("overwrite").option("write_mode", "append").save(out)
+    with lance_raises(sparklance.UnsupportedFeatureError, match="legacy Lance file format"):
+        spark.range(1).write.format("lance").option("data_storage_version", "LEGACY").save(str(tmp_path / "l.lance"))
     with lance_raises(sparklance.UnsupportedFeatureError, match="max_bytes_per_file"):
         spark.range(1).write.format("lance").mode("append").option("max_bytes_per_file", "100").save(out)
     with lance_raises(sparklance.UnsupportedFeatureError, match="not partitioned"):

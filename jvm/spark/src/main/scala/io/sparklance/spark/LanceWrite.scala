@@ -183,6 +183,10 @@ object WriteOptions {
         s"Option $key must be a positive integer, not '$v'.")))
     }
     val version = o.get("file_format_version").orElse(o.get("data_storage_version")).map { v =>
+      if (Set("legacy", "0.1").contains(v.trim.toLowerCase)) {
+        throw new LanceSparkException(new io.sparklance.core.UnsupportedFeatureException(s"File format version " +
+          s"'$v' (the legacy Lance file format, 0.1) is not written by sparklance: write 2.0, 2.1 or 2.2 (stable)."))
+      }
       FileVersion.parse(v).getOrElse(throw new LanceSparkException(new InvalidArgumentException(
         s"Option file_format_version must be one of 2.0, 2.1, 2.2 (or stable), not '$v'.")))
     }
