@@ -76,7 +76,7 @@ final class LanceStagedTable(tableName: String, table: NewTable, readVersion: Lo
       override def toBatch: BatchWrite = {
         val writeOptions = WriteOptions(info.options().asCaseSensitiveMap().asScala.toMap, Map.empty)
         val merged = options.copy(maxRowsPerFile = writeOptions.maxRowsPerFile, maxPageBytes = writeOptions.maxPageBytes,
-          batchRows = writeOptions.batchRows)
+          batchRows = writeOptions.batchRows, invalidUtf8 = writeOptions.invalidUtf8)
         val w = new LanceBatchWrite(WriteSpec(table.root, table.schema, table.version, merged, conf), info.schema(),
           readVersion, overwrite = true, Some(table.schema), table.config)
         write = Some(w)

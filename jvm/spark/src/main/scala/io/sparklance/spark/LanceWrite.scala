@@ -52,7 +52,7 @@ final case class LanceCommitMessage(fragments: Seq[Array[Byte]], files: Seq[Stri
 final class LanceDataWriter(spec: WriteSpec, sparkSchema: StructType) extends DataWriter[InternalRow] {
   private val schema = spec.schema
   private val allocator = new RootAllocator(Long.MaxValue)
-  private val rows = new ArrowRowWriter(schema.fields, sparkSchema, allocator)
+  private val rows = new ArrowRowWriter(schema.fields, sparkSchema, allocator, spec.options.invalidUtf8)
   private val files = new FragmentWriter(new HadoopStorage(spec.conf.value), spec.root, schema, spec.version,
     FragmentWriter.Options(spec.options.maxRowsPerFile, spec.options.maxPageBytes))
 
@@ -156,9 +156,11 @@ final class LanceWriteBuilder(table: LanceTable, info: LogicalWriteInfo) extends
  *  - `batch_rows` (default 8192): rows buffered per Arrow batch in a task.
  *  - `commit_retries` (default 20): attempts at a new version when other writers commit first.
  *  - `file_format_version` (new tables only, default 2.2): Lance file version of a new table (2.0, 2.1, 2.2).
+ *  - `invalid_utf8` (default `error`): a STRING that is not valid UTF-8 fails the write (`error`) or is stored with
+ *    U+FFFD in place of each invalid sequence (`replace`).
  */
 final case class WriteOptions(maxRowsPerFile: Long, maxPageBytes: Long, batchRows: Int, commitRetries: Int,
-    fileFormatVersion: Option[FileVersion])
+    fileFormatVersion: Option[FileVersion], invalidUtf8: ArrowRowWriter.InvalidUtf8 = ArrowRowWriter.InvalidUtf8.Refuse)
 
 object WriteOptions {
   def apply(options: Map[String, String], tableConfig: Map[String, String]): WriteOptions = {
@@ -172,7 +174,10 @@ object WriteOptions {
       FileVersion.parse(v).getOrElse(throw new LanceSparkException(new InvalidArgumentException(
         s"Option file_format_version must be one of 2.0, 2.1, 2.2 (or stable), not '$v'.")))
     }
+    val invalidUtf8 = o.get("invalid_utf8").map(v => ArrowRowWriter.InvalidUtf8.parse(v).getOrElse(throw new LanceSparkException(
+      new InvalidArgumentException(s"Option invalid_utf8 must be 'error' or 'replace', not '$v'."))))
     WriteOptions(positive("max_rows_per_file", 1024L * 1024), positive("max_page_bytes", 8L << 20),
-      math.min(positive("batch_rows", 8192), 1L << 20).toInt, math.min(positive("commit_retries", 20), 1000).toInt, version)
+      math.min(positive("batch_rows", 8192), 1L << 20).toInt, math.min(positive("commit_retries", 20), 1000).toInt, version,
+      invalidUtf8.getOrElse(ArrowRowWriter.InvalidUtf8.Refuse))
   }
 }
