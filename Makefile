@@ -20,11 +20,12 @@ SBT_OPTS := -Dsbt.repository.config=project/repositories -Dsbt.override.build.re
   -Xms512m -Xmx2g -Xss4m
 SBT := java $(SBT_OPTS) -jar $(SBT_LAUNCHER)
 
-.PHONY: help venv sbt jar wheel publish-local s3-classpath test test-jvm test-python demo bench clean
+.PHONY: help venv sbt jar wheel publish-local s3-classpath test test-jvm test-python fuzz demo bench clean
 
 help:
 	@echo "make demo   build everything and run the demo pipeline over a local Lance warehouse"
 	@echo "make test   run every test (JVM unit tests, then the pytest suites against pylance)"
+	@echo "make fuzz   round-trip fuzzing against pylance, long budget (SEED=... N=...)"
 	@echo "make jar    build the runtime jar $(JAR)"
 	@echo "make wheel  build the Python wheel (with the jar inside) into build/dist/"
 	@echo "make publish-local  publish the jar to build/m2 for spark-submit --packages"
@@ -85,6 +86,13 @@ test-python: venv wheel publish-local $(S3_CLASSPATH)
 	$(VPY) -m pytest tests -q -p no:cacheprovider
 
 test: test-jvm test-python
+
+# Round-trip fuzzing against pylance with a long budget: `make fuzz SEED=7 N=400` (N cases per file version and
+# direction). `make test` runs the same module with its small fixed budget.
+SEED ?= 20261123
+N ?= 200
+fuzz: venv jar
+	SPARKLANCE_FUZZ_SEED=$(SEED) SPARKLANCE_FUZZ_N=$(N) $(VPY) -m pytest tests/fuzz -q -p no:cacheprovider
 
 demo: jar
 	$(VPY) integration/demo.py build/demo-warehouse

@@ -12,6 +12,7 @@ import org.apache.arrow.vector.types.pojo.Schema
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.SpecializedGetters
 import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.UTF8String
 
 import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException, ValueOutOfRangeException}
 import io.sparklance.core.file.LanceFileReader
@@ -25,22 +26,32 @@ import io.sparklance.core.schema.LanceField
  * fit the Lance column are an error naming the column, never silently changed; the one narrowing is Spark's
  * microsecond timestamps into second or millisecond columns, floored as Spark's own Parquet writer does.
  */
-final class ArrowRowWriter(fields: Seq[LanceField], sparkSchema: StructType, allocator: BufferAllocator) extends AutoCloseable {
+final class ArrowRowWriter(fields: Seq[LanceField], sparkSchema: StructType, allocator: BufferAllocator,
+    invalidUtf8: ArrowRowWriter.InvalidUtf8 = ArrowRowWriter.InvalidUtf8.Refuse) extends AutoCloseable {
   import ArrowRowWriter._
 
   val root: VectorSchemaRoot = VectorSchemaRoot.create(new Schema(fields.map(LanceFileReader.readField).asJava), allocator)
   root.allocateNew()
   private val writers: Array[ValueWriter] = fields.indices.map { i =>
-    writerFor(root.getVector(i), sparkSchema(i).dataType, fields(i).name)
+    writerFor(root.getVector(i), sparkSchema(i).dataType, fields(i).name, invalidUtf8)
   }.toArray
   private var rows = 0
+  private var earlierRows = 0L
 
   def rowCount: Int = rows
 
   /** Appends one row (its columns in the order of the Lance fields). */
   def write(row: InternalRow): Unit = {
     var i = 0
-    while (i < writers.length) { writers(i).write(row, i, rows); i += 1 }
+    try while (i < writers.length) { writers(i).write(row, i, rows); i += 1 }
+    catch {
+      case e: InvalidUtf8Exception =>
+        val task = Option(org.apache.spark.TaskContext.get()).map(t => s" of partition ${t.partitionId()}").getOrElse("")
+        throw new LanceSparkException(new InvalidArgumentException(s"Cannot write column '${e.column}': row " +
+          s"${earlierRows + rows}$task holds a STRING that is not valid UTF-8 (byte 0x${"%02X".format(e.badByte)} at " +
+          s"offset ${e.offset}), which Lance readers refuse. Fix the value (e.g. CAST the bytes to BINARY), or set the " +
+          "write option invalid_utf8 to 'replace' to store U+FFFD in place of each invalid sequence."))
+    }
     rows += 1
   }
 
@@ -53,6 +64,7 @@ final class ArrowRowWriter(fields: Seq[LanceField], sparkSchema: StructType, all
 
   /** Empties the vectors for the next batch. */
   def reset(): Unit = {
+    earlierRows += rows
     root.getFieldVectors.asScala.foreach(_.reset())
     writers.foreach(_.reset())
     rows = 0
@@ -62,6 +74,35 @@ final class ArrowRowWriter(fields: Seq[LanceField], sparkSchema: StructType, all
 }
 
 object ArrowRowWriter {
+
+  /** What a write does with a Spark STRING that is not valid UTF-8 (the write option `invalid_utf8`). */
+  sealed trait InvalidUtf8
+  object InvalidUtf8 {
+    /** Fail the write, naming the column and row (the default). */
+    case object Refuse extends InvalidUtf8
+    /** Store the value with U+FFFD in place of each invalid sequence. */
+    case object Replace extends InvalidUtf8
+
+    def parse(option: String): Option[InvalidUtf8] = option.trim.toLowerCase match {
+      case "error" => Some(Refuse)
+      case "replace" => Some(Replace)
+      case _ => None
+    }
+  }
+
+  private final class InvalidUtf8Exception(val column: String, val offset: Int, val badByte: Int)
+    extends RuntimeException(null, null, false, false)
+
+  /** The bytes of a Spark string as the column stores them: valid UTF-8, or an [[InvalidUtf8Exception]]. */
+  private def utf8(s: UTF8String, column: String, policy: InvalidUtf8): Array[Byte] = {
+    val b = s.getBytes
+    val bad = io.sparklance.core.util.Utf8.invalidAt(b, 0, b.length)
+    if (bad < 0) b
+    else policy match {
+      case InvalidUtf8.Refuse => throw new InvalidUtf8Exception(column, bad, b(bad) & 0xFF)
+      case InvalidUtf8.Replace => io.sparklance.core.util.Utf8.replaceInvalid(b)
+    }
+  }
 
   /** Writes the value at `ordinal` of a row or array into slot `slot` of one vector. */
   private[spark] abstract class ValueWriter(val vector: ValueVector) {
@@ -90,7 +131,7 @@ object ArrowRowWriter {
   private def fail(column: String, what: String): Nothing =
     throw new LanceSparkException(new ValueOutOfRangeException(s"Cannot write column '$column': $what."))
 
-  def writerFor(vector: ValueVector, dt: DataType, column: String): ValueWriter = {
+  def writerFor(vector: ValueVector, dt: DataType, column: String, invalidUtf8: InvalidUtf8 = InvalidUtf8.Refuse): ValueWriter = {
     def unsupported(): Nothing = throw new LanceSparkException(new UnsupportedFeatureException(
       s"Cannot write Spark values of type ${dt.sql} to column '$column' of Lance type ${vector.getField.getType}. " +
         "Cast the column to the table's type first."))
@@ -149,18 +190,21 @@ object ArrowRowWriter {
         def set(in: SpecializedGetters, o: Int, s: Int): Unit = v.setSafeWithPossibleTruncate(s, in.getFloat(o))
       }
       case (v: FixedSizeBinaryVector, FloatType) if v.getByteWidth == 2 => new ValueWriter(v) {
-        // bfloat16: the high 16 bits of the float32, rounded to nearest even.
+        // bfloat16: the high 16 bits of the float32, rounded to nearest even; a NaN stays a (quiet) NaN.
+        private val two = new Array[Byte](2)
         def set(in: SpecializedGetters, o: Int, s: Int): Unit = {
-          val bits = java.lang.Float.floatToRawIntBits(in.getFloat(o))
-          val rounded = (bits + 0x7FFF + ((bits >>> 16) & 1)) >>> 16
-          v.setSafe(s, Array((rounded & 0xFF).toByte, ((rounded >>> 8) & 0xFF).toByte))
+          val f = in.getFloat(o)
+          val bits = java.lang.Float.floatToRawIntBits(f)
+          val half = if (f.isNaN) (bits >>> 16) | 0x40 else (bits + 0x7FFF + ((bits >>> 16) & 1)) >>> 16
+          two(0) = (half & 0xFF).toByte; two(1) = ((half >>> 8) & 0xFF).toByte
+          v.setSafe(s, two)
         }
       }
       case (v: VarCharVector, StringType) => new ValueWriter(v) {
-        def set(in: SpecializedGetters, o: Int, s: Int): Unit = v.setSafe(s, in.getUTF8String(o).getBytes)
+        def set(in: SpecializedGetters, o: Int, s: Int): Unit = v.setSafe(s, utf8(in.getUTF8String(o), column, invalidUtf8))
       }
       case (v: LargeVarCharVector, StringType) => new ValueWriter(v) {
-        def set(in: SpecializedGetters, o: Int, s: Int): Unit = v.setSafe(s, in.getUTF8String(o).getBytes)
+        def set(in: SpecializedGetters, o: Int, s: Int): Unit = v.setSafe(s, utf8(in.getUTF8String(o), column, invalidUtf8))
       }
       case (v: VarBinaryVector, BinaryType) => new ValueWriter(v) {
         def set(in: SpecializedGetters, o: Int, s: Int): Unit = v.setSafe(s, in.getBinary(o))
@@ -233,7 +277,7 @@ object ArrowRowWriter {
         val children = st.fields.map { f =>
           val child = v.getChild(f.name)
           if (child == null) unsupported()
-          writerFor(child, f.dataType, s"$column.${f.name}")
+          writerFor(child, f.dataType, s"$column.${f.name}", invalidUtf8)
         }
         new ValueWriter(v) {
           override def setNull(slot: Int): Unit = {
@@ -251,8 +295,8 @@ object ArrowRowWriter {
         }
       case (v: MapVector, mt: MapType) =>
         val entries = v.getDataVector.asInstanceOf[StructVector]
-        val key = writerFor(entries.getChildrenFromFields.get(0), mt.keyType, s"$column.key")
-        val value = writerFor(entries.getChildrenFromFields.get(1), mt.valueType, s"$column.value")
+        val key = writerFor(entries.getChildrenFromFields.get(0), mt.keyType, s"$column.key", invalidUtf8)
+        val value = writerFor(entries.getChildrenFromFields.get(1), mt.valueType, s"$column.value", invalidUtf8)
         new ValueWriter(v) {
           private var next = 0
           override def setNull(slot: Int): Unit = { v.startNewValue(slot); v.endValue(slot, 0); v.setNull(slot) }
@@ -275,12 +319,12 @@ object ArrowRowWriter {
           override def reset(): Unit = { next = 0; key.reset(); value.reset() }
         }
       case (v: ListVector, ArrayType(et, _)) =>
-        new Lists(v, i => { v.startNewValue(i); () }, (i, n) => v.endValue(i, n), writerFor(v.getDataVector, et, s"$column.element"))
+        new Lists(v, i => { v.startNewValue(i); () }, (i, n) => v.endValue(i, n), writerFor(v.getDataVector, et, s"$column.element", invalidUtf8))
       case (v: LargeListVector, ArrayType(et, _)) =>
-        new Lists(v, i => { v.startNewValue(i.toLong); () }, (i, n) => v.endValue(i, n), writerFor(v.getDataVector, et, s"$column.element"))
+        new Lists(v, i => { v.startNewValue(i.toLong); () }, (i, n) => v.endValue(i, n), writerFor(v.getDataVector, et, s"$column.element", invalidUtf8))
       case (v: FixedSizeListVector, ArrayType(et, _)) =>
         val dim = v.getListSize
-        val elem = writerFor(v.getDataVector, et, s"$column.element")
+        val elem = writerFor(v.getDataVector, et, s"$column.element", invalidUtf8)
         new ValueWriter(v) {
           override def setNull(slot: Int): Unit = {
             var i = 0

@@ -8,7 +8,7 @@ import org.apache.spark.sql.{DataFrame, SaveMode, SparkSession, SQLContext}
 import org.apache.spark.sql.connector.catalog.{Table, TableCapability, TableProvider}
 import org.apache.spark.sql.connector.expressions.Transform
 import org.apache.spark.sql.sources.{BaseRelation, CreatableRelationProvider, DataSourceRegister}
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.types.{ArrayType, DataType, DayTimeIntervalType, MapType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 import io.sparklance.core.InvalidArgumentException
@@ -55,6 +55,18 @@ final class LanceDataSource extends TableProvider with DataSourceRegister with C
     val tt = LanceSparkException.translate(TimeTravel.fromOptions(options))
     new LanceTable(path, LanceTables.load(conf, path, tt), conf, ReadOptions.nanoseconds(options),
       requested = schema, pinnedByOptions = true)
+  }
+
+  /**
+   * Spark asks this before a path write. `INTERVAL DAY TO SECOND` is stored as `duration:us`, as CTAS and `writeTo`
+   * store it (Spark refuses ANSI intervals for a relation provider unless it says so); the rest as Spark decides.
+   */
+  override def supportsDataType(dt: DataType): Boolean = dt match {
+    case _: DayTimeIntervalType => true
+    case ArrayType(et, _) => supportsDataType(et)
+    case MapType(kt, vt, _) => supportsDataType(kt) && supportsDataType(vt)
+    case st: StructType => st.fields.forall(f => supportsDataType(f.dataType))
+    case other => super.supportsDataType(other)
   }
 
   /** `df.write.format("lance").mode(...).save(path)`: see [[PathWrites]]. */

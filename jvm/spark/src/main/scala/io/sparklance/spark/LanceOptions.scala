@@ -32,7 +32,7 @@ object LanceOptions {
 
   /** Write options; `max_row_per_file`, `data_storage_version` and `write_mode` are the other connector's names. */
   val Write: Set[String] = Common ++ Set("max_rows_per_file", "max_row_per_file", "max_page_bytes", "batch_rows",
-    "batch_size", "commit_retries", "file_format_version", "data_storage_version", "write_mode")
+    "batch_size", "commit_retries", "file_format_version", "data_storage_version", "write_mode", "invalid_utf8")
 
   private val NoEffectRead = Map(
     "block_size" -> "sparklance reads pages at the sizes the file records",

@@ -86,7 +86,7 @@ final class LanceStagedTable(tableName: String, table: NewTable, readVersion: Lo
         LanceOptions.checkWrite(given, tableName)
         val writeOptions = WriteOptions(given, Map.empty)
         val merged = options.copy(maxRowsPerFile = writeOptions.maxRowsPerFile, maxPageBytes = writeOptions.maxPageBytes,
-          batchRows = writeOptions.batchRows)
+          batchRows = writeOptions.batchRows, invalidUtf8 = writeOptions.invalidUtf8)
         // `writeTo(...).option("file_format_version", ...)` picks the version as a table property would.
         val version = writeOptions.fileFormatVersion.getOrElse(table.version)
         val w = new LanceBatchWrite(WriteSpec(table.root, table.schema, version, merged, conf), info.schema(),

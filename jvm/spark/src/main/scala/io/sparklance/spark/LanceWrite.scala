@@ -52,7 +52,7 @@ final case class LanceCommitMessage(fragments: Seq[Array[Byte]], files: Seq[Stri
 final class LanceDataWriter(spec: WriteSpec, sparkSchema: StructType) extends DataWriter[InternalRow] {
   private val schema = spec.schema
   private val allocator = new RootAllocator(Long.MaxValue)
-  private val rows = new ArrowRowWriter(schema.fields, sparkSchema, allocator)
+  private val rows = new ArrowRowWriter(schema.fields, sparkSchema, allocator, spec.options.invalidUtf8)
   private val files = new FragmentWriter(new HadoopStorage(spec.conf.value), spec.root, schema, spec.version,
     FragmentWriter.Options(spec.options.maxRowsPerFile, spec.options.maxPageBytes))
 
@@ -161,9 +161,11 @@ final class LanceWriteBuilder(table: LanceTable, info: LogicalWriteInfo) extends
  *  - `commit_retries` (default 20): attempts at a new version when other writers commit first.
  *  - `file_format_version` (tables being created or replaced; default 2.2 for a new table, the table's own version
  *    when it is replaced): the Lance file version (2.0, 2.1, 2.2) of the data files and of the table.
+ *  - `invalid_utf8` (default `error`): a STRING that is not valid UTF-8 fails the write (`error`) or is stored with
+ *    U+FFFD in place of each invalid sequence (`replace`).
  */
 final case class WriteOptions(maxRowsPerFile: Long, maxPageBytes: Long, batchRows: Int, commitRetries: Int,
-    fileFormatVersion: Option[FileVersion]) {
+    fileFormatVersion: Option[FileVersion], invalidUtf8: ArrowRowWriter.InvalidUtf8 = ArrowRowWriter.InvalidUtf8.Refuse) {
 
   /** Rows added to an existing table are written in its file version: another one asked for is an error. */
   def checkKeeps(tableVersion: FileVersion, table: String): Unit =
@@ -193,8 +195,10 @@ object WriteOptions {
     // The other Lance connector's names for the same settings: max_row_per_file, and batch_size for batch_rows.
     val rowsPerFile = positive("max_rows_per_file", positive("max_row_per_file", 1024L * 1024))
     val batchRows = positive("batch_rows", positive("batch_size", 8192))
+    val invalidUtf8 = o.get("invalid_utf8").map(v => ArrowRowWriter.InvalidUtf8.parse(v).getOrElse(throw new LanceSparkException(
+      new InvalidArgumentException(s"Option invalid_utf8 must be 'error' or 'replace', not '$v'."))))
     WriteOptions(rowsPerFile, positive("max_page_bytes", 8L << 20), math.min(batchRows, 1L << 20).toInt,
-      math.min(positive("commit_retries", 20), 1000).toInt, version)
+      math.min(positive("commit_retries", 20), 1000).toInt, version, invalidUtf8.getOrElse(ArrowRowWriter.InvalidUtf8.Refuse))
   }
 
   /**

@@ -29,6 +29,8 @@ object SparkArrow {
     case (t: TimeMilliVector, _: TimeType) => fixed(t, new TimeNanoVector(t.getName, allocator), (o: TimeNanoVector, i: Int) => o.set(i, t.get(i) * 1000000L))
     case (t: TimeMicroVector, _: TimeType) => fixed(t, new TimeNanoVector(t.getName, allocator), (o: TimeNanoVector, i: Int) => o.set(i, t.get(i) * 1000L))
     case (t: TimeNanoVector, LongType) => longs(t, t.get, allocator)
+    // TIME(6): Spark holds nanoseconds of the day, but the type's precision is microseconds (docs/types.md).
+    case (t: TimeNanoVector, _: TimeType) => fixed(t, new TimeNanoVector(t.getName, allocator), (o: TimeNanoVector, i: Int) => o.set(i, t.get(i) - Math.floorMod(t.get(i), 1000L)))
     case (t: TimeStampVector, TimestampType | TimestampNTZType) if !isMicro(t) => timestamp(t, dt, allocator)
     case (t: TimeStampVector, LongType) => longs(t, t.get, allocator)
     case (d: DurationVector, _: DayTimeIntervalType) if d.getUnit != TimeUnit.MICROSECOND =>
@@ -180,6 +182,9 @@ object SparkArrow {
   private def rebuildMap(m: MapVector, keys: FieldVector, values: FieldVector, allocator: BufferAllocator): FieldVector = {
     val n = m.getValueCount
     val out = MapVector.empty(m.getName, allocator, false)
+    // Before the entries get their buffers: allocating a map allocates its children anew.
+    out.setInitialCapacity(n)
+    out.allocateNew()
     val entries = out.addOrGetVector[StructVector](FieldType.notNullable(ArrowType.Struct.INSTANCE)).getVector
     val k = entries.addOrGet("key", new FieldType(false, keys.getField.getType, null), keys.getClass.asInstanceOf[Class[FieldVector]])
     val v = entries.addOrGet("value", values.getField.getFieldType, values.getClass.asInstanceOf[Class[FieldVector]])
@@ -188,8 +193,6 @@ object SparkArrow {
     val items = k.getValueCount
     (0 until items).foreach(entries.setIndexDefined)
     entries.setValueCount(items)
-    out.setInitialCapacity(n)
-    out.allocateNew()
     var i = 0
     while (i < n) {
       val start = m.getOffsetBuffer.getInt(4L * i)

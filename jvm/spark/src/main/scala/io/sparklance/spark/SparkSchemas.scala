@@ -1,5 +1,7 @@
 package io.sparklance.spark
 
+import scala.util.Try
+
 import org.apache.spark.sql.types._
 
 import io.sparklance.core.UnsupportedFeatureException
@@ -28,6 +30,13 @@ object SparkSchemas {
     case object AsLong extends NanosecondMapping
   }
 
+  /**
+   * Metadata key on each Spark field of a Lance list or map: the Lance fields below it (JSON, see [[FieldTrees]]).
+   * Spark keeps no metadata on array elements and map entries, so this is how a rewrite keeps, say, a
+   * `large_list` or a `timestamp:s` inside a list.
+   */
+  val FieldTreeKey = "lance.children"
+
   /** Spark field metadata naming the dimension of a vector column: `ARRAY<FLOAT>` written as a fixed-size list. */
   val FixedSizeListKey = "arrow.fixed-size-list.size"
 
@@ -47,13 +56,15 @@ object SparkSchemas {
     def field(name: String, dt: DataType, nullable: Boolean, meta: Metadata, path: String): AField = {
       def leaf(t: ArrowType) = new AField(name, new FieldType(nullable, t, null), null)
       val kept = if (meta.contains(LogicalTypeKey)) LogicalType.tryParse(meta.getString(LogicalTypeKey)) else None
-      kept.filter(t => !t.isNested && !t.isInstanceOf[LogicalType.Dictionary] && t != LogicalType.Json).flatMap { t =>
+      val keptTree = kept.filter(t => t.isNested && meta.contains(FieldTreeKey)).flatMap(t =>
+        FieldTrees.keep(name, t, nullable, meta.getString(FieldTreeKey), probe => Try(dataType(probe, NanosecondMapping.TruncateToMicros)).toOption.exists(sameShape(_, dt))))
+      keptTree.orElse(kept.filter(t => !t.isNested && !t.isInstanceOf[LogicalType.Dictionary] && t != LogicalType.Json).flatMap { t =>
         val probe = LanceSchema.fromProtos("a Spark schema", Seq(io.sparklance.proto.FileProtos.Field.newBuilder()
           .setName(name).setId(0).setParentId(-1).setLogicalType(t.toString).setNullable(nullable).build()), Map.empty)
           .fields.head
         Option.when(scala.util.Try(dataType(probe, NanosecondMapping.TruncateToMicros)).toOption.contains(dt))(
           io.sparklance.core.schema.ArrowSchemas.toArrow(probe))
-      }.getOrElse(dt match {
+      }).getOrElse(dt match {
         case BooleanType => leaf(ArrowType.Bool.INSTANCE)
         case ByteType => leaf(new ArrowType.Int(8, true))
         case ShortType => leaf(new ArrowType.Int(16, true))
@@ -92,6 +103,15 @@ object SparkSchemas {
     }
     io.sparklance.core.schema.ArrowSchemas.fromArrow(new org.apache.arrow.vector.types.pojo.Schema(
       schema.fields.map(f => field(f.name, f.dataType, f.nullable, f.metadata, f.name)).toSeq.asJava))
+  }
+
+  /** Equal types, field names and nullability, whatever the fields' metadata. */
+  private def sameShape(a: DataType, b: DataType): Boolean = (a, b) match {
+    case (x: StructType, y: StructType) => x.length == y.length && x.fields.zip(y.fields).forall { case (f, g) =>
+      f.name == g.name && f.nullable == g.nullable && sameShape(f.dataType, g.dataType) }
+    case (ArrayType(x, xn), ArrayType(y, yn)) => xn == yn && sameShape(x, y)
+    case (MapType(xk, xv, xn), MapType(yk, yv, yn)) => xn == yn && sameShape(xk, yk) && sameShape(xv, yv)
+    case _ => a == b
   }
 
   /**
@@ -135,9 +155,14 @@ object SparkSchemas {
     StructType(schema.fields.map(toSpark(_, nanos)))
 
   def toSpark(field: LanceField, nanos: NanosecondMapping): StructField = {
-    val meta = new MetadataBuilder().putLong(FieldIdKey, field.id.toLong)
-      .putString(LogicalTypeKey, field.proto.getLogicalType).build()
-    StructField(field.name, dataType(field, nanos), field.nullable, meta)
+    // A bfloat16 column is `fixed_size_binary:2` with pylance's extension; its Spark field names the bfloat16 type.
+    val logical = if (isBFloat16(field)) LogicalType.format(LogicalType.BFloat16) else field.proto.getLogicalType
+    val meta = new MetadataBuilder().putLong(FieldIdKey, field.id.toLong).putString(LogicalTypeKey, logical)
+    field.logicalType match {
+      case LogicalType.List(_, _) | LogicalType.Map => meta.putString(FieldTreeKey, FieldTrees.encode(field.children))
+      case _ =>
+    }
+    StructField(field.name, dataType(field, nanos), field.nullable, meta.build())
   }
 
   def dataType(field: LanceField, nanos: NanosecondMapping): DataType = {
@@ -160,9 +185,13 @@ object SparkSchemas {
         }
         MapType(dataType(key, nanos), dataType(value, nanos), value.nullable)
       case FixedSizeList(elem, _) => ArrayType(scalar(field, elem, nanoOr), containsNull = true)
+      case _ if isBFloat16(field) => FloatType
       case other => scalar(field, other, nanoOr)
     }
   }
+
+  private def isBFloat16(field: LanceField): Boolean =
+    field.logicalType == LogicalType.FixedSizeBinary(2) && field.extensionName.contains("lance.bfloat16")
 
   private def scalar(field: LanceField, t: LogicalType, nanoOr: DataType => DataType): DataType = {
     import LogicalType._

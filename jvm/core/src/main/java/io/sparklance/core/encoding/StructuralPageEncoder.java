@@ -81,10 +81,17 @@ public final class StructuralPageEncoder {
     int n = s.nullCode.length;
     layers = new RepDefLayer[n];
     map = new int[s.maxFullDef + 1];
+    // Arrow nulls the children of a null struct too, and pylance's reader expects the layers under a struct with nulls
+    // to be nullable (down to the first list, whose null slots have no items): declared so even when none of their
+    // own null levels occur.
+    boolean[] nullAbove = new boolean[n];
+    for (int k = 1; k < n; k++) {
+      nullAbove[k] = s.emptyCode[k - 1] == 0 && (nullAbove[k - 1] || s.seen[s.nullCode[k - 1]]);
+    }
     int code = 0;
     for (int k = n - 1, l = 0; k >= 0; k--, l++) {
       boolean isList = s.emptyCode[k] != 0;
-      boolean nulls = s.seen[s.nullCode[k]];
+      boolean nulls = s.seen[s.nullCode[k]] || nullAbove[k];
       if (!isList) {
         layers[l] = nulls ? RepDefLayer.REPDEF_NULLABLE_ITEM : RepDefLayer.REPDEF_ALL_VALID_ITEM;
         if (nulls) map[s.nullCode[k]] = ++code;

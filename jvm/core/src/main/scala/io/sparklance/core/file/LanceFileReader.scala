@@ -143,7 +143,7 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
           if (p < 0) p = -p - 2
           val src = (r - starts(p)).toInt
           var i = 0
-          while (i < fields.size) { out.getVector(i).copyFromSafe(src, dst, parts(p).getVector(i)); i += 1 }
+          while (i < fields.size) { RowCopier.copy(parts(p).getVector(i), src, out.getVector(i), dst); i += 1 }
           dst += 1
         }
       } finally parts.foreach(_.close())

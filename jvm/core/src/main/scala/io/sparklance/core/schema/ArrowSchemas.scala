@@ -41,15 +41,18 @@ object ArrowSchemas {
         // pylance presents Lance's json type as the canonical arrow.json extension over UTF-8 text.
         val ext = meta ++ Predef.Map("ARROW:extension:name" -> "arrow.json", "ARROW:extension:metadata" -> "")
         new Field(field.name, new FieldType(field.nullable, ArrowType.Utf8.INSTANCE, null, ext.asJava), null)
+      case BFloat16 =>
+        // A bfloat16 column outside a fixed-size list: pylance's extension over 2-byte fixed-size binaries.
+        new Field(field.name, new FieldType(field.nullable, arrowType(BFloat16), null, (meta ++ BFloat16Extension).asJava), null)
       case lt => new Field(field.name, new FieldType(field.nullable, arrowType(lt), null, meta.asJava), children.asJava)
     }
   }
 
+  private val BFloat16Extension = Predef.Map("ARROW:extension:name" -> "lance.bfloat16", "ARROW:extension:metadata" -> "")
+
   /** The `item` child of a fixed-size list: nullable, and itself a fixed-size list for nested vectors. */
   private def fixedSizeListItem(elem: LogicalType): Field = elem match {
-    case BFloat16 =>
-      new Field("item", new FieldType(true, new ArrowType.FixedSizeBinary(2), null,
-        Predef.Map("ARROW:extension:name" -> "lance.bfloat16", "ARROW:extension:metadata" -> "").asJava), null)
+    case BFloat16 => new Field("item", new FieldType(true, new ArrowType.FixedSizeBinary(2), null, BFloat16Extension.asJava), null)
     case FixedSizeList(inner, _) =>
       new Field("item", FieldType.nullable(arrowType(elem)), java.util.List.of(fixedSizeListItem(inner)))
     case other => new Field("item", FieldType.nullable(arrowType(other)), null)
@@ -95,7 +98,14 @@ object ArrowSchemas {
       val id = next
       next += 1
       val b = io.sparklance.proto.FileProtos.Field.newBuilder().setName(f.getName).setId(id).setParentId(parent)
-        .setLogicalType(LogicalType.format(logicalType(f, path))).setNullable(f.isNullable)
+        .setNullable(f.isNullable)
+      // pylance stores a bfloat16 column as `fixed_size_binary:2` with the extension in the field metadata (kept
+      // below); `lance.bfloat16` is a logical type only as the element of a fixed-size list.
+      logicalType(f, path) match {
+        case BFloat16 => b.setLogicalType(LogicalType.format(FixedSizeBinary(2))).putAllMetadata(BFloat16Extension.map {
+          case (k, v) => k -> com.google.protobuf.ByteString.copyFromUtf8(v) }.asJava)
+        case lt => b.setLogicalType(LogicalType.format(lt))
+      }
       Option(f.getMetadata).foreach(_.asScala.foreach { case (k, v) =>
         b.putMetadata(k, com.google.protobuf.ByteString.copyFromUtf8(v))
       })

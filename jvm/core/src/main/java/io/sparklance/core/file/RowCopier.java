@@ -1,0 +1,62 @@
+package io.sparklance.core.file;
+
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.vector.BaseFixedWidthVector;
+import org.apache.arrow.vector.BaseLargeVariableWidthVector;
+import org.apache.arrow.vector.BaseVariableWidthVector;
+import org.apache.arrow.vector.NullVector;
+import org.apache.arrow.vector.ValueVector;
+import org.apache.arrow.vector.complex.FixedSizeListVector;
+import org.apache.arrow.vector.complex.LargeListVector;
+import org.apache.arrow.vector.complex.ListVector;
+import org.apache.arrow.vector.complex.StructVector;
+
+/**
+ * Copies one row of a vector into a slot of another of the same type, children included: what a take needs for
+ * every type the reader returns. Arrow's own {@code copyFromSafe} goes through its complex writers for nested
+ * vectors, which support neither large lists nor null vectors.
+ *
+ * Rows must be copied into increasing slots of the target (list and variable-width offsets are appended).
+ */
+final class RowCopier {
+  private RowCopier() {}
+
+  static void copy(ValueVector from, int row, ValueVector to, int slot) {
+    if (from instanceof NullVector) return;   // nothing but the row count, set by the caller
+    if (from instanceof BaseFixedWidthVector || from instanceof BaseVariableWidthVector
+        || from instanceof BaseLargeVariableWidthVector) {
+      to.copyFromSafe(row, slot, from);
+    } else if (from instanceof StructVector) {
+      StructVector f = (StructVector) from, t = (StructVector) to;
+      int n = f.size();
+      for (int c = 0; c < n; c++) {
+        ValueVector child = t.getChildByOrdinal(c);
+        copy(f.getChildByOrdinal(c), row, child, slot);
+      }
+      if (f.isNull(row)) t.setNull(slot); else t.setIndexDefined(slot);
+    } else if (from instanceof LargeListVector) {
+      LargeListVector f = (LargeListVector) from, t = (LargeListVector) to;
+      ArrowBuf o = f.getOffsetBuffer();
+      long s = o.getLong(8L * row), e = o.getLong(8L * (row + 1));
+      long at = t.startNewValue(slot);
+      for (long j = s; j < e; j++) copy(f.getDataVector(), (int) j, t.getDataVector(), (int) (at + j - s));
+      t.endValue(slot, e - s);
+      if (f.isNull(row)) t.setNull(slot);
+    } else if (from instanceof ListVector) {   // maps too
+      ListVector f = (ListVector) from, t = (ListVector) to;
+      ArrowBuf o = f.getOffsetBuffer();
+      int s = o.getInt(4L * row), e = o.getInt(4L * (row + 1));
+      int at = t.startNewValue(slot);
+      for (int j = s; j < e; j++) copy(f.getDataVector(), j, t.getDataVector(), at + j - s);
+      t.endValue(slot, e - s);
+      if (f.isNull(row)) t.setNull(slot);
+    } else if (from instanceof FixedSizeListVector) {
+      FixedSizeListVector f = (FixedSizeListVector) from, t = (FixedSizeListVector) to;
+      int d = f.getListSize();
+      for (int j = 0; j < d; j++) copy(f.getDataVector(), row * d + j, t.getDataVector(), slot * d + j);
+      if (f.isNull(row)) t.setNull(slot); else t.setNotNull(slot);
+    } else {
+      to.copyFromSafe(row, slot, from);
+    }
+  }
+}

@@ -1,0 +1,341 @@
+"""The three round trips of the fuzz tests and the machinery around them: writing generated cases with pylance,
+running one JVM tool for a whole batch of cases, comparing Arrow values, and shrinking a failing case.
+
+Each ``run_*`` function takes a list of ``Source`` (a case pylance wrote) and returns, per source, ``None`` when the
+round trip gave exactly the values pylance reads, else a description of the first difference or error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional
+
+import lance
+import pyarrow as pa
+
+import gen
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+from sparklance._jvm import java_command  # noqa: E402
+
+SEED = os.environ.get("SPARKLANCE_FUZZ_SEED", "20261123")
+TOOL_TIMEOUT_S = 1800
+
+
+@dataclasses.dataclass
+class Source:
+    """A case written by pylance: the table at ``path`` holds ``case`` minus the columns pylance refused."""
+    case: gen.Case
+    path: str
+    refused: List[str]
+
+
+def write_source(case: gen.Case, path: str) -> Optional[Source]:
+    """Writes the case with pylance; columns pylance refuses at the case's file version are dropped (pylance is the
+    reference: what it cannot write is not ours to test). None when no data column is left."""
+    refused: List[str] = []
+    while True:
+        try:
+            table = case.table()
+            _write(case, table, path)
+            return Source(case, path, refused)
+        except BaseException as e:  # pyo3's PanicException is a BaseException
+            if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                raise
+            shutil.rmtree(path, ignore_errors=True)
+            bad = _refused_column(case, path)
+            if bad is None:
+                return None
+            refused.append(f"{bad.name}: {gen.type_src(bad.type)}")
+            case = case.with_columns([c for c in case.columns if c is not bad])
+            if len(case.columns) == 1:
+                return None
+
+
+def _write(case: gen.Case, table: pa.Table, path: str) -> None:
+    ds = lance.write_dataset(table, path, data_storage_version=case.version, **case.write_kwargs)
+    if case.delete_mod and table.num_rows:
+        ds.delete(f"id % {case.delete_mod[0]} = {case.delete_mod[1]}")
+
+
+def _refused_column(case: gen.Case, path: str) -> Optional[gen.Column]:
+    for col in case.columns[1:]:
+        one = case.with_columns([case.columns[0], col])
+        try:
+            _write(one, one.table(), path)
+        except BaseException as e:
+            if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                raise
+            return col
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+    return None
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Comparing
+
+def _plain_type(t: pa.DataType) -> pa.DataType:
+    """The type with dictionaries decoded: each writer and reader builds its own dictionaries."""
+    if pa.types.is_dictionary(t):
+        return t.value_type
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_plain_type(f.type)) for f in t])
+    if pa.types.is_large_list(t):
+        return pa.large_list(t.value_field.with_type(_plain_type(t.value_type)))
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(t.value_field.with_type(_plain_type(t.value_type)), t.list_size)
+    if pa.types.is_map(t):
+        return pa.map_(t.key_field.with_type(_plain_type(t.key_type)), t.item_field.with_type(_plain_type(t.item_type)))
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(_plain_type(t.value_type)))
+    return t
+
+
+def plain(table: pa.Table) -> pa.Table:
+    table = table.combine_chunks()
+    cols = []
+    for col in table.columns:
+        t = _plain_type(col.type)
+        cols.append(col if t == col.type else col.cast(t))
+    return pa.Table.from_arrays(cols, names=table.column_names)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def diff(got: pa.Table, want: pa.Table) -> Optional[str]:
+    """None when the tables hold the same values (NaN equals NaN, -0.0 differs from 0.0), else the first difference."""
+    got, want = plain(got), plain(want)
+    if got.column_names != want.column_names:
+        return f"columns {got.column_names} != {want.column_names}"
+    if got.num_rows != want.num_rows:
+        return f"{got.num_rows} rows != {want.num_rows}"
+    for name in want.column_names:
+        g, w = got.column(name), want.column(name)
+        if g.type != w.type:
+            return f"column {name}: type {g.type} != {w.type}"
+        if g.equals(w) and not pa.types.is_floating(w.type):
+            continue
+        gl, wl = _pylist(g), _pylist(w)
+        for i, (x, y) in enumerate(zip(gl, wl)):
+            if not _same(x, y):
+                return f"column {name} row {i}: got {_short(x)}, want {_short(y)}"
+        if not g.equals(w) and not _has_float(w.type):
+            return f"column {name}: arrays differ (values equal as Python objects)"
+    return None
+
+
+def _ints_type(t: pa.DataType) -> pa.DataType:
+    """The type with times, timestamps, durations and dates as their integers, extension types as their storage:
+    their Python objects cannot hold every value (nanoseconds, dates past year 9999)."""
+    if isinstance(t, pa.ExtensionType):
+        return _ints_type(t.storage_type)
+    if pa.types.is_timestamp(t) or pa.types.is_time64(t) or pa.types.is_duration(t) or pa.types.is_date64(t):
+        return pa.int64()
+    if pa.types.is_time32(t) or pa.types.is_date32(t):
+        return pa.int32()
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_ints_type(f.type)) for f in t])
+    if pa.types.is_map(t):
+        return pa.map_(t.key_field.with_type(_ints_type(t.key_type)), t.item_field.with_type(_ints_type(t.item_type)))
+    if pa.types.is_large_list(t):
+        return pa.large_list(t.value_field.with_type(_ints_type(t.value_type)))
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(t.value_field.with_type(_ints_type(t.value_type)), t.list_size)
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(_ints_type(t.value_type)))
+    return t
+
+
+def _pylist(col) -> list:
+    if isinstance(col.type, pa.ExtensionType):
+        col = pa.chunked_array([c.storage for c in col.chunks], col.type.storage_type)
+    t = _ints_type(col.type)
+    return (col if t == col.type else col.cast(t)).to_pylist()
+
+
+def _has_float(t: pa.DataType) -> bool:
+    if pa.types.is_floating(t) or isinstance(t, pa.ExtensionType):
+        return True
+    return any(_has_float(t.field(i).type) for i in range(t.num_fields))
+
+
+def _short(v: Any) -> str:
+    s = repr(v)
+    return s if len(s) < 300 else s[:300] + "..."
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The round trips
+
+def _tool(main_class: str, args: List[str]) -> None:
+    proc = subprocess.run(java_command(main_class, args), capture_output=True, text=True, timeout=TOOL_TIMEOUT_S)
+    if proc.returncode != 0 and main_class.endswith("ReadFiles"):
+        raise AssertionError(f"{main_class} exited {proc.returncode}:\n{proc.stderr[-3000:]}")
+
+
+def data_files(path: str) -> List[str]:
+    """The data files of the table's latest version, in row order."""
+    ds = lance.dataset(path)
+    return [os.path.join(path, "data", f.path) for frag in ds.get_fragments() for f in frag.data_files()]
+
+
+def run_jvm_read(sources: List[Source], work: str, batch_rows: int) -> List[Optional[str]]:
+    """Direction 1: pylance wrote; ReadFiles (the JVM core) reads every data file, compared with pylance's file reader."""
+    from lance.file import LanceFileReader
+
+    args, outs = [], []
+    for k, src in enumerate(sources):
+        files = data_files(src.path)
+        pairs = [(f, os.path.join(work, f"read_{k}_{j}.arrow")) for j, f in enumerate(files)]
+        args += [x for p in pairs for x in p]
+        outs.append(pairs)
+    if args:
+        _tool("io.sparklance.cli.ReadFiles", ["--batch-rows", str(batch_rows), *args])
+    results: List[Optional[str]] = []
+    for pairs in outs:
+        result = None
+        for f, out in pairs:
+            if os.path.exists(out + ".err"):
+                result = f"the JVM reader failed on {os.path.basename(f)}: {open(out + '.err').read()[:2000]}"
+                break
+            with pa.memory_map(out) as m:
+                got = pa.ipc.open_file(m).read_all()
+            want = LanceFileReader(f).read_all().to_table()
+            d = diff(got, want)
+            if d:
+                result = f"the JVM reader's values differ from pylance's in {os.path.basename(f)}: {d}"
+                break
+        results.append(result)
+    return results
+
+
+def run_jvm_rewrite(sources: List[Source], work: str, version: str, options: List[str]) -> List[Optional[str]]:
+    """Direction 2: pylance wrote; RewriteTable reads it with the JVM and writes it again; pylance reads our copy."""
+    dsts = [os.path.join(work, f"rewrite_{k}.lance") for k in range(len(sources))]
+    args = [x for src, dst in zip(sources, dsts) for x in (src.path, dst)]
+    if args:
+        _tool("io.sparklance.cli.RewriteTable", [*options, version, *args])
+    results: List[Optional[str]] = []
+    for src, dst in zip(sources, dsts):
+        if os.path.exists(dst + ".err"):
+            results.append(f"the JVM rewrite failed: {open(dst + '.err').read()[:2000]}")
+            continue
+        results.append(_pylance_reads(dst, lance.dataset(src.path).to_table(), version))
+    return results
+
+
+def _pylance_reads(dst: str, want: pa.Table, version: str) -> Optional[str]:
+    try:
+        ds = lance.dataset(dst)
+        if ds.data_storage_version != version:
+            return f"our copy has file version {ds.data_storage_version}, not {version}"
+        ds.validate()
+        got = ds.to_table()
+    except BaseException as e:
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        return f"pylance cannot read our copy: {type(e).__name__}: {str(e)[:1500]}"
+    if got.num_rows and "id" in got.column_names:
+        got = got.sort_by("id")
+    d = diff(got, want)
+    return None if d is None else f"pylance reads other values from our copy: {d}"
+
+
+def spark_expected(table: pa.Table) -> pa.Table:
+    """The values a Spark round trip keeps (docs/types.md): nanoseconds are truncated to microseconds, rounding
+    toward negative infinity; every other type keeps its values."""
+    return pa.Table.from_arrays([_floor_nanos(c.combine_chunks()) for c in table.columns], names=table.column_names)
+
+
+def _floor_nanos(arr: pa.Array) -> pa.Array:
+    t = arr.type
+    if (pa.types.is_timestamp(t) or pa.types.is_time64(t) or pa.types.is_duration(t)) and t.unit == "ns":
+        ints = arr.cast(pa.int64()).to_pylist()
+        return pa.array([None if v is None else v - v % 1000 for v in ints], pa.int64()).cast(t)
+    if pa.types.is_struct(t):
+        children = [_floor_nanos(c) for c in arr.flatten()]
+        return pa.StructArray.from_arrays(children, fields=list(t), mask=arr.is_null() if arr.null_count else None)
+    if pa.types.is_map(t):
+        return pa.MapArray.from_arrays(arr.offsets, _floor_nanos(arr.keys), _floor_nanos(arr.items), type=t,
+                                       mask=arr.is_null() if arr.null_count else None)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        cls = pa.ListArray if pa.types.is_list(t) else pa.LargeListArray
+        return cls.from_arrays(arr.offsets, _floor_nanos(arr.values), type=t, mask=arr.is_null() if arr.null_count else None)
+    if pa.types.is_fixed_size_list(t):
+        return pa.FixedSizeListArray.from_arrays(_floor_nanos(arr.values), type=t, mask=arr.is_null() if arr.null_count else None)
+    return arr
+
+
+def run_spark(spark, sources: List[Source], work: str, version: str, options: Dict[str, str]) -> List[Optional[str]]:
+    """Direction 3: Spark reads pylance's table and writes it with `df.write.format("lance")`; pylance reads it."""
+    results: List[Optional[str]] = []
+    for k, src in enumerate(sources):
+        dst = os.path.join(work, f"spark_{k}.lance")
+        try:
+            df = spark.read.format("lance").load(src.path)
+            w = df.write.format("lance").option("file_format_version", version)
+            for key, value in options.items():
+                w = w.option(key, value)
+            w.save(dst)
+        except Exception as e:  # noqa: BLE001 - a Spark error is a result here
+            results.append(f"the Spark round trip failed: {type(e).__name__}: {str(e)[:2000]}")
+            continue
+        results.append(_pylance_reads(dst, spark_expected(lance.dataset(src.path).to_table()), version))
+    return results
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Shrinking
+
+Runner = Callable[[List[Source], str], List[Optional[str]]]
+
+
+def write_sources(cases: List[gen.Case], work: str) -> List[Source]:
+    out = []
+    for case in cases:
+        src = write_source(case, os.path.join(work, f"src_{case.name}_{len(out)}_{time.monotonic_ns()}.lance"))
+        if src is not None:
+            out.append(src)
+    return out
+
+
+def shrink(source: Source, error: str, runner: Runner, budget_s: float = 120.0) -> (Source, str):
+    """A smaller source that still fails, tried in rounds of candidates run as one batch (one JVM start a round)."""
+    deadline = time.monotonic() + budget_s
+    best, best_error = source, error
+    while time.monotonic() < deadline:
+        work = tempfile.mkdtemp(prefix="shrink_")
+        candidates = write_sources(gen.shrink_candidates(best.case), work)
+        if not candidates:
+            break
+        results = runner(candidates, work)
+        failing = [(c, e) for c, e in zip(candidates, results) if e is not None]
+        if not failing:
+            break
+        best, best_error = failing[0]
+    return best, best_error
+
+
+def reproducer(source: Source, error: str, then: str) -> str:
+    refused = f"# pylance refused (dropped): {source.refused}\n" if source.refused else ""
+    return f"{error}\n--- reproducer ---\n{refused}{source.case.snippet()}# then: {then}\n"
