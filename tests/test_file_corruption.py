@@ -76,3 +76,30 @@ def test_damaged_files_fail_cleanly(tmp_path):
             bad.append(f"{out}: neither data nor an error")
     assert not bad, "\n".join(bad)
     assert errors > len(args) // 4, "most damage must be detected"
+
+
+@pytest.mark.parametrize("ends, detail", [
+    # pylance panics on both ("End is less than start in window [2, 1]"); we must not return values.
+    ([2, 1, 10, 6, 6], "list 1 ends at item 1, outside [2, 6]"),
+    ([2, 3, 10, 6, 16], "list 4 ends at item 9, outside [6, 6]"),
+])
+def test_20_list_offsets_going_backwards_or_past_the_items_are_corrupt(tmp_path, ends, detail):
+    import struct
+
+    import pyarrow as pa
+    from lance.file import LanceFileWriter
+
+    path = tmp_path / "l20.lance"
+    with LanceFileWriter(str(path), version="2.0") as w:
+        w.write_batch(pa.table({"l": pa.array([[1, 2], [3], None, [4, 5, 6], []], pa.list_(pa.int64()))}))
+    data = bytearray(path.read_bytes())
+    # The list column's one page: its offsets buffer comes first, one 8-byte end per list, null lists + 7.
+    assert struct.unpack_from("<5q", data, 0) == (2, 3, 10, 6, 6)
+    struct.pack_into("<5q", data, 0, *ends)
+    path.write_bytes(bytes(data))
+    out = str(tmp_path / "out.arrow")
+    subprocess.run(java_command("io.sparklance.cli.ReadFiles", [str(path), out]), check=True, timeout=120)
+    assert not os.path.exists(out)
+    message = open(out + ".err").read()
+    assert message.startswith(f"LANCE_CORRUPT_FILE: Cannot read {path}: page 0 of list field 'l': {detail} "
+                              "(offsets go backwards or past the page's items)"), message

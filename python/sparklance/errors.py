@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Dict, Iterator, Optional, Type
+import re
+from typing import Dict, Iterator, Optional, Tuple, Type
 
 
 class LanceError(Exception):
@@ -94,22 +95,83 @@ def _lance_throwable(java_exc):
     return None
 
 
+# How a sparklance error appears in a Java stack trace: the Spark boundary's exception prints its class first in
+# brackets, and the core's exceptions print their Java class name, which fixes their error class.
+_SPARK_LINE = re.compile(r"io\.sparklance\.spark\.LanceSparkException: \[(LANCE_[A-Z_]+)\] ?([^\n]*)")
+_CORE_LINE = re.compile(r"io\.sparklance\.core\.([A-Za-z]+Exception): ([^\n]*)")
+CORE_CLASSES: Dict[str, str] = {
+    "StorageException": "LANCE_STORAGE_ERROR",
+    "CorruptFileException": "LANCE_CORRUPT_FILE",
+    "NotATableException": "LANCE_NOT_A_TABLE",
+    "VersionNotFoundException": "LANCE_VERSION_NOT_FOUND",
+    "TagNotFoundException": "LANCE_TAG_NOT_FOUND",
+    "InconsistentTableException": "LANCE_INCONSISTENT_TABLE",
+    "UnsupportedFeatureException": "LANCE_UNSUPPORTED_FEATURE",
+    "ValueOutOfRangeException": "LANCE_VALUE_OUT_OF_RANGE",
+    "CommitConflictException": "LANCE_COMMIT_CONFLICT",
+    "CommitStateUnknownException": "LANCE_COMMIT_STATE_UNKNOWN",
+    "InvalidArgumentException": "LANCE_INVALID_ARGUMENT",
+    "TableExistsException": "LANCE_TABLE_EXISTS",
+}
+
+
+def _from_stack_trace(text: str) -> Optional[Tuple[str, str]]:
+    """(error class, message) of the outermost sparklance exception named in a Java stack trace, or None.
+
+    For failures whose cause objects did not reach the driver: Spark reports a failed task as a SparkException
+    whose message carries the executor's stack trace as text. Only exception class names and the bracketed error
+    class are read, never message prose.
+    """
+    found = []
+    m = _SPARK_LINE.search(text)
+    if m:
+        found.append((m.start(), m.group(1), m.group(2)))
+    for m in _CORE_LINE.finditer(text):
+        if m.group(1) in CORE_CLASSES:
+            found.append((m.start(), CORE_CLASSES[m.group(1)], m.group(2)))
+            break
+    if not found:
+        return None
+    _, condition, message = min(found)
+    return condition, message
+
+
+def _trace_text(e: BaseException) -> str:
+    """The Java stack trace a py4j or pyspark exception carries, as text ("" if none)."""
+    parts = []
+    trace = getattr(e, "_stackTrace", None)  # pyspark's captured exceptions
+    if trace:
+        parts.append(str(trace))
+    if getattr(e, "java_exception", None) is not None:  # py4j's Py4JJavaError prints the Java trace
+        try:
+            parts.append(str(e))
+        except Exception:  # the gateway is gone
+            pass
+    return "\n".join(parts)
+
+
 @contextlib.contextmanager
 def translated() -> Iterator[None]:
     """Runs a block, re-raising sparklance errors from the JVM as the Python class of their error class."""
     try:
         yield
     except Exception as e:
+        if isinstance(e, LanceError):
+            raise
         java_exc = getattr(e, "java_exception", None)
         if java_exc is None:
             getter = getattr(e, "getCondition", None)
             condition = getter() if callable(getter) else None
             if condition and str(condition).startswith("LANCE_"):
                 raise BY_CLASS.get(str(condition), LanceError)(str(e), str(condition), None) from e
+        else:
+            found = _lance_throwable(java_exc)
+            if found is not None:
+                throwable, condition = found
+                cls = BY_CLASS.get(condition, LanceError)
+                raise cls(str(throwable.getMessage()), condition, str(throwable.getSqlState())) from e
+        from_trace = _from_stack_trace(_trace_text(e))
+        if from_trace is None:
             raise
-        found = _lance_throwable(java_exc)
-        if found is None:
-            raise
-        throwable, condition = found
-        cls = BY_CLASS.get(condition, LanceError)
-        raise cls(str(throwable.getMessage()), condition, str(throwable.getSqlState())) from e
+        condition, message = from_trace
+        raise BY_CLASS.get(condition, LanceError)(message, condition, None) from e

@@ -1,5 +1,6 @@
 package io.sparklance.core.encoding;
 
+import io.sparklance.proto.Encodings21Protos.CompressiveEncoding;
 import io.sparklance.proto.Encodings21Protos.MiniBlockLayout;
 
 import java.util.ArrayList;
@@ -98,6 +99,8 @@ public final class MiniBlockPage {
       Slice repBuf = null, defBuf = null;
       if (hasRep) { chunk.require(h, repSize, "repetition levels"); repBuf = chunk.slice(h, repSize); h = pad(h + repSize); }
       if (hasDef) { chunk.require(h, defSize, "definition levels"); defBuf = chunk.slice(h, defSize); h = pad(h + defSize); }
+      numLevels = provenLevels(hasRep ? inferLevels(layout.getRepCompression(), repBuf) : -1,
+          hasDef ? inferLevels(layout.getDefCompression(), defBuf) : -1, numLevels, c);
       Slice[] vb = new Slice[nb];
       for (int b = 0; b < nb; b++) {
         chunk.require(h, sizes[b], "value buffer " + b);
@@ -127,6 +130,38 @@ public final class MiniBlockPage {
       block = new DataBlock.Dictionary((DataBlock.FixedWidth) block, dict);
     }
     return new Decoded(new RepDef.Unraveler(rep, def, levelCount, layers, numItems), block);
+  }
+
+  /**
+   * The level count a chunk's levels prove (-1 if their encoding does not tell): the byte count of flat levels,
+   * the sum of the run lengths of run-length encoded ones.
+   */
+  private static long inferLevels(CompressiveEncoding e, Slice levels) {
+    switch (e.getCompressionCase()) {
+      case FLAT: {
+        long bits = e.getFlat().getBitsPerValue();
+        return e.getFlat().hasData() || bits % 8 != 0 || bits == 0 ? -1 : levels.length / (bits / 8);
+      }
+      case RLE: return Rle.inferCount(e, levels);
+      default: return -1;
+    }
+  }
+
+  /**
+   * The level count of a chunk: the count its levels prove, when they do. The header's u16 count wraps in chunks
+   * of more than 65535 levels, so the proven count must equal it or exceed it by a multiple of 65536; anything else,
+   * or repetition and definition levels that disagree, is damage (pylance refuses it too).
+   */
+  private static int provenLevels(long rep, long def, int declared, int chunk) {
+    if (rep >= 0 && def >= 0 && rep != def) {
+      throw new EncodingException("chunk " + chunk + " has " + rep + " repetition levels but " + def + " definition levels");
+    }
+    long proven = Math.max(rep, def);
+    if (proven < 0 || proven == declared) return declared;
+    if (proven < declared || proven % 65536 != declared || proven > Integer.MAX_VALUE - 16) {
+      throw new EncodingException("chunk " + chunk + "'s levels hold " + proven + " levels, its header declares " + declared);
+    }
+    return (int) proven;
   }
 
   private static int pad(int n) {

@@ -104,6 +104,12 @@ public final class RepDef {
           if (def[i] < 0 || def[i] >= n) throw new EncodingException("definition level " + def[i] + " where at most " + (n - 1) + " exist");
         }
       }
+      if (rep != null) {
+        int maxRep = maxRep();
+        for (int i = 0; i < length; i++) {
+          if (rep[i] < 0 || rep[i] > maxRep) throw new EncodingException("repetition level " + rep[i] + " where at most " + maxRep + " exist");
+        }
+      }
     }
 
     private int[] entryOfRow;  // lazily: first level entry of each row, and the end

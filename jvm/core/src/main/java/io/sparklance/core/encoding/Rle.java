@@ -9,6 +9,23 @@ import io.sparklance.proto.Encodings21Protos.CompressiveEncoding;
 final class Rle {
   private Rle() {}
 
+  /**
+   * The number of values an rle block holds (the sum of its run lengths), or -1 if its layout is not the one
+   * `block` reads; `block` reports what is wrong with such a block.
+   */
+  static long inferCount(CompressiveEncoding e, Slice buf) {
+    CompressiveEncoding values = e.getRle().getValues();
+    if (values.getCompressionCase() != CompressiveEncoding.CompressionCase.FLAT || buf.length < 8) return -1;
+    long vb = values.getFlat().getBitsPerValue() / 8;
+    long valuesBytes = buf.i64(0);
+    if (vb <= 0 || valuesBytes < 0 || valuesBytes % vb != 0 || 8 + valuesBytes > buf.length) return -1;
+    int runs = (int) (valuesBytes / vb);
+    if (buf.length - 8 - valuesBytes < runs) return -1;
+    long total = 0;
+    for (int i = 0; i < runs; i++) total += buf.u8(8 + (int) valuesBytes + i);
+    return total;
+  }
+
   static Encodings21.BlockDecoder block(CompressiveEncoding e, long maxBytes) {
     CompressiveEncoding values = e.getRle().getValues();
     if (values.getCompressionCase() != CompressiveEncoding.CompressionCase.FLAT) throw Encodings21.unsupported(e, "with non-flat values");

@@ -4,6 +4,7 @@ import io.sparklance.core.encoding.Blocks;
 import io.sparklance.core.encoding.DataBlock;
 import io.sparklance.core.encoding.EncodingException;
 import io.sparklance.core.encoding.RepDef;
+import io.sparklance.core.encoding.Utf8;
 
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.BaseFixedWidthVector;
@@ -12,7 +13,9 @@ import org.apache.arrow.vector.BaseVariableWidthVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.BitVectorHelper;
 import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.LargeVarCharVector;
 import org.apache.arrow.vector.NullVector;
+import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
 import org.apache.arrow.vector.complex.LargeListVector;
 import org.apache.arrow.vector.complex.ListVector;
@@ -193,6 +196,7 @@ public final class ArrowAssembler {
       if (!(block instanceof DataBlock.VariableWidth)) throw mismatch(v, block);
       DataBlock.VariableWidth w = (DataBlock.VariableWidth) block;
       long total = w.offset(n);
+      checkVariableWidth(w, n, v instanceof VarCharVector || v instanceof LargeVarCharVector);
       boolean large = v instanceof BaseLargeVariableWidthVector;
       if (!large && total > Integer.MAX_VALUE) throw new EncodingException("field '" + v.getField().getName() + "' has " + total + " bytes in one batch");
       ArrowBuf offsets, data, valid;
@@ -216,6 +220,55 @@ public final class ArrowAssembler {
     }
     throw new EncodingException("field '" + v.getField().getName() + "' of type " + v.getField().getType() + " cannot be read from "
         + block.getClass().getSimpleName() + " values");
+  }
+
+  /**
+   * Checks variable-width values before they are copied: offsets start at 0, never go backwards and stay within the
+   * data; string values are well-formed UTF-8 (pylance refuses pages that are not), each starting on a character.
+   */
+  private static void checkVariableWidth(DataBlock.VariableWidth w, int n, boolean utf8) {
+    if ((long) w.offsets.length < (long) (n + 1) * (w.offsetBits / 8)) {
+      throw new EncodingException(w.offsets.length + " offset bytes for " + n + " values");
+    }
+    long previous = w.offset(0);
+    if (previous != 0) throw new EncodingException("the first value starts at byte " + previous);
+    for (int i = 1; i <= n; i++) {
+      long end = w.offset(i);
+      if (end < previous || end > w.data.length) {
+        throw new EncodingException("value " + (i - 1) + " ends at byte " + end + ", outside ["
+            + previous + ", " + w.data.length + "]");
+      }
+      previous = end;
+    }
+    if (!utf8) return;
+    int bad = Utf8.firstInvalid(w.data, 0, (int) previous);
+    if (bad >= 0) throw new EncodingException("byte " + bad + " of the string data is not valid UTF-8");
+    for (int i = 1; i < n; i++) {
+      if (!Utf8.startsCharacter(w.data, (int) w.offset(i))) {
+        throw new EncodingException("value " + i + " starts inside a UTF-8 character");
+      }
+    }
+  }
+
+  /**
+   * The name of the first field in `v`'s tree declared not nullable that holds a null (one its struct parent does
+   * not mask), or null if there is none: what a table declares not nullable must hold no nulls, and pylance
+   * refuses such data. Costs a null count per vector; values are visited only for non-nullable fields with nulls
+   * under a struct with nulls.
+   */
+  public static String unmaskedNull(FieldVector v, FieldVector structParent) {
+    if (!v.getField().isNullable() && !(v instanceof NullVector) && v.getNullCount() > 0) {
+      if (structParent == null || structParent.getNullCount() == 0) return v.getName();
+      int n = v.getValueCount();
+      for (int i = 0; i < n; i++) {
+        if (v.isNull(i) && !structParent.isNull(i)) return v.getName();
+      }
+    }
+    for (FieldVector child : v.getChildrenFromFields()) {
+      String found = unmaskedNull(child, v instanceof StructVector ? v : null);
+      if (found != null) return v.getName() + "." + found;
+    }
+    return null;
   }
 
   /** Values [from, from + n) of a whole-byte fixed-width block into a fresh fixed-width vector. */

@@ -102,12 +102,18 @@ private[file] final class Reader20(reader: LanceFileReader) {
               Encodings20.decode(l.getOffsets, buffers(page), len.toInt, new Encodings20.Target(LeafShape.fixed(64), 32, false), 1L << 30)
             }
           }.block.asInstanceOf[DataBlock.FixedWidth].data
+          val items = l.getNumItems
           var prevEnd = 0L
           var i = 0
           while (i < len) {
             val v = LittleEndian.getLong(ends, 8 * i)
             val valid = a == 0 || java.lang.Long.compareUnsigned(v, a) < 0
             val end = if (valid) v else v - a
+            // A list ends where it starts or after, and within the page's items (a null list is empty).
+            if (end < prevEnd || end > items) {
+              throw new CorruptFileException(path, s"page $pi of list field '${f.name}': list ${row + i} ends at item " +
+                s"$end, outside [$prevEnd, $items] (offsets go backwards or past the page's items)")
+            }
             val r = row + i
             if (r >= from && r < to) {
               if (first < 0) { first = base + prevEnd; offsets(0) = 0 }

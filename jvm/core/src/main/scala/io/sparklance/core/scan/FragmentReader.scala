@@ -12,7 +12,7 @@ import org.apache.arrow.vector.complex.StructVector
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType}
 
 import io.sparklance.core.UnsupportedFeatureException
-import io.sparklance.core.file.LanceFileReader
+import io.sparklance.core.file.{ArrowAssembler, LanceFileReader}
 import io.sparklance.core.schema.{LanceField, LogicalType}
 import io.sparklance.core.storage.Storage
 import io.sparklance.core.table.{DataFile, DeletionVector, Fragment, RowIdSequence, TableLayout}
@@ -38,9 +38,18 @@ final class FragmentReader(
   // The Arrow field of each projected field, built once rather than per batch.
   private val targets = mutable.HashMap.empty[Int, Field]
 
+  /** The reader of a data file, which must hold as many rows as the manifest says the fragment has. */
   private def reader(file: DataFile): LanceFileReader = {
     val path = layout.dataFilePath(file)
-    readers.getOrElseUpdate(path, LanceFileReader.open(storage, path, file.fileSizeBytes.getOrElse(-1L)))
+    readers.getOrElseUpdate(path, {
+      val r = LanceFileReader.open(storage, path, file.fileSizeBytes.getOrElse(-1L))
+      if (r.numRows != fragment.physicalRows) {
+        r.close()
+        throw new io.sparklance.core.CorruptFileException(path, s"it holds ${r.numRows} rows, but the manifest of " +
+          s"version ${layout.version} says fragment ${fragment.id} has ${fragment.physicalRows}")
+      }
+      r
+    })
   }
 
   /** Live rows among physical offsets [from, to), as a new root owned by the caller. */
@@ -129,6 +138,12 @@ final class FragmentReader(
         try {
           val out = target.createVector(allocator)
           root.getVector(0).makeTransferPair(out).transfer()
+          val unmasked = ArrowAssembler.unmaskedNull(out, null)
+          if (unmasked != null) {
+            out.close()
+            throw new io.sparklance.core.CorruptFileException(r.path, s"field '$unmasked' holds nulls, but the table " +
+              "schema declares it not nullable")
+          }
           out
         } finally root.close()
       case several if f.logicalType == LogicalType.Struct && !LanceFileReader.isPacked(f) =>
@@ -217,12 +232,15 @@ final class FragmentReader(
     (if (leaves.isEmpty) Seq(f.id) else leaves.map(_.id)).forall(have.contains)
   }
 
-  /** The file's field pruned to the children the projection kept (matched by id). */
+  /**
+   * The file's field pruned to the children the projection kept (matched by id) and named as in the table schema:
+   * a field renamed since the file was written is read under its new name (vectors are moved by name).
+   */
   private def prune(fileField: LanceField, wanted: LanceField): LanceField =
-    if (fileField.logicalType != LogicalType.Struct || LanceFileReader.isPacked(fileField)) fileField
+    if (fileField.logicalType != LogicalType.Struct || LanceFileReader.isPacked(fileField)) fileField.copy(name = wanted.name)
     else {
       val keep = wanted.children.map(_.id).toSet
-      fileField.copy(children = fileField.children.filter(c => keep.contains(c.id)).map { c =>
+      fileField.copy(name = wanted.name, children = fileField.children.filter(c => keep.contains(c.id)).map { c =>
         prune(c, wanted.children.find(_.id == c.id).get)
       })
     }

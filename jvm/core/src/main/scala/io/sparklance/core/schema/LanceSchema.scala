@@ -3,6 +3,7 @@ package io.sparklance.core.schema
 import scala.jdk.CollectionConverters._
 
 import io.sparklance.core.{CorruptFileException, UnsupportedFeatureException}
+import io.sparklance.core.util.Printable
 import io.sparklance.proto.FileProtos
 
 /**
@@ -92,6 +93,10 @@ object LanceSchema {
     val ids = scala.collection.mutable.HashSet.empty[Int]
     protos.foreach { p =>
       if (!ids.add(p.getId)) throw new CorruptFileException(source, s"the schema lists field id ${p.getId} twice")
+      if (!Printable.isName(p.getName)) {
+        throw new CorruptFileException(source, s"field id ${p.getId} has the name '${Printable.of(p.getName)}' (empty or " +
+          "with control characters)")
+      }
     }
     val childrenOf = protos.groupBy(_.getParentId)
     protos.foreach { p =>
@@ -103,6 +108,9 @@ object LanceSchema {
     def build(p: FileProtos.Field, depth: Int): LanceField = {
       if (depth > 64) throw new CorruptFileException(source, s"the schema nests deeper than 64 levels at '${p.getName}'")
       val lt = try LogicalType.parse(p.getLogicalType) catch {
+        case _: UnsupportedFeatureException if !LogicalType.isUnknownTypeName(p.getLogicalType) =>
+          throw new CorruptFileException(source, s"field '${Printable.of(p.getName)}' (id ${p.getId}) has " +
+            s"logical type '${Printable.of(p.getLogicalType)}', which is not a well-formed Lance logical type")
         case _: UnsupportedFeatureException =>
           throw new UnsupportedFeatureException(s"Cannot read $source: field '${p.getName}' (id ${p.getId}) has " +
             s"logical type '${p.getLogicalType}', which this version of sparklance does not support. Upgrade " +

@@ -80,10 +80,31 @@ object LogicalType {
     "large_list" -> List(true, false), "large_list.struct" -> List(true, true), "map" -> Map,
     "lance.bfloat16" -> BFloat16)
 
-  /** Parses a logical type string; throws [[UnsupportedFeatureException]] naming the string if it is unknown. */
+  /**
+   * Parses a logical type string; throws [[UnsupportedFeatureException]] naming the string if it is unknown (callers
+   * that know the file tell a damaged string from a newer type with [[isUnknownTypeName]]).
+   */
   def parse(s: String): LogicalType = tryParse(s).getOrElse(
     throw new UnsupportedFeatureException(s"Unsupported Lance logical type '$s'. This version of sparklance does " +
       "not know this type; upgrade sparklance or drop the column."))
+
+  // The first part of every type string this version parses: a string that starts with one of these and still does
+  // not parse has parameters no Lance writer produces.
+  private val knownHeads: Set[String] = simple.keySet.map(_.split(":", -1).head) ++
+    Set("fixed_size_list", "fixed_size_binary", "decimal", "timestamp", "dict")
+  private val Identifier = "[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*".r
+  private val Parameter = "[A-Za-z0-9_.+\\-/]+".r
+
+  /**
+   * True if `s`, which does not parse, is still shaped like the type string of a type newer than this version: a
+   * lower-case identifier this version does not know, with `:`-separated parameters of letters, digits and
+   * `_ . + - /`. A string with other bytes, or a known type with parameters out of range, is damage, not a newer
+   * type.
+   */
+  def isUnknownTypeName(s: String): Boolean = {
+    val parts = s.split(":", -1)
+    Identifier.matches(parts.head) && !knownHeads.contains(parts.head) && parts.tail.forall(Parameter.matches(_))
+  }
 
   def tryParse(s: String): Option[LogicalType] = simple.get(s).orElse {
     val parts = s.split(":", -1).toSeq

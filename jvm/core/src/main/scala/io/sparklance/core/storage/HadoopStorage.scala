@@ -32,7 +32,10 @@ final class HadoopStorage(val conf: Configuration) extends Storage {
 
   def this() = this(new Configuration())
 
-  private def hadoopPath(path: String): Path = new Path(path)
+  // A path Hadoop or the local file system cannot represent (a NUL byte, a bad URI) fails like any storage error.
+  private def hadoopPath(path: String): Path =
+    try new Path(path)
+    catch { case e: IllegalArgumentException => throw new StorageException(path, "parse the path", e) }
 
   // Local paths go through the raw local file system: no .crc side files beside the table's files.
   private def fs(path: String): FileSystem =
@@ -54,7 +57,10 @@ final class HadoopStorage(val conf: Configuration) extends Storage {
     val f = fs(path)
     val p = hadoopPath(path)
     f match {
-      case local: RawLocalFileSystem => new LocalInputFile(path, local.pathToFile(p).toPath)
+      case local: RawLocalFileSystem =>
+        val file = try local.pathToFile(p).toPath
+          catch { case e: java.nio.file.InvalidPathException => throw new StorageException(path, "parse the path", e) }
+        new LocalInputFile(path, file)
       case _ =>
         // Ranged reads of pages, not a sequential stream: each read asks for exactly its range.
         val builder = f.openFile(p).opt("fs.option.openfile.read.policy", "random")

@@ -157,9 +157,25 @@ object DeletionVector {
     try {
       val bitmap = new RoaringBitmap()
       bitmap.deserialize(ByteBuffer.wrap(bytes))
+      checkCardinality(path, bitmap)
       bitmap
     } catch {
+      case e: CorruptFileException => throw e
       case NonFatal(e) => throw new CorruptFileException(path, s"it is not a valid Roaring bitmap (${e.getMessage})", e)
+    }
+  }
+
+  /**
+   * The cardinality the container headers state must be the number of rows the containers hold: the reader takes
+   * the stated one (`getLongCardinality`), pylance counts, and a damaged header or bitmap makes them differ.
+   */
+  private def checkCardinality(path: String, bitmap: RoaringBitmap): Unit = {
+    var held = 0L
+    val rows = bitmap.getIntIterator
+    while (rows.hasNext) { rows.next(); held += 1 }
+    if (held != bitmap.getLongCardinality) {
+      throw new CorruptFileException(path, s"its container headers state ${bitmap.getLongCardinality} deleted rows, " +
+        s"its containers hold $held")
     }
   }
 

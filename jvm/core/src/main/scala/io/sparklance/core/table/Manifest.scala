@@ -4,7 +4,10 @@ import java.time.Instant
 
 import scala.jdk.CollectionConverters._
 
+import io.sparklance.core.CorruptFileException
+import io.sparklance.core.file.LanceFileReader
 import io.sparklance.core.schema.LanceSchema
+import io.sparklance.core.util.Printable
 import io.sparklance.proto.TableProtos
 
 /**
@@ -21,10 +24,52 @@ final class Manifest(val proto: TableProtos.Manifest, val path: String) {
   /** The commit time of this version (UTC); the epoch if the writer recorded none. */
   def timestamp: Instant = Instant.ofEpochSecond(proto.getTimestamp.getSeconds, proto.getTimestamp.getNanos.toLong)
 
-  lazy val schema: LanceSchema = LanceSchema.fromProtos(path, proto.getFieldsList.asScala.toSeq,
-    proto.getSchemaMetadataMap.asScala.map { case (k, v) => k -> v.toByteArray }.toMap)
+  /** The table schema; its field ids are not negative (data files use negative ids for internal fields only). */
+  lazy val schema: LanceSchema = {
+    val s = LanceSchema.fromProtos(path, proto.getFieldsList.asScala.toSeq,
+      proto.getSchemaMetadataMap.asScala.map { case (k, v) => k -> v.toByteArray }.toMap)
+    s.allFields.find(_.id < 0).foreach { f =>
+      throw new CorruptFileException(path, s"field '${Printable.of(f.name)}' of the table schema has id ${f.id}")
+    }
+    s
+  }
 
-  lazy val fragments: IndexedSeq[Fragment] = proto.getFragmentsList.asScala.toIndexedSeq.map(new Fragment(_))
+  /** The fragments, each checked against the rules every writer follows (see [[checkFragment]]). */
+  lazy val fragments: IndexedSeq[Fragment] =
+    proto.getFragmentsList.asScala.toIndexedSeq.map(p => checkFragment(new Fragment(p)))
+
+  /**
+   * A fragment has rows and at least one data file; each has a file name (no control characters), distinct field ids and,
+   * in file versions 2.x, one column index per field id (upstream `DataFile.column_indices`): in 2.1 and later -1
+   * exactly for the fields stored in no column of their own (structs, lists and maps that are not packed or
+   * blobs). Anything else is damage.
+   */
+  private def checkFragment(f: Fragment): Fragment = {
+    def corrupt(detail: String) = throw new CorruptFileException(path, s"fragment ${f.id} $detail")
+    if (f.files.isEmpty) corrupt("has no data files")
+    if (f.physicalRows <= 0) corrupt(s"records ${f.physicalRows} physical rows")
+    f.files.foreach { d =>
+      if (!Printable.isName(d.path)) corrupt(s"names data file '${Printable.of(d.path)}', which is not a valid file name")
+      val live = d.liveFields
+      if (live.distinct.size != live.size) corrupt(s"lists a field id twice for data file ${d.path}: ${d.fields.mkString(", ")}")
+      val columns = d.columnIndices.size
+      if ((columns > 0 || d.fileMajorVersion >= 2) && columns != d.fields.size) {
+        corrupt(s"lists ${d.fields.size} field ids but $columns column indices for data file ${d.path}")
+      }
+      if (d.fileMajorVersion > 2 || (d.fileMajorVersion == 2 && d.fileMinorVersion >= 1)) {
+        d.fields.zip(d.columnIndices).foreach { case (id, column) =>
+          schema.field(id).foreach { field =>
+            val ownColumn = field.children.isEmpty || LanceFileReader.isPacked(field) || LanceFileReader.isBlob(field)
+            if (ownColumn == (column == -1)) {
+              corrupt(s"gives field '${field.name}' (id $id) column index $column in data file ${d.path}; in file " +
+                "version 2.1 and later a field has a column of its own exactly when it is a leaf, a packed struct or a blob")
+            }
+          }
+        }
+      }
+    }
+    f
+  }
 
   def readerFeatureFlags: Long = proto.getReaderFeatureFlags
 

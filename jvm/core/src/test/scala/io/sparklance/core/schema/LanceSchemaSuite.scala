@@ -57,4 +57,21 @@ class LanceSchemaSuite extends AnyFunSuite {
       LanceSchema.fromProtos("x.manifest", Seq(field(0, -1, "weird", "quaternion")), Map.empty))
     assert(e.getMessage.contains("field 'weird' (id 0)") && e.getMessage.contains("'quaternion'"))
   }
+
+  test("a damaged logical type name is corruption; a well-formed unknown one is unsupported") {
+    def corrupt(t: String) = intercept[CorruptFileException](
+      LanceSchema.fromProtos("x.manifest", Seq(field(0, -1, "c", t)), Map.empty)).getMessage
+    // Bit flips of real names: bytes outside the grammar, or a known type with parameters no writer produces.
+    assert(corrupt("in\u0000t32") == "Cannot read x.manifest: field 'c' (id 0) has logical type 'in\\u0000t32', " +
+      "which is not a well-formed Lance logical type. The file is damaged or was not written by a Lance writer; " +
+      "restore it from a backup or check out an earlier version of the table.")
+    assert(corrupt("Int32").contains("'Int32'"))
+    assert(corrupt("strinc\u00e7").contains("'strinc\u00e7'"))
+    assert(corrupt("fixed_size_list:float:-4").contains("fixed_size_list:float:-4"))
+    assert(corrupt("decimal:128:99:2").contains("decimal:128:99:2"))
+    assert(corrupt("int32:x").contains("int32:x"))
+    val e = intercept[UnsupportedFeatureException](
+      LanceSchema.fromProtos("x.manifest", Seq(field(0, -1, "c", "geo.point:wgs84")), Map.empty))
+    assert(e.getMessage.contains("'geo.point:wgs84', which this version of sparklance does not support"))
+  }
 }

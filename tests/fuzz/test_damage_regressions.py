@@ -1,0 +1,104 @@
+"""Regression tests for the damage the fuzzer (`test_damage_fuzz.py`) found the JVM reader answering with values
+where pylance fails: each case damages one file of a pylance-written table the way the fuzzer's reproducer says
+and requires the error class and message the fix gives. Read with `io.sparklance.cli.ReadTable` in one JVM."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import lance
+import pyarrow as pa
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import damage_mutations  # noqa: E402
+import damage_tables  # noqa: E402
+from test_damage_fuzz import _files_of, _read_ipc, jvm_reader  # noqa: E402
+
+CORRUPT = "LANCE_CORRUPT_FILE"
+# (case, recipe, file kind, file index, mutation, expected start of the .err file, expected part of the message)
+CASES = [
+    # Byte 847 of the second file is the 's' of "s41-x": 0xFF is never UTF-8.
+    ("string bytes not UTF-8", "mixed-2.1", "data", 1, ("byte", 847, 0xFF), CORRUPT,
+     "field 's': byte 11 of the string data is not valid UTF-8"),
+    ("2.0 string offsets going backwards", "mixed-2.0", "data", 2, ("huge8", 573, 2 ** 31 - 1), CORRUPT,
+     "field 's': value"),
+    ("mini-block levels the header miscounts", "strings-2.2", "data", 0, ("flip", 307, 3), CORRUPT,
+     "levels hold"),
+    ("repetition level above the maximum", "strings-2.2", "data", 0, ("byte", 667, 179), CORRUPT,
+     "repetition level"),
+    ("roaring headers and containers disagree", "bitmap-2.1", "deletion", 0, ("flip", 1121, 2), CORRUPT,
+     "its container headers state 6000 deleted rows, its containers hold 6001"),
+    ("fragment without data files", "strings-2.1", "manifest", 0, ("proto", "2#0.2#0", "drop", None), CORRUPT,
+     "fragment 0 has no data files"),
+    ("field ids without column indices", "strings-2.0", "manifest", 0, ("proto", "2#0.2#0.2#0", "drop", None),
+     CORRUPT, "lists 0 field ids but 5 column indices"),
+    ("a list given a column in 2.1", "strings-2.1", "manifest", 0, ("proto", "2#0.2#0.2#0", "bytes", (0, 2)),
+     CORRUPT, "gives field 'tags' (id 2) column index 0"),
+    ("a field id listed twice", "strings-2.2", "manifest", 0, ("proto", "2#0.2#0.2#0", "bytes", (2, 0)), CORRUPT,
+     "lists a field id twice"),
+    ("no physical rows", "mixed-2.1", "manifest", 0, ("proto", "2#0.4#0", "drop", None), CORRUPT,
+     "fragment 0 records 0 physical rows"),
+    ("physical rows the file does not hold", "mixed-2.1", "manifest", 0, ("proto", "2#0.4#0", "varint", 41),
+     CORRUPT, "it holds 40 rows, but the manifest of version 4 says fragment 0 has 41"),
+    ("a field without a name", "strings-2.1", "manifest", 0, ("proto", "1#2.2#0", "drop", None), CORRUPT,
+     "has the name '' (empty or with control characters)"),
+    ("a NUL in a field name", "strings-2.2", "manifest", 0, ("proto", "1#1.2#0", "bytes", (0, 0)), CORRUPT,
+     "has the name '\\u0000ind'"),
+    ("a negative field id", "mixed-2.2", "manifest", 0, ("proto", "1#1.3#0", "varint", 2 ** 31), CORRUPT,
+     "of the table schema has id -2147483648"),
+    ("a damaged logical type", "mixed-2.2", "manifest", 0, ("proto", "1#1.5#0", "bytes", (0, 0)), CORRUPT,
+     "has logical type '\\u0000nt32', which is not a well-formed Lance logical type"),
+    ("a NUL in a data file name", "mixed-2.2", "manifest", 0, ("proto", "2#0.2#0.1#0", "bytes", (3, 0)), CORRUPT,
+     "which is not a valid file name"),
+    ("nulls in a field made not nullable", "mixed-2.1", "manifest", 0, ("proto", "1#7.6#0", "drop", None), CORRUPT,
+     "field 'st.b' holds nulls, but the table schema declares it not nullable"),
+]
+
+
+@pytest.fixture(scope="module")
+def jvm_errors(tmp_path_factory):
+    base = tmp_path_factory.mktemp("damage_regressions")
+    pristine = {}
+    for recipe in sorted({c[1] for c in CASES}):
+        damage_tables.build(recipe, str(base / "pristine" / recipe))
+        pristine[recipe] = base / "pristine" / recipe
+    args = []
+    for i, (_, recipe, kind, index, spec, _, _) in enumerate(CASES):
+        target = _files_of(pristine[recipe], kind)[index]
+        table = base / f"case{i}"
+        shutil.copytree(pristine[recipe], table)
+        rel = target.relative_to(pristine[recipe])
+        (table / rel).write_bytes(damage_mutations.apply(target.read_bytes(), spec))
+        args += [str(table), str(base / f"case{i}.arrow")]
+    done = subprocess.run(jvm_reader() + args, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return {c[0]: (args[2 * i], args[2 * i + 1]) for i, c in enumerate(CASES)}
+
+
+@pytest.mark.parametrize("case, recipe, kind, index, spec, error_class, detail", CASES, ids=[c[0] for c in CASES])
+def test_damage_is_an_error_naming_the_file(jvm_errors, case, recipe, kind, index, spec, error_class, detail):
+    table, out = jvm_errors[case]
+    assert os.path.exists(out + ".err"), f"{case}: the JVM read the damaged table"
+    message = open(out + ".err", encoding="utf-8").read()
+    assert message.startswith(f"{error_class}: Cannot read {table}/"), message
+    assert detail in message, message
+
+
+def test_a_renamed_struct_child_is_read_under_its_new_name(tmp_path):
+    """Not damage: pylance renames `st.b` to `st.c` in the manifest only; the data files keep `b`."""
+    path = str(tmp_path / "t")
+    damage_tables.build("mixed-2.1", path)
+    lance.dataset(path).alter_columns({"path": "st.b", "name": "c"})
+    out = str(tmp_path / "t.arrow")
+    subprocess.run(jvm_reader() + [path, out], check=True, timeout=120)
+    assert not os.path.exists(out + ".err"), open(out + ".err").read()
+    want = lance.dataset(path).to_table()
+    got = _read_ipc(out)
+    assert got.schema.field("st").type == pa.struct([("a", pa.int32()), ("c", pa.string())])
+    assert got.column("st").to_pylist() == want.column("st").to_pylist()
