@@ -35,9 +35,9 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
 
   override def initialize(name: String, options: CaseInsensitiveStringMap): Unit = {
     catalogName = name
-    val given = options.asCaseSensitiveMap().asScala.toMap
-    LanceCatalog.checkOptions(name, given)
-    conf = LanceTables.hadoopConf(SparkSession.active, given)
+    val passed = options.asCaseSensitiveMap().asScala.toMap
+    LanceCatalog.checkOptions(name, passed)
+    conf = LanceTables.hadoopConf(SparkSession.active, passed)
     // A relative warehouse is resolved on the driver: executors write the tables' files too. `root` is the other
     // Lance connector's name for it (with its directory namespace, impl = dir).
     val location = Option(options.get("warehouse")).orElse(Option(options.get("root")))

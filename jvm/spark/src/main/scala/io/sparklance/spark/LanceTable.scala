@@ -104,18 +104,18 @@ final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoop
   }.toArray
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = {
-    val given = options.asCaseSensitiveMap().asScala.toMap
-    LanceOptions.checkRead(given, tableName)
+    val passed = options.asCaseSensitiveMap().asScala.toMap
+    LanceOptions.checkRead(passed, tableName)
     // A table of the catalog was pinned by the statement (VERSION AS OF, or Spark's versionAsOf option), not by
     // these options: a version asked for here would be ignored, so it is refused.
     if (!pinnedByOptions) {
-      given.keys.find(k => Set("version", "timestamp", "tag", "branch").contains(k.toLowerCase)).foreach { k =>
+      passed.keys.find(k => Set("version", "timestamp", "tag", "branch").contains(k.toLowerCase)).foreach { k =>
         throw new LanceSparkException(new io.sparklance.core.InvalidArgumentException(s"Option $k does not apply " +
           s"to $tableName, a table of a catalog: use SELECT ... FROM $tableName VERSION AS OF <version or 'tag'> " +
           "(or TIMESTAMP AS OF), or the options versionAsOf / timestampAsOf."))
       }
     }
-    new LanceScanBuilder(this, ReadOptions(given, snapshot.manifest.config), hadoopConf)
+    new LanceScanBuilder(this, ReadOptions(passed, snapshot.manifest.config), hadoopConf)
   }
 
   override def toString: String = s"LanceTable($tableName@${snapshot.version})"

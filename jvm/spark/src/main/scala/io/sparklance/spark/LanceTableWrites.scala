@@ -82,9 +82,9 @@ final class LanceStagedTable(tableName: String, table: NewTable, readVersion: Lo
     override def truncate(): WriteBuilder = this
     override def build(): Write = new Write {
       override def toBatch: BatchWrite = {
-        val given = info.options().asCaseSensitiveMap().asScala.toMap
-        LanceOptions.checkWrite(given, tableName)
-        val writeOptions = WriteOptions(given, Map.empty)
+        val passed = info.options().asCaseSensitiveMap().asScala.toMap
+        LanceOptions.checkWrite(passed, tableName)
+        val writeOptions = WriteOptions(passed, Map.empty)
         val merged = options.copy(maxRowsPerFile = writeOptions.maxRowsPerFile, maxPageBytes = writeOptions.maxPageBytes,
           batchRows = writeOptions.batchRows, invalidUtf8 = writeOptions.invalidUtf8)
         // `writeTo(...).option("file_format_version", ...)` picks the version as a table property would.

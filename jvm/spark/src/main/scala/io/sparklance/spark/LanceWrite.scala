@@ -139,10 +139,10 @@ final class LanceWriteBuilder(table: LanceTable, info: LogicalWriteInfo) extends
 
   override def build(): Write = new Write {
     override def toBatch: BatchWrite = {
-      val given = info.options().asCaseSensitiveMap().asScala.toMap
-      LanceOptions.checkWrite(given, table.tableName)
-      WriteOptions.checkWriteMode(given, if (overwrite) "overwrite" else "append", table.tableName)
-      val options = WriteOptions(given, table.snapshot.manifest.config)
+      val passed = info.options().asCaseSensitiveMap().asScala.toMap
+      LanceOptions.checkWrite(passed, table.tableName)
+      WriteOptions.checkWriteMode(passed, if (overwrite) "overwrite" else "append", table.tableName)
+      val options = WriteOptions(passed, table.snapshot.manifest.config)
       val version = LanceTables.fileVersion(table.snapshot)
       options.checkKeeps(version, table.tableName)
       val spec = WriteSpec(table.snapshot.root, table.snapshot.schema, version, options, table.hadoopConf)

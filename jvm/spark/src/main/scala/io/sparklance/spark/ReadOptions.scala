@@ -32,11 +32,11 @@ object ReadOptions {
     }
 
   def apply(options: Map[String, String], tableConfig: Map[String, String]): ReadOptions = {
-    val given = options.map { case (k, v) => k.toLowerCase -> v }
+    val passed = options.map { case (k, v) => k.toLowerCase -> v }
     val config = tableConfig.map { case (k, v) => k.toLowerCase -> v }
     /** The value of a setting and, for errors, where it was given. */
     def lookup(key: String): Option[(String, String)] =
-      given.get(key).map(v => (s"Option $key", v)).orElse(config.get(key).map(v => (s"Table property $key", v)))
+      passed.get(key).map(v => (s"Option $key", v)).orElse(config.get(key).map(v => (s"Table property $key", v)))
     def positive(key: String, default: Long): Long = lookup(key) match {
       case None => default
       case Some((what, v)) => v.trim.toLongOption.filter(_ > 0).getOrElse(
