@@ -136,6 +136,18 @@ def test_writing_into_a_directory_of_other_files_is_refused(spark, tmp_path, mod
     assert sorted(p.name for p in target.iterdir()) == before
 
 
+def test_catalog_tables_are_not_created_over_other_files(spark, wh):
+    target = wh / "db" / "occupied.lance"
+    target.mkdir()
+    (target / "notes.txt").write_text("not a table")
+    for statement in ["CREATE TABLE lance.db.occupied (id BIGINT)",
+                      "CREATE TABLE lance.db.occupied AS SELECT 1 AS id",
+                      "CREATE OR REPLACE TABLE lance.db.occupied AS SELECT 1 AS id"]:
+        with lance_raises(sparklance.InvalidArgumentError, match=r"already holds other files \(notes.txt\)"):
+            spark.sql(statement)
+    assert sorted(p.name for p in target.iterdir()) == ["notes.txt"]
+
+
 def test_namespace_location_and_properties(spark, wh):
     with lance_raises(sparklance.UnsupportedFeatureError, match="LOCATION 'file:/elsewhere' is not supported"):
         spark.sql("CREATE NAMESPACE lance.located LOCATION '/elsewhere'")

@@ -134,6 +134,7 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
     val path = tablePath(ident)
     if (isTableDir(path)) throw new TableAlreadyExistsException(ident)
     NewTable.checkNoPartitioning(partitions)
+    LanceSparkException.translate(io.sparklance.core.table.Dataset.checkCanCreate(storage, path))
     val table = NewTable(path, structOf(columns), properties.asScala.toMap)
     table.commitEmpty(conf, 0L, WriteOptions(properties.asScala.toMap, Map.empty))
     loadTable(ident)
@@ -163,6 +164,7 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
   private def stage(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
       properties: util.Map[String, String], replaced: Option[io.sparklance.core.table.Snapshot]): StagedTable = {
     NewTable.checkNoPartitioning(partitions)
+    if (replaced.isEmpty) LanceSparkException.translate(io.sparklance.core.table.Dataset.checkCanCreate(storage, tablePath(ident)))
     val props = properties.asScala.toMap
     val table = NewTable(tablePath(ident), structOf(columns), props, replaced.map(LanceTables.fileVersion))
     new LanceStagedTable(qualified(ident), table, replaced.map(_.version).getOrElse(0L), conf,
