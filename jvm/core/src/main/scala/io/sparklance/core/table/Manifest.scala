@@ -34,9 +34,15 @@ final class Manifest(val proto: TableProtos.Manifest, val path: String) {
     s
   }
 
-  /** The fragments, each checked against the rules every writer follows (see [[checkFragment]]). */
-  lazy val fragments: IndexedSeq[Fragment] =
-    proto.getFragmentsList.asScala.toIndexedSeq.map(p => checkFragment(new Fragment(p)))
+  /** The fragments, with distinct ids, each checked against the rules every writer follows (see [[checkFragment]]). */
+  lazy val fragments: IndexedSeq[Fragment] = {
+    val all = proto.getFragmentsList.asScala.toIndexedSeq.map(p => checkFragment(new Fragment(p)))
+    val ids = all.map(_.id)
+    if (ids.distinct.size != ids.size) {
+      throw new CorruptFileException(path, s"fragment ids repeat: ${ids.diff(ids.distinct).distinct.mkString(", ")}")
+    }
+    all
+  }
 
   /**
    * A fragment has rows and at least one data file; each has a file name (no control characters), distinct field ids and,
