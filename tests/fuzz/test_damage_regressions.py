@@ -35,6 +35,9 @@ CASES = [
      "has fields with unknown numbers or wire types"),
     ("an out-of-line bitpacked payload of the wrong length", "bitmap-2.1", "data", 0, ("flip", 32671, 6), CORRUPT,
      "out-of-line bitpacked payload of 128 bytes"),
+    # Byte 3853 of the first file is the 'e' of "/lance.encodings21.PageLayout" in the first page's encoding.
+    ("an encoding type URL that names no Lance encoding", "mixed-2.1", "data", 0, ("byte", 3853, ord("d")), CORRUPT,
+     "has encoding type '/lancd.encodings21.PageLayout', which is not the name of a Lance encoding"),
     ("mini-block levels the header miscounts", "strings-2.2", "data", 0, ("flip", 307, 3), CORRUPT,
      "levels hold"),
     ("repetition level above the maximum", "strings-2.2", "data", 0, ("byte", 667, 179), CORRUPT,

@@ -110,6 +110,9 @@ public final class Encodings20 {
         return dictionary(e, page, n, t, maxBytes);
       case PACKED_STRUCT:
         return packedStruct(e, page, n);
+      case ARRAYENCODING_NOT_SET:
+        // Writers always choose an encoding: an empty one is a damaged encoding tree, not a newer encoding.
+        throw new EncodingException("an encoding that names no array encoding");
       default:
         throw new UnsupportedEncodingException(describe(e), "in a 2.0 page");
     }
