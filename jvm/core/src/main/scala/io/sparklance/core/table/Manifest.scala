@@ -6,6 +6,7 @@ import scala.jdk.CollectionConverters._
 
 import io.sparklance.core.CorruptFileException
 import io.sparklance.core.file.LanceFileReader
+import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.util.Printable
 import io.sparklance.proto.TableProtos
@@ -48,7 +49,7 @@ final class Manifest(val proto: TableProtos.Manifest, val path: String) {
    * A fragment has rows and at least one data file; each has a file name (no control characters), distinct field ids and,
    * in file versions 2.x, one column index per field id (upstream `DataFile.column_indices`): in 2.1 and later -1
    * exactly for the fields stored in no column of their own (structs, lists and maps that are not packed or
-   * blobs). Anything else is damage.
+   * blobs, v1 or v2). Anything else is damage.
    */
   private def checkFragment(f: Fragment): Fragment = {
     def corrupt(detail: String) = throw new CorruptFileException(path, s"fragment ${f.id} $detail")
@@ -65,7 +66,8 @@ final class Manifest(val proto: TableProtos.Manifest, val path: String) {
       if (d.fileMajorVersion > 2 || (d.fileMajorVersion == 2 && d.fileMinorVersion >= 1)) {
         d.fields.zip(d.columnIndices).foreach { case (id, column) =>
           schema.field(id).foreach { field =>
-            val ownColumn = field.children.isEmpty || LanceFileReader.isPacked(field) || LanceFileReader.isBlob(field)
+            val ownColumn = field.children.isEmpty || LanceFileReader.isPacked(field) || LanceFileReader.isBlob(field) ||
+              field.extensionName.contains(FragmentReader.BlobV2Extension)
             if (ownColumn == (column == -1)) {
               corrupt(s"gives field '${field.name}' (id $id) column index $column in data file ${d.path}; in file " +
                 "version 2.1 and later a field has a column of its own exactly when it is a leaf, a packed struct or a blob")
