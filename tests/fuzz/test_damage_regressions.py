@@ -54,6 +54,9 @@ CASES = [
      "lists a field id twice"),
     ("two fragments with one id", "mixed-2.0", "manifest", 0, ("proto", "2#2.1#0", "varint", 0), CORRUPT,
      "fragment ids repeat: 0"),
+    # pylance: "Manifest.version: invalid wire type: LengthDelimited (expected Varint)".
+    ("a manifest field with the wrong wire type", "mixed-2.1", "manifest", 0, ("proto", "3#0", "as-bytes", None),
+     CORRUPT, "the manifest protobuf holds field lance.table.Manifest.version with the wrong wire type"),
     ("no physical rows", "mixed-2.1", "manifest", 0, ("proto", "2#0.4#0", "drop", None), CORRUPT,
      "fragment 0 records 0 physical rows"),
     ("physical rows the file does not hold", "mixed-2.1", "manifest", 0, ("proto", "2#0.4#0", "varint", 41),
