@@ -57,6 +57,8 @@ CASES = [
     # pylance: "Manifest.version: invalid wire type: LengthDelimited (expected Varint)".
     ("a manifest field with the wrong wire type", "mixed-2.1", "manifest", 0, ("proto", "3#0", "as-bytes", None),
      CORRUPT, "the manifest protobuf holds field lance.table.Manifest.version with the wrong wire type"),
+    ("a fragment id past 32 bits", "mixed-2.0", "manifest", 0, ("proto", "2#2.1#0", "varint", 2 ** 32 + 1), CORRUPT,
+     "fragment 4294967297 has an id that does not fit in 32 bits"),
     ("no physical rows", "mixed-2.1", "manifest", 0, ("proto", "2#0.4#0", "drop", None), CORRUPT,
      "fragment 0 records 0 physical rows"),
     ("physical rows the file does not hold", "mixed-2.1", "manifest", 0, ("proto", "2#0.4#0", "varint", 41),

@@ -46,13 +46,15 @@ final class Manifest(val proto: TableProtos.Manifest, val path: String) {
   }
 
   /**
-   * A fragment has rows and at least one data file; each has a file name (no control characters), distinct field ids and,
+   * A fragment has a 32-bit id, rows and at least one data file; each has a file name (no control characters), distinct field ids and,
    * in file versions 2.x, one column index per field id (upstream `DataFile.column_indices`): in 2.1 and later -1
    * exactly for the fields stored in no column of their own (structs, lists and maps that are not packed or
    * blobs, v1 or v2). Anything else is damage.
    */
   private def checkFragment(f: Fragment): Fragment = {
     def corrupt(detail: String) = throw new CorruptFileException(path, s"fragment ${f.id} $detail")
+    // Row addresses hold the fragment id in 32 bits.
+    if (f.id < 0 || f.id > 0xFFFFFFFFL) corrupt("has an id that does not fit in 32 bits")
     if (f.files.isEmpty) corrupt("has no data files")
     if (f.physicalRows <= 0) corrupt(s"records ${f.physicalRows} physical rows")
     f.files.foreach { d =>
