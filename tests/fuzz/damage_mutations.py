@@ -192,6 +192,8 @@ def _apply_proto(data: bytes, spec: tuple) -> bytes:
         del parent[k]
     elif action == "varint":
         parent[k].value = value
+    elif action == "as-bytes":  # a varint field re-encoded as length-delimited: a wire type its number never has
+        parent[k].wire, parent[k].value = 2, _enc_varint(parent[k].value)
     else:  # ("bytes", (index, byte))
         b = bytearray(parent[k].value)
         b[value[0]] = value[1]

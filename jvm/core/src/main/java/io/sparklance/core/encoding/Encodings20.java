@@ -61,6 +61,12 @@ public final class Encodings20 {
     }
   }
 
+  /** `b` as fixed-width values; a damaged encoding tree can describe another kind of block where these must be. */
+  private static DataBlock.FixedWidth fixedWidth(DataBlock b, String what) {
+    if (!(b instanceof DataBlock.FixedWidth)) throw new EncodingException(what + " decoded to " + b.getClass().getSimpleName() + " values");
+    return (DataBlock.FixedWidth) b;
+  }
+
   public static Values decode(ArrayEncoding e, Slice[] page, int n, Target t, long maxBytes) {
     switch (e.getArrayEncodingCase()) {
       case FLAT:
@@ -96,6 +102,7 @@ public final class Encodings20 {
       case FSST: {
         Values inner = binary(e.getFsst().getBinary(), page, n, new Target(t.shape, 32, false), maxBytes);
         Fsst.SymbolTable table = Fsst.SymbolTable.parse(e.getFsst().getSymbolTable().toByteArray());
+        if (!(inner.block instanceof DataBlock.VariableWidth)) throw new EncodingException("fsst strings decoded to " + inner.block.getClass().getSimpleName() + " values");
         DataBlock.VariableWidth out = Fsst.decompress(table, (DataBlock.VariableWidth) inner.block, maxBytes);
         return new Values(widen(out, t.offsetBits), inner.validity);
       }
@@ -103,6 +110,9 @@ public final class Encodings20 {
         return dictionary(e, page, n, t, maxBytes);
       case PACKED_STRUCT:
         return packedStruct(e, page, n);
+      case ARRAYENCODING_NOT_SET:
+        // Writers always choose an encoding: an empty one is a damaged encoding tree, not a newer encoding.
+        throw new EncodingException("an encoding that names no array encoding");
       default:
         throw new UnsupportedEncodingException(describe(e), "in a 2.0 page");
     }
@@ -147,7 +157,7 @@ public final class Encodings20 {
     if (!(idx.block instanceof DataBlock.FixedWidth) || ((DataBlock.FixedWidth) idx.block).bitsPerValue != 64) {
       throw new EncodingException("string indices that are not u64");
     }
-    byte[] ends = ((DataBlock.FixedWidth) idx.block).data;
+    byte[] ends = fixedWidth(idx.block, "string offsets").data;
     long adj = b.getNullAdjustment();
     long total = 0;
     for (int i = 0; i < n; i++) {
@@ -158,7 +168,7 @@ public final class Encodings20 {
     }
     if (total > maxBytes) throw new EncodingException("strings of " + total + " bytes");
     Values bytesV = decode(b.getBytes(), page, (int) total, new Target(LeafShape.fixed(8), 32, false), maxBytes);
-    byte[] data = ((DataBlock.FixedWidth) bytesV.block).data;
+    byte[] data = fixedWidth(bytesV.block, "string bytes").data;
     int ob = t.offsetBits / 8;
     byte[] offsets = new byte[(n + 1) * ob];
     byte[] validity = null;
@@ -192,7 +202,7 @@ public final class Encodings20 {
     Values items = decode(d.getItems(), page, size, new Target(t.shape, t.offsetBits, false), maxBytes);
     Values idx = decode(d.getIndices(), page, n, new Target(LeafShape.fixed(8), 32, false), maxBytes);
     if (!(idx.block instanceof DataBlock.FixedWidth)) throw new EncodingException("dictionary indices that are not integers");
-    DataBlock.FixedWidth ix = (DataBlock.FixedWidth) idx.block;
+    DataBlock.FixedWidth ix = fixedWidth(idx.block, "dictionary indices");
     int ib = ix.bitsPerValue / 8;
     int base = t.arrowDictionary ? 0 : 1;
     // Map each row to an item (or -1 for null), then gather.

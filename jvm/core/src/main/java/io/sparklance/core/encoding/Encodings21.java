@@ -242,8 +242,15 @@ public final class Encodings21 {
     int blockBytes = FastLanes.packedBytes(width);
     int whole = n / FastLanes.BLOCK;
     int tail = n % FastLanes.BLOCK;
+    // The payload is the packed blocks and a tail either raw or packed as one more block, nothing else (pylance
+    // refuses any other length).
+    long packed = (long) whole * blockBytes;
+    if (buf.length != packed + (long) tail * wordBytes && buf.length != packed + (tail > 0 ? blockBytes : 0)) {
+      throw new EncodingException("out-of-line bitpacked payload of " + buf.length + " bytes for " + n + " " + width
+          + "-bit values");
+    }
     byte[] out = new byte[n * wordBytes];
-    buf.require(0, (long) whole * blockBytes, "out-of-line bitpacked values");
+    buf.require(0, packed, "out-of-line bitpacked values");
     for (int b = 0; b < whole; b++) {
       FastLanes.unpack(bits, width, buf.array, buf.offset + b * blockBytes, out, b * FastLanes.BLOCK * wordBytes);
     }

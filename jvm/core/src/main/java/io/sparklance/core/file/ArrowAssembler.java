@@ -150,6 +150,9 @@ public final class ArrowAssembler {
       DataBlock.FixedSizeList f = (DataBlock.FixedSizeList) block;
       FixedSizeListVector fv = (FixedSizeListVector) v;
       if (fv.getListSize() != f.dimension) throw new EncodingException("a fixed-size list of " + f.dimension + " for '" + v.getField().getName() + "' of " + fv.getListSize());
+      if ((long) f.child.numValues != (long) f.numValues * f.dimension) {
+        throw new EncodingException(f.child.numValues + " items for " + f.numValues + " fixed-size lists of " + f.dimension);
+      }
       fillLeafRange(fv.getDataVector(), f.child, from * f.dimension, to * f.dimension, null);
       loadOwnBuffers(fv, validity, n, null);
       return;
@@ -172,6 +175,9 @@ public final class ArrowAssembler {
       DataBlock.FixedSizeList f = (DataBlock.FixedSizeList) block;
       FixedSizeListVector fv = (FixedSizeListVector) v;
       if (fv.getListSize() != f.dimension) throw new EncodingException("a fixed-size list of " + f.dimension + " for '" + v.getField().getName() + "' of " + fv.getListSize());
+      if ((long) f.child.numValues != (long) n * f.dimension) {
+        throw new EncodingException(f.child.numValues + " items for " + n + " fixed-size lists of " + f.dimension);
+      }
       RepDef.Validity items = new RepDef.Validity(f.itemValidity, f.child.numValues);
       fillLeafValues(fv.getDataVector(), f.child, items);
       loadOwnBuffers(fv, validity, n, null);

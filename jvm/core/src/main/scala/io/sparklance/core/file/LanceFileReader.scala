@@ -14,6 +14,7 @@ import io.sparklance.core.{CorruptFileException, UnsupportedFeatureException}
 import io.sparklance.core.encoding._
 import io.sparklance.core.schema.{ArrowSchemas, LanceField, LogicalType}
 import io.sparklance.core.storage.{InputFile, Storage}
+import io.sparklance.core.util.Printable
 import io.sparklance.proto.{Encodings21Protos, File2Protos}
 
 /**
@@ -383,6 +384,11 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
     try {
       val any = ProtoAny.parseFrom(enc.getDirect.getEncoding)
       if (!any.getTypeUrl.endsWith("lance.encodings21.PageLayout")) {
+        // A newer Lance encoding message is named like one; any other type URL is a damaged one.
+        if (!LanceFileReader.LanceEncodingTypeUrl.matches(any.getTypeUrl)) {
+          throw new CorruptFileException(path, s"column $column (field '${field.name}') page $pi has encoding type " +
+            s"'${Printable.of(any.getTypeUrl)}', which is not the name of a Lance encoding")
+        }
         throw new UnsupportedFeatureException(s"Cannot read data file $path: column $column (field '${field.name}') " +
           s"page $pi has encoding ${any.getTypeUrl}, which this reader does not support.")
       }
@@ -528,6 +534,9 @@ object LanceFileReader {
    * `json` columns are UTF-8 JSON text (`arrow.json`), as pylance returns them; the reader decodes Lance's binary
    * JSONB encoding.
    */
+  /** The type URL of a Lance encoding message (`/lance.encodings21.PageLayout`), of any version. */
+  private val LanceEncodingTypeUrl = "([a-z0-9.]+)?/lance\\.encodings[0-9]*\\.[A-Z][A-Za-z0-9]*".r
+
   def readField(f: LanceField): Field = stripDictionaries(ArrowSchemas.toArrow(f))
 
   /** A decoded block of JSONB values as a block of their JSON text. */

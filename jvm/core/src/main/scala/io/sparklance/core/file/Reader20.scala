@@ -2,7 +2,7 @@ package io.sparklance.core.file
 
 import scala.jdk.CollectionConverters._
 
-import com.google.protobuf.{Any => ProtoAny, InvalidProtocolBufferException}
+import com.google.protobuf.{Any => ProtoAny, InvalidProtocolBufferException, Message}
 import org.apache.arrow.vector.FieldVector
 import org.apache.arrow.vector.complex.{LargeListVector, ListVector, StructVector}
 
@@ -101,7 +101,11 @@ private[file] final class Reader20(reader: LanceFileReader) {
             guard(f, pi, enc) {
               Encodings20.decode(l.getOffsets, buffers(page), len.toInt, new Encodings20.Target(LeafShape.fixed(64), 32, false), 1L << 30)
             }
-          }.block.asInstanceOf[DataBlock.FixedWidth].data
+          }.block match {
+            case w: DataBlock.FixedWidth => w.data
+            case other => throw new CorruptFileException(path, s"page $pi of list field '${f.name}': its offsets " +
+              s"decoded to ${other.getClass.getSimpleName} values")
+          }
           val items = l.getNumItems
           var prevEnd = 0L
           var i = 0
@@ -217,12 +221,26 @@ private[file] final class Reader20(reader: LanceFileReader) {
       if (!any.getTypeUrl.endsWith("lance.encodings.ArrayEncoding")) {
         throw new CorruptFileException(path, s"page $pi of field '${f.name}' has encoding ${any.getTypeUrl} in a 2.0 file")
       }
-      Encodings20Protos.ArrayEncoding.parseFrom(any.getValue)
+      val parsed = Encodings20Protos.ArrayEncoding.parseFrom(any.getValue)
+      // A 2.0 encoding has no fields this reader does not know: a field protobuf could not place (a damaged tag
+      // or wire type) would otherwise be skipped, and the page decoded with a default in its place.
+      if (hasUnknownFields(parsed)) {
+        throw new CorruptFileException(path, s"the encoding of page $pi of field '${f.name}' has fields with unknown " +
+          "numbers or wire types")
+      }
+      parsed
     } catch {
       case e: InvalidProtocolBufferException =>
         throw new CorruptFileException(path, s"the encoding of page $pi of field '${f.name}' is invalid (${e.getMessage})", e)
     }
   }
+
+  private def hasUnknownFields(m: Message): Boolean =
+    !m.getUnknownFields.asMap.isEmpty || m.getAllFields.values.asScala.exists {
+      case sub: Message => hasUnknownFields(sub)
+      case list: java.util.List[_] => list.asScala.exists { case sub: Message => hasUnknownFields(sub); case _ => false }
+      case _ => false
+    }
 
   private def guard[T](f: LanceField, pi: Int, enc: Encodings20Protos.ArrayEncoding)(body: => T): T =
     try body

@@ -6,6 +6,7 @@ import scala.jdk.CollectionConverters._
 
 import io.sparklance.core.CorruptFileException
 import io.sparklance.core.file.LanceFileReader
+import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.util.Printable
 import io.sparklance.proto.TableProtos
@@ -34,18 +35,26 @@ final class Manifest(val proto: TableProtos.Manifest, val path: String) {
     s
   }
 
-  /** The fragments, each checked against the rules every writer follows (see [[checkFragment]]). */
-  lazy val fragments: IndexedSeq[Fragment] =
-    proto.getFragmentsList.asScala.toIndexedSeq.map(p => checkFragment(new Fragment(p)))
+  /** The fragments, with distinct ids, each checked against the rules every writer follows (see [[checkFragment]]). */
+  lazy val fragments: IndexedSeq[Fragment] = {
+    val all = proto.getFragmentsList.asScala.toIndexedSeq.map(p => checkFragment(new Fragment(p)))
+    val ids = all.map(_.id)
+    if (ids.distinct.size != ids.size) {
+      throw new CorruptFileException(path, s"fragment ids repeat: ${ids.diff(ids.distinct).distinct.mkString(", ")}")
+    }
+    all
+  }
 
   /**
-   * A fragment has rows and at least one data file; each has a file name (no control characters), distinct field ids and,
+   * A fragment has a 32-bit id, rows and at least one data file; each has a file name (no control characters), distinct field ids and,
    * in file versions 2.x, one column index per field id (upstream `DataFile.column_indices`): in 2.1 and later -1
    * exactly for the fields stored in no column of their own (structs, lists and maps that are not packed or
-   * blobs). Anything else is damage.
+   * blobs, v1 or v2). Anything else is damage.
    */
   private def checkFragment(f: Fragment): Fragment = {
     def corrupt(detail: String) = throw new CorruptFileException(path, s"fragment ${f.id} $detail")
+    // Row addresses hold the fragment id in 32 bits.
+    if (f.id < 0 || f.id > 0xFFFFFFFFL) corrupt("has an id that does not fit in 32 bits")
     if (f.files.isEmpty) corrupt("has no data files")
     if (f.physicalRows <= 0) corrupt(s"records ${f.physicalRows} physical rows")
     f.files.foreach { d =>
@@ -59,7 +68,8 @@ final class Manifest(val proto: TableProtos.Manifest, val path: String) {
       if (d.fileMajorVersion > 2 || (d.fileMajorVersion == 2 && d.fileMinorVersion >= 1)) {
         d.fields.zip(d.columnIndices).foreach { case (id, column) =>
           schema.field(id).foreach { field =>
-            val ownColumn = field.children.isEmpty || LanceFileReader.isPacked(field) || LanceFileReader.isBlob(field)
+            val ownColumn = field.children.isEmpty || LanceFileReader.isPacked(field) || LanceFileReader.isBlob(field) ||
+              field.extensionName.contains(FragmentReader.BlobV2Extension)
             if (ownColumn == (column == -1)) {
               corrupt(s"gives field '${field.name}' (id $id) column index $column in data file ${d.path}; in file " +
                 "version 2.1 and later a field has a column of its own exactly when it is a leaf, a packed struct or a blob")

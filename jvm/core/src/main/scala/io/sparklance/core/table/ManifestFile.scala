@@ -4,7 +4,9 @@ import java.io.ByteArrayOutputStream
 import java.nio.{ByteBuffer, ByteOrder}
 import java.nio.charset.StandardCharsets
 
-import com.google.protobuf.{CodedInputStream, InvalidProtocolBufferException, MessageLite, Parser}
+import scala.jdk.CollectionConverters._
+
+import com.google.protobuf.{CodedInputStream, InvalidProtocolBufferException, Message, MessageLite, Parser}
 
 import io.sparklance.core.CorruptFileException
 import io.sparklance.proto.TableProtos
@@ -96,11 +98,36 @@ object ManifestFile {
       val in = CodedInputStream.newInstance(bytes, position.toInt + 4, len.toInt)
       in.setRecursionLimit(64)
       val message = parser.parseFrom(in)
+      message match {
+        case m: Message => misplacedField(m).foreach { name =>
+          throw new CorruptFileException(path, s"the $what protobuf holds field $name with the wrong wire type")
+        }
+        case _ => ()
+      }
       message
     } catch {
       case e: InvalidProtocolBufferException =>
         throw new CorruptFileException(path, s"the $what protobuf is invalid (${e.getMessage})", e)
     }
+  }
+
+  /**
+   * A field of a known number that protobuf could not place (a wire type other than the field's), anywhere in the
+   * message tree. Protobuf keeps it with the unknown fields, so the known field silently reads as its default,
+   * where pylance refuses the message. Unknown numbers are left alone: newer Lance versions add fields.
+   */
+  private def misplacedField(m: Message): Option[String] = {
+    val descriptor = m.getDescriptorForType
+    m.getUnknownFields.asMap.keySet.asScala.map(n => descriptor.findFieldByNumber(n.intValue)).find(_ != null)
+      .map(_.getFullName)
+      .orElse(m.getAllFields.values.asScala.iterator.flatMap {
+        case sub: Message => misplacedField(sub)
+        case list: java.util.List[_] => list.asScala.iterator.flatMap {
+          case sub: Message => misplacedField(sub)
+          case _ => None
+        }.nextOption()
+        case _ => None
+      }.nextOption())
   }
 
   private def writeMessage(out: ByteArrayOutputStream, message: MessageLite): Unit = {
