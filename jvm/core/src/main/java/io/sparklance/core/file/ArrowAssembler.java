@@ -4,7 +4,7 @@ import io.sparklance.core.encoding.Blocks;
 import io.sparklance.core.encoding.DataBlock;
 import io.sparklance.core.encoding.EncodingException;
 import io.sparklance.core.encoding.RepDef;
-import io.sparklance.core.encoding.Utf8;
+import io.sparklance.core.util.Utf8;
 
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.BaseFixedWidthVector;
@@ -247,7 +247,7 @@ public final class ArrowAssembler {
       previous = end;
     }
     if (!utf8) return;
-    int bad = Utf8.firstInvalid(w.data, 0, (int) previous);
+    int bad = Utf8.invalidAt(w.data, 0, (int) previous);
     if (bad >= 0) throw new EncodingException("byte " + bad + " of the string data is not valid UTF-8");
     for (int i = 1; i < n; i++) {
       if (!Utf8.startsCharacter(w.data, (int) w.offset(i))) {

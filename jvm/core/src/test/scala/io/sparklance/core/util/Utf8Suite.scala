@@ -40,4 +40,29 @@ class Utf8Suite extends AnyFunSuite {
     assert(lossy("F4908080") == "\ufffd\ufffd\ufffd\ufffd")
     assert(lossy("68C3A9") == "hé")
   }
+
+  private def ints(xs: Int*): Array[Byte] = xs.map(_.toByte).toArray
+
+  test("well-formed UTF-8 of every length is accepted, in and after ASCII runs") {
+    val text = "plain ascii, then é ß € 𝄞 and more ascii to cross an eight-byte word".getBytes(UTF_8)
+    assert(Utf8.invalidAt(text, 0, text.length) == -1)
+    assert(Utf8.invalidAt(Array.emptyByteArray, 0, 0) == -1)
+  }
+
+  test("the first byte of a malformed sequence is reported") {
+    assert(Utf8.invalidAt(ints('a', 0xFF), 0, 2) == 1)                  // never valid
+    assert(Utf8.invalidAt(ints(0xC0, 0x80), 0, 2) == 0)                 // overlong NUL
+    assert(Utf8.invalidAt(ints(0xE0, 0x80, 0x80), 0, 3) == 0)           // overlong
+    assert(Utf8.invalidAt(ints(0xED, 0xA0, 0x80), 0, 3) == 0)           // a surrogate
+    assert(Utf8.invalidAt(ints(0xF4, 0x90, 0x80, 0x80), 0, 4) == 0)     // past U+10FFFF
+    assert(Utf8.invalidAt(ints('a', 'b', 0xE2, 0x82), 0, 4) == 2)       // truncated at the end
+    assert(Utf8.invalidAt(ints(0xC3, 'a'), 0, 2) == 0)                  // a missing continuation
+    val longAscii = ("x" * 16).getBytes(UTF_8) ++ ints(0x80)
+    assert(Utf8.invalidAt(longAscii, 0, longAscii.length) == 16)         // a stray continuation after words
+  }
+
+  test("a value must start on a character") {
+    val b = "aé".getBytes(UTF_8)
+    assert(Utf8.startsCharacter(b, 1) && !Utf8.startsCharacter(b, 2) && Utf8.startsCharacter(b, 3))
+  }
 }
