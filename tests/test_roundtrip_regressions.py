@@ -202,3 +202,15 @@ def test_spark_reads_maps_with_converted_values(spark, tmp_path, value_type, row
                                   "m": pa.array(rows, pa.map_(pa.int32(), value_type))}), path)
     got = [r["m"] for r in spark.read.format("lance").load(path).orderBy("id").collect()]
     assert got == [None if r is None else dict(r) for r in rows]
+
+
+# Found by the fuzzer: pylance writes a fixed-size list whose items are all null as a full-zip page of `constant`
+# items (each value only its validity byte); the reader refused it.
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_fixed_size_list_of_constant_items_in_full_zip(tmp_path, version):
+    rows = [None, [None, None, None], None, [None, None, None], None, None, None]
+    table = pa.table({"id": pa.array(range(len(rows)), pa.int64()), "v": pa.array(rows, pa.list_(pa.duration("s"), 3))})
+    src, dst = str(tmp_path / "src.lance"), str(tmp_path / "dst.lance")
+    lance.write_dataset(table, src, data_storage_version=version)
+    rewrite(version, src, dst)
+    assert read_back(dst).equals(table)
