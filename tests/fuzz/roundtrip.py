@@ -282,8 +282,15 @@ def _pylance_reads(dst: str, want: pa.Table, version: str) -> Optional[str]:
 
 def spark_expected(table: pa.Table) -> pa.Table:
     """The values a Spark round trip keeps (docs/types.md): nanoseconds are truncated to microseconds, rounding
-    toward negative infinity; every other type keeps its values."""
-    return pa.Table.from_arrays([_floor_nanos(c.combine_chunks()) for c in table.columns], names=table.column_names)
+    toward negative infinity; json reads as its text (STRING) and a new table stores that text as `string`; every
+    other type keeps its values and type."""
+    cols = []
+    for c in table.columns:
+        c = c.combine_chunks()
+        if getattr(c.type, "extension_name", None) == "arrow.json":
+            c = c.storage
+        cols.append(_floor_nanos(c))
+    return pa.Table.from_arrays(cols, names=table.column_names)
 
 
 def _floor_nanos(arr: pa.Array) -> pa.Array:
