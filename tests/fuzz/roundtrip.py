@@ -116,11 +116,11 @@ def _plain_type(t: pa.DataType) -> pa.DataType:
 
 
 def plain(table: pa.Table) -> pa.Table:
-    table = table.combine_chunks()
     cols = []
     for col in table.columns:
+        # Decoded chunk by chunk: pyarrow cannot combine dictionary chunks with nulls.
         t = _plain_type(col.type)
-        cols.append(col if t == col.type else col.cast(t))
+        cols.append((col if t == col.type else col.cast(t)).combine_chunks())
     return pa.Table.from_arrays(cols, names=table.column_names)
 
 
