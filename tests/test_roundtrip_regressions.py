@@ -244,3 +244,14 @@ def test_spark_writes_lists_inside_structs_over_batches(spark, tmp_path, batch_r
     lance.write_dataset(table, src, data_storage_version="2.1")
     spark_copy(spark, src, dst, "2.1", batch_rows=batch_rows)
     assert read_back(dst).sort_by("id").equals(table)
+
+
+# Found by the fuzzer: on an all-null page pylance misreads struct layers declared nullable below a null list.
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_all_null_list_of_structs_of_lists(tmp_path, version):
+    t = pa.list_(pa.struct([("f0", pa.large_list(pa.struct([("f0", pa.binary())]))), ("f1", pa.large_list(pa.uint64()))]))
+    table = pa.table({"id": pa.array([0, 1], pa.int64()), "c": pa.array([None, None], t)})
+    src, dst = str(tmp_path / "src.lance"), str(tmp_path / "dst.lance")
+    lance.write_dataset(table, src, data_storage_version=version)
+    rewrite(version, src, dst)
+    assert read_back(dst).equals(table)

@@ -90,11 +90,13 @@ public final class StructuralPageEncoder {
     }
     // pylance 14 cannot read a struct whose pages disagree on its validity (a page without struct nulls declaring the
     // layer all-valid next to one that declares it nullable: "Incorrect number of nulls for StructArray"), nor can it
-    // read such a file of its own. Every page declares struct layers nullable, whatever the page holds.
+    // read such a file of its own. Every page with values declares struct layers nullable, whatever the page holds;
+    // an all-null (constant) page declares only what occurs, as pylance does (it misreads nullable struct layers
+    // there: "expected 0 got 2").
     int code = 0;
     for (int k = n - 1, l = 0; k >= 0; k--, l++) {
       boolean isList = s.emptyCode[k] != 0;
-      boolean isStruct = !isList && k < n - 1;
+      boolean isStruct = !isList && k < n - 1 && s.numValid > 0;
       boolean nulls = s.seen[s.nullCode[k]] || nullAbove[k] || isStruct;
       if (!isList) {
         layers[l] = nulls ? RepDefLayer.REPDEF_NULLABLE_ITEM : RepDefLayer.REPDEF_ALL_VALID_ITEM;
