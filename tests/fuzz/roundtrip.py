@@ -299,7 +299,7 @@ def spark_expected(table: pa.Table) -> pa.Table:
     toward negative infinity; json reads as its text (STRING) and a new table stores that text as `string`; every
     other type keeps its values and type."""
     cols = []
-    for c in table.columns:
+    for c in plain(table).columns:
         c = c.combine_chunks()
         if getattr(c.type, "extension_name", None) == "arrow.json":
             c = c.storage
