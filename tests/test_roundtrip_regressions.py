@@ -255,3 +255,15 @@ def test_all_null_list_of_structs_of_lists(tmp_path, version):
     lance.write_dataset(table, src, data_storage_version=version)
     rewrite(version, src, dst)
     assert read_back(dst).equals(table)
+
+
+# Found by the fuzzer (seed 2): a struct over a map whose pages are all-null on some pages (empty maps) and hold values
+# on others; every page must declare the struct layer alike.
+def test_struct_of_maps_with_all_empty_pages(tmp_path):
+    rows = [{"f0": [("k", b"v"), ("l", b"w")]}, {"f0": []}, {"f0": [("m", b"x")]}, {"f0": []}, {"f0": []}, {"f0": []}]
+    table = pa.table({"id": pa.array(range(6), pa.int64()),
+                      "c": pa.array(rows, pa.struct([("f0", pa.map_(pa.large_string(), pa.binary()))]))})
+    src, dst = str(tmp_path / "src.lance"), str(tmp_path / "dst.lance")
+    lance.write_dataset(table, src, data_storage_version="2.2")
+    rewrite("2.2", src, dst, "--max-page-bytes", "4096", "--batch-rows", "5", "--max-rows-per-file", "3")
+    assert read_back(dst).equals(table)
