@@ -292,6 +292,8 @@ object ArrowRowWriter {
             v.setIndexDefined(s)
           }
           override def finish(count: Int): Unit = { children.foreach(_.finish(count)); v.setValueCount(count) }
+          // A list below the struct counts its elements per batch: it must start again at 0.
+          override def reset(): Unit = children.foreach(_.reset())
         }
       case (v: MapVector, mt: MapType) =>
         val entries = v.getDataVector.asInstanceOf[StructVector]
@@ -341,6 +343,7 @@ object ArrowRowWriter {
             v.setNotNull(s)
           }
           override def finish(count: Int): Unit = { elem.finish(count * dim); v.setValueCount(count) }
+          override def reset(): Unit = elem.reset()
         }
       case _ => unsupported()
     }

@@ -13,6 +13,10 @@ final class FixedSizeLists {
   static final class Layers {
     final java.util.List<int[]> layers = new java.util.ArrayList<>();  // {dimension, hasValidity}
     final int itemBits;
+    /** Items that are all one value (`constant`): pylance's full-zip pages of all-null items store no item bytes. */
+    final boolean constantItems;
+    /** The constant item's bytes, or null for zeros (constant items only). */
+    final byte[] constantValue;
 
     Layers(CompressiveEncoding e, String where) {
       CompressiveEncoding cur = e;
@@ -22,15 +26,24 @@ final class FixedSizeLists {
         layers.add(new int[] {(int) dim, cur.getFixedSizeList().getHasValidity() ? 1 : 0});
         cur = cur.getFixedSizeList().getValues();
       }
-      if (cur.getCompressionCase() != CompressiveEncoding.CompressionCase.FLAT) {
-        throw Encodings21.unsupported(e, where + " (fixed-size list items must be flat)");
+      if (cur.getCompressionCase() == CompressiveEncoding.CompressionCase.CONSTANT) {
+        constantItems = true;
+        constantValue = cur.getConstant().hasValue() ? cur.getConstant().getValue().toByteArray() : null;
+        itemBits = 0;
+        return;
       }
+      if (cur.getCompressionCase() != CompressiveEncoding.CompressionCase.FLAT) {
+        throw Encodings21.unsupported(e, where + " (fixed-size list items must be flat or constant)");
+      }
+      constantItems = false;
+      constantValue = null;
       itemBits = Encodings21.checkedBits(cur.getFlat().getBitsPerValue());
     }
   }
 
   static Encodings21.MiniBlockDecoder miniBlock(CompressiveEncoding e, long maxBytes) {
     Layers parsed = new Layers(e, "in a mini-block page");
+    if (parsed.constantItems) throw Encodings21.unsupported(e, "in a mini-block page (constant fixed-size list items)");
     java.util.List<int[]> layers = parsed.layers;
     int bits = parsed.itemBits;
     int validityBuffers = 0;

@@ -93,6 +93,7 @@ public final class FullZipPage {
     }
     if (e.getCompressionCase() == CompressiveEncoding.CompressionCase.FIXED_SIZE_LIST) {
       FixedSizeLists.Layers parsed = new FixedSizeLists.Layers(e, "in a full-zip page");
+      if (parsed.constantItems) return null;
       long items = n;
       for (int[] l : parsed.layers) {
         if (l[1] == 1) return null;  // validity bytes are interleaved with the items
@@ -136,7 +137,7 @@ public final class FullZipPage {
         };
       }
       case FIXED_SIZE_LIST:
-        return fixedSizeList(e);
+        return fixedSizeList(e, maxBytes);
       case VARIABLE:
         return (data, s, t, n, shape) -> gather(data, s, t, n, maxBytes);
       case FSST: {
@@ -184,12 +185,13 @@ public final class FullZipPage {
   }
 
   /** Per-row fixed-size lists: per layer with validity (outermost first) ceil(cumdim/8) bytes, then the items. */
-  private static PerValue fixedSizeList(CompressiveEncoding e) {
+  private static PerValue fixedSizeList(CompressiveEncoding e, long maxBytes) {
     FixedSizeLists.Layers parsed = new FixedSizeLists.Layers(e, "in a full-zip page");
     java.util.List<int[]> layers = parsed.layers;
     int bits = parsed.itemBits;
     if (bits == 1) throw Encodings21.unsupported(e, "of booleans in a full-zip page");
-    int vb = bits / 8;
+    // Constant items take no bytes in a value: each holds only its validity bitmaps.
+    int vb = parsed.constantItems ? 0 : bits / 8;
     return (data, s, t, n, shape) -> {
       int cum = 1;
       int[] cumDims = new int[layers.size()];
@@ -211,7 +213,14 @@ public final class FullZipPage {
         if (t[i] - p != items * vb) throw new EncodingException("a fixed-size list value of " + (t[i] - p) + " bytes, " + (items * vb) + " expected");
         System.arraycopy(data.array, data.offset + p, out, i * items * vb, items * vb);
       }
-      DataBlock block = new DataBlock.FixedWidth(bits, out, n * items);
+      DataBlock block;
+      if (parsed.constantItems) {
+        LeafShape itemShape = shape;
+        for (int l = 0; l < layers.size(); l++) itemShape = itemShape.item();
+        block = parsed.constantValue == null ? itemShape.zeros(n * items) : itemShape.repeat(parsed.constantValue, n * items, maxBytes);
+      } else {
+        block = new DataBlock.FixedWidth(bits, out, n * items);
+      }
       int count = n * items;
       for (int l = layers.size() - 1; l >= 0; l--) {
         count /= layers.get(l)[0];

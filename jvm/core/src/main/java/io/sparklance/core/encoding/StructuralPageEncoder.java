@@ -85,13 +85,20 @@ public final class StructuralPageEncoder {
     // to be nullable (down to the first list, whose null slots have no items): declared so even when none of their
     // own null levels occur.
     boolean[] nullAbove = new boolean[n];
+    boolean[] listAbove = new boolean[n];
+    for (int k = 1; k < n; k++) listAbove[k] = listAbove[k - 1] || s.emptyCode[k - 1] != 0;
     for (int k = 1; k < n; k++) {
       nullAbove[k] = s.emptyCode[k - 1] == 0 && (nullAbove[k - 1] || s.seen[s.nullCode[k - 1]]);
     }
+    // pylance 14 cannot read a struct whose pages disagree on its validity (a page without struct nulls declaring the
+    // layer all-valid next to one that declares it nullable: "Incorrect number of nulls for StructArray"), nor can it
+    // read such a file of its own. Every page declares struct layers nullable, whatever the page holds, except the
+    // struct layers below a list on an all-null (constant) page: pylance misreads those ("expected 0 got 2").
     int code = 0;
     for (int k = n - 1, l = 0; k >= 0; k--, l++) {
       boolean isList = s.emptyCode[k] != 0;
-      boolean nulls = s.seen[s.nullCode[k]] || nullAbove[k];
+      boolean isStruct = !isList && k < n - 1 && (s.numValid > 0 || !listAbove[k]);
+      boolean nulls = s.seen[s.nullCode[k]] || nullAbove[k] || isStruct;
       if (!isList) {
         layers[l] = nulls ? RepDefLayer.REPDEF_NULLABLE_ITEM : RepDefLayer.REPDEF_ALL_VALID_ITEM;
         if (nulls) map[s.nullCode[k]] = ++code;
