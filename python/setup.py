@@ -2,8 +2,8 @@
 ./python` and `pip wheel ./python` in a checkout ship the jar `make jar` built (build/sparklance-<VERSION>.jar) and
 the checkout's VERSION. Outside a checkout (an unpacked sdist) the staged files are used as they are.
 
-`make venv` installs the package in editable mode with SPARKLANCE_NO_JAR=1, before any jar is built: nothing is
-staged then, and the package finds the jar in the checkout's build/ directory (see `sparklance._jvm.jar_path`)."""
+`make venv` installs the package in editable mode with SPARKLANCE_NO_JAR=1, before any jar is built: only VERSION
+is staged then, and the package finds the jar in the checkout's build/ directory (see `sparklance._jvm.jar_path`)."""
 
 import os
 
@@ -17,16 +17,18 @@ CHECKOUT = HERE.parent
 PACKAGE = HERE / "sparklance"
 
 
-def stage() -> None:
+def stage(with_jar: bool) -> None:
     if (CHECKOUT / "VERSION").is_file():
         shutil.copyfile(CHECKOUT / "VERSION", PACKAGE / "VERSION")
     if not (PACKAGE / "VERSION").is_file():
         raise SystemExit("sparklance: no VERSION file: build the package from a sparklance checkout.")
+    jars = PACKAGE / "jars"
+    jars.mkdir(exist_ok=True)
+    if not with_jar:
+        return
     version = (PACKAGE / "VERSION").read_text().strip()
     jar = CHECKOUT / "build" / f"sparklance-{version}.jar"
-    jars = PACKAGE / "jars"
     if jar.is_file():
-        jars.mkdir(exist_ok=True)
         for old in jars.glob("*.jar"):
             old.unlink()
         shutil.copyfile(jar, jars / jar.name)
@@ -35,6 +37,5 @@ def stage() -> None:
                          "(the package carries the jar), or install a wheel built by `make wheel`.")
 
 
-if not os.environ.get("SPARKLANCE_NO_JAR"):
-    stage()
+stage(with_jar=not os.environ.get("SPARKLANCE_NO_JAR"))
 setup()
