@@ -113,3 +113,29 @@ def test_unsupported_changes_are_refused(spark, wh, sql, message):
     with pytest.raises(Exception, match=message):
         spark.sql(sql)
     assert lance.dataset(path).version == 1
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_a_field_added_to_a_struct_keeps_the_struct_nulls(spark, wh, version):
+    """After ALTER TABLE ADD COLUMN st.c, rows whose struct is null stay null (they read as a struct of nulls: the
+    struct's validity was not taken from the file that holds it), in the old fragment and beside a new one."""
+    path = str(wh / "db" / f"stnulls{version.replace('.', '')}.lance")
+    struct = pa.struct([("a", pa.int32()), ("b", pa.string())])
+    lance.write_dataset(pa.table({"id": pa.array([0, 1, 2, 3], pa.int64()),
+                                  "st": pa.array([{"a": 1, "b": "x"}, None, {"a": None, "b": None}, None], struct)}),
+                        path, data_storage_version=version)
+    name = f"lance.db.stnulls{version.replace('.', '')}"
+    spark.sql(f"ALTER TABLE {name} ADD COLUMN st.c INT")
+    spark.sql(f"INSERT INTO {name} VALUES (4, named_struct('a', 5, 'b', 'y', 'c', 6)), (5, NULL)")
+    want = {r["id"]: r["st"] for r in lance.dataset(path).to_table().to_pylist()}
+    assert want[1] is None and want[2] == {"a": None, "b": None, "c": None}
+    got = {r.id: (r.st.asDict() if r.st is not None else None) for r in spark.sql(f"SELECT * FROM {name}").collect()}
+    assert got == want
+    # The struct alone, a child alone, and with a deletion (take).
+    assert {r.id: r.st is None for r in spark.sql(f"SELECT id, st FROM {name}").collect()} == \
+        {k: v is None for k, v in want.items()}
+    assert {r.id: r.c for r in spark.sql(f"SELECT id, st.c AS c FROM {name}").collect()} == \
+        {k: (v or {}).get("c") for k, v in want.items()}
+    spark.sql(f"DELETE FROM {name} WHERE id = 0")
+    got = {r.id: (r.st.asDict() if r.st is not None else None) for r in spark.sql(f"SELECT * FROM {name}").collect()}
+    assert got == {k: v for k, v in want.items() if k != 0}

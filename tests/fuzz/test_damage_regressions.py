@@ -40,6 +40,10 @@ CASES = [
      "has encoding type '/lancd.encodings21.PageLayout', which is not the name of a Lance encoding"),
     ("mini-block levels the header miscounts", "strings-2.2", "data", 0, ("flip", 307, 3), CORRUPT,
      "levels hold"),
+    # Bytes 1664-1666 of the second file are the level count and definition-level size of the chunk of 'st.a':
+    # zeroed, the chunk's values were read from its levels (pylance panics in miniblock_decode).
+    ("a mini-block chunk with fewer definition levels than items", "mixed-2.1", "data", 1,
+     ("huge8", 1659, 4294967303), CORRUPT, "chunk 0 holds 30 items but 0 definition levels"),
     ("repetition level above the maximum", "strings-2.2", "data", 0, ("byte", 667, 179), CORRUPT,
      "repetition level"),
     ("roaring headers and containers disagree", "bitmap-2.1", "deletion", 0, ("flip", 1121, 2), CORRUPT,

@@ -101,6 +101,10 @@ public final class MiniBlockPage {
       if (hasDef) { chunk.require(h, defSize, "definition levels"); defBuf = chunk.slice(h, defSize); h = pad(h + defSize); }
       numLevels = provenLevels(hasRep ? inferLevels(layout.getRepCompression(), repBuf) : -1,
           hasDef ? inferLevels(layout.getDefCompression(), defBuf) : -1, numLevels, c);
+      // Without repetition every item has exactly one definition level.
+      if (hasDef && !hasRep && numLevels != chunkItems) {
+        throw new EncodingException("chunk " + c + " holds " + chunkItems + " items but " + numLevels + " definition levels");
+      }
       Slice[] vb = new Slice[nb];
       for (int b = 0; b < nb; b++) {
         chunk.require(h, sizes[b], "value buffer " + b);

@@ -147,7 +147,8 @@ final class FragmentReader(
           out
         } finally root.close()
       case several if f.logicalType == LogicalType.Struct && !LanceFileReader.isPacked(f) =>
-        // A struct whose children were added to the fragment in different files.
+        // A struct whose children are not all in one file (children added later, in files of their own or in
+        // none): each child from where it is, and the struct's own nulls from the first file that holds it.
         val out = target.createVector(allocator).asInstanceOf[StructVector]
         try {
           out.allocateNew()
@@ -155,7 +156,12 @@ final class FragmentReader(
             val child = readField(cf, from, to, live, count, allocator)
             try child.makeTransferPair(cv).transfer() finally child.close()
           }
-          (0 until count).foreach(out.setIndexDefined)
+          structNulls(several.head, f, from, to, live, allocator) match {
+            case Some(valid) =>
+              try (0 until count).foreach(i => if (valid.isNull(i)) out.setNull(i) else out.setIndexDefined(i))
+              finally valid.close()
+            case None => (0 until count).foreach(out.setIndexDefined)
+          }
           out.setValueCount(count)
           out
         } catch { case NonFatal(e) => out.close(); throw e }
@@ -163,6 +169,28 @@ final class FragmentReader(
         throw new UnsupportedFeatureException(s"Cannot read field '${f.name}' of fragment ${fragment.id}: its values " +
           s"are spread over ${several.size} data files (${several.map(_.path).mkString(", ")}), which this version " +
           "of sparklance does not support for this type. Compact the table with pylance to rewrite it.")
+    }
+  }
+
+  /**
+   * The struct `f` as the file stores it, with only the first of the children the file holds: its validity is
+   * the struct's (in 2.1 and later it lives in the levels of every child column, so any one child carries it).
+   * None when the file does not store the struct itself.
+   */
+  private def structNulls(file: DataFile, f: LanceField, from: Long, to: Long, live: Option[Array[Long]],
+      allocator: BufferAllocator): Option[FieldVector] = {
+    val r = reader(file)
+    r.metadata.schema.field(f.id).filter(_.children.nonEmpty).map { stored =>
+      val one = stored.copy(children = stored.children.take(1))
+      val root = live match {
+        case None => r.read(Seq(one), from, to, allocator)
+        case Some(rows) => r.take(Seq(one), rows, allocator)
+      }
+      val v = root.getVector(0)
+      val out = v.getField.createVector(allocator)
+      v.makeTransferPair(out).transfer()
+      root.close()
+      out
     }
   }
 
