@@ -200,3 +200,10 @@ def test_column_properties_of_the_other_connector(spark, wh):
     blob = T.StructType([T.StructField("content", T.BinaryType(), True, {"lance-encoding:blob": "true"})])
     with lance_raises(sparklance.UnsupportedFeatureError, match="lance-encoding:"):
         spark.createDataFrame([(b"x",)], blob).writeTo("lance.db.docs").create()
+
+
+def test_a_top_level_column_name_with_a_dot_is_refused(spark, tmp_path):
+    """pylance refuses such a table ("Top level field a.b cannot contain `.`"): never write one."""
+    with lance_raises(sparklance.InvalidArgumentError, match="Column 'a.b'"):
+        spark.range(1).withColumnRenamed("id", "a.b").write.format("lance").save(str(tmp_path / "dot.lance"))
+    assert not (tmp_path / "dot.lance" / "_versions").exists()

@@ -43,7 +43,7 @@ import damage_tables  # noqa: E402
 from sparklance._jvm import java_command  # noqa: E402
 
 SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261123"))
-N = int(os.environ.get("SPARKLANCE_FUZZ_N", "300"))
+N = int(os.environ.get("SPARKLANCE_FUZZ_N", "1000"))
 TABLE_TIMEOUT_S = 60
 SPARK_SAMPLE = 5
 # Which file of a table a mutant damages, and how often.

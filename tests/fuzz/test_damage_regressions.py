@@ -40,6 +40,12 @@ CASES = [
      "has encoding type '/lancd.encodings21.PageLayout', which is not the name of a Lance encoding"),
     ("mini-block levels the header miscounts", "strings-2.2", "data", 0, ("flip", 307, 3), CORRUPT,
      "levels hold"),
+    # Byte 2674 of the third file is in the id of field 'a' in the file's own schema: 'st.a' read as nulls.
+    ("a struct child the file's schema does not have", "mixed-2.1", "data", 2, ("flip", 2674, 6), CORRUPT,
+     "which the table's manifest says the file holds"),
+    # pylance: "No field named "ki.d"": a top-level name with a '.' is not a Lance field name.
+    ("a top-level field name with a dot", "strings-2.1", "manifest", 0, ("proto", "1#1.2#0", "bytes", (2, 46)),
+     CORRUPT, "top-level names cannot contain '.'"),
     # Bytes 1664-1666 of the second file are the level count and definition-level size of the chunk of 'st.a':
     # zeroed, the chunk's values were read from its levels (pylance panics in miniblock_decode).
     ("a mini-block chunk with fewer definition levels than items", "mixed-2.1", "data", 1,

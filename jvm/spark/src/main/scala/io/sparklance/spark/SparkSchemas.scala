@@ -101,6 +101,10 @@ object SparkSchemas {
         case other => unsupported(path, other)
       })
     }
+    schema.fields.find(_.name.contains('.')).foreach { f =>
+      throw new io.sparklance.core.InvalidArgumentException(s"Column '${f.name}': Lance tables cannot have a " +
+        "top-level column whose name contains '.' (it separates the parts of a nested column's name). Rename it.")
+    }
     io.sparklance.core.schema.ArrowSchemas.fromArrow(new org.apache.arrow.vector.types.pojo.Schema(
       schema.fields.map(f => field(f.name, f.dataType, f.nullable, f.metadata, f.name)).toSeq.asJava))
   }

@@ -112,7 +112,7 @@ final class FragmentReader(
       case _ => None
     }).groupBy(_._1).toSeq.map { case (file, held) =>
       val r = reader(file)
-      r -> held.flatMap { case (_, f) => r.metadata.schema.field(f.id).map(prune(_, f)) }
+      r -> held.flatMap { case (_, f) => r.metadata.schema.field(f.id).map(prune(_, f, r.path)) }
     }.filter(_._1.coalesces)
 
   /** The data files holding some of a field's ids (live, not tombstoned), in fragment order. */
@@ -130,7 +130,7 @@ final class FragmentReader(
       case Seq(file) if holdsAll(file, f) =>
         val r = reader(file)
         val fileField = prune(r.metadata.schema.field(f.id).getOrElse(throw new io.sparklance.core.CorruptFileException(
-          r.path, s"the file has no field with id ${f.id} ('${f.name}'), which the manifest says it holds")), f)
+          r.path, s"the file has no field with id ${f.id} ('${f.name}'), which the manifest says it holds")), f, r.path)
         val root = live match {
           case None => r.read(Seq(fileField), from, to, allocator)
           case Some(rows) => r.take(Seq(fileField), rows, allocator)
@@ -264,12 +264,18 @@ final class FragmentReader(
    * The file's field pruned to the children the projection kept (matched by id) and named as in the table schema:
    * a field renamed since the file was written is read under its new name (vectors are moved by name).
    */
-  private def prune(fileField: LanceField, wanted: LanceField): LanceField =
+  private def prune(fileField: LanceField, wanted: LanceField, path: String): LanceField =
     if (fileField.logicalType != LogicalType.Struct || LanceFileReader.isPacked(fileField)) fileField.copy(name = wanted.name)
     else {
+      // Called for files that hold every leaf of `wanted` (the manifest says so): a child the file's schema lacks
+      // means the two disagree, and reading on would return the child as nulls.
+      wanted.children.find(w => !fileField.children.exists(_.id == w.id)).foreach { w =>
+        throw new io.sparklance.core.CorruptFileException(path, s"its schema has no field with id ${w.id} " +
+          s"('${wanted.name}.${w.name}'), which the table's manifest says the file holds")
+      }
       val keep = wanted.children.map(_.id).toSet
       fileField.copy(name = wanted.name, children = fileField.children.filter(c => keep.contains(c.id)).map { c =>
-        prune(c, wanted.children.find(_.id == c.id).get)
+        prune(c, wanted.children.find(_.id == c.id).get, path)
       })
     }
 

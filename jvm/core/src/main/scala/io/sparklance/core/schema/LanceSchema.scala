@@ -97,6 +97,11 @@ object LanceSchema {
         throw new CorruptFileException(source, s"field id ${p.getId} has the name '${Printable.of(p.getName)}' (empty or " +
           "with control characters)")
       }
+      // Lance refuses `.` in top-level names (it separates the parts of a nested field's path).
+      if (p.getParentId == -1 && p.getName.contains('.')) {
+        throw new CorruptFileException(source, s"top-level field id ${p.getId} has the name '${p.getName}', but " +
+          "top-level names cannot contain '.'")
+      }
     }
     val childrenOf = protos.groupBy(_.getParentId)
     protos.foreach { p =>
