@@ -14,7 +14,7 @@ import org.apache.arrow.vector.types.pojo.Schema
 
 import io.sparklance.core.LanceException
 import io.sparklance.core.file.LanceFileReader
-import io.sparklance.core.scan.FragmentReader
+import io.sparklance.core.scan.LiveRows
 import io.sparklance.core.storage.{HadoopStorage, Storage}
 import io.sparklance.core.table.Dataset
 
@@ -64,27 +64,15 @@ object ReadTable {
     try {
       val writer = new ArrowFileWriter(root, null, os.getChannel)
       writer.start()
-      snapshot.fragments.foreach { fragment =>
-        val reader = new FragmentReader(storage, snapshot.layout, fragment, fields, Nil,
-          snapshot.deletionVector(fragment), None)
-        try {
-          var from = 0L
-          while (from < fragment.physicalRows) {
-            val to = math.min(fragment.physicalRows, from + batchRows)
-            val batch = reader.read(from, to, allocator)
-            try {
-              root.clear()
-              var i = 0
-              while (i < batch.getFieldVectors.size) {
-                batch.getVector(i).makeTransferPair(root.getVector(i)).transfer()
-                i += 1
-              }
-              root.setRowCount(batch.getRowCount)
-            } finally batch.close()
-            if (root.getRowCount > 0) writer.writeBatch()
-            from = to
-          }
-        } finally reader.close()
+      LiveRows.foreach(snapshot, batchRows, allocator) { batch =>
+        root.clear()
+        var i = 0
+        while (i < batch.getFieldVectors.size) {
+          batch.getVector(i).makeTransferPair(root.getVector(i)).transfer()
+          i += 1
+        }
+        root.setRowCount(batch.getRowCount)
+        if (root.getRowCount > 0) writer.writeBatch()
       }
       writer.end()
       writer.close()

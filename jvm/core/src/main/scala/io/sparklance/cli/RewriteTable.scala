@@ -8,7 +8,7 @@ import scala.util.control.NonFatal
 import org.apache.arrow.memory.{BufferAllocator, RootAllocator}
 
 import io.sparklance.core.file.FileVersion
-import io.sparklance.core.scan.FragmentReader
+import io.sparklance.core.scan.LiveRows
 import io.sparklance.core.storage.{HadoopStorage, Storage}
 import io.sparklance.core.table.Dataset
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
@@ -55,19 +55,7 @@ object RewriteTable {
     val schema = snapshot.schema
     val writer = new FragmentWriter(storage, dst, schema, version, options)
     try {
-      snapshot.fragments.foreach { fragment =>
-        val reader = new FragmentReader(storage, snapshot.layout, fragment, schema.fields, Nil,
-          snapshot.deletionVector(fragment), None)
-        try {
-          var from = 0L
-          while (from < fragment.physicalRows) {
-            val to = math.min(fragment.physicalRows, from + batchRows)
-            val batch = reader.read(from, to, allocator)
-            try writer.write(batch) finally batch.close()
-            from = to
-          }
-        } finally reader.close()
-      }
+      LiveRows.foreach(snapshot, batchRows, allocator)(writer.write)
       val fragments = writer.finish()
       val readVersion = try Dataset.open(storage, dst).latestVersion() catch { case _: io.sparklance.core.NotATableException => 0L }
       Committer.commit(storage, dst, Transaction.create(readVersion, Operation.overwrite(fragments, schema)),
