@@ -15,11 +15,11 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
 import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException, ValueOutOfRangeException}
-import io.sparklance.core.file.LanceFileReader
-import io.sparklance.core.schema.LanceField
+
+import io.sparklance.core.schema.{ArrowSchemas, LanceField}
 
 /**
- * Fills Arrow vectors of a Lance table's types (the Arrow types the file writer takes, [[LanceFileReader.readField]])
+ * Fills Arrow vectors of a Lance table's types (the Arrow types the file writer takes, [[ArrowSchemas.plain]])
  * from Spark rows, the inverse of the read mapping of docs/types.md: Spark's microsecond timestamps and durations
  * become the column's unit, nanosecond times of day become the column's time unit, wider Spark integers fill
  * unsigned columns (range-checked), arrays fill fixed-size lists (length-checked), and so on. Values that do not
@@ -30,7 +30,7 @@ final class ArrowRowWriter(fields: Seq[LanceField], sparkSchema: StructType, all
     invalidUtf8: ArrowRowWriter.InvalidUtf8 = ArrowRowWriter.InvalidUtf8.Refuse) extends AutoCloseable {
   import ArrowRowWriter._
 
-  val root: VectorSchemaRoot = VectorSchemaRoot.create(new Schema(fields.map(LanceFileReader.readField).asJava), allocator)
+  val root: VectorSchemaRoot = VectorSchemaRoot.create(new Schema(fields.map(ArrowSchemas.plain).asJava), allocator)
   root.allocateNew()
   private val writers: Array[ValueWriter] = fields.indices.map { i =>
     writerFor(root.getVector(i), sparkSchema(i).dataType, fields(i).name, invalidUtf8)

@@ -28,7 +28,7 @@ object ColumnProperties {
       case (ColumnKey(column, _, _), _) => columns.contains(column.toLowerCase)
       case _ => false
     }
-    val sizes = mine.map { case (key @ ColumnKey(column, kind, name), value) =>
+    val sizes = mine.collect { case (key @ ColumnKey(column, kind, name), value) =>
       if (kind.toLowerCase != "arrow" || name.toLowerCase != "fixed-size-list.size") refuse(key)
       val size = value.trim.toIntOption.filter(_ > 0).getOrElse(throw new LanceSparkException(
         new InvalidArgumentException(s"Table property $key must be a positive number of items, not '$value'.")))

@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode
 import org.apache.arrow.vector.types.pojo.{Field => AField}
 
 import io.sparklance.core.schema.{ArrowSchemas, LanceField, LanceSchema, LogicalType}
-import io.sparklance.proto.FileProtos
 
 /**
  * The Lance fields below a list or map column, carried in the Spark field's metadata ([[SparkSchemas.FieldTreeKey]])
@@ -23,7 +22,7 @@ private[spark] object FieldTrees {
   def encode(children: Seq[LanceField]): String = {
     def node(f: LanceField, into: ArrayNode): Unit = {
       val o = into.addObject()
-      o.put("name", f.name).put("type", f.proto.getLogicalType).put("nullable", f.nullable)
+      o.put("name", f.name).put("type", f.logicalTypeName).put("nullable", f.nullable)
       f.extensionName.foreach(o.put("extension", _))
       val cs = o.putArray("children")
       f.children.foreach(node(_, cs))
@@ -41,7 +40,7 @@ private[spark] object FieldTrees {
    */
   def keep(name: String, top: LogicalType, nullable: Boolean, text: String,
       sameSparkType: LanceField => Boolean): Option[AField] = scala.util.Try {
-    val protos = Seq.newBuilder[FileProtos.Field]
+    val flat = Seq.newBuilder[LanceSchema.FlatField]
     var next = 0
     def add(name: String, t: String, nullable: Boolean, ext: Option[String], parent: Int): Int = {
       val id = next
@@ -51,9 +50,7 @@ private[spark] object FieldTrees {
         case LogicalType.Json => "string"
         case _ => t
       }
-      val b = FileProtos.Field.newBuilder().setName(name).setId(id).setParentId(parent).setLogicalType(plain).setNullable(nullable)
-      ext.foreach(e => b.putMetadata("ARROW:extension:name", com.google.protobuf.ByteString.copyFromUtf8(e)))
-      protos += b.build()
+      flat += LanceSchema.FlatField(id, parent, name, plain, nullable, ext.map("ARROW:extension:name" -> _).toMap)
       id
     }
     val entries = scala.collection.mutable.Set.empty[Int]
@@ -68,6 +65,6 @@ private[spark] object FieldTrees {
       }
     val root = add(name, LogicalType.format(top), nullable, None, -1)
     children(json.readTree(text).asScala, root, top)
-    LanceSchema.fromProtos(s"the Spark metadata of column '$name'", protos.result(), Map.empty).fields.head
+    LanceSchema.fromFlat(s"the Spark metadata of column '$name'", flat.result()).fields.head
   }.toOption.filter(sameSparkType).map(ArrowSchemas.toArrow)
 }

@@ -13,7 +13,8 @@ import org.apache.spark.sql.types.{Metadata, StructField, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 import io.sparklance.core.{InvalidArgumentException, NotATableException, UnsupportedFeatureException}
-import io.sparklance.core.storage.{HadoopStorage, Storage}
+import io.sparklance.core.{table => lance}
+import io.sparklance.core.table.TimeTravel
 
 /**
  * A Spark catalog over a warehouse directory: namespaces are directories, and `lance.db.tbl` is the Lance table
@@ -29,7 +30,6 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
   private var catalogName: String = _
   private var warehouse: String = _
   private var conf: Configuration = _
-  private var storage: Storage = _
 
   override def name(): String = catalogName
 
@@ -44,8 +44,32 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
     warehouse = location.map(w => LanceTables.qualify(conf, w.stripSuffix("/"))).getOrElse(
       throw new LanceSparkException(new InvalidArgumentException(s"Catalog '$name' has no warehouse: set " +
         s"spark.sql.catalog.$name.warehouse to the directory or URI that holds its tables.")))
-    storage = new HadoopStorage(conf)
   }
+
+  // ------------------------------------------------------------------------------------------------ directories
+
+  private def hadoopPath(path: String) = new org.apache.hadoop.fs.Path(path)
+
+  private def fileSystem(path: String) = hadoopPath(path).getFileSystem(conf)
+
+  private def storageError(path: String, what: String)(e: java.io.IOException) =
+    new LanceSparkException(new io.sparklance.core.StorageException(path, what, e))
+
+  private def exists(path: String): Boolean =
+    try fileSystem(path).exists(hadoopPath(path))
+    catch { case e: java.io.IOException => throw storageError(path, "check the existence of")(e) }
+
+  /** The directories directly under `dir` (none when it does not exist), and whether it has any entry at all. */
+  private def children(dir: String): (Seq[String], Boolean) =
+    try {
+      val all = fileSystem(dir).listStatus(hadoopPath(dir)).toSeq
+      (all.filter(_.isDirectory).map(_.getPath.getName), all.nonEmpty)
+    } catch {
+      case _: java.io.FileNotFoundException => (Nil, false)
+      case e: java.io.IOException => throw storageError(dir, "list")(e)
+    }
+
+  private def join(dir: String, name: String): String = if (dir.endsWith("/")) dir + name else s"$dir/$name"
 
   // ------------------------------------------------------------------------------------------------ names
 
@@ -64,37 +88,35 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
   }
 
   private def namespacePath(namespace: Array[String]): String =
-    namespace.foldLeft(warehouse)((dir, part) => Storage.join(dir, checkName(part, "namespace")))
+    namespace.foldLeft(warehouse)((dir, part) => join(dir, checkName(part, "namespace")))
 
   private def isPathIdentifier(ident: Identifier): Boolean =
     ident.namespace().isEmpty && (ident.name().startsWith("/") || ident.name().contains("://") || ident.name().startsWith("file:"))
 
   private def tablePath(ident: Identifier): String =
     if (isPathIdentifier(ident)) LanceTables.qualify(conf, ident.name())
-    else Storage.join(namespacePath(ident.namespace()), checkName(ident.name(), "table") + Suffix)
+    else join(namespacePath(ident.namespace()), checkName(ident.name(), "table") + Suffix)
 
   /** Where the table an identifier names lives (whether or not it exists). */
   def locationOf(ident: Identifier): String = tablePath(ident)
 
-  private def isTableDir(path: String): Boolean = storage.exists(Storage.join(path, "_versions"))
+  private def isTableDir(path: String): Boolean = exists(join(path, "_versions"))
 
   // ---------------------------------------------------------------------------------------------- tables
 
   override def listTables(namespace: Array[String]): Array[Identifier] = LanceSparkException.translate {
     val dir = namespacePath(namespace)
-    if (namespace.nonEmpty && !storage.exists(dir)) throw new NoSuchNamespaceException(namespace)
+    if (namespace.nonEmpty && !exists(dir)) throw new NoSuchNamespaceException(namespace)
     // Only names that can be queried back are listed.
-    storage.list(dir).filter(e => e.isDirectory && e.name.endsWith(Suffix) && validName(e.name.stripSuffix(Suffix)))
-      .map(e => Identifier.of(namespace, e.name.stripSuffix(Suffix))).sortBy(_.name()).toArray
+    children(dir)._1.filter(n => n.endsWith(Suffix) && validName(n.stripSuffix(Suffix)))
+      .map(n => Identifier.of(namespace, n.stripSuffix(Suffix))).sortBy(_.name()).toArray
   }
 
   override def loadTable(ident: Identifier): Table = load(ident, TimeTravel.Latest)
 
   /** `VERSION AS OF 3` (unsigned: detached versions are above 2^63) or `VERSION AS OF 'tag'`. */
   override def loadTable(ident: Identifier, version: String): Table = {
-    val tt = io.sparklance.core.table.ManifestNaming.parseVersion(version).map(TimeTravel.AtVersion)
-      .getOrElse(TimeTravel.AtTag(version))
-    load(ident, tt)
+    load(ident, TimeTravel.versionOrTag(version))
   }
 
   /**
@@ -134,7 +156,7 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
     val path = tablePath(ident)
     if (isTableDir(path)) throw new TableAlreadyExistsException(ident)
     NewTable.checkNoPartitioning(partitions)
-    LanceSparkException.translate(io.sparklance.core.table.Dataset.checkCanCreate(storage, path))
+    LanceSparkException.translate(lance.Table.checkCanCreate(path, conf))
     val table = NewTable(path, structOf(columns), properties.asScala.toMap)
     table.commitEmpty(conf, 0L, WriteOptions(properties.asScala.toMap, Map.empty))
     loadTable(ident)
@@ -162,11 +184,11 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
 
   /** A table to create (`replaced` None) or to replace, whose file version it keeps unless the properties name one. */
   private def stage(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
-      properties: util.Map[String, String], replaced: Option[io.sparklance.core.table.Snapshot]): StagedTable = {
+      properties: util.Map[String, String], replaced: Option[lance.Snapshot]): StagedTable = {
     NewTable.checkNoPartitioning(partitions)
-    if (replaced.isEmpty) LanceSparkException.translate(io.sparklance.core.table.Dataset.checkCanCreate(storage, tablePath(ident)))
+    if (replaced.isEmpty) LanceSparkException.translate(lance.Table.checkCanCreate(tablePath(ident), conf))
     val props = properties.asScala.toMap
-    val table = NewTable(tablePath(ident), structOf(columns), props, replaced.map(LanceTables.fileVersion))
+    val table = NewTable(tablePath(ident), structOf(columns), props, replaced.map(_.fileVersion))
     new LanceStagedTable(qualified(ident), table, replaced.map(_.version).getOrElse(0L), conf,
       WriteOptions(props, Map.empty))
   }
@@ -188,7 +210,7 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
     if (!isTableDir(path)) throw new NoSuchTableException(ident)
     LanceSparkException.translate {
       val snapshot = LanceTables.load(conf, path, TimeTravel.Latest)
-      val edit = io.sparklance.core.schema.SchemaChanges.of(snapshot.manifest)
+      val edit = snapshot.table.newSchemaChange(snapshot)
       changes.foreach {
         case c: TableChange.AddColumn =>
           if (c.position() != null) notYet("ALTER TABLE ... ADD COLUMN ... FIRST/AFTER")
@@ -202,8 +224,7 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
         case c: TableChange.UpdateColumnNullability => edit.setNullable(c.fieldNames().toSeq, c.nullable())
         case other => notYet(s"ALTER TABLE (${other.getClass.getSimpleName})")
       }
-      io.sparklance.core.txn.Committer.commit(new HadoopStorage(conf), path, io.sparklance.core.txn.Transaction.create(
-        snapshot.version, io.sparklance.core.txn.Operation.Project(edit.result)))
+      edit.commit()
     }
     loadTable(ident)
   }
@@ -237,20 +258,19 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
   // ------------------------------------------------------------------------------------------ namespaces
 
   private def childNamespaces(dir: String): Seq[String] =
-    storage.list(dir).filter(e => e.isDirectory && !e.name.endsWith(Suffix) && validName(e.name) &&
-      !e.name.startsWith("_")).map(_.name).sorted
+    children(dir)._1.filter(n => !n.endsWith(Suffix) && validName(n) && !n.startsWith("_")).sorted
 
   override def listNamespaces(): Array[Array[String]] =
     LanceSparkException.translate(childNamespaces(warehouse).map(n => Array(n)).toArray)
 
   override def listNamespaces(namespace: Array[String]): Array[Array[String]] = LanceSparkException.translate {
     val dir = namespacePath(namespace)
-    if (!storage.exists(dir)) throw new NoSuchNamespaceException(namespace)
+    if (!exists(dir)) throw new NoSuchNamespaceException(namespace)
     childNamespaces(dir).map(n => namespace :+ n).toArray
   }
 
   override def namespaceExists(namespace: Array[String]): Boolean =
-    namespace.isEmpty || (storage.exists(namespacePath(namespace)) && !isTableDir(namespacePath(namespace)))
+    namespace.isEmpty || (exists(namespacePath(namespace)) && !isTableDir(namespacePath(namespace)))
 
   override def loadNamespaceMetadata(namespace: Array[String]): util.Map[String, String] = {
     if (!namespaceExists(namespace)) throw new NoSuchNamespaceException(namespace)
@@ -275,7 +295,7 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
           s"supported: namespaces of catalog '$catalogName' are directories and keep no properties. Create the " +
           "namespace without COMMENT or WITH PROPERTIES."))
     }
-    if (storage.exists(dir)) throw new NamespaceAlreadyExistsException(namespace)
+    if (exists(dir)) throw new NamespaceAlreadyExistsException(namespace)
     val fs = new org.apache.hadoop.fs.Path(dir).getFileSystem(conf)
     if (!fs.mkdirs(new org.apache.hadoop.fs.Path(dir))) {
       throw new LanceSparkException(new io.sparklance.core.StorageException(dir, "create the namespace directory",
@@ -299,8 +319,8 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
   /** DROP NAMESPACE; with CASCADE it deletes the tables and namespaces below it, like DROP TABLE does. */
   override def dropNamespace(namespace: Array[String], cascade: Boolean): Boolean = {
     val dir = namespacePath(namespace)
-    if (!storage.exists(dir)) throw new NoSuchNamespaceException(namespace)
-    if (storage.list(dir).nonEmpty && !cascade) throw new NonEmptyNamespaceException(namespace)
+    if (!exists(dir)) throw new NoSuchNamespaceException(namespace)
+    if (children(dir)._2 && !cascade) throw new NonEmptyNamespaceException(namespace)
     LanceSparkException.translate {
       val fs = new org.apache.hadoop.fs.Path(dir).getFileSystem(conf)
       try fs.delete(new org.apache.hadoop.fs.Path(dir), true)
@@ -312,6 +332,34 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
 object LanceCatalog {
   /** Catalog options besides settings (`fs.*`, `hadoop.*`, `sparklance.*`); `root` is the other connector's name. */
   private val Known = Set("warehouse", "root", "impl")
+
+  /** The options of Lance catalog `name` (`spark.sql.catalog.<name>.<key>`). */
+  def options(spark: SparkSession, name: String): Map[String, String] = {
+    val prefix = s"spark.sql.catalog.$name."
+    spark.sessionState.conf.getAllConfs.collect { case (k, v) if k.startsWith(prefix) => k.stripPrefix(prefix) -> v }
+  }
+
+  /**
+   * The settings that apply to the table at `path`: those of the Lance catalog whose warehouse holds it (the one
+   * with the longest warehouse, if several do), else the session's. So maintenance of a catalog's table (OPTIMIZE,
+   * VACUUM, tags, restore, from SQL or Python) uses the catalog's object-store and commit settings, as its reads
+   * and writes do.
+   */
+  def settingsFor(spark: SparkSession, path: String): Configuration = {
+    val catalogs = spark.sessionState.conf.getAllConfs.collect {
+      case (k, v) if k.startsWith("spark.sql.catalog.") && k.count(_ == '.') == 3 && v == classOf[LanceCatalog].getName =>
+        k.stripPrefix("spark.sql.catalog.")
+    }
+    val session = spark.sessionState.newHadoopConf()
+    val holding = catalogs.toSeq.flatMap { name =>
+      val o = options(spark, name)
+      o.get("warehouse").orElse(o.get("root")).map { w =>
+        val conf = LanceTables.hadoopConf(spark, o)
+        (LanceTables.qualify(conf, w.stripSuffix("/")) + "/", conf)
+      }
+    }.filter { case (warehouse, _) => path.startsWith(warehouse) }
+    if (holding.isEmpty) session else holding.maxBy(_._1.length)._2
+  }
 
   /**
    * Checks a catalog's options (`spark.sql.catalog.<name>.<key>`) as [[LanceOptions]] checks those of a read: the

@@ -12,6 +12,7 @@ import org.apache.spark.sql.types.{ArrayType, DataType, DayTimeIntervalType, Map
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 import io.sparklance.core.InvalidArgumentException
+import io.sparklance.core.table.TimeTravel
 
 /**
  * The `lance` data source: `spark.read.format("lance").option("version", 3).load(path)`. The table version is

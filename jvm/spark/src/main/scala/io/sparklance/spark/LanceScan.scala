@@ -2,25 +2,23 @@ package io.sparklance.spark
 
 import java.util.OptionalLong
 
-import scala.jdk.CollectionConverters._
-
 import org.apache.hadoop.conf.Configuration
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.expressions.aggregate.{Aggregation, CountStar}
 import org.apache.spark.sql.connector.read._
-import org.apache.spark.sql.sources.{EqualTo, Filter, GreaterThan, GreaterThanOrEqual, In, LessThan, LessThanOrEqual}
+import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types.{LongType, StructField, StructType}
 import org.apache.spark.util.SerializableConfiguration
 
-import io.sparklance.core.scan.MetadataColumn
+import io.sparklance.core.MetadataColumn
+import io.sparklance.core.{table => lance}
 import io.sparklance.core.schema.{LanceField, LogicalType}
-import io.sparklance.proto.FileProtos
 
 /**
  * Plans a scan of a pinned table version: the projection Spark asks for (nested fields pruned), LIMIT, and
- * COUNT(*) answered from the manifest without reading data files.
+ * COUNT(*) answered from the manifest without reading data files. The plan itself is the core's [[lance.Scan]].
  */
 final class LanceScanBuilder(table: LanceTable, options: ReadOptions, hadoopConf: Configuration)
     extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownLimit
@@ -30,14 +28,16 @@ final class LanceScanBuilder(table: LanceTable, options: ReadOptions, hadoopConf
   private var dataFilters: Array[Filter] = Array.empty
 
   /**
-   * Filters on `_fragid` select fragments exactly, so they are applied by planning only those fragments and not
-   * returned to Spark. Filters on data columns ([[DataFilters]]) let the scan skip batches where no row matches;
-   * they are returned to Spark too, which evaluates them on the rows the scan returns. Others are Spark's alone.
+   * Filters the core's scan can use ([[lance.Scan.filterUse]]): those on `_fragid` select fragments exactly, so they
+   * are not returned to Spark; those on data columns let the scan skip batches where no row matches, and are
+   * returned to Spark too, which evaluates them on the rows the scan returns. Others are Spark's alone.
    */
   override def pushFilters(filters: Array[Filter]): Array[Filter] = if (!options.pushDownFilters) filters else {
-    val (mine, rest) = filters.partition(FragmentFilters.applies)
+    def use(f: Filter) = SparkPredicates.of(f).map(lance.Scan.filterUse(table.snapshot.schema, _))
+      .getOrElse(lance.Scan.FilterUse.Unused)
+    val (mine, rest) = filters.partition(use(_) == lance.Scan.FilterUse.SelectsFragments)
     fragmentFilters = mine
-    dataFilters = rest.filter(DataFilters.applies(table.snapshot.schema, _))
+    dataFilters = rest.filter(use(_) == lance.Scan.FilterUse.SkipsBatches)
     rest
   }
 
@@ -63,78 +63,23 @@ final class LanceScanBuilder(table: LanceTable, options: ReadOptions, hadoopConf
   override def supportCompletePushDown(aggregation: Aggregation): Boolean =
     aggregation.groupByExpressions().isEmpty && aggregation.aggregateExpressions().toSeq.forall(_.isInstanceOf[CountStar])
 
+  private def coreScan: lance.Scan =
+    table.snapshot.newScan().withFilters((fragmentFilters ++ dataFilters).toSeq.flatMap(SparkPredicates.of))
+      .withBatchRows(options.batchSize)
+
   override def build(): Scan =
-    if (countOnly) new LanceCountScan(table, fragmentFilters)
-    else new LanceScan(table, required, limit, options, hadoopConf, fragmentFilters, dataFilters)
-}
-
-/** Filters on the `_fragid` metadata column, decided per fragment id. */
-object FragmentFilters {
-  private val Column = MetadataColumn.FragmentId.name
-
-  private def id(v: Any): Option[Long] = v match {
-    case n: java.lang.Number => Some(n.longValue())
-    case _ => None
-  }
-
-  def applies(f: Filter): Boolean = f match {
-    case EqualTo(Column, v) => id(v).isDefined
-    case In(Column, vs) => vs.forall(v => id(v).isDefined)
-    case GreaterThan(Column, v) => id(v).isDefined
-    case GreaterThanOrEqual(Column, v) => id(v).isDefined
-    case LessThan(Column, v) => id(v).isDefined
-    case LessThanOrEqual(Column, v) => id(v).isDefined
-    case _ => false
-  }
-
-  /** The fragments every filter keeps. */
-  def select(fragments: Seq[io.sparklance.core.table.Fragment], filters: Seq[Filter]): Seq[io.sparklance.core.table.Fragment] =
-    fragments.filter(f => filters.forall(keeps(_, f.id)))
-
-  def keeps(f: Filter, fragment: Long): Boolean = f match {
-    case EqualTo(_, v) => id(v).contains(fragment)
-    case In(_, vs) => vs.exists(v => id(v).contains(fragment))
-    case GreaterThan(_, v) => id(v).exists(fragment > _)
-    case GreaterThanOrEqual(_, v) => id(v).exists(fragment >= _)
-    case LessThan(_, v) => id(v).exists(fragment < _)
-    case LessThanOrEqual(_, v) => id(v).exists(fragment <= _)
-    case _ => true
-  }
-}
-
-/** DataSourceV2 predicates on `_fragid`, as the V1 filters [[FragmentFilters]] decides. */
-object FragmentPredicates {
-  import org.apache.spark.sql.connector.expressions.{Literal, NamedReference}
-  import org.apache.spark.sql.connector.expressions.filter.Predicate
-
-  def toFilter(p: Predicate): Option[Filter] = {
-    val children = p.children().toSeq
-    def column = children.headOption.collect { case r: NamedReference if r.fieldNames().toSeq == Seq(MetadataColumn.FragmentId.name) => r }
-    def values = children.drop(1).map { case l: Literal[_] => Option(l.value()); case _ => None }
-    if (column.isEmpty || values.exists(_.isEmpty)) return None
-    val vs = values.flatten
-    val name = MetadataColumn.FragmentId.name
-    val f: Option[Filter] = (p.name(), vs) match {
-      case ("=", Seq(v)) => Some(EqualTo(name, v))
-      case ("<", Seq(v)) => Some(LessThan(name, v))
-      case ("<=", Seq(v)) => Some(LessThanOrEqual(name, v))
-      case (">", Seq(v)) => Some(GreaterThan(name, v))
-      case (">=", Seq(v)) => Some(GreaterThanOrEqual(name, v))
-      case ("IN", all) if all.nonEmpty => Some(In(name, all.toArray))
-      case _ => None
-    }
-    f.filter(FragmentFilters.applies)
-  }
+    if (countOnly) new LanceCountScan(table, coreScan, fragmentFilters)
+    else new LanceScan(table, coreScan, required, limit, options, hadoopConf, fragmentFilters, dataFilters)
 }
 
 /** COUNT(*) from the manifest: physical rows minus deleted rows, summed over the (selected) fragments. */
-final class LanceCountScan(table: LanceTable, fragmentFilters: Array[Filter]) extends Scan with Batch {
+final class LanceCountScan(table: LanceTable, scan: lance.Scan, fragmentFilters: Array[Filter]) extends Scan with Batch {
   override def readSchema(): StructType = StructType(Seq(StructField("count(*)", LongType, nullable = false)))
   override def toBatch: Batch = this
-  override def planInputPartitions(): Array[InputPartition] = Array(CountPartition(
-    FragmentFilters.select(table.snapshot.fragments, fragmentFilters.toSeq).map(_.numRows).sum))
+  override def planInputPartitions(): Array[InputPartition] = Array(CountPartition(scan.countRows()))
   override def createReaderFactory(): PartitionReaderFactory = CountReaderFactory
-  override def description(): String = s"LanceCountScan(${table.name()}@${table.snapshot.version})"
+  override def description(): String = s"LanceCountScan(${table.name()}@${table.snapshot.version}" +
+    (if (fragmentFilters.nonEmpty) s", fragments where ${fragmentFilters.mkString(" and ")}" else "") + ")"
 }
 
 final case class CountPartition(count: Long) extends InputPartition
@@ -148,8 +93,8 @@ object CountReaderFactory extends PartitionReaderFactory {
   }
 }
 
-final class LanceScan(table: LanceTable, required: StructType, limit: Option[Int], options: ReadOptions,
-    hadoopConf: Configuration, fragmentFilters: Array[Filter] = Array.empty, dataFilters: Array[Filter] = Array.empty)
+final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType, limit: Option[Int],
+    options: ReadOptions, hadoopConf: Configuration, fragmentFilters: Array[Filter], dataFilters: Array[Filter])
     extends Scan with Batch with SupportsReportStatistics {
 
   private val snapshot = table.snapshot
@@ -164,8 +109,13 @@ final class LanceScan(table: LanceTable, required: StructType, limit: Option[Int
 
   private def prune(f: LanceField, dt: org.apache.spark.sql.types.DataType): LanceField = (f.logicalType, dt) match {
     case (LogicalType.Struct, st: StructType) if st.fields.length < f.children.size =>
-      f.copy(children = st.fields.toIndexedSeq.flatMap(c => f.child(c.name).map(prune(_, c.dataType))))
+      f.withChildren(st.fields.toIndexedSeq.flatMap(c => f.child(c.name).map(prune(_, c.dataType))))
     case _ => f
+  }
+
+  private lazy val scan: lance.Scan = {
+    val s = base.withProjection(projection).withMetadataColumns(metadataColumns)
+    limit.map(s.withLimit).getOrElse(s)
   }
 
   override lazy val readSchema: StructType = StructType(
@@ -183,60 +133,21 @@ final class LanceScan(table: LanceTable, required: StructType, limit: Option[Int
   override def planInputPartitions(): Array[InputPartition] = {
     // Spark's own wrapper: its Kryo serializer knows it (spark.serializer applies to broadcasts).
     val conf = SparkSession.active.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
-    val fieldsBytes = FileProtos.Schema.newBuilder().addAllFields(projection.flatMap(_.flatten).map(_.proto).asJava)
-      .build().toByteArray
-    val context = ScanContext(snapshot.layout, snapshot.manifest.path, fieldsBytes, metadataColumns.map(_.name),
-      snapshot.manifest.hasStableRowIds, options.batchSize, limit, conf,
-      dataFilters.toSeq.filter(f => DataFilters.columns(f).forall(c => projection.exists(_.name == c))))
-    // Split large fragments by row ranges; pack small ranges together until a partition holds about
-    // rows_per_partition rows.
-    val fragments = FragmentFilters.select(snapshot.fragments, fragmentFilters.toSeq)
-    val slices = fragments.flatMap { fragment =>
-      val bytes = fragment.proto.toByteArray
-      (0L until fragment.physicalRows by options.rowsPerPartition).map { from =>
-        FragmentSlice(bytes, from, math.min(fragment.physicalRows, from + options.rowsPerPartition))
-      }
-    }
-    val groups = scala.collection.mutable.ArrayBuffer.empty[Vector[FragmentSlice]]
-    var current = Vector.empty[FragmentSlice]
-    var rows = 0L
-    slices.foreach { s =>
-      if (current.nonEmpty && rows + (s.to - s.from) > options.rowsPerPartition) {
-        groups += current; current = Vector.empty; rows = 0
-      }
-      current :+= s
-      rows += s.to - s.from
-    }
-    if (current.nonEmpty) groups += current
-    groups.map(g => LancePartition(g, context): InputPartition).toArray
+    scan.planTasks(options.rowsPerPartition).map(t => LancePartition(snapshot.root, t, conf): InputPartition).toArray
   }
 
   override def createReaderFactory(): PartitionReaderFactory = LanceReaderFactory(readSchema, options.columnar)
 
   override def estimateStatistics(): Statistics = {
-    val m = snapshot.manifest
-    val bytes = m.fragments.flatMap(_.files.flatMap(_.fileSizeBytes)).sum
+    val bytes = snapshot.newScan().estimatedBytes
+    val rows = snapshot.numRows
     new Statistics {
       override def sizeInBytes(): OptionalLong = OptionalLong.of(math.max(bytes, 1L))
-      override def numRows(): OptionalLong = OptionalLong.of(m.numRows)
+      override def numRows(): OptionalLong = OptionalLong.of(rows)
     }
   }
 }
 
-/** What every partition of a scan shares: where the table is, the projection and the read settings. */
-final case class ScanContext(
-    layout: io.sparklance.core.table.TableLayout,
-    manifestPath: String,
-    fields: Array[Byte],
-    metadataColumns: Seq[String],
-    stableRowIds: Boolean,
-    batchSize: Int,
-    limit: Option[Int],
-    conf: Broadcast[SerializableConfiguration],
-    filters: Seq[Filter] = Nil)
-
-/** Rows [from, to) of one fragment (its `DataFragment` protobuf). */
-final case class FragmentSlice(fragment: Array[Byte], from: Long, to: Long)
-
-/** One partition: slices of one or more fragments, read in order on an executor. Plain data. */
-final case class LancePartition(slices: Seq[FragmentSlice], context: ScanContext) extends InputPartition
+/** One partition: a task of the core's scan, and what reopens the table on an executor. Plain data. */
+final case class LancePartition(root: String, task: lance.ScanTask, conf: Broadcast[SerializableConfiguration])
+    extends InputPartition

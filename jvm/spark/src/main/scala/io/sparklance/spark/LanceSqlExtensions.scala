@@ -95,7 +95,7 @@ object LanceSqlParser {
     val (catalogName, name) =
       if (parts.size > 1 && isCatalog(parts.head)) (parts.head, parts.tail)
       else {
-        val current = spark.catalog.currentCatalog
+        val current = spark.catalog.currentCatalog()
         val namespace = spark.sessionState.sqlParser.parseMultipartIdentifier(spark.catalog.currentDatabase)
         (current, if (parts.size == 1) namespace :+ parts.head else parts)
       }

@@ -12,8 +12,9 @@ import org.apache.spark.sql.connector.read.ScanBuilder
 import org.apache.spark.sql.types.{DataType, LongType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
-import io.sparklance.core.scan.MetadataColumn
-import io.sparklance.core.table.{FeatureFlags, Snapshot}
+import io.sparklance.core.MetadataColumn
+import io.sparklance.core.{table => lance}
+import io.sparklance.core.table.Snapshot
 
 /**
  * One pinned version of a Lance table, as Spark sees it: its schema (docs/types.md), its metadata columns
@@ -54,16 +55,15 @@ final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoop
    * condition goes through the row-level operation.
    */
   override def canDeleteWhere(predicates: Array[Predicate]): Boolean =
-    writable && predicates.forall(p => p.name() == "ALWAYS_TRUE" || FragmentPredicates.toFilter(p).isDefined)
+    writable && predicates.forall(p => p.name() == "ALWAYS_TRUE" || selectsFragments(p))
+
+  private def selectsFragments(p: Predicate): Boolean = SparkPredicates.of(p).exists(
+    lance.Scan.filterUse(snapshot.schema, _) == lance.Scan.FilterUse.SelectsFragments)
 
   override def deleteWhere(predicates: Array[Predicate]): Unit = LanceSparkException.translate {
-    val filters = predicates.toSeq.flatMap(FragmentPredicates.toFilter)
-    val doomed = FragmentFilters.select(snapshot.fragments, filters).map(_.id)
-    if (doomed.nonEmpty) {
-      io.sparklance.core.txn.Committer.commit(new io.sparklance.core.storage.HadoopStorage(hadoopConf), snapshot.root,
-        io.sparklance.core.txn.Transaction.create(snapshot.version,
-          io.sparklance.core.txn.Operation.Delete(Nil, doomed, predicates.mkString(" AND "))))
-    }
+    val scan = snapshot.newScan().withFilters(predicates.toSeq.filter(selectsFragments).flatMap(SparkPredicates.of))
+    snapshot.table.deleteFragments(snapshot, scan.fragments.map(_.id), predicates.mkString(" AND "),
+      LanceSparkException.translate(lance.WriteSettings.of(snapshot.config)).commitRetries)
   }
 
   /** DELETE, UPDATE and MERGE ([[LanceRowLevelOperationBuilder]]), on tables of the catalog. */
@@ -72,23 +72,8 @@ final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoop
     else throw new LanceSparkException(new io.sparklance.core.UnsupportedFeatureException(s"${info.command()} needs " +
       s"the table through the lance catalog: use lance.`$tableName` instead of the path data source."))
 
-  override def properties(): util.Map[String, String] = {
-    val m = snapshot.manifest
-    (Map(
-      "provider" -> "lance",
-      "location" -> snapshot.root,
-      "version" -> snapshot.version.toString,
-      "latest_version" -> snapshot.dataset.latestVersion().toString,
-      "committed_at" -> m.timestamp.toString,
-      "fragments" -> m.fragments.size.toString,
-      "rows" -> m.numRows.toString,
-      "file_format_version" -> m.dataStorageVersion.getOrElse("legacy"),
-      "manifest_naming" -> snapshot.naming.name,
-      "reader_feature_flags" -> FeatureFlags.describe(m.readerFeatureFlags).mkString(","),
-      "writer_feature_flags" -> FeatureFlags.describe(m.writerFeatureFlags).mkString(",")) ++
-      m.config.map { case (k, v) => s"config.$k" -> v } ++
-      m.writerLibrary.map("written_by" -> _)).asJava
-  }
+  override def properties(): util.Map[String, String] =
+    (snapshot.properties ++ Map("provider" -> "lance", "latest_version" -> snapshot.latestVersion().toString)).asJava
 
   override def metadataColumns(): Array[SparkMetadataColumn] = MetadataColumn.all.map { c =>
     new SparkMetadataColumn {
@@ -115,7 +100,7 @@ final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoop
           "(or TIMESTAMP AS OF), or the options versionAsOf / timestampAsOf."))
       }
     }
-    new LanceScanBuilder(this, ReadOptions(passed, snapshot.manifest.config), hadoopConf)
+    new LanceScanBuilder(this, ReadOptions(passed, snapshot.config), hadoopConf)
   }
 
   override def toString: String = s"LanceTable($tableName@${snapshot.version})"

@@ -7,8 +7,7 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.types._
 
-import io.sparklance.core.storage.HadoopStorage
-import io.sparklance.core.table.{Dataset, TableOps}
+import io.sparklance.core.{table => lance}
 
 /**
  * Table maintenance from Spark (Scala, Java, and Python through py4j), on a table named by its path: history as a
@@ -16,14 +15,19 @@ import io.sparklance.core.table.{Dataset, TableOps}
  */
 object LanceTableOps {
 
-  private def storage(spark: SparkSession) = new HadoopStorage(spark.sessionState.newHadoopConf())
+  /**
+   * The table at `path`, with the session's settings and, for a table of a Lance catalog, that catalog's (its
+   * object-store and commit settings apply to maintenance as to reads and writes).
+   */
+  private def table(spark: SparkSession, path: String): lance.Table =
+    lance.Table.forPath(path, LanceCatalog.settingsFor(spark, path))
 
   /**
    * Every version: `version`, `timestamp`, `operation`, `rows`, `fragments`, `rows_added`, `rows_deleted`,
    * `written_by`; ascending.
    */
   def history(spark: SparkSession, path: String): DataFrame = LanceSparkException.translate {
-    val rows = TableOps.history(storage(spark), path).map { h =>
+    val rows = table(spark, path).history().map { h =>
       Row(h.version, Timestamp.from(h.timestamp), h.operation, h.rows, h.fragments, h.rowsAdded, h.rowsDeleted, h.writtenBy)
     }
     spark.createDataFrame(java.util.List.of(rows: _*), StructType(Seq(
@@ -35,28 +39,27 @@ object LanceTableOps {
 
   /** The tags: `name`, `version`, ascending by name. */
   def tags(spark: SparkSession, path: String): DataFrame = LanceSparkException.translate {
-    val rows = Dataset.open(storage(spark), path).tags().values.map(t => Row(t.name, t.version)).toSeq
+    val rows = table(spark, path).tags().values.map(t => Row(t.name, t.version)).toSeq
     spark.createDataFrame(java.util.List.of(rows: _*), StructType(Seq(
       StructField("name", StringType, nullable = false), StructField("version", LongType, nullable = false))))
   }
 
   def createTag(spark: SparkSession, path: String, name: String, version: Long): Unit =
-    LanceSparkException.translate(TableOps.createTag(storage(spark), path, name, version))
+    LanceSparkException.translate(table(spark, path).createTag(name, version))
 
   def deleteTag(spark: SparkSession, path: String, name: String): Unit =
-    LanceSparkException.translate(TableOps.deleteTag(storage(spark), path, name))
+    LanceSparkException.translate(table(spark, path).deleteTag(name))
 
   /** Commits the table as it was at `version` as a new version; returns the new version. */
   def restore(spark: SparkSession, path: String, version: Long): Long =
-    LanceSparkException.translate(TableOps.restore(storage(spark), path, version))
+    LanceSparkException.translate(table(spark, path).restore(version))
 
   /**
    * Compacts the table (merges small fragments, drops deleted rows; see `Compaction`) as one new version. Returns
    * `version` (null when there was nothing to do), `fragments_removed`, `fragments_added`.
    */
   def optimize(spark: SparkSession, path: String, targetRowsPerFragment: Long): DataFrame = LanceSparkException.translate {
-    val r = io.sparklance.core.write.Compaction.compact(storage(spark), path,
-      io.sparklance.core.write.Compaction.Options(targetRowsPerFragment = targetRowsPerFragment))
+    val r = table(spark, path).compact(targetRowsPerFragment)
     spark.createDataFrame(java.util.List.of(Row(r.version.map(Long.box).orNull, r.fragmentsRemoved, r.fragmentsAdded)),
       StructType(Seq(StructField("version", LongType), StructField("fragments_removed", IntegerType, nullable = false),
         StructField("fragments_added", IntegerType, nullable = false))))
@@ -75,7 +78,8 @@ object LanceTableOps {
         throw new io.sparklance.core.InvalidArgumentException(s"retainHours must not be negative, not $retainHours.")
       }
       val olderThan = java.time.Instant.now().minusMillis((retainHours * 3600 * 1000).toLong)
-      val r = io.sparklance.core.table.Cleanup.run(storage(spark), path, olderThan, dryRun)
+      val t = table(spark, path)
+      val r = if (dryRun) t.cleanupPlan(olderThan) else t.cleanup(olderThan)
       val versions = r.removedVersions.map(Long.box).toArray
       spark.createDataFrame(java.util.List.of(r.removedFiles.map(f => Row(f, versions.toSeq)): _*), StructType(Seq(
         StructField("path", StringType, nullable = false), StructField("versions", ArrayType(LongType, containsNull = false)))))
@@ -102,11 +106,12 @@ object LanceTableOps {
    * `overwrite` an overwrite with the first file's schema (a new table is created). Returns the new version.
    */
   def commitFiles(spark: SparkSession, path: String, names: java.util.List[String], overwrite: Boolean): Long =
-    LanceSparkException.translate(TableOps.commitFiles(storage(spark), path, names.asScala.toSeq, overwrite))
+    LanceSparkException.translate {
+      val t = table(spark, path)
+      if (overwrite) t.overwriteWithFiles(names.asScala.toSeq) else t.appendFiles(names.asScala.toSeq)
+    }
 
   /** Restores the version a tag points to. */
-  def restoreTag(spark: SparkSession, path: String, tag: String): Long = LanceSparkException.translate {
-    val s = storage(spark)
-    TableOps.restore(s, path, Dataset.open(s, path).checkoutTag(tag).version)
-  }
+  def restoreTag(spark: SparkSession, path: String, tag: String): Long =
+    LanceSparkException.translate(table(spark, path).restoreTag(tag))
 }

@@ -12,8 +12,7 @@ import org.apache.spark.sql.types.StructType
 import io.sparklance.core.UnsupportedFeatureException
 import io.sparklance.core.file.FileVersion
 import io.sparklance.core.schema.LanceSchema
-import io.sparklance.core.storage.HadoopStorage
-import io.sparklance.core.txn.{Committer, Operation, Transaction}
+import io.sparklance.core.{table => lance}
 
 /**
  * How a new Lance table is made from Spark: its schema, file version and table config from `TBLPROPERTIES` /
@@ -23,10 +22,8 @@ final case class NewTable(root: String, schema: LanceSchema, version: FileVersio
 
   /** Commits the table with no rows as a new version after `readVersion` (0 for a table that does not exist). */
   def commitEmpty(conf: Configuration, readVersion: Long, options: WriteOptions): Long =
-    LanceSparkException.translate(Committer.commit(new HadoopStorage(conf), root,
-      Transaction.create(readVersion, Operation.Overwrite(Nil, schema.toProtos, schema.metadata, config,
-        Some(version.toString))),
-      Committer.Options(maxRetries = options.commitRetries, newTableFileVersion = version.toString)))
+    LanceSparkException.translate(lance.Table.forPath(root, conf).newOverwrite(readVersion, schema, version, config)
+      .withCommitRetries(options.commitRetries).commit(Nil))
 }
 
 object NewTable {

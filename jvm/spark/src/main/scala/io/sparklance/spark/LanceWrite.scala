@@ -1,7 +1,6 @@
 package io.sparklance.spark
 
 import scala.jdk.CollectionConverters._
-import scala.util.control.NonFatal
 
 import org.apache.arrow.memory.RootAllocator
 import org.apache.hadoop.conf.Configuration
@@ -10,51 +9,39 @@ import org.apache.spark.sql.connector.write.{BatchWrite, DataWriter, DataWriterF
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.util.SerializableConfiguration
 
-import io.sparklance.core.{CommitStateUnknownException, InvalidArgumentException}
+import io.sparklance.core.InvalidArgumentException
 import io.sparklance.core.file.FileVersion
 import io.sparklance.core.schema.LanceSchema
-import io.sparklance.core.storage.HadoopStorage
-import io.sparklance.core.txn.{Committer, Operation, Transaction}
-import io.sparklance.core.write.FragmentWriter
-import io.sparklance.proto.{FileProtos, TableProtos}
+import io.sparklance.core.{table => lance}
 
 /**
  * What every task of one write needs, in plain serializable form: the table root, the Lance schema it writes
- * (as protobuf bytes), the file version and the writer options.
+ * (as bytes), the file version, the writer options and the Hadoop configuration that reopens the table.
  */
 final case class WriteSpec(root: String, schemaBytes: Array[Byte], fileVersion: String, options: WriteOptions,
     conf: SerializableConfiguration) {
-  def schema: LanceSchema = {
-    val s = FileProtos.Schema.parseFrom(schemaBytes)
-    LanceSchema.fromProtos(root, s.getFieldsList.asScala.toSeq,
-      s.getMetadataMap.asScala.map { case (k, v) => k -> v.toByteArray }.toMap)
-  }
+  def schema: LanceSchema = LanceSchema.fromBytes(root, schemaBytes)
   def version: FileVersion = FileVersion.parse(fileVersion).get
+  def table: lance.Table = lance.Table.forPath(root, conf.value)
 }
 
 object WriteSpec {
-  def apply(root: String, schema: LanceSchema, version: FileVersion, options: WriteOptions, conf: Configuration): WriteSpec = {
-    val s = FileProtos.Schema.newBuilder().addAllFields(schema.toProtos.asJava)
-    schema.metadata.foreach { case (k, v) => s.putMetadata(k, com.google.protobuf.ByteString.copyFrom(v)) }
-    WriteSpec(root, s.build().toByteArray, version.toString, options, new SerializableConfiguration(conf))
-  }
+  def apply(root: String, schema: LanceSchema, version: FileVersion, options: WriteOptions, conf: Configuration): WriteSpec =
+    WriteSpec(root, schema.toBytes, version.toString, options, new SerializableConfiguration(conf))
 }
 
-/** The fragments one task wrote (protobuf bytes, ids unassigned) and the absolute paths of its files. */
-final case class LanceCommitMessage(fragments: Seq[Array[Byte]], files: Seq[String]) extends WriterCommitMessage {
-  def protos: Seq[TableProtos.DataFragment] = fragments.map(TableProtos.DataFragment.parseFrom)
-}
+/** The files one task wrote. */
+final case class LanceCommitMessage(written: lance.WrittenFiles) extends WriterCommitMessage
 
 /**
  * Writes the rows of one task into new data files. Rows are collected into Arrow batches of `batch_rows` and handed
- * to the core's fragment writer; nothing is visible until the driver commits. A failed task deletes its files.
+ * to the core's data writer; nothing is visible until the driver commits. A failed task deletes its files.
  */
 final class LanceDataWriter(spec: WriteSpec, sparkSchema: StructType) extends DataWriter[InternalRow] {
   private val schema = spec.schema
   private val allocator = new RootAllocator(Long.MaxValue)
   private val rows = new ArrowRowWriter(schema.fields, sparkSchema, allocator, spec.options.invalidUtf8)
-  private val files = new FragmentWriter(new HadoopStorage(spec.conf.value), spec.root, schema, spec.version,
-    FragmentWriter.Options(spec.options.maxRowsPerFile, spec.options.maxPageBytes))
+  private val files = spec.table.newDataWriter(schema, spec.version, spec.options.maxRowsPerFile, spec.options.maxPageBytes)
 
   override def write(row: InternalRow): Unit = {
     rows.write(row)
@@ -66,11 +53,13 @@ final class LanceDataWriter(spec: WriteSpec, sparkSchema: StructType) extends Da
     rows.reset()
   }
 
-  override def commit(): WriterCommitMessage = {
+  /** Flushes the last rows and finishes the files: what this writer wrote. */
+  def finish(): lance.WrittenFiles = {
     flush()
-    val fragments = LanceSparkException.translate(files.finish())
-    LanceCommitMessage(fragments.map(_.toByteArray), files.files)
+    LanceSparkException.translate(files.finish())
   }
+
+  override def commit(): WriterCommitMessage = LanceCommitMessage(finish())
 
   override def abort(): Unit = files.abort()
 
@@ -85,47 +74,35 @@ final class LanceDataWriterFactory(spec: WriteSpec, sparkSchema: StructType) ext
 }
 
 /**
- * The driver side of one write: commits the fragments of every task as one new version (an append, or an
- * overwrite that replaces the table's data and, for a new or replaced table, its schema), or none.
+ * The driver side of one write: commits the files of every task as one new version (an append, or an overwrite
+ * that replaces the table's data and, for a new or replaced table, its schema), or none.
  */
 final class LanceBatchWrite(spec: WriteSpec, sparkSchema: StructType, readVersion: Long, overwrite: Boolean,
     newSchema: Option[LanceSchema], config: Map[String, String]) extends BatchWrite {
 
-  @volatile private var stateUnknown = false
   @volatile var committedVersion: Option[Long] = None
+
+  private val pending: lance.DataCommit = {
+    val table = spec.table
+    (if (overwrite || readVersion == 0) table.newOverwrite(readVersion, newSchema.getOrElse(spec.schema), spec.version, config)
+     else table.newAppend(readVersion)).withCommitRetries(spec.options.commitRetries)
+  }
 
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory =
     new LanceDataWriterFactory(spec, sparkSchema)
 
   override def useCommitCoordinator(): Boolean = true
 
-  override def commit(messages: Array[WriterCommitMessage]): Unit = {
-    val fragments = messages.toSeq.collect { case m: LanceCommitMessage => m.protos }.flatten
-    val op =
-      if (overwrite || readVersion == 0) {
-        val schema = newSchema.getOrElse(spec.schema)
-        Operation.Overwrite(fragments, schema.toProtos, schema.metadata, config, Some(spec.fileVersion))
-      } else Operation.Append(fragments)
-    val storage = new HadoopStorage(spec.conf.value)
-    try {
-      committedVersion = Some(LanceSparkException.translate(Committer.commit(storage, spec.root,
-        Transaction.create(readVersion, op), Committer.Options(maxRetries = spec.options.commitRetries,
-          newTableFileVersion = spec.fileVersion))))
-    } catch {
-      case e: LanceSparkException if e.cause.isInstanceOf[CommitStateUnknownException] =>
-        stateUnknown = true
-        throw e
-    }
-  }
+  override def commit(messages: Array[WriterCommitMessage]): Unit =
+    committedVersion = Some(LanceSparkException.translate(pending.commit(LanceBatchWrite.written(messages))))
 
-  override def abort(messages: Array[WriterCommitMessage]): Unit = {
-    // A commit whose outcome is unknown may have made these files part of the table: keep them.
-    if (stateUnknown) return
-    val storage = new HadoopStorage(spec.conf.value)
-    messages.toSeq.collect { case m: LanceCommitMessage => m.files }.flatten.foreach { f =>
-      try storage.delete(f) catch { case NonFatal(_) => }
-    }
-  }
+  override def abort(messages: Array[WriterCommitMessage]): Unit =
+    pending.abort(LanceBatchWrite.written(messages).flatMap(_.files))
+}
+
+object LanceBatchWrite {
+  private def written(messages: Array[WriterCommitMessage]): Seq[lance.WrittenFiles] =
+    messages.toSeq.collect { case m: LanceCommitMessage => m.written }
 }
 
 /**
@@ -142,8 +119,8 @@ final class LanceWriteBuilder(table: LanceTable, info: LogicalWriteInfo) extends
       val passed = info.options().asCaseSensitiveMap().asScala.toMap
       LanceOptions.checkWrite(passed, table.tableName)
       WriteOptions.checkWriteMode(passed, if (overwrite) "overwrite" else "append", table.tableName)
-      val options = WriteOptions(passed, table.snapshot.manifest.config)
-      val version = LanceTables.fileVersion(table.snapshot)
+      val options = WriteOptions(passed, table.snapshot.config)
+      val version = table.snapshot.fileVersion
       options.checkKeeps(version, table.tableName)
       val spec = WriteSpec(table.snapshot.root, table.snapshot.schema, version, options, table.hadoopConf)
       new LanceBatchWrite(spec, info.schema(), table.snapshot.version, overwrite, None, Map.empty)
@@ -177,28 +154,12 @@ final case class WriteOptions(maxRowsPerFile: Long, maxPageBytes: Long, batchRow
 }
 
 object WriteOptions {
-  def apply(options: Map[String, String], tableConfig: Map[String, String]): WriteOptions = {
-    val o = tableConfig.map { case (k, v) => k.toLowerCase -> v } ++ options.map { case (k, v) => k.toLowerCase -> v }
-    def positive(key: String, default: Long): Long = o.get(key) match {
-      case None => default
-      case Some(v) => v.trim.toLongOption.filter(_ > 0).getOrElse(throw new LanceSparkException(new InvalidArgumentException(
-        s"Option $key must be a positive integer, not '$v'.")))
-    }
-    val version = o.get("file_format_version").orElse(o.get("data_storage_version")).map { v =>
-      if (Set("legacy", "0.1").contains(v.trim.toLowerCase)) {
-        throw new LanceSparkException(new io.sparklance.core.UnsupportedFeatureException(s"File format version " +
-          s"'$v' (the legacy Lance file format, 0.1) is not written by sparklance: write 2.0, 2.1 or 2.2 (stable)."))
-      }
-      FileVersion.parse(v).getOrElse(throw new LanceSparkException(new InvalidArgumentException(
-        s"Option file_format_version must be one of 2.0, 2.1, 2.2 (or stable), not '$v'.")))
-    }
-    // The other Lance connector's names for the same settings: max_row_per_file, and batch_size for batch_rows.
-    val rowsPerFile = positive("max_rows_per_file", positive("max_row_per_file", 1024L * 1024))
-    val batchRows = positive("batch_rows", positive("batch_size", 8192))
-    val invalidUtf8 = o.get("invalid_utf8").map(v => ArrowRowWriter.InvalidUtf8.parse(v).getOrElse(throw new LanceSparkException(
-      new InvalidArgumentException(s"Option invalid_utf8 must be 'error' or 'replace', not '$v'."))))
-    WriteOptions(rowsPerFile, positive("max_page_bytes", 8L << 20), math.min(batchRows, 1L << 20).toInt,
-      math.min(positive("commit_retries", 20), 1000).toInt, version, invalidUtf8.getOrElse(ArrowRowWriter.InvalidUtf8.Refuse))
+  /** The options of a write over a table's properties, resolved by the core's [[lance.Settings]]. */
+  def apply(options: Map[String, String], tableConfig: Map[String, String]): WriteOptions = LanceSparkException.translate {
+    val settings = lance.Settings.of(options, tableConfig)
+    val core = lance.WriteSettings(settings)
+    val invalidUtf8 = ArrowRowWriter.InvalidUtf8.parse(settings.choice("error", Seq("error", "replace"), "invalid_utf8")).get
+    WriteOptions(core.maxRowsPerFile, core.maxPageBytes, core.batchRows, core.commitRetries, core.fileVersion, invalidUtf8)
   }
 
   /**

@@ -12,8 +12,8 @@ import org.apache.spark.sql.functions.{col, lit}
 import org.apache.spark.sql.types.{ArrayType, BinaryType, DataType, MapType, StringType, StructType}
 
 import io.sparklance.core.{InvalidArgumentException, NotATableException, TableExistsException}
-import io.sparklance.core.storage.HadoopStorage
-import io.sparklance.core.table.{Dataset, Snapshot}
+import io.sparklance.core.{table => lance}
+import io.sparklance.core.table.{Snapshot, TimeTravel}
 
 /**
  * `df.write.format("lance").mode(m).save(path)`: every save mode over a table named by its path.
@@ -41,7 +41,7 @@ object PathWrites {
       try Some(LanceTables.load(conf, path, TimeTravel.Latest))
       catch {
         case e: LanceSparkException if e.cause.isInstanceOf[NotATableException] =>
-          LanceSparkException.translate(Dataset.checkCanCreate(new HadoopStorage(conf), path))
+          LanceSparkException.translate(lance.Table.checkCanCreate(path, conf))
           None
       }
     (existing, mode) match {
@@ -51,12 +51,12 @@ object PathWrites {
       case (Some(_), SaveMode.Ignore) => ()
       case (Some(s), SaveMode.Append) =>
         val aligned = align(data, SparkSchemas.toSpark(s.schema), path)
-        val options0 = WriteOptions(options, s.manifest.config)
-        val version = LanceTables.fileVersion(s)
+        val options0 = WriteOptions(options, s.config)
+        val version = s.fileVersion
         options0.checkKeeps(version, path)
         run(spark, WriteSpec(path, s.schema, version, options0, conf), aligned, s.version, overwrite = false, None, Map.empty)
       case (Some(s), SaveMode.Overwrite) =>
-        val table = NewTable(path, SparkSchemas.asNullable(data.schema), options, Some(LanceTables.fileVersion(s)))
+        val table = NewTable(path, SparkSchemas.asNullable(data.schema), options, Some(s.fileVersion))
         run(spark, WriteSpec(path, table.schema, table.version, WriteOptions(options, Map.empty), conf), data, s.version,
           overwrite = true, Some(table.schema), table.config)
       case (None, _) =>
@@ -88,7 +88,7 @@ object PathWrites {
   private def run(spark: SparkSession, spec: WriteSpec, data: DataFrame, readVersion: Long, overwrite: Boolean,
       newSchema: Option[io.sparklance.core.schema.LanceSchema], config: Map[String, String]): Long = {
     val batch = new LanceBatchWrite(spec, data.schema, readVersion, overwrite, newSchema, config)
-    val factory = batch.createBatchWriterFactory(null)
+    val factory = new LanceDataWriterFactory(spec, data.schema)
     val rdd = data.queryExecution.toRdd
     // Indexed by partition, so that fragments are committed (and get row ids) in the DataFrame's order.
     val messages = new Array[WriterCommitMessage](rdd.partitions.length)

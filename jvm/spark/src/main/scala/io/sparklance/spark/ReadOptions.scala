@@ -1,9 +1,10 @@
 package io.sparklance.spark
 
 import io.sparklance.core.InvalidArgumentException
+import io.sparklance.core.{table => lance}
 
 /**
- * Read options of the `lance` source (keys are case-insensitive). `batch_size`, `rows_per_partition` and
+ * Read options of the `lance` source (keys are case-insensitive; resolved by the core's `Settings`). `batch_size`, `rows_per_partition` and
  * `columnar` may also be table properties (the table's config), which is how statements that take no options
  * (DELETE, UPDATE, MERGE) are tuned; precedence: read option > table property > default.
  *  - `version`, `timestamp`, `tag`: which version to read (at most one; default the latest);
@@ -20,9 +21,6 @@ final case class ReadOptions(batchSize: Int, rowsPerPartition: Long, columnar: B
     pushDownFilters: Boolean = true)
 
 object ReadOptions {
-  val DefaultBatchSize = 8192
-  val DefaultRowsPerPartition: Long = 1L << 20
-
   def nanoseconds(options: Map[String, String]): SparkSchemas.NanosecondMapping =
     options.collectFirst { case (k, v) if k.equalsIgnoreCase("nanoseconds") => v.trim.toLowerCase } match {
       case None | Some("truncate") => SparkSchemas.NanosecondMapping.TruncateToMicros
@@ -31,24 +29,10 @@ object ReadOptions {
         s"Option nanoseconds must be 'truncate' or 'long', not '$other'."))
     }
 
-  def apply(options: Map[String, String], tableConfig: Map[String, String]): ReadOptions = {
-    val passed = options.map { case (k, v) => k.toLowerCase -> v }
-    val config = tableConfig.map { case (k, v) => k.toLowerCase -> v }
-    /** The value of a setting and, for errors, where it was given. */
-    def lookup(key: String): Option[(String, String)] =
-      passed.get(key).map(v => (s"Option $key", v)).orElse(config.get(key).map(v => (s"Table property $key", v)))
-    def positive(key: String, default: Long): Long = lookup(key) match {
-      case None => default
-      case Some((what, v)) => v.trim.toLongOption.filter(_ > 0).getOrElse(
-        throw new LanceSparkException(new InvalidArgumentException(s"$what must be a positive number, not '$v'.")))
-    }
-    def flag(key: String): Boolean = lookup(key).map { case (what, v) => (what, v.trim.toLowerCase) } match {
-      case None | Some((_, "true")) => true
-      case Some((_, "false")) => false
-      case Some((what, other)) => throw new LanceSparkException(new InvalidArgumentException(
-        s"$what must be true or false, not '$other'."))
-    }
-    ReadOptions(positive("batch_size", DefaultBatchSize).min(Int.MaxValue / 2).toInt,
-      positive("rows_per_partition", DefaultRowsPerPartition), flag("columnar"), flag("pushdownfilters"))
+  def apply(options: Map[String, String], tableConfig: Map[String, String]): ReadOptions = LanceSparkException.translate {
+    val settings = lance.Settings.of(options, tableConfig)
+    val core = lance.ReadSettings(settings)
+    ReadOptions(core.batchRows, core.rowsPerTask, settings.flag(default = true, "columnar"),
+      settings.flag(default = true, "pushdownfilters"))
   }
 }

@@ -59,9 +59,8 @@ object SparkSchemas {
       val keptTree = kept.filter(t => t.isNested && meta.contains(FieldTreeKey)).flatMap(t =>
         FieldTrees.keep(name, t, nullable, meta.getString(FieldTreeKey), probe => Try(dataType(probe, NanosecondMapping.TruncateToMicros)).toOption.exists(sameShape(_, dt))))
       keptTree.orElse(kept.filter(t => !t.isNested && !t.isInstanceOf[LogicalType.Dictionary] && t != LogicalType.Json).flatMap { t =>
-        val probe = LanceSchema.fromProtos("a Spark schema", Seq(io.sparklance.proto.FileProtos.Field.newBuilder()
-          .setName(name).setId(0).setParentId(-1).setLogicalType(t.toString).setNullable(nullable).build()), Map.empty)
-          .fields.head
+        val probe = LanceSchema.fromFlat("a Spark schema",
+          Seq(LanceSchema.FlatField(0, -1, name, t.toString, nullable))).fields.head
         Option.when(scala.util.Try(dataType(probe, NanosecondMapping.TruncateToMicros)).toOption.contains(dt))(
           io.sparklance.core.schema.ArrowSchemas.toArrow(probe))
       }).getOrElse(dt match {
@@ -133,26 +132,26 @@ object SparkSchemas {
   }
 
   /**
-   * The columns of `table` that a schema given to a read names (case-insensitively), in its order. Every column it
+   * The columns of `table` that a schema given to a read (`requested`) names (case-insensitively), in its order. Every column it
    * names must be in the table with the same type (nullability and metadata aside): a given schema selects
    * columns, it does not convert them.
    */
-  def project(table: StructType, given: StructType, tableName: String): StructType = {
+  def project(table: StructType, requested: StructType, tableName: String): StructType = {
     val byName = table.fields.map(f => f.name.toLowerCase -> f).toMap
-    val problems = given.fields.toSeq.flatMap { g =>
+    val problems = requested.fields.toSeq.flatMap { g =>
       byName.get(g.name.toLowerCase) match {
         case None => Some(s"column '${g.name}' is not in the table")
         case Some(t) if !PathWrites.sameType(t.dataType, g.dataType) =>
-          Some(s"column '${g.name}' is ${t.dataType.sql} in the table but ${g.dataType.sql} in the given schema")
+          Some(s"column '${g.name}' is ${t.dataType.sql} in the table but ${g.dataType.sql} in the requested schema")
         case Some(_) => None
       }
     }
     if (problems.nonEmpty) {
-      throw new io.sparklance.core.InvalidArgumentException(s"The schema given to the read of $tableName does not match the table: " +
+      throw new io.sparklance.core.InvalidArgumentException(s"The schema requested to the read of $tableName does not match the table: " +
         s"${problems.mkString("; ")}. Leave out .schema(...) to read the table's own schema (${table.toDDL}), or " +
         "give a subset of its columns with their types.")
     }
-    StructType(given.fields.map(g => byName(g.name.toLowerCase)))
+    StructType(requested.fields.map(g => byName(g.name.toLowerCase)))
   }
 
   def toSpark(schema: LanceSchema, nanos: NanosecondMapping = NanosecondMapping.TruncateToMicros): StructType =
@@ -160,7 +159,7 @@ object SparkSchemas {
 
   def toSpark(field: LanceField, nanos: NanosecondMapping): StructField = {
     // A bfloat16 column is `fixed_size_binary:2` with pylance's extension; its Spark field names the bfloat16 type.
-    val logical = if (isBFloat16(field)) LogicalType.format(LogicalType.BFloat16) else field.proto.getLogicalType
+    val logical = if (isBFloat16(field)) LogicalType.format(LogicalType.BFloat16) else field.logicalTypeName
     val meta = new MetadataBuilder().putLong(FieldIdKey, field.id.toLong).putString(LogicalTypeKey, logical)
     field.logicalType match {
       case LogicalType.List(_, _) | LogicalType.Map => meta.putString(FieldTreeKey, FieldTrees.encode(field.children))

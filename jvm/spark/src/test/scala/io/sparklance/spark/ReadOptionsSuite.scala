@@ -8,7 +8,7 @@ class ReadOptionsSuite extends AnyFunSuite {
 
   test("defaults") {
     assert(ReadOptions(none, none) ==
-      ReadOptions(ReadOptions.DefaultBatchSize, ReadOptions.DefaultRowsPerPartition, columnar = true))
+      ReadOptions(8192, 1L << 20, columnar = true))
   }
 
   test("a read option wins over a table property, which wins over the default") {

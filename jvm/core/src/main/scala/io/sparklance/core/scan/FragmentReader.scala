@@ -11,7 +11,7 @@ import org.apache.arrow.vector.{BigIntVector, FieldVector, VectorSchemaRoot}
 import org.apache.arrow.vector.complex.StructVector
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType}
 
-import io.sparklance.core.UnsupportedFeatureException
+import io.sparklance.core.{MetadataColumn, UnsupportedFeatureException}
 import io.sparklance.core.file.{ArrowAssembler, LanceFileReader}
 import io.sparklance.core.schema.{LanceField, LogicalType}
 import io.sparklance.core.storage.Storage
@@ -70,13 +70,13 @@ final class FragmentReader(
       prefetch(fields, from, to, live)
       fields.foreach(f => vectors += readField(f, from, to, live, count, allocator))
       (if (withMetadata) metadataColumns else Nil).foreach { m =>
-        val v = new BigIntVector(m.field, allocator)
+        val v = new BigIntVector(FragmentReader.arrowField(m), allocator)
         vectors += v
         v.allocateNew(count)
         var i = 0
         while (i < count) {
           val offset = live.map(_(i)).getOrElse(from + i)
-          v.set(i, m.value(fragment.id, offset, rowIds))
+          v.set(i, metadataValue(m, offset))
           i += 1
         }
         v.setValueCount(count)
@@ -194,7 +194,7 @@ final class FragmentReader(
     }
   }
 
-  private def isBlobV2(f: LanceField): Boolean = f.extensionName.contains(FragmentReader.BlobV2Extension)
+  private def isBlobV2(f: LanceField): Boolean = f.isBlobV2
 
   /**
    * A blob v2 column (file version 2.2), whose table type is a struct of `data: large_binary`, `uri: string` and,
@@ -287,6 +287,12 @@ final class FragmentReader(
     v
   }
 
+  private def metadataValue(m: MetadataColumn, offset: Long): Long = m match {
+    case MetadataColumn.RowAddress => (fragment.id << 32) | offset
+    case MetadataColumn.RowId => rowIds.map(_(offset.toInt)).getOrElse((fragment.id << 32) | offset)
+    case MetadataColumn.FragmentId => fragment.id
+  }
+
   override def close(): Unit = {
     readers.values.foreach(r => try r.close() catch { case NonFatal(_) => () })
     readers.clear()
@@ -294,34 +300,7 @@ final class FragmentReader(
 }
 
 object FragmentReader {
-  /** The Arrow extension name of blob v2 columns (the manifest's `struct<data, uri>`). */
-  val BlobV2Extension = "lance.blob.v2"
-}
+  /** The Arrow field of a metadata column: a non-null signed 64-bit integer. */
+  def arrowField(m: MetadataColumn): Field = new Field(m.name, new FieldType(false, new ArrowType.Int(64, true), null), null)
 
-/** A metadata column a scan can add: a 64-bit value per row computed from its fragment and offset. */
-sealed abstract class MetadataColumn(val name: String) extends Serializable {
-  def field: Field = new Field(name, new FieldType(false, new ArrowType.Int(64, true), null), null)
-
-  def value(fragmentId: Long, offset: Long, rowIds: Option[RowIdSequence]): Long
-}
-
-object MetadataColumn {
-  /** The row address: fragment id in the high 32 bits, row offset in the low 32. */
-  case object RowAddress extends MetadataColumn("_rowaddr") {
-    def value(fragmentId: Long, offset: Long, rowIds: Option[RowIdSequence]): Long = (fragmentId << 32) | offset
-  }
-
-  /** The stable row id when the table has them, else the row address. */
-  case object RowId extends MetadataColumn("_rowid") {
-    def value(fragmentId: Long, offset: Long, rowIds: Option[RowIdSequence]): Long =
-      rowIds.map(_(offset.toInt)).getOrElse((fragmentId << 32) | offset)
-  }
-
-  case object FragmentId extends MetadataColumn("_fragid") {
-    def value(fragmentId: Long, offset: Long, rowIds: Option[RowIdSequence]): Long = fragmentId
-  }
-
-  val all: Seq[MetadataColumn] = Seq(RowId, RowAddress, FragmentId)
-
-  def byName(name: String): Option[MetadataColumn] = all.find(_.name == name)
 }

@@ -51,6 +51,17 @@ object ArrowSchemas {
   private val BFloat16Extension = Predef.Map("ARROW:extension:name" -> "lance.bfloat16", "ARROW:extension:metadata" -> "")
 
   /** The `item` child of a fixed-size list: nullable, and itself a fixed-size list for nested vectors. */
+  /**
+   * The Arrow field a field's values are read as and written from: [[toArrow]] without dictionary encodings (readers
+   * decode dictionaries; writers take plain values).
+   */
+  def plain(field: LanceField): Field = withoutDictionaries(toArrow(field))
+
+  private def withoutDictionaries(f: Field): Field = {
+    val ft = new FieldType(f.isNullable, f.getType, null, f.getMetadata)
+    new Field(f.getName, ft, f.getChildren.asScala.map(withoutDictionaries).asJava)
+  }
+
   private def fixedSizeListItem(elem: LogicalType): Field = elem match {
     case BFloat16 => new Field("item", new FieldType(true, new ArrowType.FixedSizeBinary(2), null, BFloat16Extension.asJava), null)
     case FixedSizeList(inner, _) =>

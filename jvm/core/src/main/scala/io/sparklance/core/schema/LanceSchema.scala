@@ -25,6 +25,22 @@ final case class LanceField(
   /** The field and its descendants, depth first. */
   def flatten: IndexedSeq[LanceField] = this +: children.flatMap(_.flatten)
 
+  /** A blob column (v1): large binary values stored out of line (`lance-encoding:blob` metadata). */
+  def isBlob: Boolean = metadataStrings.get("lance-encoding:blob").exists(_.equalsIgnoreCase("true"))
+
+  /** A blob v2 column: the `lance.blob.v2` extension type (`struct<data, uri>` in the manifest). */
+  def isBlobV2: Boolean = extensionName.contains(LanceField.BlobV2Extension)
+
+  /** A packed struct: its children stored together in one column (`packed` / `lance-encoding:packed` metadata). */
+  def isPacked: Boolean = logicalType == LogicalType.Struct &&
+    LanceField.PackedKeys.exists(k => metadataStrings.get(k).exists(_.equalsIgnoreCase("true")))
+
+  /** The field with only `kept` as its children (a projection of a struct). */
+  def withChildren(kept: IndexedSeq[LanceField]): LanceField = copy(children = kept)
+
+  /** The logical type as the schema stores it (e.g. `large_list`, `timestamp:us:UTC`). */
+  def logicalTypeName: String = proto.getLogicalType
+
   def child(name: String): Option[LanceField] = children.find(_.name == name)
 
   /** Field metadata as text (Lance stores bytes; the values pylance writes are UTF-8). */
@@ -81,9 +97,42 @@ final case class LanceSchema(fields: IndexedSeq[LanceField], metadata: Map[Strin
 
   /** The flat protobuf field list (depth first), as stored in manifests and data files. */
   def toProtos: IndexedSeq[FileProtos.Field] = allFields.map(_.proto)
+
+  /** The schema as bytes (a protobuf `Schema`), to ship to other machines; read back with [[LanceSchema.fromBytes]]. */
+  def toBytes: Array[Byte] = {
+    val s = FileProtos.Schema.newBuilder().addAllFields(toProtos.asJava)
+    metadata.foreach { case (k, v) => s.putMetadata(k, com.google.protobuf.ByteString.copyFrom(v)) }
+    s.build().toByteArray
+  }
+}
+
+object LanceField {
+  /** The Arrow extension name of blob v2 columns. */
+  val BlobV2Extension = "lance.blob.v2"
+
+  /** The metadata keys that mark a struct as packed. */
+  val PackedKeys: Seq[String] = Seq("packed", "lance-encoding:packed")
 }
 
 object LanceSchema {
+
+  /** One field of a flat, depth-first field list, as [[fromFlat]] takes it; `parentId` -1 for a top-level field. */
+  final case class FlatField(id: Int, parentId: Int, name: String, logicalType: String, nullable: Boolean,
+      metadata: Map[String, String] = Map.empty)
+
+  /** The schema of a flat field list (checked as [[fromProtos]] checks a manifest's); `source` names it for errors. */
+  def fromFlat(source: String, fields: Seq[FlatField]): LanceSchema = fromProtos(source, fields.map { f =>
+    val b = FileProtos.Field.newBuilder().setName(f.name).setId(f.id).setParentId(f.parentId)
+      .setLogicalType(f.logicalType).setNullable(f.nullable)
+    f.metadata.foreach { case (k, v) => b.putMetadata(k, com.google.protobuf.ByteString.copyFromUtf8(v)) }
+    b.build()
+  }, Map.empty)
+
+  /** A schema from [[LanceSchema.toBytes]]; `source` names where the bytes came from, for errors. */
+  def fromBytes(source: String, bytes: Array[Byte]): LanceSchema = {
+    val s = FileProtos.Schema.parseFrom(bytes)
+    fromProtos(source, s.getFieldsList.asScala.toSeq, s.getMetadataMap.asScala.map { case (k, v) => k -> v.toByteArray }.toMap)
+  }
 
   /**
    * Builds the schema tree from the flat, depth-first field list of a manifest or data file. `source` names the

@@ -1,9 +1,6 @@
 package io.sparklance.core.schema
 
-import scala.jdk.CollectionConverters._
-
 import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException}
-import io.sparklance.core.table.Manifest
 import io.sparklance.proto.FileProtos
 
 /**
@@ -12,22 +9,19 @@ import io.sparklance.proto.FileProtos
  * values stay in its files but are no longer read, an added field reads as null in fragments without it. Field ids
  * are never reused: new ids start past every id the schema or any data file of the version ever used.
  */
-final class SchemaChanges private (manifest: Manifest, private var fields: IndexedSeq[FileProtos.Field]) {
+final class SchemaChanges private (source: String, private var fields: IndexedSeq[FileProtos.Field], idsInFiles: Seq[Int]) {
 
-  private var nextId: Int = {
-    val inFiles = manifest.fragments.flatMap(_.files.flatMap(_.fields))
-    (fields.map(_.getId) ++ inFiles :+ -1).max + 1
-  }
+  private var nextId: Int = (fields.map(_.getId) ++ idsInFiles :+ -1).max + 1
 
   def result: Seq[FileProtos.Field] = fields
 
   /** The fields (with their ids) of the columns added so far, as a schema of their own. */
   def addedSince(before: Seq[FileProtos.Field]): LanceSchema = {
     val old = before.map(_.getId).toSet
-    LanceSchema.fromProtos(manifest.path, fields.filterNot(f => old.contains(f.getId)), Map.empty)
+    LanceSchema.fromProtos(source, fields.filterNot(f => old.contains(f.getId)), Map.empty)
   }
 
-  private def schema: LanceSchema = LanceSchema.fromProtos(manifest.path, fields, Map.empty)
+  private def schema: LanceSchema = LanceSchema.fromProtos(source, fields, Map.empty)
 
   /** The field at a dotted path (top-level name, then child names), or an error listing what exists. */
   private def field(path: Seq[String]): LanceField = {
@@ -115,5 +109,10 @@ final class SchemaChanges private (manifest: Manifest, private var fields: Index
 }
 
 object SchemaChanges {
-  def of(manifest: Manifest): SchemaChanges = new SchemaChanges(manifest, manifest.proto.getFieldsList.asScala.toIndexedSeq)
+  /**
+   * Edits of the field list `fields` of a version (from `source`, for errors) whose data files hold the field ids
+   * `idsInFiles`: new ids start past all of them.
+   */
+  def of(source: String, fields: Seq[FileProtos.Field], idsInFiles: Seq[Int]): SchemaChanges =
+    new SchemaChanges(source, fields.toIndexedSeq, idsInFiles)
 }

@@ -5,8 +5,6 @@ import java.time.Instant
 import scala.jdk.CollectionConverters._
 
 import io.sparklance.core.CorruptFileException
-import io.sparklance.core.file.LanceFileReader
-import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.util.Printable
 import io.sparklance.proto.TableProtos
@@ -68,8 +66,7 @@ final class Manifest(val proto: TableProtos.Manifest, val path: String) {
       if (d.fileMajorVersion > 2 || (d.fileMajorVersion == 2 && d.fileMinorVersion >= 1)) {
         d.fields.zip(d.columnIndices).foreach { case (id, column) =>
           schema.field(id).foreach { field =>
-            val ownColumn = field.children.isEmpty || LanceFileReader.isPacked(field) || LanceFileReader.isBlob(field) ||
-              field.extensionName.contains(FragmentReader.BlobV2Extension)
+            val ownColumn = field.children.isEmpty || field.isPacked || field.isBlob || field.isBlobV2
             if (ownColumn == (column == -1)) {
               corrupt(s"gives field '${field.name}' (id $id) column index $column in data file ${d.path}; in file " +
                 "version 2.1 and later a field has a column of its own exactly when it is a leaf, a packed struct or a blob")

@@ -1,7 +1,10 @@
 package io.sparklance.core.table
 
+import scala.jdk.CollectionConverters._
+
 import com.google.protobuf.ByteString
 
+import io.sparklance.core.file.FileVersion
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.Storage
 import io.sparklance.proto.TableProtos
@@ -16,11 +19,63 @@ final class Snapshot(val dataset: Dataset, val manifest: Manifest, val naming: M
 
   def storage: Storage = dataset.storage
 
+  /** The table (or branch) this version belongs to. */
+  def table: Table = Table.open(storage, root)
+
   def version: Long = manifest.version
 
   def schema: LanceSchema = manifest.schema
 
   def fragments: IndexedSeq[Fragment] = manifest.fragments
+
+  /** When this version was committed. */
+  def timestamp: java.time.Instant = manifest.timestamp
+
+  /** The table config (table properties) of this version. */
+  def config: Map[String, String] = manifest.config
+
+  /** Rows in this version (physical rows minus deleted rows). */
+  def numRows: Long = manifest.numRows
+
+  /** Whether rows keep a stable row id across updates and compaction. */
+  def hasStableRowIds: Boolean = manifest.hasStableRowIds
+
+  /**
+   * The Lance file version data files of this table are written in: the one its manifest records (pylance's
+   * `data_storage_version`), else 2.2.
+   */
+  def fileVersion: FileVersion = manifest.dataStorageVersion.flatMap(FileVersion.parse).getOrElse(FileVersion.V2_2)
+
+  /** The latest version of the table (or of the branch) this snapshot belongs to, looked up now. */
+  def latestVersion(): Long = dataset.latestVersion()
+
+  /** Edits of this version's schema; new field ids start past every id its schema or data files ever used. */
+  private[table] def schemaChanges: io.sparklance.core.schema.SchemaChanges =
+    io.sparklance.core.schema.SchemaChanges.of(manifest.path, manifest.proto.getFieldsList.asScala.toSeq,
+      manifest.fragments.flatMap(_.files.flatMap(_.fields)))
+
+  /** A scan of every column of this version; narrow it with the scan's `with...` methods. */
+  def newScan(): Scan = Scan.of(this)
+
+  /**
+   * What describes this version to a user (`DESCRIBE TABLE EXTENDED`): location, version, commit time, fragments,
+   * rows, file version, manifest naming, feature flags, writer, and the table config as `config.<key>`.
+   */
+  def properties: Map[String, String] = {
+    val m = manifest
+    Map(
+      "location" -> root,
+      "version" -> version.toString,
+      "committed_at" -> m.timestamp.toString,
+      "fragments" -> m.fragments.size.toString,
+      "rows" -> m.numRows.toString,
+      "file_format_version" -> m.dataStorageVersion.getOrElse("legacy"),
+      "manifest_naming" -> naming.name,
+      "reader_feature_flags" -> FeatureFlags.describe(m.readerFeatureFlags).mkString(","),
+      "writer_feature_flags" -> FeatureFlags.describe(m.writerFeatureFlags).mkString(",")) ++
+      m.config.map { case (k, v) => s"config.$k" -> v } ++
+      m.writerLibrary.map("written_by" -> _)
+  }
 
   /** Where this version's files live. */
   lazy val layout: TableLayout = TableLayout.of(root, manifest)

@@ -6,7 +6,7 @@ import org.roaringbitmap.RoaringBitmap
 
 import io.sparklance.core.InvalidArgumentException
 import io.sparklance.core.storage.Storage
-import io.sparklance.core.table.{DeletionFile, DeletionVector, Fragment, Snapshot, TableLayout}
+import io.sparklance.core.table.{DeletionFile, DeletionVector, Fragment, FragmentFiles, TableLayout}
 import io.sparklance.proto.TableProtos
 
 /**
@@ -31,20 +31,19 @@ object Deletions {
   case object Unchanged extends Outcome
 
   /**
-   * Deletes the rows at `offsets` of `fragment` (as of `snapshot`, the version the change read). Offsets already
+   * Deletes the rows at `offsets` of `fragment` (as of the version of `layout`, the version the change read). Offsets already
    * deleted are ignored; offsets past the fragment's rows are an error.
    */
-  def delete(snapshot: Snapshot, fragment: Fragment, offsets: RoaringBitmap): Outcome = {
+  def delete(storage: Storage, layout: TableLayout, fragment: Fragment, offsets: RoaringBitmap): Outcome = {
     if (!offsets.isEmpty && offsets.last().toLong >= fragment.physicalRows) {
       throw new InvalidArgumentException(s"Cannot delete row ${offsets.last()} of fragment ${fragment.id} of " +
-        s"${snapshot.root}: it has ${fragment.physicalRows} rows.")
+        s"${layout.root}: it has ${fragment.physicalRows} rows.")
     }
-    val existing = snapshot.deletionVector(fragment).toBitmap
+    val existing = FragmentFiles.deletionVector(storage, layout, fragment).toBitmap
     val merged = RoaringBitmap.or(existing, offsets)
     if (merged.getLongCardinality == existing.getLongCardinality) Unchanged
     else if (merged.getLongCardinality >= fragment.physicalRows) Removed(fragment.id)
-    else write(snapshot.storage, snapshot.layout, fragment.proto, merged, snapshot.version)
-      .copy(deleted = RoaringBitmap.andNot(merged, existing))
+    else write(storage, layout, fragment.proto, merged, layout.version).copy(deleted = RoaringBitmap.andNot(merged, existing))
   }
 
   /**

@@ -126,7 +126,7 @@ class CommitterSuite extends AnyFunSuite {
   /** Deletes `offsets` of fragment 0 as of `version`: the fragment with its new deletion file, and the rows. */
   private def deletion(storage: InMemoryStorage, version: Long, offsets: Int*): Deletions.Updated = {
     val s = snapshot(storage, version)
-    Deletions.delete(s, s.fragments.find(_.id == 0).get, RoaringBitmap.bitmapOf(offsets: _*)) match {
+    Deletions.delete(s.storage, s.layout, s.fragments.find(_.id == 0).get, RoaringBitmap.bitmapOf(offsets: _*)) match {
       case u: Deletions.Updated => u
       case other => fail(s"deleting $offsets gave $other")
     }

@@ -1,0 +1,178 @@
+package io.sparklance.core.table
+
+import scala.collection.mutable.ArrayBuffer
+import scala.jdk.CollectionConverters._
+
+import io.sparklance.core.MetadataColumn
+import io.sparklance.core.schema.{LanceField, LanceSchema, LogicalType}
+import io.sparklance.proto.{FileProtos, TableProtos}
+
+/**
+ * A read of one pinned table version, planned on the driver: which columns (nested fields pruned), which metadata
+ * columns, which fragments, which predicates the readers use to skip batches, and how many rows at most. Immutable;
+ * each `with...` returns a new scan. [[planTasks]] splits it into [[ScanTask]]s, plain data that
+ * [[Table.read]] reads anywhere.
+ */
+final case class Scan private[table] (
+    snapshot: Snapshot,
+    projection: Seq[LanceField],
+    metadataColumns: Seq[MetadataColumn],
+    fragmentFilters: Seq[Predicate],
+    dataFilters: Seq[Predicate],
+    limit: Option[Int],
+    batchRows: Int) {
+
+  /** Reads these fields of the table (pruned as given) in this order. */
+  def withProjection(fields: Seq[LanceField]): Scan = copy(projection = fields)
+
+  def withMetadataColumns(columns: Seq[MetadataColumn]): Scan = copy(metadataColumns = columns)
+
+  /**
+   * Uses the predicates the scan can use ([[Scan.filterUse]]); the others are ignored and left to the caller, as
+   * are the batch-skipping ones, which only skip rows the caller would drop.
+   */
+  def withFilters(predicates: Seq[Predicate]): Scan = {
+    val fragment = predicates.filter(Scan.filterUse(snapshot.schema, _) == Scan.FilterUse.SelectsFragments)
+    val data = predicates.filter(Scan.filterUse(snapshot.schema, _) == Scan.FilterUse.SkipsBatches)
+    copy(fragmentFilters = fragment, dataFilters = data)
+  }
+
+  def withLimit(rows: Int): Scan = copy(limit = Some(rows))
+
+  def withBatchRows(rows: Int): Scan = copy(batchRows = rows)
+
+  /** The fragments the scan reads: those every fragment filter keeps. */
+  def fragments: Seq[Fragment] = snapshot.fragments.filter(f => fragmentFilters.forall(Scan.keepsFragment(_, f.id)))
+
+  /** The live rows of the selected fragments, from the manifest alone. */
+  def countRows(): Long = fragments.map(_.numRows).sum
+
+  /** The size of the selected fragments' data files as the manifest records them (0 where it does not). */
+  def estimatedBytes: Long = fragments.flatMap(_.files.flatMap(_.fileSizeBytes)).sum
+
+  /**
+   * The tasks of the scan: large fragments split into row ranges, small ranges packed together, each task about
+   * `rowsPerTask` physical rows.
+   */
+  def planTasks(rowsPerTask: Long): Seq[ScanTask] = {
+    val fieldsBytes = FileProtos.Schema.newBuilder().addAllFields(projection.flatMap(_.flatten).map(_.proto).asJava)
+      .build().toByteArray
+    val readable = dataFilters.filter(_.columns.forall(c => projection.exists(_.name == c)))
+    val context = ScanTask.Context(snapshot.layout, snapshot.manifest.path, fieldsBytes, metadataColumns.map(_.name),
+      snapshot.manifest.hasStableRowIds, batchRows, limit, readable)
+    val slices = fragments.flatMap { fragment =>
+      val bytes = fragment.proto.toByteArray
+      (0L until fragment.physicalRows by rowsPerTask).map { from =>
+        ScanTask.Slice(bytes, from, math.min(fragment.physicalRows, from + rowsPerTask))
+      }
+    }
+    val tasks = ArrayBuffer.empty[ScanTask]
+    var current = Vector.empty[ScanTask.Slice]
+    var rows = 0L
+    slices.foreach { s =>
+      if (current.nonEmpty && rows + (s.to - s.from) > rowsPerTask) {
+        tasks += ScanTask(current, context); current = Vector.empty; rows = 0
+      }
+      current :+= s
+      rows += s.to - s.from
+    }
+    if (current.nonEmpty) tasks += ScanTask(current, context)
+    tasks.toSeq
+  }
+
+  override def toString: String =
+    s"Scan(${snapshot.root}@${snapshot.version}, columns=[${(projection.map(_.name) ++ metadataColumns.map(_.name)).mkString(", ")}]" +
+      limit.map(l => s", limit=$l").getOrElse("") +
+      (if (fragmentFilters.nonEmpty) s", fragments where ${fragmentFilters.mkString(" and ")}" else "") +
+      (if (dataFilters.nonEmpty) s", batches where ${dataFilters.mkString(" and ")}" else "") + ")"
+}
+
+object Scan {
+  private[table] def of(snapshot: Snapshot): Scan =
+    Scan(snapshot, snapshot.schema.fields, Nil, Nil, Nil, None, 8192)
+
+  /** What a scan does with a predicate. */
+  sealed trait FilterUse
+  object FilterUse {
+    /** A predicate on `_fragid`: the scan reads exactly the fragments it keeps; nobody needs to evaluate it again. */
+    case object SelectsFragments extends FilterUse
+    /** A predicate on data columns: batches where no row matches are skipped; the rest come back whole. */
+    case object SkipsBatches extends FilterUse
+    case object Unused extends FilterUse
+  }
+
+  /**
+   * What a scan of a table with `schema` does with `p`. Batch skipping takes `=`, `<`, `<=`, `>`, `>=`, `IN`,
+   * `IS NULL`, `IS NOT NULL` and `AND`/`OR` of those, on top-level columns of signed integer, float, double, string
+   * and boolean type, with literals of a number, string or boolean.
+   */
+  def filterUse(schema: LanceSchema, p: Predicate): FilterUse =
+    if (selectsFragments(p)) FilterUse.SelectsFragments
+    else if (skipsBatches(schema, p)) FilterUse.SkipsBatches
+    else FilterUse.Unused
+
+  private val FragmentColumn = MetadataColumn.FragmentId.name
+
+  private def selectsFragments(p: Predicate): Boolean = p match {
+    case Predicate.Compare(FragmentColumn, _, v) => Predicate.fragmentId(v).isDefined
+    case Predicate.In(FragmentColumn, vs) => vs.forall(v => Predicate.fragmentId(v).isDefined)
+    case _ => false
+  }
+
+  private def columnOk(schema: LanceSchema, name: String): Boolean =
+    !name.contains('.') && schema.field(name).exists(f => f.logicalType match {
+      case LogicalType.Int(_, true) | LogicalType.Float | LogicalType.Double | LogicalType.Bool => true
+      case LogicalType.Utf8(_) => true
+      case _ => false
+    })
+
+  private def skipsBatches(schema: LanceSchema, p: Predicate): Boolean = p match {
+    case Predicate.Compare(c, _, v) => columnOk(schema, c) && Predicate.literalOk(v)
+    case Predicate.In(c, vs) => columnOk(schema, c) && vs.nonEmpty && vs.forall(Predicate.literalOk)
+    case Predicate.IsNull(c) => columnOk(schema, c)
+    case Predicate.IsNotNull(c) => columnOk(schema, c)
+    case Predicate.And(l, r) => skipsBatches(schema, l) && skipsBatches(schema, r)
+    case Predicate.Or(l, r) => skipsBatches(schema, l) && skipsBatches(schema, r)
+  }
+
+  /** Whether a fragment predicate keeps fragment `id`. */
+  def keepsFragment(p: Predicate, id: Long): Boolean = p match {
+    case Predicate.Compare(_, op, v) => Predicate.fragmentId(v).exists { x =>
+      op match {
+        case Predicate.Op.Eq => id == x
+        case Predicate.Op.Lt => id < x
+        case Predicate.Op.Le => id <= x
+        case Predicate.Op.Gt => id > x
+        case Predicate.Op.Ge => id >= x
+      }
+    }
+    case Predicate.In(_, vs) => vs.exists(v => Predicate.fragmentId(v).contains(id))
+    case _ => true
+  }
+}
+
+/** One unit of a scan's work, read in order by one reader: slices of one or more fragments. Plain data. */
+final case class ScanTask(slices: Seq[ScanTask.Slice], context: ScanTask.Context) {
+  def rows: Long = slices.map(s => s.to - s.from).sum
+}
+
+object ScanTask {
+  /** Rows [from, to) of one fragment (its `DataFragment` protobuf). */
+  final case class Slice(fragment: Array[Byte], from: Long, to: Long) {
+    private[table] def parsed: Fragment = new Fragment(TableProtos.DataFragment.parseFrom(fragment))
+  }
+
+  /** What every task of a scan shares: where the version's files are, the projection and the read settings. */
+  final case class Context(
+      layout: TableLayout,
+      manifestPath: String,
+      fields: Array[Byte],
+      metadataColumns: Seq[String],
+      stableRowIds: Boolean,
+      batchRows: Int,
+      limit: Option[Int],
+      filters: Seq[Predicate]) {
+    private[table] def projection: IndexedSeq[LanceField] = LanceSchema.fromProtos(manifestPath,
+      FileProtos.Schema.parseFrom(fields).getFieldsList.asScala.toSeq, Map.empty).fields
+  }
+}
