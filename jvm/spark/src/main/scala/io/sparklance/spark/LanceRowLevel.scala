@@ -169,11 +169,11 @@ final class LanceDeltaBatchWrite(table: LanceTable, spec: WriteSpec, sparkSchema
     // A statement that changed no row commits nothing.
     if (updated.nonEmpty || removed.nonEmpty || added.nonEmpty) {
       val op =
-        if (cmd == Command.DELETE && added.isEmpty) Operation.Delete(updated, removed, "")
-        else Operation.Update(removed, updated, added)
+        if (cmd == Command.DELETE && added.isEmpty) Operation.Delete(updated, removed, "", deletedRows)
+        else Operation.Update(removed, updated, added, deletedRows)
       try {
         Committer.commit(new HadoopStorage(spec.conf.value), spec.root, Transaction.create(snapshot.version, op),
-          Committer.Options(maxRetries = spec.options.commitRetries), deletedRows)
+          Committer.Options(maxRetries = spec.options.commitRetries))
       } catch {
         case e: CommitStateUnknownException => stateUnknown = true; throw e
       }
@@ -206,8 +206,8 @@ final class LanceDeltaBatchWrite(table: LanceTable, spec: WriteSpec, sparkSchema
         }
       }
       at += n
-      val b = f.toBuilder.setInlineRowIds(io.sparklance.core.write.Compaction.encodeRowIds(rowIds).toByteString)
-      if (hasCreated) b.setInlineCreatedAtVersions(io.sparklance.core.write.Compaction.encodeVersions(versions).toByteString)
+      val b = f.toBuilder.setInlineRowIds(io.sparklance.core.table.RowIdSequence.encode(rowIds).toByteString)
+      if (hasCreated) b.setInlineCreatedAtVersions(io.sparklance.core.table.RowVersionSequence.encode(versions).toByteString)
       b.build()
     }
   }

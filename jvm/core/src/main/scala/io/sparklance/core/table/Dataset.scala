@@ -6,17 +6,19 @@ import scala.collection.immutable.SortedMap
 
 import io.sparklance.core.{InconsistentTableException, InvalidArgumentException, NotATableException, StorageException,
   TagNotFoundException, VersionNotFoundException}
+import io.sparklance.core.commit.CommitHandler
 import io.sparklance.core.storage.Storage
 
 /**
  * A Lance table (a "dataset" in Lance's words) at a root directory: its versions, tags and snapshots.
  *
  * Holds no cached state: each call looks at the store again, so it always sees the latest commits. The latest
- * version is found with one listing of `_versions/`; `latest_version_hint.json` is not trusted.
+ * version is found with one listing of `_versions/` through the table's [[CommitHandler]] (which first finishes a
+ * committed version whose writer stopped); `latest_version_hint.json` is not trusted.
  */
-final class Dataset private (val storage: Storage, val root: String) {
+final class Dataset private (val storage: Storage, val commits: CommitHandler, val root: String) {
 
-  val versionsDir: String = Storage.join(root, "_versions")
+  val versionsDir: String = TableLayout.versionsDir(root)
 
   // The listing `open` made to check that a table is there: the first call that needs a listing, right after
   // opening, uses it instead of listing again (on an object store each listing is a request).
@@ -26,7 +28,7 @@ final class Dataset private (val storage: Storage, val root: String) {
   def listVersions(): VersionListing = Option(fromOpen.getAndSet(null)).getOrElse(listFresh())
 
   private def listFresh(): VersionListing = {
-    val entries = storage.list(versionsDir).filterNot(_.isDirectory).flatMap { e =>
+    val entries = commits.listManifests(root).filterNot(_.isDirectory).flatMap { e =>
       ManifestNaming.classify(e.name).map { case (naming, v) => (naming, v, e) }
     }
     if (entries.isEmpty) {
@@ -80,7 +82,7 @@ final class Dataset private (val storage: Storage, val root: String) {
   def branch(name: String): Dataset = {
     Dataset.validateBranch(root, name)
     val dir = Storage.join(root, s"tree/$name")
-    try Dataset.open(storage, dir)
+    try Dataset.open(storage, dir, commits)
     catch {
       case _: NotATableException =>
         throw new VersionNotFoundException(root, s"branch '$name' does not exist (no manifests under $dir/_versions/).")
@@ -179,9 +181,15 @@ object Dataset {
     }
   }
 
-  /** Opens the table at `root`; fails with [[NotATableException]] if there is none. */
-  def open(storage: Storage, root: String): Dataset = {
-    val ds = new Dataset(storage, root.stripSuffix("/"))
+  /**
+   * Opens the table at `root`, committed to as [[CommitHandler.forStorage]] says; fails with
+   * [[NotATableException]] if there is none.
+   */
+  def open(storage: Storage, root: String): Dataset = open(storage, root, CommitHandler.forStorage(storage))
+
+  /** Opens the table at `root`, whose versions `commits` decides; fails with [[NotATableException]] if there is none. */
+  def open(storage: Storage, root: String, commits: CommitHandler): Dataset = {
+    val ds = new Dataset(storage, commits, root.stripSuffix("/"))
     ds.fromOpen.set(ds.listFresh())
     ds
   }

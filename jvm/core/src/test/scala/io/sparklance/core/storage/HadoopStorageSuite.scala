@@ -7,6 +7,7 @@ import java.util.concurrent.{CountDownLatch, Executors, TimeUnit}
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.{CorruptFileException, StorageException}
+import io.sparklance.core.commit.{DynamoDbManifestStore, ExternalManifestStore}
 
 class HadoopStorageSuite extends AnyFunSuite {
 
@@ -96,7 +97,7 @@ class HadoopStorageSuite extends AnyFunSuite {
       intercept[io.sparklance.core.InvalidArgumentException](HadoopStorage.checkSettings(Map(key -> value))).getMessage
     assert(refused(HadoopStorage.UnsafeCommits, "yes") == "Setting sparklance.commit.unsafe must be true or false, not 'yes'.")
     assert(refused(HadoopStorage.CoalesceGap, "-2").contains("must be a number of bytes"))
-    assert(refused(ExternalManifestStore.Kind, "java.lang.String").contains("is not an io.sparklance.core.storage.ExternalManifestStore"))
+    assert(refused(ExternalManifestStore.Kind, "java.lang.String").contains("is not an io.sparklance.core.commit.ExternalManifestStore"))
     assert(refused(ExternalManifestStore.Kind, "no.such.Store").contains("neither 'dynamodb' nor a class"))
     assert(refused(DynamoDbManifestStore.TableKey, " ").contains("must be a non-empty name"))
     val unknown = refused("sparklance.commit.unsafe-ish", "true")

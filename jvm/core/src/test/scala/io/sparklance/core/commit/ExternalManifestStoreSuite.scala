@@ -1,4 +1,4 @@
-package io.sparklance.core.storage
+package io.sparklance.core.commit
 
 import java.nio.file.Files
 import java.util.concurrent.ConcurrentHashMap
@@ -8,6 +8,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.{InvalidArgumentException, StorageException}
 import io.sparklance.core.schema.LanceSchema
+import io.sparklance.core.storage.HadoopStorage
 import io.sparklance.core.testing.Races
 import io.sparklance.core.table.{Dataset, ManifestNaming, TestManifests}
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
