@@ -26,8 +26,10 @@ val awsDeps = Seq(
 ThisBuild / organization := "io.sparklance"
 ThisBuild / version := IO.read(file("VERSION")).trim
 ThisBuild / scalaVersion := "2.13.18"
-ThisBuild / javacOptions ++= Seq("--release", "17", "-Xlint:unchecked")
-ThisBuild / scalacOptions ++= Seq("-release", "17", "-deprecation", "-feature", "-unchecked", "-Xlint:-byname-implicit,_")
+// Warnings are errors, in Scala and Java; -Xsource:3 keeps the code ready for Scala 3's syntax and rules.
+ThisBuild / javacOptions ++= Seq("--release", "17", "-Xlint:unchecked", "-Werror")
+ThisBuild / scalacOptions ++= Seq("-release", "17", "-deprecation", "-feature", "-unchecked", "-Xlint:-byname-implicit,_",
+  "-Werror", "-Xsource:3")
 
 lazy val sparkJarsDir: File = {
   val fromEnv = sys.env.get("SPARK_JARS").map(file(_).getAbsoluteFile)

@@ -123,19 +123,20 @@ def test_manifests_are_created_conditionally_and_unsafe_commits_are_refused(stan
     bucket = stand.bucket("conditional")
     out = stand.run_job(f"""
         S = jvm.io.sparklance.core.storage.HadoopStorage
+        H = jvm.io.sparklance.core.commit.FileSystemCommitHandler
         st = S(hadoop_conf())
         p = "s3a://{bucket}/x.lance/_versions/1.manifest"
-        emit([st.putIfAbsent(p, bytearray(b"first")), st.putIfAbsent(p, bytearray(b"second"))])
+        emit([H.forStorage(st).createIfAbsent(p, bytearray(b"first")), H.forStorage(st).createIfAbsent(p, bytearray(b"second"))])
         emit(bytes(st.readAll(p)).decode())
         off = dict(fs__s3a__create__conditional__enabled="false", fs__s3a__impl__disable__cache="true")
         try:
-            S(hadoop_conf(**off)).putIfAbsent("s3a://{bucket}/x.lance/_versions/2.manifest", bytearray(b"x"))
+            H.forStorage(S(hadoop_conf(**off))).createIfAbsent("s3a://{bucket}/x.lance/_versions/2.manifest", bytearray(b"x"))
             emit("committed")
         except Exception as e:
             emit(str(e))
-        unsafe = S(hadoop_conf(sparklance__commit__unsafe="true", **off))
+        unsafe = H.forStorage(S(hadoop_conf(sparklance__commit__unsafe="true", **off)))
         q = "s3a://{bucket}/x.lance/_versions/3.manifest"
-        emit([unsafe.putIfAbsent(q, bytearray(b"one")), unsafe.putIfAbsent(q, bytearray(b"two"))])
+        emit([unsafe.createIfAbsent(q, bytearray(b"one")), unsafe.createIfAbsent(q, bytearray(b"two"))])
         # A Spark write to a store without conditional writes is refused and leaves no version behind.
         hc = spark._jsc.hadoopConfiguration()
         hc.set("fs.s3a.create.conditional.enabled", "false"); hc.set("fs.s3a.impl.disable.cache", "true")
@@ -177,7 +178,7 @@ def test_dynamodb_external_store_commits_and_finishes_a_dead_writers_version(sta
         proto = MF.decode(final10, storage.readAll(final10)).toBuilder().setVersion(11).build()
         data = MF.encode(proto, jvm.scala.Option.empty())
         storage.create(staged, data)
-        store = jvm.io.sparklance.core.storage.DynamoDbManifestStore(hadoop_conf())
+        store = jvm.io.sparklance.core.commit.DynamoDbManifestStore(hadoop_conf())
         emit(store.putIfNotExists("t.lance", 11, "t.lance/_versions/" + {v2_name(11)!r} + "-00000000dead", len(data)))
         emit(store.putIfNotExists("t.lance", 11, "t.lance/_versions/other", 1))
     """, warehouse=f"s3a://{bucket}/wh", conf=conf, workdir=tmp_path)

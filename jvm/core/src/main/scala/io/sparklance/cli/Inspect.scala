@@ -178,8 +178,8 @@ object Inspect {
       s"(manifest naming ${s.naming.name})")
     out.println(s"Format    data files ${m.dataStorageVersion.getOrElse("legacy")}, written by " +
       s"${m.writerLibrary.getOrElse("unknown")}")
-    out.println(s"Features  reader [${io.sparklance.core.table.FeatureFlags.describe(m.readerFeatureFlags).mkString(", ")}]" +
-      s", writer [${io.sparklance.core.table.FeatureFlags.describe(m.writerFeatureFlags).mkString(", ")}]")
+    out.println(s"Features  reader [${io.sparklance.core.format.FeatureFlags.describe(m.readerFeatureFlags).mkString(", ")}]" +
+      s", writer [${io.sparklance.core.format.FeatureFlags.describe(m.writerFeatureFlags).mkString(", ")}]")
     out.println(s"Rows      ${m.numRows} in ${s.fragments.size} fragment(s)")
     out.println()
     out.println("History")

@@ -14,7 +14,7 @@ import org.apache.arrow.vector.types.pojo.Schema
 
 import io.sparklance.core.LanceException
 import io.sparklance.core.file.LanceFileReader
-import io.sparklance.core.scan.LiveRows
+import io.sparklance.core.table.LiveRows
 import io.sparklance.core.storage.{HadoopStorage, Storage}
 import io.sparklance.core.table.Dataset
 

@@ -8,7 +8,7 @@ import scala.util.control.NonFatal
 import org.apache.arrow.memory.{BufferAllocator, RootAllocator}
 
 import io.sparklance.core.file.FileVersion
-import io.sparklance.core.scan.LiveRows
+import io.sparklance.core.table.LiveRows
 import io.sparklance.core.storage.{HadoopStorage, Storage}
 import io.sparklance.core.table.Dataset
 import io.sparklance.core.txn.{Committer, Operation, Transaction}

@@ -14,7 +14,6 @@ import org.apache.spark.sql.types.{ArrayType, BinaryType, DataType, MapType, Str
 import io.sparklance.core.{InvalidArgumentException, NotATableException, TableExistsException}
 import io.sparklance.core.{table => lance}
 import io.sparklance.core.table.{Snapshot, TimeTravel}
-
 /**
  * `df.write.format("lance").mode(m).save(path)`: every save mode over a table named by its path.
  *

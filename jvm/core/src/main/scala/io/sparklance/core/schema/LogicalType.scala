@@ -115,7 +115,7 @@ object LogicalType {
           size <- int(parts.last) if size >= 0
           elem <- tryParse(parts.slice(1, parts.length - 1).mkString(":")) if !elem.isNested
         } yield FixedSizeList(elem, size)
-      case "fixed_size_binary" if parts.length == 2 => int(parts(1)).filter(_ >= 0).map(FixedSizeBinary)
+      case "fixed_size_binary" if parts.length == 2 => int(parts(1)).filter(_ >= 0).map(FixedSizeBinary.apply)
       case "decimal" if parts.length == 4 =>
         for {
           bits <- int(parts(1)) if bits == 128 || bits == 256

@@ -10,7 +10,7 @@ import scala.util.control.NonFatal
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FSDataInputStream, FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
 
-import io.sparklance.core.{CorruptFileException, InvalidArgumentException, StorageException, UnsupportedFeatureException}
+import io.sparklance.core.{CorruptFileException, StorageException, UnsupportedFeatureException}
 
 /**
  * [[Storage]] over Hadoop's FileSystem API: local disk, HDFS, and (through hadoop-aws) S3.
@@ -23,10 +23,8 @@ import io.sparklance.core.{CorruptFileException, InvalidArgumentException, Stora
  *  - object stores whose Hadoop connector offers conditional creation (S3A 3.4.2 and later with
  *    `fs.s3a.create.conditional.enabled`, the default: a PUT with `If-None-Match: *`, which the second writer
  *    loses with 412 Precondition Failed).
- *  - any store, when an external manifest store is configured ([[ExternalManifestStore.fromConf]], e.g. DynamoDB):
- *    manifests are committed through it (see [[ExternalManifestCommits]]).
- * Anything else is refused with a clear error rather than committed unsafely, unless `sparklance.commit.unsafe`
- * is true (one writer at a time is then the user's promise: a create-if-missing check that can race).
+ * Elsewhere `offersPutIfAbsent` is false and `putIfAbsent` is refused; committing there is a matter for the
+ * commit handler ([[io.sparklance.core.commit.CommitHandler]]), e.g. through an external manifest store.
  */
 final class HadoopStorage(val conf: Configuration) extends Storage {
 
@@ -94,38 +92,19 @@ final class HadoopStorage(val conf: Configuration) extends Storage {
     fs(path).create(hadoopPath(path), false)
   }
 
-  /** Manifests go through the external store when one is configured; created once, on first use. */
-  private lazy val externalCommits: Option[ExternalManifestCommits] =
-    ExternalManifestStore.fromConf(conf).map(new ExternalManifestCommits(this, _))
-
-  override def putIfAbsent(path: String, bytes: Array[Byte]): Boolean =
-    externalCommits.filter(_.handles(path)) match {
-      case Some(external) => external.putIfAbsent(path, bytes)
-      case None => objectPutIfAbsent(path, bytes)
-    }
-
-  /** Put-if-absent by the file system alone: atomic where it can be, else refused (or, opted in, check-then-write). */
-  private def objectPutIfAbsent(path: String, bytes: Array[Byte]): Boolean = wrap(path, "commit") {
+  override def putIfAbsent(path: String, bytes: Array[Byte]): Boolean = wrap(path, "commit") {
     val f = fs(path)
-    val p = hadoopPath(path)
-    atomicPutIfAbsent(f, p, bytes).getOrElse {
-      val scheme = f.getUri.getScheme
-      if (conf.getBoolean(HadoopStorage.UnsafeCommits, false)) {
-        // The user's promise that one writer commits at a time: check, then write.
-        !f.exists(p) && { writeFile(f, p, bytes, overwrite = false); true }
-      } else {
-        val hint = if (scheme == "s3a") {
-          " S3A offers it with S3 conditional writes (fs.s3a.create.conditional.enabled=true, the default, on a store " +
-            "that supports If-None-Match); for stores without them, configure an external manifest store " +
-            s"(${ExternalManifestStore.Kind}=dynamodb)."
-        } else s" Configure an external manifest store (${ExternalManifestStore.Kind}=dynamodb)."
-        throw new UnsupportedFeatureException(
-          s"Cannot commit to $path: the '$scheme' file system offers no atomic put-if-absent here, and committing " +
-            s"without one could silently lose a concurrent writer's version.$hint To commit anyway because only one " +
-            s"writer ever writes this table, set ${HadoopStorage.UnsafeCommits}=true.")
-      }
-    }
+    atomicPutIfAbsent(f, hadoopPath(path), bytes).getOrElse(throw new UnsupportedFeatureException(
+      s"Cannot create $path only if absent: the '${f.getUri.getScheme}' file system offers no atomic put-if-absent " +
+        "here."))
   }
+
+  override def offersPutIfAbsent(path: String): Boolean = wrap(path, "access the file system of") {
+    val f = fs(path)
+    f.isInstanceOf[RawLocalFileSystem] || isHdfs(f) || canCreateConditionally(f, hadoopPath(path))
+  }
+
+  private def isHdfs(f: FileSystem): Boolean = f.getUri.getScheme == "hdfs" || f.getUri.getScheme == "viewfs"
 
   /**
    * The file system's own atomic put-if-absent: whether this caller won, or None where the file system has none.
@@ -134,7 +113,7 @@ final class HadoopStorage(val conf: Configuration) extends Storage {
    */
   private def atomicPutIfAbsent(f: FileSystem, p: Path, bytes: Array[Byte]): Option[Boolean] = f match {
     case local: RawLocalFileSystem => Some(localPutIfAbsent(local.pathToFile(p).toPath, bytes))
-    case _ if f.getUri.getScheme == "hdfs" || f.getUri.getScheme == "viewfs" =>
+    case _ if isHdfs(f) =>
       val tmp = new Path(p.getParent, s".${p.getName}.${UUID.randomUUID()}.tmp")
       writeFile(f, tmp, bytes, overwrite = false)
       val won = f.rename(tmp, p)
@@ -145,11 +124,10 @@ final class HadoopStorage(val conf: Configuration) extends Storage {
   }
 
   /**
-   * Writes a file whose content is already decided (an external store chose it), so that readers see it whole or
-   * not at all; racing writers of the same bytes may each succeed or find it there. Where the file system has no
-   * atomic put-if-absent, a plain create: object stores make an object visible only once it is complete.
+   * Where the file system has no atomic put-if-absent, a plain create: object stores make an object visible only
+   * once it is complete.
    */
-  private[storage] def publishChosen(path: String, bytes: Array[Byte]): Unit = wrap(path, "write") {
+  override def publish(path: String, bytes: Array[Byte]): Unit = wrap(path, "write") {
     val f = fs(path)
     val p = hadoopPath(path)
     if (atomicPutIfAbsent(f, p, bytes).isEmpty) {
@@ -202,13 +180,7 @@ final class HadoopStorage(val conf: Configuration) extends Storage {
     } finally Files.deleteIfExists(tmp)
   }
 
-  override def list(dir: String): Seq[FileEntry] = {
-    // With an external manifest store, the latest version may be recorded there but not finished yet.
-    if (dir.stripSuffix("/").endsWith("/_versions")) externalCommits.foreach(_.repair(dir.stripSuffix("/")))
-    listDirectory(dir)
-  }
-
-  private def listDirectory(dir: String): Seq[FileEntry] = wrap(dir, "list") {
+  override def list(dir: String): Seq[FileEntry] = wrap(dir, "list") {
     val f = fs(dir)
     val p = hadoopPath(dir)
     try {
@@ -231,31 +203,12 @@ object HadoopStorage {
   /** Ranged reads of a remote file closer than this many bytes are read as one (default 1 MiB). */
   val CoalesceGap = "sparklance.read.coalesce-gap-bytes"
 
-  /** Opt-in: commit on stores without an atomic put-if-absent, trusting that only one writer commits at a time. */
-  val UnsafeCommits = "sparklance.commit.unsafe"
-
   /**
-   * Checks `sparklance.*` settings (keys and values), wherever they were given: every key must be one this version
-   * knows and every value must parse, on every file system, so that a misspelt or malformed setting is an error
-   * even where it would not be read (a local table ignores the object-store settings).
+   * The `sparklance.*` settings this storage reads, each with a check of its value (trimmed) that returns what a bad
+   * value should have been.
    */
-  def checkSettings(settings: Map[String, String]): Unit = settings.foreach { case (key, value) =>
-    def bad(expected: String): Nothing = throw new InvalidArgumentException(s"Setting $key must be $expected, not " +
-      s"'$value'.")
-    val v = value.trim
-    key match {
-      case CoalesceGap => if (!v.toLongOption.exists(_ >= -1)) bad("a number of bytes (-1 turns coalescing off)")
-      case UnsafeCommits => if (!(v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false"))) bad("true or false")
-      case ExternalManifestStore.Kind => ExternalManifestStore.checkKind(v)
-      case DynamoDbManifestStore.TableKey | DynamoDbManifestStore.RegionKey | DynamoDbManifestStore.EndpointKey =>
-        if (v.isEmpty) bad("a non-empty name")
-      case other => throw new InvalidArgumentException(s"Unknown setting $other. The sparklance settings are: " +
-        s"${KnownSettings.mkString(", ")} (docs/configuration.md).")
-    }
-  }
-
-  private val KnownSettings = Seq(CoalesceGap, UnsafeCommits, ExternalManifestStore.Kind, DynamoDbManifestStore.TableKey,
-    DynamoDbManifestStore.RegionKey, DynamoDbManifestStore.EndpointKey)
+  val Settings: Map[String, String => Option[String]] = Map(
+    CoalesceGap -> (v => Option.when(!v.toLongOption.exists(_ >= -1))("a number of bytes (-1 turns coalescing off)")))
 
   /** Whether a failed conditional create failed because the object exists (or is being created by a racer). */
   private[storage] def lostConditionalCreate(e: Throwable): Boolean =

@@ -11,8 +11,11 @@ import java.nio.ByteBuffer
  * Contract every implementation must keep:
  *  - `putIfAbsent(path, bytes)` is atomic: when several callers race on one path, exactly one of them returns
  *    true, and from then on every reader sees that caller's complete bytes; the others return false and their
- *    bytes are never visible. This is what makes a manifest commit safe. An implementation that cannot give this
- *    guarantee must throw rather than pretend.
+ *    bytes are never visible. This is what makes a manifest commit safe (see
+ *    [[io.sparklance.core.commit.CommitHandler]]). Where an implementation cannot give this guarantee,
+ *    `offersPutIfAbsent` is false and `putIfAbsent` throws rather than pretends.
+ *  - `publish(path, bytes)` makes a file whose content is already decided visible whole or not at all; racing
+ *    callers publish the same bytes, and finding the file there is success. It needs no put-if-absent.
  *  - `create` writes a complete object or nothing visible under its path (data and deletion files have unique
  *    names, so no two writers target one path).
  *  - `list` is a consistent listing of the direct children of a directory; a missing directory lists as empty.
@@ -65,6 +68,15 @@ trait Storage {
 
   /** Atomically creates `path` with `bytes` if nothing is there; returns false, writing nothing, if it exists. */
   def putIfAbsent(path: String, bytes: Array[Byte]): Boolean
+
+  /** Whether `putIfAbsent` is atomic under `path`; where it is not, `putIfAbsent` throws. */
+  def offersPutIfAbsent(path: String): Boolean = true
+
+  /**
+   * Writes a file whose content is already decided (every caller writes the same bytes to `path`), so that readers
+   * see it whole or not at all; a file already there is taken as published.
+   */
+  def publish(path: String, bytes: Array[Byte]): Unit = { putIfAbsent(path, bytes); () }
 
   /** The direct children of a directory (files and directories); empty if the directory does not exist. */
   def list(dir: String): Seq[FileEntry]

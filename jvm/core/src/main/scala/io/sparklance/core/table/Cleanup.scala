@@ -3,6 +3,7 @@ package io.sparklance.core.table
 import java.time.Instant
 
 import io.sparklance.core.storage.{FileEntry, Storage}
+import io.sparklance.core.format.TableLayout
 
 /**
  * Removes old versions and the files only they need (upstream `cleanup_old_versions`; VACUUM in Delta Lake).
@@ -32,7 +33,7 @@ object Cleanup {
       val layout = s.layout
       s.fragments.flatMap { f =>
         f.files.map(layout.dataFilePath) ++ f.deletionFile.map(d => layout.deletionFilePath(f.id, d))
-      } ++ s.manifest.transactionFile.map(t => Storage.join(root, s"_transactions/$t")) :+ s.manifest.path
+      } ++ s.manifest.transactionFile.map(TableLayout.transactionPath(root, _)) :+ s.manifest.path
     }.map(normalize).toSet
 
     val removedManifests = listing.entries.filter(e => removed.exists(_.version == e.version))
@@ -40,7 +41,7 @@ object Cleanup {
       storage.list(Storage.join(root, dir)).filter(e => !e.isDirectory)
     }
     val orphans = candidates.filter(e => !referenced.contains(normalize(e.path)) && e.modificationTime < cutoff)
-    val manifestEntries = storage.list(Storage.join(root, "_versions")).filter(e => removedManifests.exists(m => normalize(m.path) == normalize(e.path)))
+    val manifestEntries = storage.list(TableLayout.versionsDir(root)).filter(e => removedManifests.exists(m => normalize(m.path) == normalize(e.path)))
     val doomed = manifestEntries ++ orphans
     if (!dryRun) {
       // Manifests first: once a version is gone, nothing can reach the files it alone referenced.

@@ -6,17 +6,20 @@ import scala.collection.immutable.SortedMap
 
 import io.sparklance.core.{InconsistentTableException, InvalidArgumentException, NotATableException, StorageException,
   TagNotFoundException, VersionNotFoundException}
+import io.sparklance.core.commit.CommitHandler
 import io.sparklance.core.storage.Storage
+import io.sparklance.core.format.{FeatureFlags, Manifest, ManifestFile, ManifestNaming, TableLayout, VersionEntry, VersionListing}
 
 /**
  * A Lance table (a "dataset" in Lance's words) at a root directory: its versions, tags and snapshots.
  *
  * Holds no cached state: each call looks at the store again, so it always sees the latest commits. The latest
- * version is found with one listing of `_versions/`; `latest_version_hint.json` is not trusted.
+ * version is found with one listing of `_versions/` through the table's [[CommitHandler]] (which first finishes a
+ * committed version whose writer stopped); `latest_version_hint.json` is not trusted.
  */
-final class Dataset private (val storage: Storage, val root: String) {
+final class Dataset private (val storage: Storage, val commits: CommitHandler, val root: String) {
 
-  val versionsDir: String = Storage.join(root, "_versions")
+  val versionsDir: String = TableLayout.versionsDir(root)
 
   // The listing `open` made to check that a table is there: the first call that needs a listing, right after
   // opening, uses it instead of listing again (on an object store each listing is a request).
@@ -25,22 +28,8 @@ final class Dataset private (val storage: Storage, val root: String) {
   /** The manifests under `_versions/`, ascending by version, and the naming scheme they share. */
   def listVersions(): VersionListing = Option(fromOpen.getAndSet(null)).getOrElse(listFresh())
 
-  private def listFresh(): VersionListing = {
-    val entries = storage.list(versionsDir).filterNot(_.isDirectory).flatMap { e =>
-      ManifestNaming.classify(e.name).map { case (naming, v) => (naming, v, e) }
-    }
-    if (entries.isEmpty) {
-      throw new NotATableException(root, if (storage.list(root).isEmpty) "the directory is empty or does not exist"
-        else "it has no manifests under _versions/")
-    }
-    val schemes = entries.map(_._1).distinct
-    if (schemes.size > 1) {
-      val sample = schemes.map(s => s"${s.name} (e.g. ${entries.find(_._1 == s).get._3.name})").mkString(" and ")
-      throw new InconsistentTableException(root, s"its _versions/ directory mixes the manifest naming schemes $sample. " +
-        "A table must use one scheme; remove the manifests of the wrong scheme or migrate them with pylance.")
-    }
-    VersionListing(schemes.head, entries.map(e => VersionEntry(e._2, e._3.path, e._3.size)).sortBy(_.version).toIndexedSeq)
-  }
+  private def listFresh(): VersionListing =
+    VersionListing.of(root, commits.listManifests(root), storage.list(root).isEmpty)
 
   def latestVersion(): Long = listVersions().entries.last.version
 
@@ -49,28 +38,10 @@ final class Dataset private (val storage: Storage, val root: String) {
     load(listing.naming, listing.entries.last)
   }
 
-  /**
-   * The snapshot of a version. A detached version (one pylance committed with `detached=True`: its number, an
-   * unsigned 64-bit value, has the top bit set, so it is negative as a `Long`) is not in the listing: its manifest
-   * is read by name, `_versions/d<version>.manifest`.
-   */
+  /** The snapshot of a version (also of a detached version: see [[VersionListing.entry]]). */
   def checkout(version: Long): Snapshot = {
-    if (ManifestNaming.isDetached(version)) return checkoutDetached(version)
     val listing = listVersions()
-    listing.entries.find(_.version == version) match {
-      case Some(e) => load(listing.naming, e)
-      case None =>
-        throw new VersionNotFoundException(root, s"version $version does not exist. ${listing.describe}")
-    }
-  }
-
-  private def checkoutDetached(version: Long): Snapshot = {
-    val path = Storage.join(versionsDir, ManifestNaming.detachedFileName(version))
-    val shown = ManifestNaming.show(version)
-    if (!storage.exists(path)) {
-      throw new VersionNotFoundException(root, s"detached version $shown does not exist (no manifest $path).")
-    }
-    load(listVersions().naming, VersionEntry(version, path))
+    load(listing.naming, listing.entry(storage, root, version))
   }
 
   /**
@@ -80,7 +51,7 @@ final class Dataset private (val storage: Storage, val root: String) {
   def branch(name: String): Dataset = {
     Dataset.validateBranch(root, name)
     val dir = Storage.join(root, s"tree/$name")
-    try Dataset.open(storage, dir)
+    try Dataset.open(storage, dir, commits)
     catch {
       case _: NotATableException =>
         throw new VersionNotFoundException(root, s"branch '$name' does not exist (no manifests under $dir/_versions/).")
@@ -179,20 +150,16 @@ object Dataset {
     }
   }
 
-  /** Opens the table at `root`; fails with [[NotATableException]] if there is none. */
-  def open(storage: Storage, root: String): Dataset = {
-    val ds = new Dataset(storage, root.stripSuffix("/"))
+  /**
+   * Opens the table at `root`, committed to as [[CommitHandler.forStorage]] says; fails with
+   * [[NotATableException]] if there is none.
+   */
+  def open(storage: Storage, root: String): Dataset = open(storage, root, CommitHandler.forStorage(storage))
+
+  /** Opens the table at `root`, whose versions `commits` decides; fails with [[NotATableException]] if there is none. */
+  def open(storage: Storage, root: String, commits: CommitHandler): Dataset = {
+    val ds = new Dataset(storage, commits, root.stripSuffix("/"))
     ds.fromOpen.set(ds.listFresh())
     ds
   }
-}
-
-/** A manifest file found in `_versions/`. */
-final case class VersionEntry(version: Long, path: String, size: Long = -1L)
-
-/** The manifests of a table, ascending by version. Never empty. */
-final case class VersionListing(naming: ManifestNaming, entries: IndexedSeq[VersionEntry]) {
-  def describe: String =
-    if (entries.size == 1) s"The table has only version ${entries.head.version}."
-    else s"The table has ${entries.size} versions, from ${entries.head.version} to ${entries.last.version}."
 }

@@ -14,6 +14,7 @@ import io.sparklance.core.file.LanceFileWriter
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.Storage
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
+import io.sparklance.core.format.DataFile
 
 /**
  * Data evolution ([[Table.newColumns]]): new columns with values, written as one new data file per fragment beside

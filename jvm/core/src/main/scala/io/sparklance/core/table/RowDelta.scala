@@ -8,8 +8,9 @@ import org.roaringbitmap.RoaringBitmap
 
 import io.sparklance.core.InconsistentTableException
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
-import io.sparklance.core.write.{Compaction, Deletions}
+import io.sparklance.core.write.Deletions
 import io.sparklance.proto.TableProtos
+import io.sparklance.core.format.{RowIdSequence, RowVersionSequence}
 
 /**
  * Rows to delete, by row address (fragment id in the high 32 bits, row offset in the low 32), collected by the
@@ -110,10 +111,9 @@ final class RowDelta private[table] (table: Table, snapshot: Snapshot, deletesOn
     if (changed.isEmpty && removed.isEmpty && added.isEmpty) None
     else {
       val op =
-        if (deletesOnly && added.isEmpty) Operation.Delete(changed, removed, "")
-        else Operation.Update(removed, changed, added)
-      Some(table.commit(Transaction.create(snapshot.version, op), Committer.Options(maxRetries = commitRetries),
-        deletedRows))
+        if (deletesOnly && added.isEmpty) Operation.Delete(changed, removed, "", deletedRows)
+        else Operation.Update(removed, changed, added, deletedRows)
+      Some(table.commit(Transaction.create(snapshot.version, op), Committer.Options(maxRetries = commitRetries)))
     }
   }
 
@@ -144,8 +144,8 @@ final class RowDelta private[table] (table: Table, snapshot: Snapshot, deletesOn
         i += 1
       }
       at += n
-      val b = f.toBuilder.setInlineRowIds(Compaction.encodeRowIds(rowIds).toByteString)
-      if (hasCreated) b.setInlineCreatedAtVersions(Compaction.encodeVersions(versions).toByteString)
+      val b = f.toBuilder.setInlineRowIds(RowIdSequence.encode(rowIds).toByteString)
+      if (hasCreated) b.setInlineCreatedAtVersions(RowVersionSequence.encode(versions).toByteString)
       b.build()
     }
   }

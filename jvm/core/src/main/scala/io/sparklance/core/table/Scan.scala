@@ -6,6 +6,7 @@ import scala.jdk.CollectionConverters._
 import io.sparklance.core.MetadataColumn
 import io.sparklance.core.schema.{LanceField, LanceSchema, LogicalType}
 import io.sparklance.proto.{FileProtos, TableProtos}
+import io.sparklance.core.format.{Fragment, TableLayout}
 
 /**
  * A read of one pinned table version, planned on the driver: which columns (nested fields pruned), which metadata
@@ -13,14 +14,19 @@ import io.sparklance.proto.{FileProtos, TableProtos}
  * each `with...` returns a new scan. [[planTasks]] splits it into [[ScanTask]]s, plain data that
  * [[Table.read]] reads anywhere.
  */
-final case class Scan private[table] (
-    snapshot: Snapshot,
-    projection: Seq[LanceField],
-    metadataColumns: Seq[MetadataColumn],
-    fragmentFilters: Seq[Predicate],
-    dataFilters: Seq[Predicate],
-    limit: Option[Int],
-    batchRows: Int) {
+final class Scan private[table] (
+    val snapshot: Snapshot,
+    val projection: Seq[LanceField],
+    val metadataColumns: Seq[MetadataColumn],
+    val fragmentFilters: Seq[Predicate],
+    val dataFilters: Seq[Predicate],
+    val limit: Option[Int],
+    val batchRows: Int) {
+
+  private def copy(projection: Seq[LanceField] = projection, metadataColumns: Seq[MetadataColumn] = metadataColumns,
+      fragmentFilters: Seq[Predicate] = fragmentFilters, dataFilters: Seq[Predicate] = dataFilters,
+      limit: Option[Int] = limit, batchRows: Int = batchRows): Scan =
+    new Scan(snapshot, projection, metadataColumns, fragmentFilters, dataFilters, limit, batchRows)
 
   /** Reads these fields of the table (pruned as given) in this order. */
   def withProjection(fields: Seq[LanceField]): Scan = copy(projection = fields)
@@ -43,6 +49,9 @@ final case class Scan private[table] (
 
   /** The fragments the scan reads: those every fragment filter keeps. */
   def fragments: Seq[Fragment] = snapshot.fragments.filter(f => fragmentFilters.forall(Scan.keepsFragment(_, f.id)))
+
+  /** The ids of the fragments the scan reads. */
+  def fragmentIds: Seq[Long] = fragments.map(_.id)
 
   /** The live rows of the selected fragments, from the manifest alone. */
   def countRows(): Long = fragments.map(_.numRows).sum
@@ -89,7 +98,7 @@ final case class Scan private[table] (
 
 object Scan {
   private[table] def of(snapshot: Snapshot): Scan =
-    Scan(snapshot, snapshot.schema.fields, Nil, Nil, Nil, None, 8192)
+    new Scan(snapshot, snapshot.schema.fields, Nil, Nil, Nil, None, 8192)
 
   /** What a scan does with a predicate. */
   sealed trait FilterUse

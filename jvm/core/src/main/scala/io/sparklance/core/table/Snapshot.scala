@@ -8,6 +8,7 @@ import io.sparklance.core.file.FileVersion
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.Storage
 import io.sparklance.proto.TableProtos
+import io.sparklance.core.format.{DataFile, DeletionVector, FeatureFlags, Fragment, FragmentFiles, Manifest, ManifestNaming, RowIdSequence, RowVersionSequence, TableLayout}
 
 /**
  * One version of a table, pinned: its manifest and how to find the files it references. Everything read through a
@@ -20,7 +21,7 @@ final class Snapshot(val dataset: Dataset, val manifest: Manifest, val naming: M
   def storage: Storage = dataset.storage
 
   /** The table (or branch) this version belongs to. */
-  def table: Table = Table.open(storage, root)
+  def table: Table = Table.open(storage, dataset.commits, root)
 
   def version: Long = manifest.version
 

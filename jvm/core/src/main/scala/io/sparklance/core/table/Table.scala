@@ -8,13 +8,13 @@ import scala.util.control.NonFatal
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.hadoop.conf.Configuration
 
-import io.sparklance.core.NotATableException
+import io.sparklance.core.{InvalidArgumentException, NotATableException}
+import io.sparklance.core.commit.CommitHandler
 import io.sparklance.core.file.FileVersion
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.{HadoopStorage, Storage}
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
-import io.sparklance.core.write.{Compaction, FragmentWriter}
-
+import io.sparklance.core.write.FragmentWriter
 /**
  * A Lance table at a root directory: the core's front door. Everything an engine does with a table goes through
  * it: pinning a [[Snapshot]] (by version, time, tag or branch), planning a [[Scan]] and reading its tasks, writing
@@ -24,9 +24,9 @@ import io.sparklance.core.write.{Compaction, FragmentWriter}
  * Holds no cached state: each call looks at the store again, so it always sees the latest commits. Cheap to make:
  * executors open the table again from its root and storage settings.
  */
-final class Table private (val storage: Storage, val root: String) {
+final class Table private (val storage: Storage, val commits: CommitHandler, val root: String) {
 
-  private def dataset(): Dataset = Dataset.open(storage, root)
+  private def dataset(): Dataset = Dataset.open(storage, root, commits)
 
   // ------------------------------------------------------------------------------------------------ versions
 
@@ -131,29 +131,44 @@ final class Table private (val storage: Storage, val root: String) {
   /** Deletes files written for a commit that did not happen; best effort. */
   def discard(files: Seq[String]): Unit = files.foreach(f => try storage.delete(f) catch { case NonFatal(_) => () })
 
-  private[table] def commit(txn: Transaction, options: Committer.Options,
-      deletedRows: Map[Long, org.roaringbitmap.RoaringBitmap] = Map.empty): Long =
-    Committer.commit(storage, root, txn, options, deletedRows)
+  private[table] def commit(txn: Transaction, options: Committer.Options): Long =
+    Committer.commit(storage, commits, root, txn, options)
 
   override def toString: String = s"Table($root)"
 }
 
 object Table {
 
-  /** The table at `root` of `storage` (which may not exist yet: the first commit creates it). */
-  def open(storage: Storage, root: String): Table = new Table(storage, root.stripSuffix("/"))
+  /**
+   * The table at `root` of `storage`, whose versions `commits` decides (the table may not exist yet: the first
+   * commit creates it).
+   */
+  def open(storage: Storage, commits: CommitHandler, root: String): Table = new Table(storage, commits, root.stripSuffix("/"))
 
   /**
    * The table at `root` (a path or URI any Hadoop file system serves: `file:`, `s3a:`, `hdfs:`, ...), with that
    * file system's settings and sparklance's own (`sparklance.*`: commit and read settings) from `conf`.
    */
-  def forPath(root: String, conf: Configuration): Table = open(new HadoopStorage(conf), root)
+  def forPath(root: String, conf: Configuration): Table = {
+    val storage = new HadoopStorage(conf)
+    open(storage, CommitHandler.fromConf(storage, conf), root)
+  }
 
   /**
-   * Checks sparklance's settings among `settings` (keys `sparklance.*`), wherever they were given; a bad value or an
-   * unknown key is an error naming it.
+   * Checks sparklance's settings among `settings` (keys `sparklance.*`: storage and commit settings), wherever they
+   * were given: every key must be one this version knows and every value must parse, on every file system, so that
+   * a misspelt or malformed setting is an error even where it would not be read (a local table ignores the
+   * object-store settings).
    */
-  def checkSettings(settings: Map[String, String]): Unit = HadoopStorage.checkSettings(settings)
+  def checkSettings(settings: Map[String, String]): Unit = {
+    val known = HadoopStorage.Settings ++ CommitHandler.Settings
+    settings.foreach { case (key, value) =>
+      val check = known.getOrElse(key, throw new InvalidArgumentException(s"Unknown setting $key. The sparklance " +
+        s"settings are: ${known.keys.toSeq.sorted.mkString(", ")} (docs/configuration.md)."))
+      check(value.trim).foreach(expected =>
+        throw new InvalidArgumentException(s"Setting $key must be $expected, not '$value'."))
+    }
+  }
 
   /**
    * Checks that a new table may be created at `root`: the directory is missing, empty, or holds only what a Lance

@@ -3,9 +3,11 @@ package io.sparklance.core.table
 import java.time.Instant
 
 import io.sparklance.core.InvalidArgumentException
+import io.sparklance.core.commit.FileSystemCommitHandler
 import io.sparklance.core.storage.Storage
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
 import io.sparklance.proto.TransactionProtos
+import io.sparklance.core.format.{DataFile, TableLayout}
 
 /**
  * Table maintenance that is not a data change: tags (`_refs/tags/`, as pylance keeps them), restoring an earlier
@@ -19,7 +21,8 @@ object TableOps {
     val snapshot = Dataset.open(storage, root).checkout(version)
     val now = Instant.now()
     val tag = Tag(name, version, None, Some(now), Some(now), Some(storage.open(snapshot.manifest.path).length))
-    if (!storage.putIfAbsent(Storage.join(root, Tag.relativePath(name)), Tag.encode(tag))) {
+    // One writer creates a tag, as one commits a version: where the store has no put-if-absent, the same rules.
+    if (!FileSystemCommitHandler.forStorage(storage).createIfAbsent(Storage.join(root, Tag.relativePath(name)), Tag.encode(tag))) {
       throw new InvalidArgumentException(s"Table $root already has a tag '$name'. Delete it first to move it.")
     }
     tag
@@ -42,10 +45,7 @@ object TableOps {
     if (version == latest) {
       throw new InvalidArgumentException(s"Version $version of $root is already the latest: nothing to restore.")
     }
-    val old = ds.checkout(version)
-    val bytes = storage.readAll(old.manifest.path)
-    val indexSection = ManifestFile.decodeIndexSection(old.manifest.path, bytes, old.manifest.proto)
-    Committer.commit(storage, root, Transaction.create(latest, Operation.Restore(version, Some(old.manifest.proto), indexSection)))
+    Committer.commit(storage, ds.commits, root, Transaction.create(latest, Operation.Restore(version)), Committer.Options())
   }
 
   /**
@@ -86,7 +86,7 @@ object TableOps {
       val m = s.manifest
       val op = m.transactionFile.flatMap { name =>
         try {
-          val t = TransactionProtos.Transaction.parseFrom(storage.readAll(Storage.join(root, s"_transactions/$name")))
+          val t = TransactionProtos.Transaction.parseFrom(storage.readAll(TableLayout.transactionPath(root, name)))
           Some(t.getOperationCase.name.toLowerCase.capitalize)
         } catch { case scala.util.control.NonFatal(_) => None }
       }.getOrElse("Unknown")

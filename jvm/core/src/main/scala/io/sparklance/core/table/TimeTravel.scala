@@ -4,6 +4,7 @@ import java.time.Instant
 
 import io.sparklance.core.InvalidArgumentException
 import io.sparklance.core.util.Timestamps
+import io.sparklance.core.format.ManifestNaming
 
 /**
  * Which version of a table a read pins: the latest, a version number, the latest version committed at or before
@@ -33,7 +34,7 @@ object TimeTravel {
     val point = o.get("version").map(v => AtVersion(ManifestNaming.parseVersion(v).getOrElse(
       throw new InvalidArgumentException(s"Option version must be a version number, not '$v'."))))
       .orElse(o.get("timestamp").map(t => AsOf(Timestamps.parse(t))))
-      .orElse(o.get("tag").map(AtTag))
+      .orElse(o.get("tag").map(AtTag.apply))
       .getOrElse(Latest)
     o.get("branch").map(_.trim) match {
       case None | Some("main") => point
@@ -45,7 +46,7 @@ object TimeTravel {
   }
 
   /** `VERSION AS OF x` of SQL: a version number (unsigned, detached versions are above 2^63), else a tag name. */
-  def versionOrTag(s: String): TimeTravel = ManifestNaming.parseVersion(s).map(AtVersion).getOrElse(AtTag(s))
+  def versionOrTag(s: String): TimeTravel = ManifestNaming.parseVersion(s).map(AtVersion.apply).getOrElse(AtTag(s))
 
   private[table] def checkout(dataset: Dataset, tt: TimeTravel): Snapshot = tt match {
     case Latest => dataset.checkoutLatest()

@@ -66,25 +66,22 @@ object ConflictRules {
     val (ourUpdated, ourRemoved) = changes(ours)
     val (theirUpdated, theirRemoved) = changes(theirs)
     val both = (ourUpdated.keySet ++ ourRemoved).intersect(theirUpdated.keySet ++ theirRemoved)
-    if (both.isEmpty) return Compatible
-    both.toSeq.sorted.foreach { id =>
+    def conflictIn(id: Long): Option[Conflict] =
       if (theirRemoved.contains(id)) {
-        return Conflict(s"it removed fragment $id (deleted every row of it), which this ${ours.name} also changed")
-      }
-      if (ourRemoved.contains(id)) {
-        return Conflict(s"it deleted rows of fragment $id, every row of which this ${ours.name} deletes")
-      }
-      if (ourUpdated(id).getFilesList.asScala != theirUpdated(id).getFilesList.asScala) {
-        return Conflict(s"it changed the data files of fragment $id, which this ${ours.name} also changed")
-      }
-    }
-    MergeDeletions(both)
+        Some(Conflict(s"it removed fragment $id (deleted every row of it), which this ${ours.name} also changed"))
+      } else if (ourRemoved.contains(id)) {
+        Some(Conflict(s"it deleted rows of fragment $id, every row of which this ${ours.name} deletes"))
+      } else if (ourUpdated(id).getFilesList.asScala != theirUpdated(id).getFilesList.asScala) {
+        Some(Conflict(s"it changed the data files of fragment $id, which this ${ours.name} also changed"))
+      } else None
+    if (both.isEmpty) Compatible
+    else both.toSeq.sorted.iterator.flatMap(conflictIn).nextOption().getOrElse(MergeDeletions(both))
   }
 
   /** The fragments a Delete or Update gave new deletion files (by id), and those it removed. */
   private def changes(op: Operation): (Map[Long, TableProtos.DataFragment], Set[Long]) = op match {
-    case Operation.Delete(updated, deleted, _) => (updated.map(f => f.getId -> f).toMap, deleted.toSet)
-    case Operation.Update(removed, updated, _) => (updated.map(f => f.getId -> f).toMap, removed.toSet)
+    case Operation.Delete(updated, deleted, _, _) => (updated.map(f => f.getId -> f).toMap, deleted.toSet)
+    case Operation.Update(removed, updated, _, _) => (updated.map(f => f.getId -> f).toMap, removed.toSet)
     case _ => (Map.empty, Set.empty)
   }
 

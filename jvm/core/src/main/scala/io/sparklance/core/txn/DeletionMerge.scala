@@ -4,7 +4,7 @@ import org.roaringbitmap.RoaringBitmap
 
 import io.sparklance.core.CommitConflictException
 import io.sparklance.core.storage.Storage
-import io.sparklance.core.table.{FragmentFiles, Manifest, TableLayout}
+import io.sparklance.core.format.{FragmentFiles, Manifest, TableLayout}
 import io.sparklance.core.write.Deletions
 import io.sparklance.proto.TableProtos
 
@@ -21,17 +21,17 @@ object DeletionMerge {
 
   /**
    * Rebases `op` on `current` (the latest manifest of the table at `root`) for the fragments `fragmentIds`, whose
-   * deletion files `op` and a transaction committed since `readVersion` both changed. `deletedRows` holds, per
-   * fragment, the row offsets `op` deleted (not those deleted before it read the table).
+   * deletion files `op` and a transaction committed since `readVersion` both changed, using the rows `op` records
+   * it deleted (its `deletedRows`).
    *
    * @throws CommitConflictException when both deleted a row of one of the fragments, when the rows `op` deleted from
    *   one are not known, or when one is no longer in the table
    */
-  def rebase(storage: Storage, root: String, op: Operation, fragmentIds: Set[Long],
-      deletedRows: Map[Long, RoaringBitmap], current: Manifest, readVersion: Long): Result = {
-    val (updated, removed) = op match {
-      case Operation.Delete(u, r, _) => (u, r)
-      case Operation.Update(r, u, _) => (u, r)
+  def rebase(storage: Storage, root: String, op: Operation, fragmentIds: Set[Long], current: Manifest,
+      readVersion: Long): Result = {
+    val (updated, removed, deletedRows) = op match {
+      case Operation.Delete(u, r, _, rows) => (u, r, rows)
+      case Operation.Update(r, u, _, rows) => (u, r, rows)
       case other => throw new IllegalArgumentException(s"a ${other.name} has no deletion files to merge")
     }
     def conflict(detail: String) =

@@ -4,6 +4,8 @@ import java.util.UUID
 
 import scala.jdk.CollectionConverters._
 
+import org.roaringbitmap.RoaringBitmap
+
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.proto.{FileProtos, TableProtos, TransactionProtos}
 
@@ -33,26 +35,30 @@ object Operation {
   /**
    * Rows deleted: fragments whose deletion files changed (replacing the fragments of the same id) and fragments
    * whose every row is gone (removed). `predicate` is informational (the SQL condition).
+   *
+   * `deletedRows` holds, per fragment of `updatedFragments`, the row offsets this delete deleted (not those deleted
+   * before it read the table): with them, a concurrent change of the same fragments' deletion files is merged
+   * instead of conflicting ([[DeletionMerge]]). It is not part of the transaction file (empty when read from one).
    */
   final case class Delete(updatedFragments: Seq[TableProtos.DataFragment], deletedFragmentIds: Seq[Long],
-      predicate: String) extends Operation { def name = "Delete" }
+      predicate: String, deletedRows: Map[Long, RoaringBitmap] = Map.empty) extends Operation { def name = "Delete" }
 
   /**
-   * Rows changed: like [[Delete]] for the old versions of the rows, plus new fragments holding their new versions
-   * (and, for MERGE, inserted rows).
+   * Rows changed: like [[Delete]] for the old versions of the rows (`deletedRows` as there), plus new fragments
+   * holding their new versions (and, for MERGE, inserted rows).
    */
   final case class Update(removedFragmentIds: Seq[Long], updatedFragments: Seq[TableProtos.DataFragment],
-      newFragments: Seq[TableProtos.DataFragment]) extends Operation { def name = "Update" }
+      newFragments: Seq[TableProtos.DataFragment], deletedRows: Map[Long, RoaringBitmap] = Map.empty)
+      extends Operation { def name = "Update" }
 
   /** The schema replaced (columns added, dropped, renamed, made nullable) without touching data files. */
   final case class Project(schema: Seq[FileProtos.Field]) extends Operation { def name = "Project" }
 
   /**
-   * The table as it was at an earlier version, committed as a new version. `manifest` is that version's manifest
-   * (read by the caller; the transaction file records only the number).
+   * The table as it was at an earlier version, committed as a new version: that version's fragments, schema,
+   * config and indexes, which the committer reads from its manifest.
    */
-  final case class Restore(version: Long, manifest: Option[TableProtos.Manifest],
-      indexSection: Option[TableProtos.IndexSection] = None) extends Operation { def name = "Restore" }
+  final case class Restore(version: Long) extends Operation { def name = "Restore" }
 
   /**
    * Fragments rewritten (compaction): each group's old fragments are replaced, where the first of them was, by new
@@ -91,16 +97,16 @@ final case class Transaction(readVersion: Long, uuid: String, operation: Operati
           .putAllConfigUpsertValues(config.asJava)
         meta.foreach { case (k, v) => o.putSchemaMetadata(k, com.google.protobuf.ByteString.copyFrom(v)) }
         b.setOverwrite(o)
-      case Operation.Delete(updated, deleted, predicate) =>
+      case Operation.Delete(updated, deleted, predicate, _) =>
         b.setDelete(TransactionProtos.Transaction.Delete.newBuilder().addAllUpdatedFragments(updated.asJava)
           .addAllDeletedFragmentIds(deleted.map(java.lang.Long.valueOf).asJava).setPredicate(predicate))
-      case Operation.Update(removed, updated, added) =>
+      case Operation.Update(removed, updated, added, _) =>
         b.setUpdate(TransactionProtos.Transaction.Update.newBuilder()
           .addAllRemovedFragmentIds(removed.map(java.lang.Long.valueOf).asJava)
           .addAllUpdatedFragments(updated.asJava).addAllNewFragments(added.asJava))
       case Operation.Project(schema) =>
         b.setProject(TransactionProtos.Transaction.Project.newBuilder().addAllSchema(schema.asJava))
-      case Operation.Restore(version, _, _) =>
+      case Operation.Restore(version) =>
         b.setRestore(TransactionProtos.Transaction.Restore.newBuilder().setVersion(version))
       case Operation.Rewrite(groups) =>
         val r = TransactionProtos.Transaction.Rewrite.newBuilder()
@@ -139,7 +145,7 @@ object Transaction {
         Operation.Update(u.getRemovedFragmentIdsList.asScala.map(_.longValue).toSeq, u.getUpdatedFragmentsList.asScala.toSeq,
           u.getNewFragmentsList.asScala.toSeq)
       case PROJECT => Operation.Project(p.getProject.getSchemaList.asScala.toSeq)
-      case RESTORE => Operation.Restore(p.getRestore.getVersion, None)
+      case RESTORE => Operation.Restore(p.getRestore.getVersion)
       case MERGE => Operation.Merge(p.getMerge.getFragmentsList.asScala.toSeq, p.getMerge.getSchemaList.asScala.toSeq)
       case REWRITE =>
         val r = p.getRewrite

@@ -6,7 +6,7 @@ import org.roaringbitmap.RoaringBitmap
 
 import io.sparklance.core.InvalidArgumentException
 import io.sparklance.core.storage.Storage
-import io.sparklance.core.table.{DeletionFile, DeletionVector, Fragment, FragmentFiles, TableLayout}
+import io.sparklance.core.format.{DeletionFile, DeletionVector, Fragment, FragmentFiles, TableLayout}
 import io.sparklance.proto.TableProtos
 
 /**

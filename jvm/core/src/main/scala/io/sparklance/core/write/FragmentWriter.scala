@@ -77,7 +77,7 @@ final class FragmentWriter(storage: Storage, root: String, schema: LanceSchema, 
       written -= w.path
     } else {
       val size = w.finish()
-      val file = io.sparklance.core.table.DataFile.entry(Storage.fileName(w.path), w.fieldColumns, version, size)
+      val file = io.sparklance.core.format.DataFile.entry(Storage.fileName(w.path), w.fieldColumns, version, size)
       done += TableProtos.DataFragment.newBuilder().addFiles(file).setPhysicalRows(w.numRows).build()
     }
   }

@@ -1,21 +1,16 @@
 package io.sparklance.core.file
 
-import java.nio.charset.StandardCharsets
-
 import scala.jdk.CollectionConverters._
-import scala.util.Random
 
 import org.apache.arrow.memory.RootAllocator
 import org.apache.arrow.vector._
-import org.apache.arrow.vector.compare.VectorEqualsVisitor
-import org.apache.arrow.vector.complex.{FixedSizeListVector, LargeListVector, ListVector, StructVector}
+import org.apache.arrow.vector.complex.ListVector
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.UnsupportedFeatureException
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.InMemoryStorage
-import io.sparklance.proto.{Encodings20Protos, FileProtos}
 
 /** Round trips through the 2.0 writer and the 2.0 reader: every type, nulls, empties, many pages, zero rows. */
 class Writer20Suite extends AnyFunSuite with BeforeAndAfterAll {

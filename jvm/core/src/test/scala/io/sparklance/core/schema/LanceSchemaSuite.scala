@@ -6,7 +6,7 @@ import org.apache.arrow.vector.types.pojo.ArrowType
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.{CorruptFileException, UnsupportedFeatureException}
-import io.sparklance.core.table.TestManifests.field
+import io.sparklance.core.format.TestManifests.field
 
 class LanceSchemaSuite extends AnyFunSuite {
 

@@ -84,22 +84,27 @@ class HadoopStorageSuite extends AnyFunSuite {
     assert(e.getMessage.contains("'ftp'") && e.getMessage.contains("put-if-absent"))
   }
 
+  test("put-if-absent is offered where it is atomic; committing elsewhere is refused by the commit handler") {
+    val storage = new HadoopStorage()
+    assert(storage.offersPutIfAbsent(Storage.join(tmpDir(), "_versions/1.manifest")))
+    val ftp = "ftp://example.invalid/t/_versions/1.manifest"
+    assert(!storage.offersPutIfAbsent(ftp))
+    val e = intercept[io.sparklance.core.UnsupportedFeatureException](
+      io.sparklance.core.commit.FileSystemCommitHandler.forStorage(storage).createIfAbsent(ftp, Array[Byte](1)))
+    assert(e.getMessage.startsWith(s"Cannot commit to $ftp: the 'ftp' file system offers no atomic put-if-absent"))
+    assert(e.getMessage.contains("sparklance.commit.external-store=dynamodb") && e.getMessage.contains("sparklance.commit.unsafe=true"))
+  }
+
+  test("publish writes a decided file once; publishing it again keeps it") {
+    val storage = new HadoopStorage()
+    val path = Storage.join(tmpDir(), "_versions/2.manifest")
+    storage.publish(path, "decided".getBytes(UTF_8))
+    storage.publish(path, "decided".getBytes(UTF_8))
+    assert(new String(storage.readAll(path), UTF_8) == "decided")
+  }
+
   test("deleting a missing file is not an error") {
     val storage = new HadoopStorage()
     storage.delete(Storage.join(tmpDir(), "missing"))
-  }
-
-  test("sparklance settings are checked by key and value on every file system") {
-    HadoopStorage.checkSettings(Map(HadoopStorage.UnsafeCommits -> "TRUE", HadoopStorage.CoalesceGap -> "-1",
-      ExternalManifestStore.Kind -> "dynamodb", DynamoDbManifestStore.TableKey -> "commits"))
-    def refused(key: String, value: String): String =
-      intercept[io.sparklance.core.InvalidArgumentException](HadoopStorage.checkSettings(Map(key -> value))).getMessage
-    assert(refused(HadoopStorage.UnsafeCommits, "yes") == "Setting sparklance.commit.unsafe must be true or false, not 'yes'.")
-    assert(refused(HadoopStorage.CoalesceGap, "-2").contains("must be a number of bytes"))
-    assert(refused(ExternalManifestStore.Kind, "java.lang.String").contains("is not an io.sparklance.core.storage.ExternalManifestStore"))
-    assert(refused(ExternalManifestStore.Kind, "no.such.Store").contains("neither 'dynamodb' nor a class"))
-    assert(refused(DynamoDbManifestStore.TableKey, " ").contains("must be a non-empty name"))
-    val unknown = refused("sparklance.commit.unsafe-ish", "true")
-    assert(unknown.contains("Unknown setting sparklance.commit.unsafe-ish") && unknown.contains(HadoopStorage.CoalesceGap))
   }
 }

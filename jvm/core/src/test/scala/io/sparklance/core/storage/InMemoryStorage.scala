@@ -10,12 +10,18 @@ import scala.jdk.CollectionConverters._
 import io.sparklance.core.{CorruptFileException, StorageException}
 
 /**
- * An in-memory [[Storage]] for tests, with injectable faults: `failNext("putIfAbsent", 2)` makes the next two
- * calls of that operation throw a [[StorageException]] (as Iceberg's TestTables.failCommits does for commits).
+ * An in-memory [[Storage]] for tests, with injectable faults (as Iceberg's TestTables.failCommits):
+ *  - `failNext("putIfAbsent", 2)` makes the next two calls of that operation throw a [[StorageException]];
+ *  - `failCommits(n)`: the next n writes of a manifest (put-if-absent or create of a `.manifest` file under
+ *    `_versions/`, staged copies included) throw a [[StorageException]], writing nothing;
+ *  - `failCommitsAfterWriting(n)`: the next n writes of a manifest happen, then throw a [[StorageException]] (the
+ *    write landed but the caller hears a failure: the state is unknown to it).
  */
 class InMemoryStorage extends Storage {
   private val files = new ConcurrentHashMap[String, Array[Byte]]()
   private val faults = new ConcurrentHashMap[String, AtomicInteger]()
+  private val commitFailures = new AtomicInteger()
+  private val commitFailuresAfterWriting = new AtomicInteger()
 
   /** What the files it opens report as their coalescing gap (negative: never coalesce, as on local disk). */
   @volatile var coalesceGap: Long = -1L
@@ -24,6 +30,26 @@ class InMemoryStorage extends Storage {
   val reads = new AtomicInteger()
 
   def failNext(operation: String, times: Int): Unit = faults.put(operation, new AtomicInteger(times))
+
+  def failCommits(times: Int): Unit = commitFailures.set(times)
+
+  def failCommitsAfterWriting(times: Int): Unit = commitFailuresAfterWriting.set(times)
+
+  private def isManifest(path: String): Boolean = path.contains("/_versions/") && path.contains(".manifest")
+
+  private def take(counter: AtomicInteger): Boolean = counter.getAndUpdate(n => math.max(n - 1, 0)) > 0
+
+  /** A manifest write: `failCommits` before it, `failCommitsAfterWriting` after it. */
+  private def manifestWrite[T](operation: String, path: String)(write: => T): T = {
+    if (isManifest(path) && take(commitFailures)) {
+      throw new StorageException(path, operation, new IOException("injected failure of a manifest write"))
+    }
+    val result = write
+    if (isManifest(path) && take(commitFailuresAfterWriting)) {
+      throw new StorageException(path, operation, new IOException("injected failure after a manifest write"))
+    }
+    result
+  }
 
   private def maybeFail(operation: String, path: String): Unit = {
     val left = faults.get(operation)
@@ -64,8 +90,10 @@ class InMemoryStorage extends Storage {
 
   override def create(path: String, bytes: Array[Byte]): Unit = {
     maybeFail("create", path)
-    if (files.putIfAbsent(norm(path), bytes.clone()) != null) {
-      throw new StorageException(path, "create", new IOException(s"$path already exists"))
+    manifestWrite("create", path) {
+      if (files.putIfAbsent(norm(path), bytes.clone()) != null) {
+        throw new StorageException(path, "create", new IOException(s"$path already exists"))
+      }
     }
   }
 
@@ -80,7 +108,7 @@ class InMemoryStorage extends Storage {
 
   override def putIfAbsent(path: String, bytes: Array[Byte]): Boolean = {
     maybeFail("putIfAbsent", path)
-    files.putIfAbsent(norm(path), bytes.clone()) == null
+    manifestWrite("commit", path)(files.putIfAbsent(norm(path), bytes.clone()) == null)
   }
 
   override def list(dir: String): Seq[FileEntry] = {

@@ -3,7 +3,9 @@ package io.sparklance.core.table
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException}
+import io.sparklance.core.commit.{DynamoDbManifestStore, ExternalManifestStore, FileSystemCommitHandler}
 import io.sparklance.core.file.FileVersion
+import io.sparklance.core.storage.HadoopStorage
 
 class SettingsSuite extends AnyFunSuite {
   private val none = Map.empty[String, String]
@@ -41,5 +43,19 @@ class SettingsSuite extends AnyFunSuite {
     assert(version.getMessage.contains("Table property file_format_version must be one of 2.0, 2.1, 2.2 (or stable), not '3.0'."))
     val legacy = intercept[UnsupportedFeatureException](WriteSettings(Settings.of(Map("data_storage_version" -> "legacy"), none)))
     assert(legacy.getMessage.contains("legacy Lance file format"))
+  }
+
+  test("sparklance settings are checked by key and value on every file system") {
+    Table.checkSettings(Map(FileSystemCommitHandler.UnsafeCommits -> "TRUE", HadoopStorage.CoalesceGap -> "-1",
+      ExternalManifestStore.Kind -> "dynamodb", DynamoDbManifestStore.TableKey -> "commits"))
+    def refused(key: String, value: String): String =
+      intercept[io.sparklance.core.InvalidArgumentException](Table.checkSettings(Map(key -> value))).getMessage
+    assert(refused(FileSystemCommitHandler.UnsafeCommits, "yes") == "Setting sparklance.commit.unsafe must be true or false, not 'yes'.")
+    assert(refused(HadoopStorage.CoalesceGap, "-2").contains("must be a number of bytes"))
+    assert(refused(ExternalManifestStore.Kind, "java.lang.String").contains("is not an io.sparklance.core.commit.ExternalManifestStore"))
+    assert(refused(ExternalManifestStore.Kind, "no.such.Store").contains("neither 'dynamodb' nor a class"))
+    assert(refused(DynamoDbManifestStore.TableKey, " ").contains("must be a non-empty name"))
+    val unknown = refused("sparklance.commit.unsafe-ish", "true")
+    assert(unknown.contains("Unknown setting sparklance.commit.unsafe-ish") && unknown.contains(HadoopStorage.CoalesceGap))
   }
 }

@@ -5,9 +5,11 @@ import org.scalatest.funsuite.AnyFunSuite
 import io.sparklance.core.{CommitConflictException, CommitStateUnknownException}
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.InMemoryStorage
-import io.sparklance.core.table.{Dataset, FeatureFlags, ManifestFile, Snapshot, TestManifests}
+import io.sparklance.core.table.{Dataset, Snapshot}
+import io.sparklance.core.format.TestManifests
+import io.sparklance.core.format.{FeatureFlags, ManifestFile, RowIdSequence}
 import io.sparklance.core.testing.Races
-import io.sparklance.core.write.{Compaction, Deletions}
+import io.sparklance.core.write.Deletions
 import io.sparklance.proto.TableProtos
 import org.roaringbitmap.RoaringBitmap
 
@@ -113,7 +115,7 @@ class CommitterSuite extends AnyFunSuite {
         if (path.contains("_versions/")) false else super.putIfAbsent(path, bytes)
     }
     storage.put(s"$root/_versions/18446744073709551614.manifest",
-      io.sparklance.core.table.ManifestFile.encode(TestManifests.manifest(1, TestManifests.t0), None))
+      io.sparklance.core.format.ManifestFile.encode(TestManifests.manifest(1, TestManifests.t0), None))
     val e = intercept[CommitConflictException](Committer.commit(storage, root,
       Transaction.create(1, Operation.Append(Seq(fragment("b.lance", 1)))), Committer.Options(maxRetries = 3)))
     assert(e.getMessage.contains("lost the race for a new version 3 times"))
@@ -133,13 +135,12 @@ class CommitterSuite extends AnyFunSuite {
   }
 
   private def commitDelete(storage: InMemoryStorage, read: Long, d: Deletions.Updated): Long =
-    Committer.commit(storage, root, Transaction.create(read, Operation.Delete(Seq(d.fragment), Nil, "")),
-      deletedRows = Map(0L -> d.deleted))
+    Committer.commit(storage, root, Transaction.create(read, Operation.Delete(Seq(d.fragment), Nil, "", Map(0L -> d.deleted))))
 
   private def commitUpdate(storage: InMemoryStorage, read: Long, d: Deletions.Updated,
       added: TableProtos.DataFragment): Long =
-    Committer.commit(storage, root, Transaction.create(read, Operation.Update(Nil, Seq(d.fragment), Seq(added))),
-      deletedRows = Map(0L -> d.deleted))
+    Committer.commit(storage, root, Transaction.create(read, Operation.Update(Nil, Seq(d.fragment), Seq(added),
+      Map(0L -> d.deleted))))
 
   private def deleted(storage: InMemoryStorage): Seq[Int] = {
     val s = Dataset.open(storage, root).checkoutLatest()
@@ -162,7 +163,7 @@ class CommitterSuite extends AnyFunSuite {
       storage.readAll(s"$root/_transactions/${s.manifest.transactionFile.get}")))
     assert(txn.readVersion == 2)
     val f = txn.operation match {
-      case Operation.Delete(Seq(f), Nil, _) => f
+      case Operation.Delete(Seq(f), Nil, _, _) => f
       case other => fail(s"the rebased transaction is $other")
     }
     assert(f.getDeletionFile == s.fragments.head.proto.getDeletionFile && f.getDeletionFile.getReadVersion == 2)
@@ -250,10 +251,10 @@ class CommitterSuite extends AnyFunSuite {
     val withIds = proto.toBuilder.setReaderFeatureFlags(proto.getReaderFeatureFlags | FeatureFlags.StableRowIds)
       .setWriterFeatureFlags(proto.getWriterFeatureFlags | FeatureFlags.StableRowIds).setNextRowId(10)
     withIds.setFragments(0, withIds.getFragments(0).toBuilder
-      .setInlineRowIds(Compaction.encodeRowIds((0L until 10L).toArray).toByteString))
+      .setInlineRowIds(RowIdSequence.encode((0L until 10L).toArray).toByteString))
     storage.put(v1.path, ManifestFile.encode(withIds.build(), None))
     // Our update rewrites row 3 into a new fragment that keeps its row id.
-    val moved = fragment("u.lance", 1).toBuilder.setInlineRowIds(Compaction.encodeRowIds(Array(3L)).toByteString).build()
+    val moved = fragment("u.lance", 1).toBuilder.setInlineRowIds(RowIdSequence.encode(Array(3L)).toByteString).build()
     val update = deletion(storage, 1, 3)
     commitDelete(storage, 1, deletion(storage, 1, 7))
     assert(commitUpdate(storage, 1, update, moved) == 3)

@@ -11,6 +11,7 @@ import io.sparklance.core.file.FileVersion
 import io.sparklance.core.storage.InMemoryStorage
 import io.sparklance.core.table.{Cleanup, Dataset}
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
+import io.sparklance.core.table.Compaction
 
 /** Failures in the middle of compaction and cleanup: the table stays readable and no committed row is lost. */
 class MaintenanceFaultsSuite extends AnyFunSuite with BeforeAndAfterAll {

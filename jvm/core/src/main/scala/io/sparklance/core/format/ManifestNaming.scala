@@ -1,4 +1,4 @@
-package io.sparklance.core.table
+package io.sparklance.core.format
 
 /**
  * How manifest files under `_versions/` are named (shared/spec/table-format.md, "Manifest Naming Schemes").

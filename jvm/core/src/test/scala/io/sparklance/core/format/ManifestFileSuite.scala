@@ -1,4 +1,4 @@
-package io.sparklance.core.table
+package io.sparklance.core.format
 
 import java.nio.{ByteBuffer, ByteOrder}
 
@@ -9,7 +9,6 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.CorruptFileException
 import io.sparklance.proto.TableProtos
-
 class ManifestFileSuite extends AnyFunSuite {
   import TestManifests._
 

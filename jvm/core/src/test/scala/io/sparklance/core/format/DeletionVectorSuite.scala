@@ -1,4 +1,4 @@
-package io.sparklance.core.table
+package io.sparklance.core.format
 
 import scala.util.Random
 
@@ -7,7 +7,6 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.CorruptFileException
 import io.sparklance.proto.TableProtos.DeletionFile.DeletionFileType
-
 class DeletionVectorSuite extends AnyFunSuite {
 
   private val arrow = DeletionFileType.ARROW_ARRAY

@@ -1,4 +1,4 @@
-package io.sparklance.core.storage
+package io.sparklance.core.commit
 
 import java.net.URI
 

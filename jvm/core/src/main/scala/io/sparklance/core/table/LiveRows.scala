@@ -1,9 +1,8 @@
-package io.sparklance.core.scan
+package io.sparklance.core.table
 
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.VectorSchemaRoot
-
-import io.sparklance.core.table.Snapshot
+import io.sparklance.core.scan.FragmentReader
 
 /** Every live row of a table version, fragment by fragment, in batches: what tools that copy or dump a table read. */
 object LiveRows {

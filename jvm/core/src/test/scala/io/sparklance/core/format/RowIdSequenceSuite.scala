@@ -1,4 +1,4 @@
-package io.sparklance.core.table
+package io.sparklance.core.format
 
 import java.nio.{ByteBuffer, ByteOrder}
 
@@ -8,7 +8,6 @@ import org.scalatest.funsuite.AnyFunSuite
 import io.sparklance.core.CorruptFileException
 import io.sparklance.proto.RowIdProtos.{EncodedU64Array, RowDatasetVersionRun, RowDatasetVersionSequence, U64Segment}
 import io.sparklance.proto.RowIdProtos.{RowIdSequence => RowIdSequenceProto}
-
 class RowIdSequenceSuite extends AnyFunSuite {
 
   private def range(s: Long, e: Long) = U64Segment.newBuilder().setRange(U64Segment.Range.newBuilder().setStart(s).setEnd(e)).build()

@@ -1,7 +1,6 @@
-package io.sparklance.core.table
+package io.sparklance.core.format
 
 import org.scalatest.funsuite.AnyFunSuite
-
 class ManifestNamingSuite extends AnyFunSuite {
 
   test("V1 names are the plain version") {

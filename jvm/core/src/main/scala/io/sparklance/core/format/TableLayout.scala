@@ -1,4 +1,4 @@
-package io.sparklance.core.table
+package io.sparklance.core.format
 
 import io.sparklance.core.InconsistentTableException
 import io.sparklance.core.storage.Storage
@@ -32,6 +32,16 @@ final case class TableLayout(root: String, version: Long, basePaths: Map[Int, (S
 }
 
 object TableLayout {
+
+  /** The directory of a table's manifests. */
+  def versionsDir(root: String): String = Storage.join(root, "_versions")
+
+  /** A manifest of the table at `root`, by file name (named by its [[ManifestNaming]] scheme). */
+  def manifestPath(root: String, fileName: String): String = Storage.join(versionsDir(root), fileName)
+
+  /** A transaction file of the table at `root`, by the name a manifest records (`{read_version}-{uuid}.txn`). */
+  def transactionPath(root: String, fileName: String): String = Storage.join(root, s"_transactions/$fileName")
+
   def of(root: String, manifest: Manifest): TableLayout =
     TableLayout(root, manifest.version, manifest.basePaths.map { case (id, b: TableProtos.BasePath) =>
       id -> (b.getPath.stripSuffix("/"), b.getIsDatasetRoot)

@@ -1,4 +1,4 @@
-package io.sparklance.core.table
+package io.sparklance.core.format
 
 import java.time.Instant
 
@@ -6,7 +6,6 @@ import com.google.protobuf.Timestamp
 
 import io.sparklance.core.storage.{Storage, InMemoryStorage}
 import io.sparklance.proto.{FileProtos, TableProtos}
-
 /** Builders of manifests and tables for tests. */
 object TestManifests {
 

@@ -1,4 +1,4 @@
-package io.sparklance.core.table
+package io.sparklance.core.format
 
 import java.nio.{ByteBuffer, ByteOrder}
 
@@ -38,7 +38,37 @@ object RowIdSequence {
     new RowIdSequence(out.result(expectedLength))
   }
 
-  private[table] def parse[T](source: String, body: => T, what: String): T =
+  /**
+   * Encodes row ids as `U64Segment`s: ascending runs of four or more consecutive ids as ranges, the ids between
+   * them as plain arrays.
+   */
+  def encode(ids: Array[Long]): RowIdProtos.RowIdSequence = {
+    val b = RowIdProtos.RowIdSequence.newBuilder()
+    var looseFrom = 0
+    def flushLoose(until: Int): Unit = if (until > looseFrom) {
+      val bytes = ByteBuffer.allocate(8 * (until - looseFrom)).order(ByteOrder.LITTLE_ENDIAN)
+      var k = looseFrom
+      while (k < until) { bytes.putLong(ids(k)); k += 1 }
+      b.addSegments(RowIdProtos.U64Segment.newBuilder().setArray(RowIdProtos.EncodedU64Array.newBuilder()
+        .setU64Array(RowIdProtos.EncodedU64Array.U64Array.newBuilder().setValues(ByteString.copyFrom(bytes.array())))))
+    }
+    var i = 0
+    while (i < ids.length) {
+      var j = i + 1
+      while (j < ids.length && ids(j) == ids(j - 1) + 1) j += 1
+      if (j - i >= 4) {
+        flushLoose(i)
+        b.addSegments(RowIdProtos.U64Segment.newBuilder().setRange(RowIdProtos.U64Segment.Range.newBuilder()
+          .setStart(ids(i)).setEnd(ids(j - 1) + 1)))
+        looseFrom = j
+      }
+      i = j
+    }
+    flushLoose(ids.length)
+    b.build()
+  }
+
+  private[format] def parse[T](source: String, body: => T, what: String): T =
     try body
     catch {
       case e: InvalidProtocolBufferException => throw new CorruptFileException(source, s"its $what is invalid (${e.getMessage})", e)
@@ -69,6 +99,20 @@ object RowVersionSequence {
       out.fill(run.getVersion, n)
     }
     new RowVersionSequence(out.result(expectedLength))
+  }
+
+  /** Encodes row versions as runs of equal versions over row offsets. */
+  def encode(versions: Array[Long]): RowIdProtos.RowDatasetVersionSequence = {
+    val b = RowIdProtos.RowDatasetVersionSequence.newBuilder()
+    var i = 0
+    while (i < versions.length) {
+      var j = i + 1
+      while (j < versions.length && versions(j) == versions(i)) j += 1
+      b.addRuns(RowIdProtos.RowDatasetVersionRun.newBuilder().setVersion(versions(i)).setSpan(
+        RowIdProtos.U64Segment.newBuilder().setRange(RowIdProtos.U64Segment.Range.newBuilder().setStart(i).setEnd(j))))
+      i = j
+    }
+    b.build()
   }
 
   /** Every row at one version (what a fragment without a sequence implies). */

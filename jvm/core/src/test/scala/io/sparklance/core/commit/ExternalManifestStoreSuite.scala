@@ -1,4 +1,4 @@
-package io.sparklance.core.storage
+package io.sparklance.core.commit
 
 import java.nio.file.Files
 import java.util.concurrent.ConcurrentHashMap
@@ -8,8 +8,11 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.{InvalidArgumentException, StorageException}
 import io.sparklance.core.schema.LanceSchema
+import io.sparklance.core.storage.HadoopStorage
 import io.sparklance.core.testing.Races
-import io.sparklance.core.table.{Dataset, ManifestNaming, TestManifests}
+import io.sparklance.core.table.Dataset
+import io.sparklance.core.format.TestManifests
+import io.sparklance.core.format.ManifestNaming
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
 import io.sparklance.proto.TableProtos
 
@@ -81,8 +84,8 @@ class ExternalManifestStoreSuite extends AnyFunSuite {
     val plain = new HadoopStorage()
     val v1 = plain.readAll(s"$root/_versions/${ManifestNaming.V2.fileName(1)}")
     val staged = s"$root/_versions/${ManifestNaming.V2.fileName(2)}-0000dead"
-    val v2 = io.sparklance.core.table.ManifestFile.decode(staged, v1).toBuilder.setVersion(2).build()
-    plain.create(staged, io.sparklance.core.table.ManifestFile.encode(v2, None))
+    val v2 = io.sparklance.core.format.ManifestFile.decode(staged, v1).toBuilder.setVersion(2).build()
+    plain.create(staged, io.sparklance.core.format.ManifestFile.encode(v2, None))
     val key = ExternalManifestStore.keyOf(root)
     assert(records.putIfAbsent(key -> 2L, ExternalManifestStore.keyOf(staged)) == null)
     assert(Dataset.open(plain, root).latestVersion() == 1, "a reader without the store is one version behind")

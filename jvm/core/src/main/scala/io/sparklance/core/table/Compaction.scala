@@ -1,4 +1,4 @@
-package io.sparklance.core.write
+package io.sparklance.core.table
 
 import scala.collection.mutable.ArrayBuffer
 
@@ -8,9 +8,9 @@ import io.sparklance.core.UnsupportedFeatureException
 import io.sparklance.core.file.FileVersion
 import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.storage.Storage
-import io.sparklance.core.table.{Dataset, Fragment, ManifestFile, Snapshot}
+import io.sparklance.core.format.{Fragment, ManifestFile, RowIdSequence, RowVersionSequence}
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
-import io.sparklance.proto.RowIdProtos
+import io.sparklance.core.write.FragmentWriter
 
 /**
  * Compaction (upstream `compact_files`): merges runs of small fragments, and rewrites fragments with many deleted
@@ -105,9 +105,9 @@ object Compaction {
           val rows = n.getPhysicalRows.toInt
           val b = n.toBuilder
           if (snapshot.manifest.hasStableRowIds) {
-            b.setInlineRowIds(encodeRowIds(rowIds.slice(at, at + rows).toArray).toByteString)
-            if (created.nonEmpty) b.setInlineCreatedAtVersions(encodeVersions(created.slice(at, at + rows).toArray).toByteString)
-            if (updated.nonEmpty) b.setInlineLastUpdatedAtVersions(encodeVersions(updated.slice(at, at + rows).toArray).toByteString)
+            b.setInlineRowIds(RowIdSequence.encode(rowIds.slice(at, at + rows).toArray).toByteString)
+            if (created.nonEmpty) b.setInlineCreatedAtVersions(RowVersionSequence.encode(created.slice(at, at + rows).toArray).toByteString)
+            if (updated.nonEmpty) b.setInlineLastUpdatedAtVersions(RowVersionSequence.encode(updated.slice(at, at + rows).toArray).toByteString)
           }
           at += rows
           b.build()
@@ -120,45 +120,5 @@ object Compaction {
       case e: io.sparklance.core.CommitStateUnknownException => throw e
       case e: Throwable => writers.foreach(_.abort()); throw e
     } finally allocator.close()
-  }
-
-  /** Row ids as segments: ascending runs as ranges, the rest as plain arrays. */
-  def encodeRowIds(ids: Array[Long]): RowIdProtos.RowIdSequence = {
-    val b = RowIdProtos.RowIdSequence.newBuilder()
-    var i = 0
-    val loose = ArrayBuffer.empty[Long]
-    def flushLoose(): Unit = if (loose.nonEmpty) {
-      val bytes = java.nio.ByteBuffer.allocate(8 * loose.size).order(java.nio.ByteOrder.LITTLE_ENDIAN)
-      loose.foreach(bytes.putLong)
-      b.addSegments(RowIdProtos.U64Segment.newBuilder().setArray(RowIdProtos.EncodedU64Array.newBuilder()
-        .setU64Array(RowIdProtos.EncodedU64Array.U64Array.newBuilder().setValues(com.google.protobuf.ByteString.copyFrom(bytes.array())))))
-      loose.clear()
-    }
-    while (i < ids.length) {
-      var j = i + 1
-      while (j < ids.length && ids(j) == ids(j - 1) + 1) j += 1
-      if (j - i >= 4) {
-        flushLoose()
-        b.addSegments(RowIdProtos.U64Segment.newBuilder().setRange(RowIdProtos.U64Segment.Range.newBuilder()
-          .setStart(ids(i)).setEnd(ids(j - 1) + 1)))
-      } else (i until j).foreach(k => loose += ids(k))
-      i = j
-    }
-    flushLoose()
-    b.build()
-  }
-
-  /** Row versions as runs of equal versions over row offsets. */
-  def encodeVersions(versions: Array[Long]): RowIdProtos.RowDatasetVersionSequence = {
-    val b = RowIdProtos.RowDatasetVersionSequence.newBuilder()
-    var i = 0
-    while (i < versions.length) {
-      var j = i + 1
-      while (j < versions.length && versions(j) == versions(i)) j += 1
-      b.addRuns(RowIdProtos.RowDatasetVersionRun.newBuilder().setVersion(versions(i)).setSpan(
-        RowIdProtos.U64Segment.newBuilder().setRange(RowIdProtos.U64Segment.Range.newBuilder().setStart(i).setEnd(j))))
-      i = j
-    }
-    b.build()
   }
 }

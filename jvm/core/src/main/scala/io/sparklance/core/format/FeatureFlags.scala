@@ -1,4 +1,4 @@
-package io.sparklance.core.table
+package io.sparklance.core.format
 
 import io.sparklance.core.UnsupportedFeatureException
 

@@ -1,0 +1,179 @@
+package io.sparklance.core.txn
+
+import java.time.Instant
+
+import scala.jdk.CollectionConverters._
+
+import com.google.protobuf.Timestamp
+
+import io.sparklance.core.format.{FeatureFlags, Manifest, RowVersionSequence}
+import io.sparklance.proto.{RowIdProtos, TableProtos}
+
+/**
+ * The pure step of a commit: the next manifest from the current one and a transaction. Everything it needs comes
+ * in as arguments (for a [[Operation.Restore]], the restored version's manifest), so it reads nothing.
+ */
+object ManifestBuilder {
+  /** The Manifest field where pylance 14 keeps the file position of the inline transaction. */
+  private[txn] val InlineTransactionField = 23
+
+  /**
+   * The manifest of `version`: `current` (None for a new table) changed by `txn`. `restored` is the manifest of the
+   * version a Restore brings back, and is needed for a Restore only.
+   */
+  def next(current: Option[Manifest], txn: Transaction, version: Long, now: Instant, options: Committer.Options,
+      restored: Option[TableProtos.Manifest] = None): TableProtos.Manifest = {
+    val b = header(current, txn, version, now, options)
+    val ids = new Ids(current.flatMap(_.maxFragmentId).map(_ + 1).getOrElse(0L), b.getNextRowId,
+      current.exists(_.hasStableRowIds), version)
+    txn.operation match {
+      case op: Operation.Append => b.addAllFragments(op.fragments.map(ids.add).asJava)
+      case op: Operation.Overwrite => overwrite(b, op, ids)
+      case op: Operation.Delete => replaceFragments(b, op.updatedFragments, op.deletedFragmentIds.toSet)
+      case op: Operation.Update => update(b, op, ids)
+      case op: Operation.Project => b.clearFields().addAllFields(op.schema.asJava)
+      case op: Operation.Merge => b.clearFragments().addAllFragments(op.fragments.asJava).clearFields().addAllFields(op.schema.asJava)
+      case op: Operation.Restore =>
+        restore(b, restored.getOrElse(throw new IllegalArgumentException(
+          s"restore of version ${op.version} without its manifest")))
+      case op: Operation.Rewrite => rewrite(b, op, ids)
+      case Operation.Other(n) => throw new IllegalArgumentException(s"sparklance does not commit $n transactions")
+    }
+    if (ids.nextFragmentId > 0) b.setMaxFragmentId((ids.nextFragmentId - 1).toInt)
+    b.setNextRowId(ids.nextRowId)
+    setFeatureFlags(b)
+    b.build()
+  }
+
+  /**
+   * The index section the next manifest carries: indexes carry over appends, deletes, updates and schema changes
+   * (rows they index that are gone are filtered by deletion files, as upstream does); a restore brings back the
+   * old version's; an overwrite replaces the data they indexed. Compaction refuses indexed tables (it would have
+   * to remap them).
+   */
+  def indexSection(op: Operation, current: Option[TableProtos.IndexSection],
+      restored: Option[TableProtos.IndexSection]): Option[TableProtos.IndexSection] = op match {
+    case _: Operation.Append | _: Operation.Delete | _: Operation.Update | _: Operation.Project | _: Operation.Merge =>
+      current
+    case _: Operation.Restore => restored
+    case _ => None
+  }
+
+  /** The current manifest (or a new table's) with this version's number, time, transaction and writer. */
+  private def header(current: Option[Manifest], txn: Transaction, version: Long, now: Instant,
+      options: Committer.Options): TableProtos.Manifest.Builder = {
+    val b = current.map(_.proto.toBuilder).getOrElse {
+      TableProtos.Manifest.newBuilder().setDataFormat(dataFormat(options.newTableFileVersion))
+    }
+    b.setVersion(version)
+      .setTimestamp(Timestamp.newBuilder().setSeconds(now.getEpochSecond).setNanos(now.getNano))
+      .setTransactionFile(txn.fileName)
+      .setWriterVersion(TableProtos.Manifest.WriterVersion.newBuilder().setLibrary(options.writerLibrary)
+        .setVersion(options.writerVersion))
+      .clearIndexSection()
+      // The current manifest's inline transaction belongs to its version; ours is in the transaction file. pylance
+      // 14 records the position of its inline transaction in field 23, which a copy would point at other bytes.
+      .clearTransactionSection()
+      .setUnknownFields(com.google.protobuf.UnknownFieldSet.newBuilder(b.getUnknownFields)
+        .clearField(InlineTransactionField).build())
+      .clearTag()
+  }
+
+  private def dataFormat(fileVersion: String): TableProtos.Manifest.DataStorageFormat.Builder =
+    TableProtos.Manifest.DataStorageFormat.newBuilder().setFileFormat("lance").setVersion(fileVersion)
+
+  private def overwrite(b: TableProtos.Manifest.Builder, op: Operation.Overwrite, ids: Ids): Unit = {
+    b.clearFragments().addAllFragments(op.fragments.map(ids.add).asJava)
+    op.fileVersion.foreach(v => b.setDataFormat(dataFormat(v)))
+    b.clearFields().addAllFields(op.schema.asJava)
+    b.clearSchemaMetadata()
+    op.schemaMetadata.foreach { case (k, v) => b.putSchemaMetadata(k, com.google.protobuf.ByteString.copyFrom(v)) }
+    b.putAllConfig(op.config.asJava)
+  }
+
+  /**
+   * New versions of updated rows keep the row ids they carry (stable row ids) and were last updated now; inserted
+   * rows get new ids.
+   */
+  private def update(b: TableProtos.Manifest.Builder, op: Operation.Update, ids: Ids): Unit = {
+    replaceFragments(b, op.updatedFragments, op.removedFragmentIds.toSet)
+    b.addAllFragments(op.newFragments.map { f =>
+      if (ids.stable && f.hasInlineRowIds) {
+        ids.renumber(f).toBuilder.setInlineLastUpdatedAtVersions(RowVersionSequence.encode(
+          Array.fill(f.getPhysicalRows.toInt)(ids.version)).toByteString).build()
+      } else ids.add(f)
+    }.asJava)
+  }
+
+  /** The old version's fragments, schema, config and flags; ids and row ids keep counting from the latest. */
+  private def restore(b: TableProtos.Manifest.Builder, old: TableProtos.Manifest): Unit = {
+    b.clearFragments().addAllFragments(old.getFragmentsList)
+    b.clearFields().addAllFields(old.getFieldsList)
+    b.clearSchemaMetadata().putAllSchemaMetadata(old.getSchemaMetadataMap)
+    b.clearConfig().putAllConfig(old.getConfigMap)
+    b.setReaderFeatureFlags(old.getReaderFeatureFlags).setWriterFeatureFlags(old.getWriterFeatureFlags)
+    if (old.hasDataFormat) b.setDataFormat(old.getDataFormat)
+  }
+
+  /** Each group's new fragments take the place of its first old fragment; they keep the row ids they carry. */
+  private def rewrite(b: TableProtos.Manifest.Builder, op: Operation.Rewrite, ids: Ids): Unit = {
+    val firstOld = op.groups.map(g => g._1.head.getId -> g._2).toMap
+    val gone = op.groups.flatMap(_._1.map(_.getId)).toSet
+    val rebuilt = b.getFragmentsList.asScala.toSeq.flatMap { f =>
+      firstOld.get(f.getId).map(_.map(ids.renumber)).getOrElse(if (gone.contains(f.getId)) Nil else Seq(f))
+    }
+    b.clearFragments().addAllFragments(rebuilt.asJava)
+  }
+
+  /** Replaces fragments by id with their updated versions and drops the removed ones, keeping the order. */
+  private def replaceFragments(b: TableProtos.Manifest.Builder, updated: Seq[TableProtos.DataFragment],
+      removed: Set[Long]): Unit = {
+    val byId = updated.map(f => f.getId -> f).toMap
+    val kept = b.getFragmentsList.asScala.toSeq.filterNot(f => removed.contains(f.getId)).map(f => byId.getOrElse(f.getId, f))
+    b.clearFragments().addAllFragments(kept.asJava)
+  }
+
+  /** Deletion files and table config are reader and writer features: set exactly when the manifest has them. */
+  private def setFeatureFlags(b: TableProtos.Manifest.Builder): Unit = {
+    val hasDeletions = b.getFragmentsList.asScala.exists(_.hasDeletionFile)
+    def flags(f: Long): Long = {
+      var x = if (hasDeletions) f | FeatureFlags.DeletionFiles else f & ~FeatureFlags.DeletionFiles
+      if (b.getConfigCount > 0) x |= FeatureFlags.TableConfig
+      x
+    }
+    b.setReaderFeatureFlags(flags(b.getReaderFeatureFlags)).setWriterFeatureFlags(flags(b.getWriterFeatureFlags))
+  }
+
+  /**
+   * What a new version hands out: fragment ids, and with stable row ids, row ids (new rows were created and last
+   * updated at `version`).
+   */
+  private final class Ids(var nextFragmentId: Long, var nextRowId: Long, val stable: Boolean, val version: Long) {
+
+    /** The fragment with the next id, keeping everything else. */
+    def renumber(f: TableProtos.DataFragment): TableProtos.DataFragment = {
+      val out = f.toBuilder.setId(nextFragmentId).build()
+      nextFragmentId += 1
+      out
+    }
+
+    /** A new fragment: the next id, and with stable row ids, the next row ids. */
+    def add(f: TableProtos.DataFragment): TableProtos.DataFragment = {
+      val fb = f.toBuilder.setId(nextFragmentId)
+      nextFragmentId += 1
+      if (stable) {
+        val n = f.getPhysicalRows
+        fb.setInlineRowIds(RowIdProtos.RowIdSequence.newBuilder().addSegments(range(nextRowId, nextRowId + n))
+          .build().toByteString)
+        val versions = RowIdProtos.RowDatasetVersionSequence.newBuilder().addRuns(RowIdProtos.RowDatasetVersionRun
+          .newBuilder().setSpan(range(0, n)).setVersion(version)).build().toByteString
+        fb.setInlineCreatedAtVersions(versions).setInlineLastUpdatedAtVersions(versions)
+        nextRowId += n
+      }
+      fb.build()
+    }
+
+    private def range(start: Long, end: Long): RowIdProtos.U64Segment.Builder =
+      RowIdProtos.U64Segment.newBuilder().setRange(RowIdProtos.U64Segment.Range.newBuilder().setStart(start).setEnd(end))
+  }
+}
