@@ -13,15 +13,6 @@ import io.sparklance.core.storage.InMemoryStorage
 class CoalescedReadSuite extends AnyFunSuite {
   import FileWriterTesting._
 
-  test("coalesce groups ranges within the gap and the size bound, and keeps the ranges each read serves") {
-    val ranges = Seq((100L, 200L), (0L, 50L), (61L, 90L), (5000L, 5100L), (5100L, 9000L))
-    assert(ColumnPages.coalesce(ranges, gap = 10, maxBytes = 1L << 20) == Seq(
-      (0L, 50L, Seq((0L, 50L))), (61L, 200L, Seq((61L, 90L), (100L, 200L))), (5000L, 9000L, Seq((5000L, 5100L), (5100L, 9000L)))))
-    assert(ColumnPages.coalesce(ranges, gap = 10000, maxBytes = 4000).map(r => (r._1, r._2)) ==
-      Seq((0L, 200L), (5000L, 9000L)))
-    assert(ColumnPages.coalesce(Nil, 10, 10).isEmpty)
-  }
-
   test("a read of many pages of several columns costs a few requests where the file coalesces, with the same values") {
     readTwice(FileVersion.V2_1) { (pages, plainReads, coalescedReads) =>
       assert(plainReads >= pages, s"without coalescing every page is a request ($plainReads reads, $pages pages)")
