@@ -2,6 +2,7 @@ package io.sparklance.core.file
 
 import org.apache.arrow.vector.FieldVector
 
+import io.sparklance.core.encoding.{DataBlock, EncodingException, Jsonb}
 import io.sparklance.core.schema.LanceField
 
 /**
@@ -31,4 +32,13 @@ private[file] trait FieldReader {
    * field of the file's schema (possibly with some children pruned).
    */
   def fill(vector: FieldVector, field: LanceField, from: Long, to: Long): Unit
+}
+
+private[file] object FieldReader {
+
+  /** A decoded block of JSONB values as a block of their JSON text (Lance stores json values as JSONB). */
+  def jsonText(block: DataBlock): DataBlock = block match {
+    case w: DataBlock.VariableWidth => Jsonb.toJsonBlock(w)
+    case other => throw new EncodingException(s"json values decoded as ${other.getClass.getSimpleName}, not variable-width bytes")
+  }
 }

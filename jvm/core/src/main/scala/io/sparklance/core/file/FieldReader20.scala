@@ -26,7 +26,7 @@ private[file] final class FieldReader20(pages: ColumnPages) extends FieldReader 
       out += f.id -> next
       next += 1
       f.logicalType match {
-        case LogicalType.Struct if !LanceFileReader.isPacked(f) => f.children.foreach(visit)
+        case LogicalType.Struct if !ColumnLayout.isPacked(f) => f.children.foreach(visit)
         case _: LogicalType.List => f.children.foreach(visit)
         case LogicalType.Map =>
           throw new UnsupportedFeatureException(s"Cannot read $path: field '${f.name}' is a map, which file format 2.0 cannot hold.")
@@ -52,7 +52,7 @@ private[file] final class FieldReader20(pages: ColumnPages) extends FieldReader 
 
   /** Fills `v` with items [from, to) of field `f` (rows, for a top-level field). */
   override def fill(v: FieldVector, f: LanceField, from: Long, to: Long): Unit = f.logicalType match {
-    case LogicalType.Struct if !LanceFileReader.isPacked(f) =>
+    case LogicalType.Struct if !ColumnLayout.isPacked(f) =>
       val sv = v.asInstanceOf[StructVector]
       sv.getChildrenFromFields.asScala.zip(f.children).foreach { case (cv, cf) => fill(cv, cf, from, to) }
       ArrowAssembler.setStructValidity(sv, null, (to - from).toInt)
@@ -65,20 +65,20 @@ private[file] final class FieldReader20(pages: ColumnPages) extends FieldReader 
       }
       fill(child, f.children.head, itemFrom, itemTo)
       ArrowAssembler.setListBuffers(v, offsets)
-    case _ if LanceFileReader.isBlob(f) =>
+    case _ if ColumnLayout.isBlob(f) =>
       val descriptors = readRange(f, from, to, blobDescriptors = true)
       ArrowAssembler.fillLeafValues(v, blobBytes(f, descriptors.block.asInstanceOf[DataBlock.Struct]), nullBlobs(descriptors))
     case _ =>
       val values = readRange(f, from, to)
       val n = values.block.numValues
-      if (LanceFileReader.isPacked(f)) {
+      if (ColumnLayout.isPacked(f)) {
         val s = values.block.asInstanceOf[DataBlock.Struct]
         val sv = v.asInstanceOf[StructVector]
         sv.getChildrenFromFields.asScala.zip(s.children).foreach { case (cv, b) => ArrowAssembler.fillLeafValues(cv, b, null) }
         ArrowAssembler.setStructValidity(sv, null, n)
       } else {
         val block = Blocks.materialize(values.block)
-        val filled = if (f.logicalType == LogicalType.Json) LanceFileReader.jsonText(block) else block
+        val filled = if (f.logicalType == LogicalType.Json) FieldReader.jsonText(block) else block
         ArrowAssembler.fillLeafValues(v, filled, new RepDef.Validity(values.validity, n))
       }
   }
@@ -169,7 +169,7 @@ private[file] final class FieldReader20(pages: ColumnPages) extends FieldReader 
 
   /** Items [from, to) of a single-column field, concatenated across pages. */
   private def readRange(f: LanceField, from: Long, to: Long, blobDescriptors: Boolean = false): Encodings20.Values = {
-    val shape = if (blobDescriptors) LeafShape.struct(Array(LeafShape.fixed(64), LeafShape.fixed(64))) else LanceFileReader.shapeOf(f)
+    val shape = if (blobDescriptors) LeafShape.struct(Array(LeafShape.fixed(64), LeafShape.fixed(64))) else ColumnLayout.shapeOf(f)
     val target = new Encodings20.Target(shape, offsetBits(f), f.logicalType.isInstanceOf[LogicalType.Dictionary])
     val blocks = new java.util.ArrayList[DataBlock]()
     var anyNull = false

@@ -7,11 +7,11 @@ import scala.util.control.NonFatal
 
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.{FieldVector, VectorSchemaRoot}
-import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType}
+import org.apache.arrow.vector.types.pojo.{Field, FieldType}
 
 import io.sparklance.core.{CorruptFileException, UnsupportedFeatureException}
-import io.sparklance.core.encoding.{DataBlock, EncodingException, Jsonb, LeafShape, UnsupportedEncodingException}
-import io.sparklance.core.schema.{ArrowSchemas, LanceField, LogicalType}
+import io.sparklance.core.encoding.{EncodingException, UnsupportedEncodingException}
+import io.sparklance.core.schema.{ArrowSchemas, LanceField}
 import io.sparklance.core.storage.{InputFile, Storage}
 
 /**
@@ -181,47 +181,14 @@ object LanceFileReader {
     catch { case NonFatal(e) => in.close(); throw e }
   }
 
-  private val PackedKeys = Seq("lance-encoding:packed", "packed")
+  /** The fields of a field's subtree stored as columns in 2.1+ ([[ColumnLayout.leavesOf]]). */
+  def leavesOf(f: LanceField): Seq[LanceField] = ColumnLayout.leavesOf(f)
 
-  /** The value shape of a leaf column of this field. */
-  def shapeOf(f: LanceField): LeafShape = {
-    import LogicalType._
-    def scalar(t: LogicalType): LeafShape = t match {
-      case Bool => LeafShape.fixed(1)
-      case Int(bits, _) => LeafShape.fixed(bits)
-      case HalfFloat | BFloat16 => LeafShape.fixed(16)
-      case Float | Date32 => LeafShape.fixed(32)
-      case Double | Date64 | Timestamp(_, _) | Duration(_) => LeafShape.fixed(64)
-      case t: Time => LeafShape.fixed(t.bitWidth)
-      case Decimal(bits, _, _) => LeafShape.fixed(bits)
-      case FixedSizeBinary(w) => LeafShape.fixed(8 * w)
-      case Null => LeafShape.fixed(8)
-      case Utf8(large) => LeafShape.variable(if (large) 64 else 32)
-      case Binary(large) => LeafShape.variable(if (large) 64 else 32)
-      case Json => LeafShape.variable(64)
-      case Dictionary(value, _, _) => scalar(value)
-      case FixedSizeList(elem, dim) => LeafShape.fixedSizeList(dim, scalar(elem))
-      case other => throw new UnsupportedFeatureException(s"Field '${f.name}' of type $other is not a leaf column")
-    }
-    if (isPacked(f)) LeafShape.struct(f.children.map(shapeOf).toArray) else scalar(f.logicalType)
-  }
+  /** Whether the field is a blob column ([[ColumnLayout.isBlob]]). */
+  def isBlob(f: LanceField): Boolean = ColumnLayout.isBlob(f)
 
-  /** The fields of a field's subtree stored as columns (2.1+): leaves, and packed structs as one. */
-  def leavesOf(f: LanceField): Seq[LanceField] = f.logicalType match {
-    case LogicalType.Struct if !isPacked(f) => f.children.flatMap(leavesOf)
-    case _: LogicalType.List | LogicalType.Map => f.children.flatMap(leavesOf)
-    case _ => Seq(f)
-  }
-
-  /** A large binary column stored as blobs (`lance-encoding:blob=true`): descriptors in the column, bytes elsewhere. */
-  def isBlob(f: LanceField): Boolean =
-    f.metadataStrings.get("lance-encoding:blob").exists(_.equalsIgnoreCase("true"))
-
-  def isPacked(f: LanceField): Boolean =
-    f.logicalType == LogicalType.Struct && PackedKeys.exists(k => f.metadataStrings.get(k).exists(_.equalsIgnoreCase("true")))
-
-  private[file] def isPackedArrow(f: Field): Boolean =
-    f.getType.isInstanceOf[ArrowType.Struct] && PackedKeys.exists(k => Option(f.getMetadata.get(k)).exists(_.equalsIgnoreCase("true")))
+  /** Whether the field is a packed struct, stored as one column ([[ColumnLayout.isPacked]]). */
+  def isPacked(f: LanceField): Boolean = ColumnLayout.isPacked(f)
 
   /**
    * The Arrow field a read produces: the schema mapping, with dictionary-encoded fields decoded to their values.
@@ -229,12 +196,6 @@ object LanceFileReader {
    * JSONB encoding.
    */
   def readField(f: LanceField): Field = stripDictionaries(ArrowSchemas.toArrow(f))
-
-  /** A decoded block of JSONB values as a block of their JSON text. */
-  private[file] def jsonText(block: DataBlock): DataBlock = block match {
-    case w: DataBlock.VariableWidth => Jsonb.toJsonBlock(w)
-    case other => throw new EncodingException(s"json values decoded as ${other.getClass.getSimpleName}, not variable-width bytes")
-  }
 
   private def stripDictionaries(f: Field): Field = {
     val ft = new FieldType(f.isNullable, f.getType, null, f.getMetadata)

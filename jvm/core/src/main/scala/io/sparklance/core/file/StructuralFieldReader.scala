@@ -21,7 +21,7 @@ private[file] final class StructuralFieldReader(pages: ColumnPages) extends Fiel
     val out = Map.newBuilder[Int, Int]
     var next = 0
     def visit(f: LanceField): Unit = f.logicalType match {
-      case LogicalType.Struct if !LanceFileReader.isPacked(f) => f.children.foreach(visit)
+      case LogicalType.Struct if !ColumnLayout.isPacked(f) => f.children.foreach(visit)
       case _: LogicalType.List | LogicalType.Map => f.children.foreach(visit)
       case _ => out += f.id -> next; next += 1
     }
@@ -42,8 +42,8 @@ private[file] final class StructuralFieldReader(pages: ColumnPages) extends Fiel
     } yield span
 
   override def fill(vector: FieldVector, field: LanceField, from: Long, to: Long): Unit = {
-    val leaves = LanceFileReader.leavesOf(field).iterator.map(leaf => readLeaf(leaf, from, to))
-    ArrowAssembler.fill(vector, leaves.asJava, f => LanceFileReader.isPackedArrow(f))
+    val leaves = ColumnLayout.leavesOf(field).iterator.map(leaf => readLeaf(leaf, from, to))
+    ArrowAssembler.fill(vector, leaves.asJava, f => ColumnLayout.isPackedArrow(f))
   }
 
   /** Rows [from, to) of a leaf column: its levels across the pages overlapping the rows, and their values. */
@@ -94,7 +94,7 @@ private[file] final class StructuralFieldReader(pages: ColumnPages) extends Fiel
       val parts = pieces.toSeq.map { case (b, lo, hi) => guard(field, column, -1, "")(Blocks.materialize(Blocks.slice(b, lo, hi))) }
       val joined = if (parts.isEmpty) emptyBlock(field) else if (parts.size == 1) parts.head
         else guard(field, column, -1, "")(Blocks.concat(parts.asJava))
-      new ArrowAssembler.Leaf(levels, guard(field, column, -1, "json")(LanceFileReader.jsonText(joined)))
+      new ArrowAssembler.Leaf(levels, guard(field, column, -1, "json")(FieldReader.jsonText(joined)))
     } else {
       pieces.toSeq match {
         case Seq() => new ArrowAssembler.Leaf(levels, emptyBlock(field))
@@ -108,7 +108,7 @@ private[file] final class StructuralFieldReader(pages: ColumnPages) extends Fiel
     }
   }
 
-  private def emptyBlock(field: LanceField): DataBlock = LanceFileReader.shapeOf(field).zeros(0)
+  private def emptyBlock(field: LanceField): DataBlock = ColumnLayout.shapeOf(field).zeros(0)
 
   private def decodePage(field: LanceField, column: Int, pi: Int, page: io.sparklance.proto.File2Protos.ColumnMetadata.Page)
       : MiniBlockPage.Decoded = {
@@ -116,7 +116,7 @@ private[file] final class StructuralFieldReader(pages: ColumnPages) extends Fiel
     val buffers = pages.buffers(page)
     val maxBytes = math.min(Int.MaxValue.toLong - 64, math.max(256L << 20, 64L * buffers.map(_.length.toLong).sum))
     guard(field, column, pi, StructuralPages.describe(layout)) {
-      StructuralPages.decode(layout, buffers, page.getLength, LanceFileReader.shapeOf(field), maxBytes, pages)
+      StructuralPages.decode(layout, buffers, page.getLength, ColumnLayout.shapeOf(field), maxBytes, pages)
     }
   }
 
