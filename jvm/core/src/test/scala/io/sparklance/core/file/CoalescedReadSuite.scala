@@ -13,16 +13,25 @@ import io.sparklance.core.storage.InMemoryStorage
 class CoalescedReadSuite extends AnyFunSuite {
   import FileWriterTesting._
 
-  test("coalesce groups ranges within the gap and the size bound, and keeps the ranges each read serves") {
-    val ranges = Seq((100L, 200L), (0L, 50L), (61L, 90L), (5000L, 5100L), (5100L, 9000L))
-    assert(LanceFileReader.coalesce(ranges, gap = 10, maxBytes = 1L << 20) == Seq(
-      (0L, 50L, Seq((0L, 50L))), (61L, 200L, Seq((61L, 90L), (100L, 200L))), (5000L, 9000L, Seq((5000L, 5100L), (5100L, 9000L)))))
-    assert(LanceFileReader.coalesce(ranges, gap = 10000, maxBytes = 4000).map(r => (r._1, r._2)) ==
-      Seq((0L, 200L), (5000L, 9000L)))
-    assert(LanceFileReader.coalesce(Nil, 10, 10).isEmpty)
+  test("a read of many pages of several columns costs a few requests where the file coalesces, with the same values") {
+    readTwice(FileVersion.V2_1) { (pages, plainReads, coalescedReads) =>
+      assert(plainReads >= pages, s"without coalescing every page is a request ($plainReads reads, $pages pages)")
+      assert(coalescedReads <= 8, s"with coalescing a batch's pages are one request: $coalescedReads reads for 8 batches")
+    }
   }
 
-  test("a read of many pages of several columns costs a few requests where the file coalesces, with the same values") {
+  test("a file of version 2.0 is read page by page, also where the storage coalesces") {
+    readTwice(FileVersion.V2_0) { (pages, plainReads, coalescedReads) =>
+      assert(plainReads >= pages, s"every page is a request ($plainReads reads, $pages pages)")
+      assert(coalescedReads == plainReads)
+    }
+  }
+
+  /**
+   * Writes 8 batches of 5000 rows in small pages, reads them back batch by batch without and with coalescing,
+   * checks the values and hands (pages, requests without, requests with coalescing) to `check`.
+   */
+  private def readTwice(version: FileVersion)(check: (Int, Int, Int) => Unit): Unit = {
     val allocator = new RootAllocator()
     val storage = new InMemoryStorage
     val schema = FileWriterTesting.schema(leaf("a", "int64"), leaf("b", "string"), leaf("c", "double"),
@@ -37,13 +46,14 @@ class CoalescedReadSuite extends AnyFunSuite {
     }
     try {
       // Small pages: each column has many.
-      val w = LanceFileWriter.create(storage, "f.lance", schema, FileVersion.V2_1, LanceFileWriter.Options(16L << 10))
+      val w = LanceFileWriter.create(storage, "f.lance", schema, version, LanceFileWriter.Options(16L << 10))
       batches.foreach(w.write)
       w.finish()
 
       def readAll(gap: Long): (Int, Seq[VectorSchemaRoot]) = {
         storage.coalesceGap = gap
         val reader = LanceFileReader.open(storage, "f.lance")
+        assert(reader.coalesces == (gap >= 0 && version != FileVersion.V2_0))
         val before = storage.reads.get()
         val roots = (0 until 8).map(i => reader.read(schema.fields, i * 5000L, (i + 1) * 5000L, allocator))
         reader.close()
@@ -52,15 +62,12 @@ class CoalescedReadSuite extends AnyFunSuite {
       val (plainReads, plain) = readAll(-1)
       val (coalescedReads, coalesced) = readAll(1L << 20)
       try {
-        val pages = LanceFileReader.open(storage, "f.lance").metadata.columns.map(_.getPagesCount).sum
-        assert(plainReads >= pages, s"without coalescing every page is a request ($plainReads reads, $pages pages)")
-        assert(coalescedReads <= 8, s"with coalescing a batch's pages are one request: $coalescedReads reads for 8 batches")
-        plain.zip(batches).foreach { case (got, want) =>
+        val reader = LanceFileReader.open(storage, "f.lance")
+        val pages = try reader.metadata.columns.map(_.getPagesCount).sum finally reader.close()
+        check(pages, plainReads, coalescedReads)
+        (plain ++ coalesced).grouped(8).foreach(_.zip(batches).foreach { case (got, want) =>
           want.getFieldVectors.asScala.zip(got.getFieldVectors.asScala).foreach { case (w, g) => assert(VectorEqualsVisitor.vectorEquals(w, g)) }
-        }
-        coalesced.zip(batches).foreach { case (got, want) =>
-          want.getFieldVectors.asScala.zip(got.getFieldVectors.asScala).foreach { case (w, g) => assert(VectorEqualsVisitor.vectorEquals(w, g)) }
-        }
+        })
       } finally (plain ++ coalesced).foreach(_.close())
     } finally {
       batches.foreach(_.close())

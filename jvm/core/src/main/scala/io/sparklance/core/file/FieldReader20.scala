@@ -2,7 +2,6 @@ package io.sparklance.core.file
 
 import scala.jdk.CollectionConverters._
 
-import com.google.protobuf.{Any => ProtoAny, InvalidProtocolBufferException, Message}
 import org.apache.arrow.vector.FieldVector
 import org.apache.arrow.vector.complex.{LargeListVector, ListVector, StructVector}
 
@@ -14,40 +13,46 @@ import io.sparklance.proto.{Encodings20Protos, File2Protos}
 /**
  * The read path of file version 2.0 (docs/dev/file-format-2.0.md): one column per field in depth-first order,
  * parents included (a struct has a header column, a list an offsets column); a packed struct, blob, string or
- * fixed-size list is one column. Each column's pages hold items at that column's level.
+ * fixed-size list is one column. Each column's pages hold items at that column's level, so a list's items are paged
+ * apart from its rows.
  */
-private[file] final class Reader20(reader: LanceFileReader) {
-  private def path = reader.path
+private[file] final class FieldReader20(pages: ColumnPages) extends FieldReader {
+  private def path = pages.path
 
-  lazy val columns: Map[Int, Int] = {
+  override lazy val columns: Map[Int, Int] = {
     val out = Map.newBuilder[Int, Int]
     var next = 0
     def visit(f: LanceField): Unit = {
       out += f.id -> next
       next += 1
       f.logicalType match {
-        case LogicalType.Struct if !LanceFileReader.isPacked(f) => f.children.foreach(visit)
+        case LogicalType.Struct if !ColumnLayout.isPacked(f) => f.children.foreach(visit)
         case _: LogicalType.List => f.children.foreach(visit)
         case LogicalType.Map =>
           throw new UnsupportedFeatureException(s"Cannot read $path: field '${f.name}' is a map, which file format 2.0 cannot hold.")
         case _ =>
       }
     }
-    reader.metadata.schema.fields.foreach(visit)
+    pages.metadata.schema.fields.foreach(visit)
     out.result()
   }
 
+  // Which pages of a list's items a read needs is known only once its offsets are decoded.
+  override def plansPages: Boolean = false
+
+  override def pageSpans(fields: Seq[LanceField], from: Long, to: Long): Seq[(Long, Long)] = Seq.empty
+
   private def column(f: LanceField): File2Protos.ColumnMetadata = {
     val c = columns.getOrElse(f.id, throw new CorruptFileException(path, s"field '${f.name}' (id ${f.id}) has no column"))
-    if (c >= reader.metadata.columns.size) {
-      throw new CorruptFileException(path, s"field '${f.name}' maps to column $c, the file has ${reader.metadata.columns.size}")
+    if (c >= pages.size) {
+      throw new CorruptFileException(path, s"field '${f.name}' maps to column $c, the file has ${pages.size}")
     }
-    reader.metadata.columns(c)
+    pages(c)
   }
 
-  /** Fills `v` with items [from, to) of field `f`. */
-  def fill(v: FieldVector, f: LanceField, from: Long, to: Long): Unit = f.logicalType match {
-    case LogicalType.Struct if !LanceFileReader.isPacked(f) =>
+  /** Fills `v` with items [from, to) of field `f` (rows, for a top-level field). */
+  override def fill(v: FieldVector, f: LanceField, from: Long, to: Long): Unit = f.logicalType match {
+    case LogicalType.Struct if !ColumnLayout.isPacked(f) =>
       val sv = v.asInstanceOf[StructVector]
       sv.getChildrenFromFields.asScala.zip(f.children).foreach { case (cv, cf) => fill(cv, cf, from, to) }
       ArrowAssembler.setStructValidity(sv, null, (to - from).toInt)
@@ -60,20 +65,20 @@ private[file] final class Reader20(reader: LanceFileReader) {
       }
       fill(child, f.children.head, itemFrom, itemTo)
       ArrowAssembler.setListBuffers(v, offsets)
-    case _ if LanceFileReader.isBlob(f) =>
+    case _ if ColumnLayout.isBlob(f) =>
       val descriptors = readRange(f, from, to, blobDescriptors = true)
       ArrowAssembler.fillLeafValues(v, blobBytes(f, descriptors.block.asInstanceOf[DataBlock.Struct]), nullBlobs(descriptors))
     case _ =>
       val values = readRange(f, from, to)
       val n = values.block.numValues
-      if (LanceFileReader.isPacked(f)) {
+      if (ColumnLayout.isPacked(f)) {
         val s = values.block.asInstanceOf[DataBlock.Struct]
         val sv = v.asInstanceOf[StructVector]
         sv.getChildrenFromFields.asScala.zip(s.children).foreach { case (cv, b) => ArrowAssembler.fillLeafValues(cv, b, null) }
         ArrowAssembler.setStructValidity(sv, null, n)
       } else {
         val block = Blocks.materialize(values.block)
-        val filled = if (f.logicalType == LogicalType.Json) LanceFileReader.jsonText(block) else block
+        val filled = if (f.logicalType == LogicalType.Json) FieldReader.jsonText(block) else block
         ArrowAssembler.fillLeafValues(v, filled, new RepDef.Validity(values.validity, n))
       }
   }
@@ -90,16 +95,16 @@ private[file] final class Reader20(reader: LanceFileReader) {
     column(f).getPagesList.asScala.zipWithIndex.foreach { case (page, pi) =>
       val len = page.getLength
       if (len > 0) {
-        val enc = arrayEncoding(f, pi, page)
+        val enc = Pages20.encoding(path, f, pi, page)
         if (enc.getArrayEncodingCase != Encodings20Protos.ArrayEncoding.ArrayEncodingCase.LIST) {
           throw new CorruptFileException(path, s"page $pi of list field '${f.name}' is not a list page")
         }
         val l = enc.getList
         if (row + len > from && row < to) {
           val a = l.getNullOffsetAdjustment
-          val ends = reader.cachedPage(columns(f.id), pi) {
+          val ends = pages.decoded(columns(f.id), pi) {
             guard(f, pi, enc) {
-              Encodings20.decode(l.getOffsets, buffers(page), len.toInt, new Encodings20.Target(LeafShape.fixed(64), 32, false), 1L << 30)
+              Encodings20.decode(l.getOffsets, pages.buffers(page), len.toInt, new Encodings20.Target(LeafShape.fixed(64), 32, false), 1L << 30)
             }
           }.block match {
             case w: DataBlock.FixedWidth => w.data
@@ -157,14 +162,14 @@ private[file] final class Reader20(reader: LanceFileReader) {
     val parts = (0 until n).map { i =>
       val p = LittleEndian.getLong(pos, 8 * i)
       val sz = LittleEndian.getLong(size, 8 * i)
-      if (sz == 0) Array.emptyByteArray else reader.readBytes(p, sz)
+      if (sz == 0) Array.emptyByteArray else pages.bytes(p, sz)
     }
     Blocks.ofValues(parts.asJava, 64)
   }
 
   /** Items [from, to) of a single-column field, concatenated across pages. */
   private def readRange(f: LanceField, from: Long, to: Long, blobDescriptors: Boolean = false): Encodings20.Values = {
-    val shape = if (blobDescriptors) LeafShape.struct(Array(LeafShape.fixed(64), LeafShape.fixed(64))) else LanceFileReader.shapeOf(f)
+    val shape = if (blobDescriptors) LeafShape.struct(Array(LeafShape.fixed(64), LeafShape.fixed(64))) else ColumnLayout.shapeOf(f)
     val target = new Encodings20.Target(shape, offsetBits(f), f.logicalType.isInstanceOf[LogicalType.Dictionary])
     val blocks = new java.util.ArrayList[DataBlock]()
     var anyNull = false
@@ -175,9 +180,9 @@ private[file] final class Reader20(reader: LanceFileReader) {
       val len = page.getLength
       val end = start + len
       if (len > 0 && end > from && start < to) {
-        val enc = arrayEncoding(f, pi, page)
-        val values = reader.cachedPage(columns(f.id), pi) {
-          guard(f, pi, enc)(Encodings20.decode(enc, buffers(page), len.toInt, target, maxBytes(page)))
+        val enc = Pages20.encoding(path, f, pi, page)
+        val values = pages.decoded(columns(f.id), pi) {
+          guard(f, pi, enc)(Encodings20.decode(enc, pages.buffers(page), len.toInt, target, Pages20.maxBytes(page)))
         }
         val lo = (math.max(from, start) - start).toInt
         val hi = (math.min(to, end) - start).toInt
@@ -202,45 +207,6 @@ private[file] final class Reader20(reader: LanceFileReader) {
     case LogicalType.Dictionary(LogicalType.Utf8(true) | LogicalType.Binary(true), _, _) => 64
     case _ => 32
   }
-
-  private def maxBytes(page: File2Protos.ColumnMetadata.Page): Long = {
-    val total = page.getBufferSizesList.asScala.map(_.longValue).sum
-    math.min(Int.MaxValue.toLong - 64, math.max(256L << 20, 64L * total))
-  }
-
-  private def buffers(page: File2Protos.ColumnMetadata.Page): Array[Slice] = reader.readBuffers(page)
-
-  private def arrayEncoding(f: LanceField, pi: Int, page: File2Protos.ColumnMetadata.Page): Encodings20Protos.ArrayEncoding = {
-    val enc = page.getEncoding
-    if (!enc.hasDirect) {
-      throw new UnsupportedFeatureException(s"Cannot read data file $path: page $pi of field '${f.name}' stores its " +
-        "encoding out of line, which this reader does not support.")
-    }
-    try {
-      val any = ProtoAny.parseFrom(enc.getDirect.getEncoding)
-      if (!any.getTypeUrl.endsWith("lance.encodings.ArrayEncoding")) {
-        throw new CorruptFileException(path, s"page $pi of field '${f.name}' has encoding ${any.getTypeUrl} in a 2.0 file")
-      }
-      val parsed = Encodings20Protos.ArrayEncoding.parseFrom(any.getValue)
-      // A 2.0 encoding has no fields this reader does not know: a field protobuf could not place (a damaged tag
-      // or wire type) would otherwise be skipped, and the page decoded with a default in its place.
-      if (hasUnknownFields(parsed)) {
-        throw new CorruptFileException(path, s"the encoding of page $pi of field '${f.name}' has fields with unknown " +
-          "numbers or wire types")
-      }
-      parsed
-    } catch {
-      case e: InvalidProtocolBufferException =>
-        throw new CorruptFileException(path, s"the encoding of page $pi of field '${f.name}' is invalid (${e.getMessage})", e)
-    }
-  }
-
-  private def hasUnknownFields(m: Message): Boolean =
-    !m.getUnknownFields.asMap.isEmpty || m.getAllFields.values.asScala.exists {
-      case sub: Message => hasUnknownFields(sub)
-      case list: java.util.List[_] => list.asScala.exists { case sub: Message => hasUnknownFields(sub); case _ => false }
-      case _ => false
-    }
 
   private def guard[T](f: LanceField, pi: Int, enc: Encodings20Protos.ArrayEncoding)(body: => T): T =
     try body

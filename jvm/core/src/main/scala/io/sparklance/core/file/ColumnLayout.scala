@@ -1,0 +1,60 @@
+package io.sparklance.core.file
+
+import org.apache.arrow.vector.types.pojo.{ArrowType, Field}
+
+import io.sparklance.core.UnsupportedFeatureException
+import io.sparklance.core.encoding.LeafShape
+import io.sparklance.core.schema.{LanceField, LogicalType}
+
+/**
+ * How the fields of a Lance schema are stored in columns, whatever the file version: which fields are packed
+ * structs or blobs, which are leaf columns (2.1+), and the shape of a leaf column's values. The readers and the
+ * writers of every version agree on it.
+ */
+private[file] object ColumnLayout {
+
+  /** The field metadata keys that mark a struct as packed (`true`): pylance reads either. */
+  private val PackedKeys = Seq("lance-encoding:packed", "packed")
+
+  /** The value shape of a leaf column of this field. */
+  def shapeOf(f: LanceField): LeafShape = {
+    import LogicalType._
+    def scalar(t: LogicalType): LeafShape = t match {
+      case Bool => LeafShape.fixed(1)
+      case Int(bits, _) => LeafShape.fixed(bits)
+      case HalfFloat | BFloat16 => LeafShape.fixed(16)
+      case Float | Date32 => LeafShape.fixed(32)
+      case Double | Date64 | Timestamp(_, _) | Duration(_) => LeafShape.fixed(64)
+      case t: Time => LeafShape.fixed(t.bitWidth)
+      case Decimal(bits, _, _) => LeafShape.fixed(bits)
+      case FixedSizeBinary(w) => LeafShape.fixed(8 * w)
+      case Null => LeafShape.fixed(8)
+      case Utf8(large) => LeafShape.variable(if (large) 64 else 32)
+      case Binary(large) => LeafShape.variable(if (large) 64 else 32)
+      case Json => LeafShape.variable(64)
+      case Dictionary(value, _, _) => scalar(value)
+      case FixedSizeList(elem, dim) => LeafShape.fixedSizeList(dim, scalar(elem))
+      case other => throw new UnsupportedFeatureException(s"Field '${f.name}' of type $other is not a leaf column")
+    }
+    if (isPacked(f)) LeafShape.struct(f.children.map(shapeOf).toArray) else scalar(f.logicalType)
+  }
+
+  /** The fields of a field's subtree stored as columns (2.1+): leaves, and packed structs as one. */
+  def leavesOf(f: LanceField): Seq[LanceField] = f.logicalType match {
+    case LogicalType.Struct if !isPacked(f) => f.children.flatMap(leavesOf)
+    case _: LogicalType.List | LogicalType.Map => f.children.flatMap(leavesOf)
+    case _ => Seq(f)
+  }
+
+  /** A large binary column stored as blobs (`lance-encoding:blob=true`): descriptors in the column, bytes elsewhere. */
+  def isBlob(f: LanceField): Boolean =
+    f.metadataStrings.get("lance-encoding:blob").exists(_.equalsIgnoreCase("true"))
+
+  /** A struct stored as one column of fixed-width rows (`lance-encoding:packed=true`) rather than a column per child. */
+  def isPacked(f: LanceField): Boolean =
+    f.logicalType == LogicalType.Struct && PackedKeys.exists(k => f.metadataStrings.get(k).exists(_.equalsIgnoreCase("true")))
+
+  /** [[isPacked]] of the Arrow field a read produces. */
+  def isPackedArrow(f: Field): Boolean =
+    f.getType.isInstanceOf[ArrowType.Struct] && PackedKeys.exists(k => Option(f.getMetadata.get(k)).exists(_.equalsIgnoreCase("true")))
+}
