@@ -7,7 +7,7 @@ import scala.util.control.NonFatal
 
 import org.apache.arrow.memory.{BufferAllocator, RootAllocator}
 
-import io.sparklance.core.file.FileVersion
+import io.sparklance.core.FileVersion
 import io.sparklance.core.table.LiveRows
 import io.sparklance.core.storage.{HadoopStorage, Storage}
 import io.sparklance.core.table.Dataset

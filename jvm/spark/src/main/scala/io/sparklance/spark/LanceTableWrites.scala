@@ -10,7 +10,7 @@ import org.apache.spark.sql.connector.write.{BatchWrite, LogicalWriteInfo, Suppo
 import org.apache.spark.sql.types.StructType
 
 import io.sparklance.core.UnsupportedFeatureException
-import io.sparklance.core.file.FileVersion
+import io.sparklance.core.FileVersion
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.{table => lance}
 

@@ -10,7 +10,7 @@ import org.apache.spark.sql.types.StructType
 import org.apache.spark.util.SerializableConfiguration
 
 import io.sparklance.core.InvalidArgumentException
-import io.sparklance.core.file.FileVersion
+import io.sparklance.core.FileVersion
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.{table => lance}
 

@@ -7,7 +7,7 @@ import org.apache.spark.SparkConf
 import org.apache.spark.serializer.{JavaSerializer, KryoSerializer, Serializer}
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparklance.core.file.FileVersion
+import io.sparklance.core.FileVersion
 import io.sparklance.core.schema.LanceSchema
 
 /**

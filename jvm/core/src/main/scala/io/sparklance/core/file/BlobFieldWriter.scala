@@ -10,6 +10,7 @@ import io.sparklance.core.encoding.{Growable, LeafShredder, StructuralPageEncode
 import io.sparklance.core.schema.{LanceField, LogicalType}
 import io.sparklance.proto.{Encodings21Protos, FileProtos}
 import io.sparklance.proto.Encodings21Protos.{CompressiveEncoding, Flat, PageLayout, RepDefLayer}
+import io.sparklance.core.FileVersion
 
 /**
  * Writes a top-level blob column (docs/dev/file-format-2.1.md §6): the bytes of each value go to the data region of
@@ -167,5 +168,5 @@ object BlobFieldWriter {
   /** A top-level blob column: 2.1's blob-marked large binary, or 2.2's blob v2 struct. */
   def isBlob(f: LanceField): Boolean =
     f.parentId == -1 && ((ColumnLayout.isBlob(f) && f.logicalType == LogicalType.Binary(true)) ||
-      f.extensionName.contains("lance.blob.v2"))
+      f.isBlobV2)
 }

@@ -13,9 +13,6 @@ import io.sparklance.core.schema.{LanceField, LogicalType}
  */
 private[file] object ColumnLayout {
 
-  /** The field metadata keys that mark a struct as packed (`true`): pylance reads either. */
-  private val PackedKeys = Seq("lance-encoding:packed", "packed")
-
   /** The value shape of a leaf column of this field. */
   def shapeOf(f: LanceField): LeafShape = {
     import LogicalType._
@@ -47,14 +44,12 @@ private[file] object ColumnLayout {
   }
 
   /** A large binary column stored as blobs (`lance-encoding:blob=true`): descriptors in the column, bytes elsewhere. */
-  def isBlob(f: LanceField): Boolean =
-    f.metadataStrings.get("lance-encoding:blob").exists(_.equalsIgnoreCase("true"))
+  def isBlob(f: LanceField): Boolean = f.isBlob
 
   /** A struct stored as one column of fixed-width rows (`lance-encoding:packed=true`) rather than a column per child. */
-  def isPacked(f: LanceField): Boolean =
-    f.logicalType == LogicalType.Struct && PackedKeys.exists(k => f.metadataStrings.get(k).exists(_.equalsIgnoreCase("true")))
+  def isPacked(f: LanceField): Boolean = f.isPacked
 
   /** [[isPacked]] of the Arrow field a read produces. */
-  def isPackedArrow(f: Field): Boolean =
-    f.getType.isInstanceOf[ArrowType.Struct] && PackedKeys.exists(k => Option(f.getMetadata.get(k)).exists(_.equalsIgnoreCase("true")))
+  def isPackedArrow(f: Field): Boolean = f.getType.isInstanceOf[ArrowType.Struct] &&
+    LanceField.PackedKeys.exists(k => Option(f.getMetadata.get(k)).exists(_.equalsIgnoreCase("true")))
 }

@@ -1,5 +1,7 @@
 package io.sparklance.core.file
 
+import io.sparklance.core.FileVersion
+
 /** Picks the field reader for a data file's version. */
 private[file] object FieldReaders {
   def create(pages: ColumnPages): FieldReader = pages.metadata.version match {

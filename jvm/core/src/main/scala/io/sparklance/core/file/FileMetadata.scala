@@ -10,6 +10,7 @@ import io.sparklance.core.CorruptFileException
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.InputFile
 import io.sparklance.proto.{File2Protos, FileProtos}
+import io.sparklance.core.FileVersion
 
 /**
  * The metadata of a Lance v2 data file: version, row count, schema and the pages of every column.

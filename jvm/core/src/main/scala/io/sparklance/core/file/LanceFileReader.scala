@@ -13,6 +13,7 @@ import io.sparklance.core.{CorruptFileException, UnsupportedFeatureException}
 import io.sparklance.core.encoding.{EncodingException, UnsupportedEncodingException}
 import io.sparklance.core.schema.{ArrowSchemas, LanceField}
 import io.sparklance.core.storage.{InputFile, Storage}
+import io.sparklance.core.FileVersion
 
 /**
  * Reads a Lance data file into Arrow vectors, one column at a time and only the pages a row range needs.
@@ -183,12 +184,6 @@ object LanceFileReader {
 
   /** The fields of a field's subtree stored as columns in 2.1+ ([[ColumnLayout.leavesOf]]). */
   def leavesOf(f: LanceField): Seq[LanceField] = ColumnLayout.leavesOf(f)
-
-  /** Whether the field is a blob column ([[ColumnLayout.isBlob]]). */
-  def isBlob(f: LanceField): Boolean = ColumnLayout.isBlob(f)
-
-  /** Whether the field is a packed struct, stored as one column ([[ColumnLayout.isPacked]]). */
-  def isPacked(f: LanceField): Boolean = ColumnLayout.isPacked(f)
 
   /**
    * The Arrow field a read produces: the schema mapping, with dictionary-encoded fields decoded to their values.

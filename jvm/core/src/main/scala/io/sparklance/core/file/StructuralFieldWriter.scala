@@ -5,6 +5,7 @@ import org.apache.arrow.vector.FieldVector
 import io.sparklance.core.UnsupportedFeatureException
 import io.sparklance.core.encoding.{LeafShredder, StructuralPageEncoder}
 import io.sparklance.core.schema.{LanceField, LogicalType}
+import io.sparklance.core.FileVersion
 
 /**
  * Writes one top-level field in file version 2.1 or 2.2: one column per leaf (docs/dev/file-format-2.1.md §1.4),
@@ -78,7 +79,7 @@ object StructuralFieldWriter {
     def refuse(what: String): Nothing = throw new UnsupportedFeatureException(s"Cannot write field '${path.map(_.name)
       .mkString(".")}': $what is not supported by the sparklance file writer yet. Write it with pylance, or leave the " +
       "column out.")
-    if (path.exists(f => ColumnLayout.isBlob(f) || f.extensionName.contains("lance.blob.v2"))) {
+    if (path.exists(f => ColumnLayout.isBlob(f) || f.isBlobV2)) {
       refuse("a blob column (lance-encoding:blob)")
     }
     val kinds = path.map { f =>

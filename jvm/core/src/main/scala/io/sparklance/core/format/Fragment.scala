@@ -59,7 +59,7 @@ object DataFile {
    * The manifest's entry for a data file: its name under `data/`, the (field id, column index) of each column, its
    * file version and size.
    */
-  def entry(name: String, fieldColumns: Seq[(Int, Int)], version: io.sparklance.core.file.FileVersion,
+  def entry(name: String, fieldColumns: Seq[(Int, Int)], version: io.sparklance.core.FileVersion,
       size: Long): TableProtos.DataFile =
     TableProtos.DataFile.newBuilder().setPath(name)
       .addAllFields(fieldColumns.map(c => Integer.valueOf(c._1)).asJava)

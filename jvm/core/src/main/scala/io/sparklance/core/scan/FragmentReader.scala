@@ -145,7 +145,7 @@ final class FragmentReader(
           }
           out
         } finally root.close()
-      case several if f.logicalType == LogicalType.Struct && !LanceFileReader.isPacked(f) =>
+      case several if f.logicalType == LogicalType.Struct && !f.isPacked =>
         // A struct whose children are not all in one file (children added later, in files of their own or in
         // none): each child from where it is, and the struct's own nulls from the first file that holds it.
         val out = target.createVector(allocator).asInstanceOf[StructVector]
@@ -264,7 +264,7 @@ final class FragmentReader(
    * a field renamed since the file was written is read under its new name (vectors are moved by name).
    */
   private def prune(fileField: LanceField, wanted: LanceField, path: String): LanceField =
-    if (fileField.logicalType != LogicalType.Struct || LanceFileReader.isPacked(fileField)) fileField.copy(name = wanted.name)
+    if (fileField.logicalType != LogicalType.Struct || fileField.isPacked) fileField.copy(name = wanted.name)
     else {
       // Called for files that hold every leaf of `wanted` (the manifest says so): a child the file's schema lacks
       // means the two disagree, and reading on would return the child as nulls.

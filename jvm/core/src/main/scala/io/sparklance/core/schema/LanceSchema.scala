@@ -110,8 +110,8 @@ object LanceField {
   /** The Arrow extension name of blob v2 columns. */
   val BlobV2Extension = "lance.blob.v2"
 
-  /** The metadata keys that mark a struct as packed. */
-  val PackedKeys: Seq[String] = Seq("packed", "lance-encoding:packed")
+  /** The field metadata keys that mark a struct as packed (`true`): pylance reads either. */
+  val PackedKeys: Seq[String] = Seq("lance-encoding:packed", "packed")
 }
 
 object LanceSchema {

@@ -5,7 +5,7 @@ import scala.collection.mutable.ArrayBuffer
 import org.apache.arrow.memory.RootAllocator
 
 import io.sparklance.core.UnsupportedFeatureException
-import io.sparklance.core.file.FileVersion
+import io.sparklance.core.FileVersion
 import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.storage.Storage
 import io.sparklance.core.format.{Fragment, ManifestFile, RowIdSequence, RowVersionSequence}

@@ -9,7 +9,7 @@ import scala.util.control.NonFatal
 import org.apache.arrow.vector.VectorSchemaRoot
 
 import io.sparklance.core.InconsistentTableException
-import io.sparklance.core.file.FileVersion
+import io.sparklance.core.FileVersion
 import io.sparklance.core.file.LanceFileWriter
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.Storage

@@ -4,7 +4,7 @@ import scala.jdk.CollectionConverters._
 
 import com.google.protobuf.ByteString
 
-import io.sparklance.core.file.FileVersion
+import io.sparklance.core.FileVersion
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.Storage
 import io.sparklance.proto.TableProtos

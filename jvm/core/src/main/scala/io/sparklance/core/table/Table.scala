@@ -10,7 +10,7 @@ import org.apache.hadoop.conf.Configuration
 
 import io.sparklance.core.{InvalidArgumentException, NotATableException}
 import io.sparklance.core.commit.CommitHandler
-import io.sparklance.core.file.FileVersion
+import io.sparklance.core.FileVersion
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.{HadoopStorage, Storage}
 import io.sparklance.core.txn.{Committer, Operation, Transaction}

@@ -9,6 +9,7 @@ import org.apache.arrow.vector.compare.VectorEqualsVisitor
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.storage.InMemoryStorage
+import io.sparklance.core.FileVersion
 
 class CoalescedReadSuite extends AnyFunSuite {
   import FileWriterTesting._

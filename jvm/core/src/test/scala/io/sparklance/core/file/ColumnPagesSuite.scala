@@ -9,6 +9,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.CorruptFileException
 import io.sparklance.core.storage.InMemoryStorage
+import io.sparklance.core.FileVersion
 
 class ColumnPagesSuite extends AnyFunSuite {
   import FileWriterTesting._

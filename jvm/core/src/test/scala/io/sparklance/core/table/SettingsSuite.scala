@@ -4,7 +4,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException}
 import io.sparklance.core.commit.{DynamoDbManifestStore, ExternalManifestStore, FileSystemCommitHandler}
-import io.sparklance.core.file.FileVersion
+import io.sparklance.core.FileVersion
 import io.sparklance.core.storage.HadoopStorage
 
 class SettingsSuite extends AnyFunSuite {

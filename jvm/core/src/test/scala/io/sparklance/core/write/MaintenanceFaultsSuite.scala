@@ -7,7 +7,7 @@ import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.{CommitStateUnknownException, StorageException}
-import io.sparklance.core.file.FileVersion
+import io.sparklance.core.FileVersion
 import io.sparklance.core.storage.InMemoryStorage
 import io.sparklance.core.table.{Cleanup, Dataset}
 import io.sparklance.core.txn.{Committer, Operation, Transaction}

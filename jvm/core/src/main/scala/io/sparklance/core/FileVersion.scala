@@ -1,6 +1,4 @@
-package io.sparklance.core.file
-
-import io.sparklance.core.UnsupportedFeatureException
+package io.sparklance.core
 
 /**
  * A Lance data file format version, as the manifest's `DataFile` names it (2.0, 2.1, 2.2) and as the file footer
