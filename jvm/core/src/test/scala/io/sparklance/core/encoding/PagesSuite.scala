@@ -121,6 +121,42 @@ class PagesSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
+  test("constant pages (2.2) repeat their inline or buffered value on valid items; other items are null") {
+    import io.sparklance.proto.Encodings21Protos.{ConstantLayout, RepDefLayer}
+    val value = Array[Byte](7, 0, 0, 0)
+    val defs = Seq(0, 1, 0, 0, 1)
+    val raw = new Array[Byte](2 * defs.size)
+    defs.indices.foreach(i => LittleEndian.putShort(raw, 2 * i, defs(i).toShort))
+    val layout = ConstantLayout.newBuilder().addLayers(RepDefLayer.REPDEF_NULLABLE_ITEM)
+      .setInlineValue(com.google.protobuf.ByteString.copyFrom(value)).build()
+    val empty = Slice.of(Array.emptyByteArray)
+    val d = ConstantPage.decode(layout, Array(empty, Slice.of(raw)), defs.size.toLong, LeafShape.fixed(32), 1 << 20)
+    val c = Column(Nil, Int32)
+    assert(rebuild(c, new RepDef.Composite(List(d.levels).asJava), d.values) == defs.map(x => if (x == 0) Leaf(7) else Nul))
+    val noLevels = ConstantPage.decode(layout, Array.empty, 3, LeafShape.fixed(32), 1 << 20)
+    assert(rebuild(c, new RepDef.Composite(List(noLevels.levels).asJava), noLevels.values) == Seq.fill(3)(Leaf(7)))
+    // A variable-width value in buffer 0: u32 2 | u32 offsets bytes | u32 data bytes | offsets | data.
+    val text = "lance".getBytes("UTF-8")
+    val buf = new Array[Byte](12 + 8 + text.length)
+    LittleEndian.putInt(buf, 0, 2); LittleEndian.putInt(buf, 4, 8); LittleEndian.putInt(buf, 8, text.length)
+    LittleEndian.putInt(buf, 16, text.length)
+    System.arraycopy(text, 0, buf, 20, text.length)
+    val strLayout = ConstantLayout.newBuilder().addLayers(RepDefLayer.REPDEF_NULLABLE_ITEM).build()
+    val sd = ConstantPage.decode(strLayout, Array(Slice.of(buf), empty, Slice.of(raw)), defs.size.toLong, Str.shape, 1 << 20)
+    assert(rebuild(Column(Nil, Str), new RepDef.Composite(List(sd.levels).asJava), sd.values) ==
+      defs.map(x => if (x == 0) Leaf("lance") else Nul))
+    for (bad <- Seq((0, 3), (4, 12), (8, 1000))) {
+      val b = buf.clone(); LittleEndian.putInt(b, bad._1, bad._2)
+      assert(damaged(s"header $bad")(ConstantPage.decode(strLayout, Array(Slice.of(b)), 5, Str.shape, 1 << 20)).getMessage
+        .startsWith("a constant value header"))
+    }
+    damaged("a short header")(ConstantPage.decode(strLayout, Array(Slice.of(buf.take(11))), 5, Str.shape, 1 << 20))
+    damaged("an inline value of the wrong width")(ConstantPage.decode(layout.toBuilder
+      .setInlineValue(com.google.protobuf.ByteString.copyFrom(Array[Byte](1, 2))).build(), Array.empty, 3, LeafShape.fixed(32), 1 << 20))
+    damaged("levels that disagree")(ConstantPage.decode(layout, Array(Slice.of(raw.take(4)), Slice.of(raw)), 5, LeafShape.fixed(32), 1 << 20))
+    damaged("too large")(ConstantPage.decode(layout, Array.empty, 1000, LeafShape.fixed(32), 100))
+  }
+
   // ---- damage ----
 
   private def mutateBuffers(p: StructuralPageEncoder.Page, r: Random): Seq[Array[Slice]] = {
