@@ -1,6 +1,7 @@
 package io.sparklance.core.encoding
 
 import scala.util.Random
+import scala.util.control.NonFatal
 
 import org.scalatest.Assertions
 
@@ -22,7 +23,7 @@ object EncodingTesting extends Assertions {
     val e = try { body; null } catch {
       case e: EncodingException => e
       case e: UnsupportedEncodingException => e
-      case other: Throwable => fail(s"$what: expected an EncodingException, got $other", other)
+      case NonFatal(other) => fail(s"$what: expected an EncodingException, got $other", other)
     }
     if (e == null) fail(s"$what: damaged input decoded without an error")
     assert(e.getMessage != null && e.getMessage.nonEmpty, what)
@@ -38,7 +39,7 @@ object EncodingTesting extends Assertions {
     catch {
       case e: EncodingException => assert(e.getMessage.nonEmpty, what)
       case e: UnsupportedEncodingException => assert(e.getMessage.nonEmpty, what)
-      case other: Throwable => fail(s"$what: expected success or an EncodingException, got $other", other)
+      case NonFatal(other) => fail(s"$what: expected success or an EncodingException, got $other", other)
     }
 
   /** Random bytes of `n`. */

@@ -2,6 +2,7 @@ package io.sparklance.core.file
 
 import scala.jdk.CollectionConverters._
 import scala.util.Random
+import scala.util.control.NonFatal
 
 import org.apache.arrow.memory.RootAllocator
 import org.apache.arrow.vector.{ValueVector, VectorSchemaRoot}
@@ -107,7 +108,7 @@ class PageBoundariesSuite extends AnyFunSuite with BeforeAndAfterAll {
           finally rd.close()
         } catch {
           case e: LanceException => errors += 1; assert(e.getMessage.contains("f.lance"), e.getMessage)
-          case other: Throwable => fail(s"$version: damaged page bytes gave $other", other)
+          case NonFatal(other) => fail(s"$version: damaged page bytes gave $other", other)
         }
       }
       info(s"$errors of 60 damaged files were refused; the others decoded (damage inside values)")
