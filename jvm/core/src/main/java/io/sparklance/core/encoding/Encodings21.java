@@ -342,6 +342,7 @@ public final class Encodings21 {
     int runs = lengths.length;
     values.require(0, (long) runs * vb, runs + " run values");
     if ((long) runs * 255 < n) throw new EncodingException(runs + " rle runs cannot cover " + n + " values");
+    if ((long) n * vb > Integer.MAX_VALUE - 16) throw new EncodingException("rle runs of " + n + " " + bits + "-bit values");
     byte[] out = new byte[n * vb];
     int pos = 0;
     for (int r = 0; r < runs && pos < n; r++) {

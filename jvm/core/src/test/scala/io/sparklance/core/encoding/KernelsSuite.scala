@@ -149,6 +149,11 @@ class KernelsSuite extends AnyFunSuite {
     damaged("values missing")(d.decode(Array(slice(vals.take(vals.length - 1)), slice(lens)), 1000))
     assert(damaged("a huge count")(d.decode(Array(slice(vals), slice(lens)), Int.MaxValue - 16)).getMessage ==
       s"${lens.length} rle runs cannot cover ${Int.MaxValue - 16} values")
+    // Runs that cover 2^30 16-bit values: more than one array holds, refused before anything that size is allocated.
+    val many = (1 << 30) / 255 + 1
+    assert(damaged("2^30 values")(Encodings21.miniBlock(rle(16), maxBytes)
+      .decode(Array(slice(new Array[Byte](2 * many)), slice(Array.fill[Byte](many)(-1))), 1 << 30)).getMessage ==
+      s"rle runs of ${1 << 30} 16-bit values")
     val block = new Array[Byte](8) ++ vals ++ lens
     LittleEndian.putLong(block, 0, vals.length.toLong)
     val b = Encodings21.block(rle(32), maxBytes)
