@@ -1,6 +1,7 @@
 package io.sparklance.core.encoding
 
 import scala.util.Random
+import scala.util.control.NonFatal
 
 import com.github.luben.zstd.Zstd
 import net.jpountz.lz4.LZ4Factory
@@ -108,6 +109,24 @@ class CodecsSuite extends AnyFunSuite {
       for (m <- mutants(z, r, flips = 20)) survives("zstd mutant")(Codecs.decompress(Codecs.Scheme.ZSTD, m, 0, m.length, maxBytes))
       for (m <- mutants(l, r, flips = 20)) survives("lz4 mutant")(Codecs.decompress(Codecs.Scheme.LZ4, m, 0, m.length, maxBytes))
     }
+    // The thread's reused zstd context still decodes good data after all those failures.
+    assert(Codecs.decompress(Codecs.Scheme.ZSTD, z, 0, z.length, maxBytes).sameElements(in))
+  }
+
+  test("zstd from several threads at once, each with its own context") {
+    val inputs = (0 until 4).map(t => input(new Random(t), 50000 + t))
+    val failures = new java.util.concurrent.ConcurrentLinkedQueue[String]()
+    val threads = inputs.map { in =>
+      val t = new Thread(() =>
+        try for (_ <- 0 until 50) {
+          val z = zstd(in)
+          if (!Codecs.decompress(Codecs.Scheme.ZSTD, z, 0, z.length, maxBytes).sameElements(in)) failures.add(s"${in.length} bytes differ")
+        } catch { case NonFatal(e) => failures.add(e.toString) })
+      t.start()
+      t
+    }
+    threads.foreach(_.join())
+    assert(failures.isEmpty, failures)
   }
 
   test("general compression around flat values, in a mini-block chunk and as a block") {
