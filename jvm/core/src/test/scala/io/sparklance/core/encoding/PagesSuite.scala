@@ -59,9 +59,7 @@ class PagesSuite extends AnyFunSuite with BeforeAndAfterAll {
     val version = if (v22) "2.2" else "2.1"
     test(s"$version $c pages round trip at chunk boundaries, with nulls, without, and all null") {
       // A writer never writes a page of no rows (a file of none has no pages).
-      // Long strings are compressed one by one, which costs a zstd context each: fewer rows keep the suite fast.
-      val counts = if (c.leaf == LongStr) Seq(1, 2, 300) else Seq(1, 2, 1023, 1024, 1025, 4097)
-      for (seed <- Seeds.take(2); n <- counts; nullRate <- Seq(0.0, 0.2, 1.0)) {
+      for (seed <- Seeds.take(2); n <- Seq(1, 2, 1023, 1024, 1025, 4097); nullRate <- Seq(0.0, 0.2, 1.0)) {
         val r = new Random(seed * 1000 + n)
         val layout = roundTrip(c, rows(c, r, n, nullRate), v22)
         if (nullRate == 1.0) assert(layout.hasConstantLayout, s"$c $n rows all null")
@@ -82,7 +80,7 @@ class PagesSuite extends AnyFunSuite with BeforeAndAfterAll {
   test("batches sliced out of one page, and batches spanning two pages, rebuild the same rows") {
     for (v22 <- Seq(false, true); c <- columns; seed <- Seeds.take(2)) {
       val r = new Random(seed)
-      val n = 1 + r.nextInt(if (c.leaf == LongStr) 150 else 1500)
+      val n = 1 + r.nextInt(1500)
       val all = rows(c, r, n, 0.25)
       val cut = r.nextInt(n + 1)
       val pages = Seq((0, cut), (cut, n)).filter { case (a, b) => b > a }.map { case (a, b) => (a, b, page(c, all.slice(a, b), v22)._2) }
@@ -167,7 +165,7 @@ class PagesSuite extends AnyFunSuite with BeforeAndAfterAll {
   test("damaged page buffers give EncodingExceptions, never another exception") {
     for (v22 <- Seq(false, true); c <- columns; seed <- Seeds.take(2); nullRate <- Seq(0.0, 0.3, 1.0)) {
       val r = new Random(seed)
-      val n = 1 + r.nextInt(if (c.leaf == LongStr) 150 else 1200)
+      val n = 1 + r.nextInt(1200)
       val (p, _) = page(c, rows(c, r, n, nullRate), v22)
       for (bufs <- mutateBuffers(p, r)) survives(s"$c $n rows, ${p.layout.getLayoutCase}") {
         val d = decode(p.layout, bufs, n.toLong, c.leaf.shape)
