@@ -167,9 +167,9 @@ public final class Blocks {
     int[] pos = new int[n];
     for (int i = 0; i < n; i++) {
       long k = LittleEndian.getUnsigned(idx.data, i * ib, ib);
-      if (k >= size) {
+      if (k < 0 || k >= size) {  // k < 0: a u64 index of 2^63 or more
         if (k == size) { pos[i] = -1; continue; }  // a null slot past the items
-        throw new EncodingException("dictionary index " + k + " of a dictionary of " + size + " items");
+        throw new EncodingException("dictionary index " + Long.toUnsignedString(k) + " of a dictionary of " + size + " items");
       }
       pos[i] = (int) k;
     }

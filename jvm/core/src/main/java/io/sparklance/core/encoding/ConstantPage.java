@@ -64,7 +64,7 @@ public final class ConstantPage {
       for (int i = 0; i < out.length; i++) out[i] = (short) buf.u16(2 * i);
       return out;
     }
-    if (count < 0 || count > Integer.MAX_VALUE - 16) throw new EncodingException(count + " levels");
+    if (count < 0 || count > Integer.MAX_VALUE - 16 || 2 * count > maxBytes) throw new EncodingException(count + " levels");
     short[] out = new short[(int) count];
     MiniBlockPage.copyLevels(Encodings21.block(enc, maxBytes).decode(buf, (int) count), out, 0, (int) count);
     return out;

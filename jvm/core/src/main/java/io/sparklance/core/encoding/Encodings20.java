@@ -163,7 +163,8 @@ public final class Encodings20 {
     for (int i = 0; i < n; i++) {
       long v = LittleEndian.getLong(ends, 8 * i);
       long end = (adj > 0 && Long.compareUnsigned(v, adj) >= 0) ? v - adj : v;
-      if (end < total && end >= 0) { /* ends never go back */ throw new EncodingException("string end " + end + " before " + total); }
+      // Ends never go back; an end past 2^63 (negative here) is damage too, not a value to skip.
+      if (end < total) throw new EncodingException("string end " + end + " before " + total);
       total = Math.max(total, end);
     }
     if (total > maxBytes) throw new EncodingException("strings of " + total + " bytes");
@@ -212,7 +213,8 @@ public final class Encodings20 {
     for (int i = 0; i < n; i++) {
       long k = LittleEndian.getUnsigned(ix.data, i * ib, ib) - base;
       boolean valid = k >= 0 && (items.validity == null || (k < size && Bits.get(items.validity, k)));
-      if (k >= size) throw new EncodingException("dictionary index " + (k + base) + " of " + size + " items");
+      // k = -1 is the null of 1-based indices; anything below it is a u64 index of 2^63 or more.
+      if (k >= size || k < -base) throw new EncodingException("dictionary index " + Long.toUnsignedString(k + base) + " of " + size + " items");
       if (valid) { validity[i >>> 3] |= (byte) (1 << (i & 7)); LittleEndian.putInt(gatherIdx, 4 * i, (int) k); }
       else { anyNull = true; LittleEndian.putInt(gatherIdx, 4 * i, size); }
     }

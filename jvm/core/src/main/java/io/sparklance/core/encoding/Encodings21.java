@@ -63,7 +63,7 @@ public final class Encodings21 {
       }
       case INLINE_BITPACKING: {
         int bits = checkedBits(e.getInlineBitpacking().getUncompressedBitsPerValue());
-        if (bits != 8 && bits != 16 && bits != 32 && bits != 64) throw unsupported(e, "with " + bits + "-bit values");
+        if (!fastLanesType(bits)) throw unsupported(e, "with " + bits + "-bit values");
         return single((buf, n) -> inlineBitpacked(bits, buf, n));
       }
       case VARIABLE: {
@@ -147,10 +147,15 @@ public final class Encodings21 {
       }
       case INLINE_BITPACKING: {
         int bits = checkedBits(e.getInlineBitpacking().getUncompressedBitsPerValue());
-        return (buf, n) -> inlineBitpackedBlocks(bits, buf, n);
+        if (!fastLanesType(bits)) throw unsupported(e, "with " + bits + "-bit values");
+        return (buf, n) -> {
+          if ((long) n * (bits / 8) > maxBytes) throw new EncodingException(n + " inline-bitpacked " + bits + "-bit values");
+          return inlineBitpackedBlocks(bits, buf, n);
+        };
       }
       case OUT_OF_LINE_BITPACKING: {
         int bits = checkedBits(e.getOutOfLineBitpacking().getUncompressedBitsPerValue());
+        if (!fastLanesType(bits)) throw unsupported(e, "with " + bits + "-bit values");
         CompressiveEncoding values = e.getOutOfLineBitpacking().getValues();
         if (values.getCompressionCase() != CompressiveEncoding.CompressionCase.FLAT) throw unsupported(e, "with non-flat values");
         long width = values.getFlat().getBitsPerValue();
@@ -181,6 +186,11 @@ public final class Encodings21 {
   }
 
   // ------------------------------------------------------------------------------------------------------ kernels
+
+  /** The integer widths FastLanes packs. */
+  private static boolean fastLanesType(int bits) {
+    return bits == 8 || bits == 16 || bits == 32 || bits == 64;
+  }
 
   static int checkedBits(long bits) {
     if (bits < 0 || bits > 1 << 20 || (bits != 1 && bits % 8 != 0)) throw new EncodingException("a width of " + bits + " bits");
@@ -313,6 +323,7 @@ public final class Encodings21 {
     Slice data = buf.slice((int) dataStart, buf.length - (int) dataStart);
     byte[] offsets = new byte[(n + 1) * ob];
     long first = ob == 8 ? offs.i64(0) : offs.u32(0);
+    if (first < 0) throw new EncodingException("a variable-width block's first offset is " + first);
     long prev = 0;
     for (int i = 0; i <= n; i++) {
       long o = (ob == 8 ? offs.i64(i * ob) : offs.u32(i * ob)) - first;
@@ -330,6 +341,8 @@ public final class Encodings21 {
     if (bits % 8 != 0 || vb == 0) throw new EncodingException("rle of " + bits + "-bit values");
     int runs = lengths.length;
     values.require(0, (long) runs * vb, runs + " run values");
+    if ((long) runs * 255 < n) throw new EncodingException(runs + " rle runs cannot cover " + n + " values");
+    if ((long) n * vb > Integer.MAX_VALUE - 16) throw new EncodingException("rle runs of " + n + " " + bits + "-bit values");
     byte[] out = new byte[n * vb];
     int pos = 0;
     for (int r = 0; r < runs && pos < n; r++) {

@@ -20,9 +20,13 @@ final class FixedSizeLists {
 
     Layers(CompressiveEncoding e, String where) {
       CompressiveEncoding cur = e;
+      long perValue = 1;
       while (cur.getCompressionCase() == CompressiveEncoding.CompressionCase.FIXED_SIZE_LIST) {
         long dim = cur.getFixedSizeList().getItemsPerValue();
         if (dim <= 0 || dim > 1 << 20) throw new EncodingException("a fixed-size list of dimension " + dim);
+        // Bounded so that items per value times a page's values cannot overflow a long.
+        perValue *= dim;
+        if (perValue > 1 << 30) throw new EncodingException("nested fixed-size lists of " + perValue + " items per value");
         layers.add(new int[] {(int) dim, cur.getFixedSizeList().getHasValidity() ? 1 : 0});
         cur = cur.getFixedSizeList().getValues();
       }

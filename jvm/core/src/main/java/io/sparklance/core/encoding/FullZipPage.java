@@ -25,6 +25,9 @@ public final class FullZipPage {
     long numItems = layout.getNumItems() & 0xFFFFFFFFL;
     if (numItems > Integer.MAX_VALUE - 16) throw new EncodingException("a page of " + numItems + " items");
     int n = (int) numItems;
+    // Every item takes at least one byte (a control word, a value or a length): more items than bytes is damage,
+    // caught before the per-item arrays are allocated.
+    if (n > buffers[0].length) throw new EncodingException("a full-zip page of " + n + " items in " + buffers[0].length + " bytes");
     short[] rep = bitsRep > 0 ? new short[n] : null;
     short[] def = bitsDef > 0 ? new short[n] : null;
     int defMask = (1 << bitsDef) - 1;
@@ -197,6 +200,9 @@ public final class FullZipPage {
       int[] cumDims = new int[layers.size()];
       for (int l = 0; l < layers.size(); l++) { cum *= layers.get(l)[0]; cumDims[l] = cum; }
       final int items = cum;
+      if ((long) n * items * Math.max(vb, 1) > maxBytes) {
+        throw new EncodingException(n + " fixed-size lists of " + items + " items exceed the " + maxBytes + " bytes allowed");
+      }
       byte[][] validity = new byte[layers.size()][];
       for (int l = 0; l < layers.size(); l++) if (layers.get(l)[1] == 1) validity[l] = new byte[(int) (((long) n * cumDims[l] + 7) / 8)];
       byte[] out = new byte[n * items * vb];

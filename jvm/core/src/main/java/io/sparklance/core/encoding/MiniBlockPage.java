@@ -115,6 +115,9 @@ public final class MiniBlockPage {
       itemsSoFar += chunkItems;
 
       if (hasRep || hasDef) {
+        if ((long) levelCount + numLevels > Integer.MAX_VALUE - 16) {
+          throw new EncodingException("chunks hold more than " + (Integer.MAX_VALUE - 16) + " levels");
+        }
         if (levelCount + numLevels > levelCap) {
           levelCap = Math.max(levelCap * 2, levelCount + numLevels);
           if (hasRep) rep = rep == null ? new short[levelCap] : java.util.Arrays.copyOf(rep, levelCap);

@@ -18,7 +18,7 @@ final class Rle {
     if (values.getCompressionCase() != CompressiveEncoding.CompressionCase.FLAT || buf.length < 8) return -1;
     long vb = values.getFlat().getBitsPerValue() / 8;
     long valuesBytes = buf.i64(0);
-    if (vb <= 0 || valuesBytes < 0 || valuesBytes % vb != 0 || 8 + valuesBytes > buf.length) return -1;
+    if (vb <= 0 || valuesBytes < 0 || valuesBytes % vb != 0 || valuesBytes > buf.length - 8) return -1;
     int runs = (int) (valuesBytes / vb);
     if (buf.length - 8 - valuesBytes < runs) return -1;
     long total = 0;
@@ -35,7 +35,7 @@ final class Rle {
     return (buf, n) -> {
       buf.require(0, 8, "an rle block header");
       long valuesBytes = buf.i64(0);
-      if (valuesBytes < 0 || valuesBytes % vb != 0 || 8 + valuesBytes > buf.length) {
+      if (valuesBytes < 0 || valuesBytes % vb != 0 || valuesBytes > buf.length - 8) {
         throw new EncodingException("an rle block claims " + valuesBytes + " bytes of run values in " + buf.length);
       }
       int runs = (int) (valuesBytes / vb);

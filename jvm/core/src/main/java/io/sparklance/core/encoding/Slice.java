@@ -7,7 +7,7 @@ public final class Slice {
   public final int length;
 
   public Slice(byte[] array, int offset, int length) {
-    if (offset < 0 || length < 0 || offset + length > array.length) {
+    if (offset < 0 || length < 0 || (long) offset + length > array.length) {
       throw new EncodingException("a buffer range [" + offset + ", " + ((long) offset + length) + ") lies outside the "
           + array.length + " bytes available");
     }
@@ -31,7 +31,7 @@ public final class Slice {
 
   /** Checks that `n` bytes are available at relative offset `off`. */
   public void require(long off, long n, String what) {
-    if (off < 0 || n < 0 || off + n > length) {
+    if (off < 0 || n < 0 || n > length - off) {
       throw new EncodingException(what + " needs " + n + " bytes at offset " + off + ", but the buffer has " + length);
     }
   }
