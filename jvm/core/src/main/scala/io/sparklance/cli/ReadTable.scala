@@ -14,9 +14,8 @@ import org.apache.arrow.vector.types.pojo.Schema
 
 import io.sparklance.core.LanceException
 import io.sparklance.core.file.LanceFileReader
-import io.sparklance.core.table.LiveRows
 import io.sparklance.core.storage.{HadoopStorage, Storage}
-import io.sparklance.core.table.Dataset
+import io.sparklance.core.table.{Dataset, LiveRows}
 
 /**
  * `ReadTable [--batch-rows N] TABLE OUT [TABLE OUT ...]`: reads every live row of each table's latest version with

@@ -8,9 +8,8 @@ import scala.util.control.NonFatal
 import org.apache.arrow.memory.{BufferAllocator, RootAllocator}
 
 import io.sparklance.core.FileVersion
-import io.sparklance.core.table.LiveRows
 import io.sparklance.core.storage.{HadoopStorage, Storage}
-import io.sparklance.core.table.Dataset
+import io.sparklance.core.table.{Dataset, LiveRows}
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
 import io.sparklance.core.write.FragmentWriter
 

@@ -11,8 +11,7 @@ import org.apache.spark.sql.functions.{col, expr}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.util.SerializableConfiguration
 
-import io.sparklance.core.InvalidArgumentException
-import io.sparklance.core.{table => lance}
+import io.sparklance.core.{InvalidArgumentException, table => lance}
 import io.sparklance.core.table.TimeTravel
 
 /**

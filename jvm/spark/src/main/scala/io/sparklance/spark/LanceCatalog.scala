@@ -12,8 +12,7 @@ import org.apache.spark.sql.connector.expressions.Transform
 import org.apache.spark.sql.types.{Metadata, StructField, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
-import io.sparklance.core.{InvalidArgumentException, NotATableException, UnsupportedFeatureException}
-import io.sparklance.core.{table => lance}
+import io.sparklance.core.{InvalidArgumentException, NotATableException, UnsupportedFeatureException, table => lance}
 import io.sparklance.core.table.TimeTravel
 
 /**

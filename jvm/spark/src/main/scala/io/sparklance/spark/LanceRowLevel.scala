@@ -11,8 +11,7 @@ import org.apache.spark.sql.connector.write.RowLevelOperation.Command
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
-import io.sparklance.core.MetadataColumn
-import io.sparklance.core.{table => lance}
+import io.sparklance.core.{MetadataColumn, table => lance}
 
 /**
  * DELETE, UPDATE and MERGE on a Lance table, through Spark's delta-based row-level operations: Spark scans the

@@ -12,8 +12,7 @@ import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types.{LongType, StructField, StructType}
 import org.apache.spark.util.SerializableConfiguration
 
-import io.sparklance.core.MetadataColumn
-import io.sparklance.core.{table => lance}
+import io.sparklance.core.{MetadataColumn, table => lance}
 import io.sparklance.core.schema.{LanceField, LogicalType}
 
 /**

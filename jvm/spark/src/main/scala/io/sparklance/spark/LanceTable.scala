@@ -12,8 +12,7 @@ import org.apache.spark.sql.connector.read.ScanBuilder
 import org.apache.spark.sql.types.{DataType, LongType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
-import io.sparklance.core.MetadataColumn
-import io.sparklance.core.{table => lance}
+import io.sparklance.core.{MetadataColumn, table => lance}
 import io.sparklance.core.table.Snapshot
 
 /**

@@ -9,10 +9,8 @@ import org.apache.spark.sql.connector.catalog.{StagedTable, SupportsWrite, Table
 import org.apache.spark.sql.connector.write.{BatchWrite, LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
 import org.apache.spark.sql.types.StructType
 
-import io.sparklance.core.UnsupportedFeatureException
-import io.sparklance.core.FileVersion
+import io.sparklance.core.{FileVersion, UnsupportedFeatureException, table => lance}
 import io.sparklance.core.schema.LanceSchema
-import io.sparklance.core.{table => lance}
 
 /**
  * How a new Lance table is made from Spark: its schema, file version and table config from `TBLPROPERTIES` /

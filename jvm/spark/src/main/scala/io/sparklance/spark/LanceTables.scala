@@ -4,6 +4,7 @@ import scala.jdk.CollectionConverters._
 
 import io.sparklance.core.{table => lance}
 import io.sparklance.core.table.{Snapshot, TimeTravel}
+
 /** Tables of the lance data source and catalogs: their settings, paths and snapshots, on the driver. */
 object LanceTables {
   /**

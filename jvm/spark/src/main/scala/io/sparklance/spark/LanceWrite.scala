@@ -9,10 +9,8 @@ import org.apache.spark.sql.connector.write.{BatchWrite, DataWriter, DataWriterF
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.util.SerializableConfiguration
 
-import io.sparklance.core.InvalidArgumentException
-import io.sparklance.core.FileVersion
+import io.sparklance.core.{FileVersion, InvalidArgumentException, table => lance}
 import io.sparklance.core.schema.LanceSchema
-import io.sparklance.core.{table => lance}
 
 /**
  * What every task of one write needs, in plain serializable form: the table root, the Lance schema it writes

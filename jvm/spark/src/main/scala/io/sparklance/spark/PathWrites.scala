@@ -11,9 +11,9 @@ import org.apache.spark.sql.connector.write.{DataWriterFactory, WriterCommitMess
 import org.apache.spark.sql.functions.{col, lit}
 import org.apache.spark.sql.types.{ArrayType, BinaryType, DataType, MapType, StringType, StructType}
 
-import io.sparklance.core.{InvalidArgumentException, NotATableException, TableExistsException}
-import io.sparklance.core.{table => lance}
+import io.sparklance.core.{InvalidArgumentException, NotATableException, TableExistsException, table => lance}
 import io.sparklance.core.table.{Snapshot, TimeTravel}
+
 /**
  * `df.write.format("lance").mode(m).save(path)`: every save mode over a table named by its path.
  *

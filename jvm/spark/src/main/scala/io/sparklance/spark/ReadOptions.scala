@@ -1,7 +1,6 @@
 package io.sparklance.spark
 
-import io.sparklance.core.InvalidArgumentException
-import io.sparklance.core.{table => lance}
+import io.sparklance.core.{InvalidArgumentException, table => lance}
 
 /**
  * Read options of the `lance` source (keys are case-insensitive; resolved by the core's `Settings`). `batch_size`, `rows_per_partition` and

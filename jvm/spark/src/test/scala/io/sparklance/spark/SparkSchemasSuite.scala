@@ -3,8 +3,8 @@ package io.sparklance.spark
 import org.apache.spark.sql.types._
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.format.TestManifests.field
+import io.sparklance.core.schema.LanceSchema
 import io.sparklance.spark.SparkSchemas.NanosecondMapping
 
 class SparkSchemasSuite extends AnyFunSuite {

@@ -7,8 +7,9 @@ import scala.util.control.NonFatal
 import org.slf4j.LoggerFactory
 
 import io.sparklance.core.StorageException
-import io.sparklance.core.storage.{FileEntry, Storage}
 import io.sparklance.core.format.{ManifestNaming, TableLayout}
+import io.sparklance.core.storage.{FileEntry, Storage}
+
 /**
  * A [[CommitHandler]] for stores without an atomic put-if-absent: an [[ExternalManifestStore]] decides who gets a
  * version (shared/spec/table-format.md, "External Store Commit"), and any [[Storage]] holds the manifests:

@@ -7,8 +7,8 @@ import scala.util.control.NonFatal
 import org.apache.hadoop.conf.Configuration
 
 import io.sparklance.core.{StorageException, UnsupportedFeatureException}
-import io.sparklance.core.storage.{FileEntry, HadoopStorage, Storage}
 import io.sparklance.core.format.TableLayout
+import io.sparklance.core.storage.{FileEntry, HadoopStorage, Storage}
 
 /**
  * A [[CommitHandler]] that lets the store decide: a manifest is created with [[Storage.putIfAbsent]], whose winner

@@ -5,12 +5,11 @@ import java.nio.ByteBuffer
 import org.apache.arrow.vector.{BaseLargeVariableWidthVector, BaseVariableWidthVector, FieldVector}
 import org.apache.arrow.vector.complex.StructVector
 
-import io.sparklance.core.UnsupportedFeatureException
+import io.sparklance.core.{FileVersion, UnsupportedFeatureException}
 import io.sparklance.core.encoding.{Growable, LeafShredder, StructuralPageEncoder}
 import io.sparklance.core.schema.{LanceField, LogicalType}
 import io.sparklance.proto.{Encodings21Protos, FileProtos}
 import io.sparklance.proto.Encodings21Protos.{CompressiveEncoding, Flat, PageLayout, RepDefLayer}
-import io.sparklance.core.FileVersion
 
 /**
  * Writes a top-level blob column (docs/dev/file-format-2.1.md §6): the bytes of each value go to the data region of

@@ -1,7 +1,7 @@
 package io.sparklance.core.file
 
-import io.sparklance.core.schema.LanceField
 import io.sparklance.core.FileVersion
+import io.sparklance.core.schema.LanceField
 
 /** Picks the field writer for a top-level field and a file version. */
 object FieldWriters {

@@ -6,11 +6,10 @@ import scala.jdk.CollectionConverters._
 
 import com.google.protobuf.{CodedInputStream, InvalidProtocolBufferException}
 
-import io.sparklance.core.CorruptFileException
+import io.sparklance.core.{CorruptFileException, FileVersion}
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.InputFile
 import io.sparklance.proto.{File2Protos, FileProtos}
-import io.sparklance.core.FileVersion
 
 /**
  * The metadata of a Lance v2 data file: version, row count, schema and the pages of every column.

@@ -9,11 +9,10 @@ import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.{FieldVector, VectorSchemaRoot}
 import org.apache.arrow.vector.types.pojo.{Field, FieldType}
 
-import io.sparklance.core.{CorruptFileException, UnsupportedFeatureException}
+import io.sparklance.core.{CorruptFileException, FileVersion, UnsupportedFeatureException}
 import io.sparklance.core.encoding.{EncodingException, UnsupportedEncodingException}
 import io.sparklance.core.schema.{ArrowSchemas, LanceField}
 import io.sparklance.core.storage.{InputFile, Storage}
-import io.sparklance.core.FileVersion
 
 /**
  * Reads a Lance data file into Arrow vectors, one column at a time and only the pages a row range needs.

@@ -8,11 +8,10 @@ import scala.util.control.NonFatal
 
 import org.apache.arrow.vector.VectorSchemaRoot
 
-import io.sparklance.core.{InvalidArgumentException, StorageException}
+import io.sparklance.core.{FileVersion, InvalidArgumentException, StorageException}
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.Storage
 import io.sparklance.proto.{File2Protos, FileProtos}
-import io.sparklance.core.FileVersion
 
 /**
  * Writes one Lance data file (versions 2.0, 2.1, 2.2) from Arrow batches.

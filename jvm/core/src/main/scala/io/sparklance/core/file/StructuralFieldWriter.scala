@@ -2,10 +2,9 @@ package io.sparklance.core.file
 
 import org.apache.arrow.vector.FieldVector
 
-import io.sparklance.core.UnsupportedFeatureException
+import io.sparklance.core.{FileVersion, UnsupportedFeatureException}
 import io.sparklance.core.encoding.{LeafShredder, StructuralPageEncoder}
 import io.sparklance.core.schema.{LanceField, LogicalType}
-import io.sparklance.core.FileVersion
 
 /**
  * Writes one top-level field in file version 2.1 or 2.2: one column per leaf (docs/dev/file-format-2.1.md §1.4),

@@ -13,9 +13,10 @@ import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType}
 
 import io.sparklance.core.{MetadataColumn, UnsupportedFeatureException}
 import io.sparklance.core.file.{ArrowAssembler, LanceFileReader}
+import io.sparklance.core.format.{DataFile, DeletionVector, Fragment, RowIdSequence, TableLayout}
 import io.sparklance.core.schema.{LanceField, LogicalType}
 import io.sparklance.core.storage.Storage
-import io.sparklance.core.format.{DataFile, DeletionVector, Fragment, RowIdSequence, TableLayout}
+
 /**
  * Reads rows of one fragment for a projection of the table schema: each field from the data file that holds it
  * (a fragment's columns may be spread over several files after schema evolution), fields no file holds as nulls,

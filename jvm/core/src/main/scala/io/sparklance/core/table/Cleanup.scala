@@ -2,8 +2,8 @@ package io.sparklance.core.table
 
 import java.time.Instant
 
-import io.sparklance.core.storage.{FileEntry, Storage}
 import io.sparklance.core.format.TableLayout
+import io.sparklance.core.storage.{FileEntry, Storage}
 
 /**
  * Removes old versions and the files only they need (upstream `cleanup_old_versions`; VACUUM in Delta Lake).

@@ -4,11 +4,10 @@ import scala.collection.mutable.ArrayBuffer
 
 import org.apache.arrow.memory.RootAllocator
 
-import io.sparklance.core.UnsupportedFeatureException
-import io.sparklance.core.FileVersion
+import io.sparklance.core.{FileVersion, UnsupportedFeatureException}
+import io.sparklance.core.format.{Fragment, ManifestFile, RowIdSequence, RowVersionSequence}
 import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.storage.Storage
-import io.sparklance.core.format.{Fragment, ManifestFile, RowIdSequence, RowVersionSequence}
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
 import io.sparklance.core.write.FragmentWriter
 

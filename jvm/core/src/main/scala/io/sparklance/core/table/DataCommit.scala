@@ -2,8 +2,7 @@ package io.sparklance.core.table
 
 import org.apache.arrow.vector.VectorSchemaRoot
 
-import io.sparklance.core.CommitStateUnknownException
-import io.sparklance.core.FileVersion
+import io.sparklance.core.{CommitStateUnknownException, FileVersion}
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
 import io.sparklance.core.write.FragmentWriter

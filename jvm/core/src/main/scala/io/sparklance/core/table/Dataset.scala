@@ -7,8 +7,8 @@ import scala.collection.immutable.SortedMap
 import io.sparklance.core.{InconsistentTableException, InvalidArgumentException, NotATableException, StorageException,
   TagNotFoundException, VersionNotFoundException}
 import io.sparklance.core.commit.CommitHandler
-import io.sparklance.core.storage.Storage
 import io.sparklance.core.format.{FeatureFlags, Manifest, ManifestFile, ManifestNaming, TableLayout, VersionEntry, VersionListing}
+import io.sparklance.core.storage.Storage
 
 /**
  * A Lance table (a "dataset" in Lance's words) at a root directory: its versions, tags and snapshots.

@@ -8,13 +8,12 @@ import scala.util.control.NonFatal
 
 import org.apache.arrow.vector.VectorSchemaRoot
 
-import io.sparklance.core.InconsistentTableException
-import io.sparklance.core.FileVersion
+import io.sparklance.core.{FileVersion, InconsistentTableException}
 import io.sparklance.core.file.LanceFileWriter
+import io.sparklance.core.format.DataFile
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.Storage
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
-import io.sparklance.core.format.DataFile
 
 /**
  * Data evolution ([[Table.newColumns]]): new columns with values, written as one new data file per fragment beside

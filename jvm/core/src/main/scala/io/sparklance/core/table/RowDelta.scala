@@ -7,10 +7,10 @@ import scala.collection.mutable
 import org.roaringbitmap.RoaringBitmap
 
 import io.sparklance.core.InconsistentTableException
+import io.sparklance.core.format.{RowIdSequence, RowVersionSequence}
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
 import io.sparklance.core.write.Deletions
 import io.sparklance.proto.TableProtos
-import io.sparklance.core.format.{RowIdSequence, RowVersionSequence}
 
 /**
  * Rows to delete, by row address (fragment id in the high 32 bits, row offset in the low 32), collected by the

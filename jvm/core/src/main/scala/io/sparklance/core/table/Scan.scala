@@ -4,9 +4,9 @@ import scala.collection.mutable.ArrayBuffer
 import scala.jdk.CollectionConverters._
 
 import io.sparklance.core.MetadataColumn
+import io.sparklance.core.format.{Fragment, TableLayout}
 import io.sparklance.core.schema.{LanceField, LanceSchema, LogicalType}
 import io.sparklance.proto.{FileProtos, TableProtos}
-import io.sparklance.core.format.{Fragment, TableLayout}
 
 /**
  * A read of one pinned table version, planned on the driver: which columns (nested fields pruned), which metadata

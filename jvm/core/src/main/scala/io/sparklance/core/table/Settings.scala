@@ -1,7 +1,6 @@
 package io.sparklance.core.table
 
-import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException}
-import io.sparklance.core.FileVersion
+import io.sparklance.core.{FileVersion, InvalidArgumentException, UnsupportedFeatureException}
 
 /**
  * The settings of one read or write of a table, resolved in one place. A key (case-insensitive) takes its value

@@ -5,10 +5,10 @@ import scala.jdk.CollectionConverters._
 import com.google.protobuf.ByteString
 
 import io.sparklance.core.FileVersion
+import io.sparklance.core.format.{DataFile, DeletionVector, FeatureFlags, Fragment, FragmentFiles, Manifest, ManifestNaming, RowIdSequence, RowVersionSequence, TableLayout}
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.Storage
 import io.sparklance.proto.TableProtos
-import io.sparklance.core.format.{DataFile, DeletionVector, FeatureFlags, Fragment, FragmentFiles, Manifest, ManifestNaming, RowIdSequence, RowVersionSequence, TableLayout}
 
 /**
  * One version of a table, pinned: its manifest and how to find the files it references. Everything read through a

@@ -8,13 +8,13 @@ import scala.util.control.NonFatal
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.hadoop.conf.Configuration
 
-import io.sparklance.core.{InvalidArgumentException, NotATableException}
+import io.sparklance.core.{FileVersion, InvalidArgumentException, NotATableException}
 import io.sparklance.core.commit.CommitHandler
-import io.sparklance.core.FileVersion
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.{HadoopStorage, Storage}
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
 import io.sparklance.core.write.FragmentWriter
+
 /**
  * A Lance table at a root directory: the core's front door. Everything an engine does with a table goes through
  * it: pinning a [[Snapshot]] (by version, time, tag or branch), planning a [[Scan]] and reading its tasks, writing

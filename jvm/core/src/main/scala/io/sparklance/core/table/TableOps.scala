@@ -4,10 +4,10 @@ import java.time.Instant
 
 import io.sparklance.core.InvalidArgumentException
 import io.sparklance.core.commit.FileSystemCommitHandler
+import io.sparklance.core.format.{DataFile, TableLayout}
 import io.sparklance.core.storage.Storage
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
 import io.sparklance.proto.TransactionProtos
-import io.sparklance.core.format.{DataFile, TableLayout}
 
 /**
  * Table maintenance that is not a data change: tags (`_refs/tags/`, as pylance keeps them), restoring an earlier

@@ -10,9 +10,9 @@ import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector._
 
 import io.sparklance.core.MetadataColumn
+import io.sparklance.core.format.{Fragment, FragmentFiles}
 import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.storage.Storage
-import io.sparklance.core.format.{Fragment, FragmentFiles}
 
 /**
  * Reads a [[ScanTask]] in batches of live rows: for each fragment slice, its deletion vector is applied, its row ids

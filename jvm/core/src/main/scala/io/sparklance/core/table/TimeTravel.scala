@@ -3,8 +3,8 @@ package io.sparklance.core.table
 import java.time.Instant
 
 import io.sparklance.core.InvalidArgumentException
-import io.sparklance.core.util.Timestamps
 import io.sparklance.core.format.ManifestNaming
+import io.sparklance.core.util.Timestamps
 
 /**
  * Which version of a table a read pins: the latest, a version number, the latest version committed at or before

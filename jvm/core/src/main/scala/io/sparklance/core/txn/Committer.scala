@@ -7,8 +7,8 @@ import scala.util.control.NonFatal
 
 import io.sparklance.core.{CommitConflictException, CommitStateUnknownException, InconsistentTableException, NotATableException}
 import io.sparklance.core.commit.{CommitHandler, ManifestPut}
-import io.sparklance.core.storage.Storage
 import io.sparklance.core.format.{FeatureFlags, Manifest, ManifestFile, ManifestNaming, TableLayout, VersionEntry, VersionListing}
+import io.sparklance.core.storage.Storage
 import io.sparklance.proto.{TableProtos, TransactionProtos}
 
 /**

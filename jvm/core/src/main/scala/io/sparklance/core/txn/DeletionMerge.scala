@@ -3,8 +3,8 @@ package io.sparklance.core.txn
 import org.roaringbitmap.RoaringBitmap
 
 import io.sparklance.core.CommitConflictException
-import io.sparklance.core.storage.Storage
 import io.sparklance.core.format.{FragmentFiles, Manifest, TableLayout}
+import io.sparklance.core.storage.Storage
 import io.sparklance.core.write.Deletions
 import io.sparklance.proto.TableProtos
 

@@ -5,8 +5,8 @@ import java.util.concurrent.ThreadLocalRandom
 import org.roaringbitmap.RoaringBitmap
 
 import io.sparklance.core.InvalidArgumentException
-import io.sparklance.core.storage.Storage
 import io.sparklance.core.format.{DeletionFile, DeletionVector, Fragment, FragmentFiles, TableLayout}
+import io.sparklance.core.storage.Storage
 import io.sparklance.proto.TableProtos
 
 /**

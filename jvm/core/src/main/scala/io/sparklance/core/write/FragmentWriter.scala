@@ -6,8 +6,8 @@ import scala.util.control.NonFatal
 
 import org.apache.arrow.vector.VectorSchemaRoot
 
-import io.sparklance.core.file.LanceFileWriter
 import io.sparklance.core.FileVersion
+import io.sparklance.core.file.LanceFileWriter
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.Storage
 import io.sparklance.proto.TableProtos

@@ -7,12 +7,11 @@ import org.apache.hadoop.conf.Configuration
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.{InvalidArgumentException, StorageException}
+import io.sparklance.core.format.{ManifestNaming, TestManifests}
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.HadoopStorage
-import io.sparklance.core.testing.Races
 import io.sparklance.core.table.Dataset
-import io.sparklance.core.format.TestManifests
-import io.sparklance.core.format.ManifestNaming
+import io.sparklance.core.testing.Races
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
 import io.sparklance.proto.TableProtos
 

@@ -5,8 +5,8 @@ import java.nio.charset.StandardCharsets.UTF_8
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.StorageException
-import io.sparklance.core.storage.InMemoryStorage
 import io.sparklance.core.format.ManifestNaming
+import io.sparklance.core.storage.InMemoryStorage
 import io.sparklance.core.testing.Races
 
 /** The external-store commit over a plain in-memory storage: no Hadoop file system involved. */

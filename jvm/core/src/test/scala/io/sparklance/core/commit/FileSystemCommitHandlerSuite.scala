@@ -5,8 +5,8 @@ import java.nio.charset.StandardCharsets.UTF_8
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.{StorageException, UnsupportedFeatureException}
-import io.sparklance.core.storage.InMemoryStorage
 import io.sparklance.core.format.ManifestNaming
+import io.sparklance.core.storage.InMemoryStorage
 import io.sparklance.core.testing.Races
 
 class FileSystemCommitHandlerSuite extends AnyFunSuite {

@@ -8,8 +8,8 @@ import org.apache.arrow.vector.VectorSchemaRoot
 import org.apache.arrow.vector.compare.VectorEqualsVisitor
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparklance.core.storage.InMemoryStorage
 import io.sparklance.core.FileVersion
+import io.sparklance.core.storage.InMemoryStorage
 
 class CoalescedReadSuite extends AnyFunSuite {
   import FileWriterTesting._

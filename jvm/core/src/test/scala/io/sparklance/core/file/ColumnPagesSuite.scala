@@ -7,9 +7,8 @@ import org.apache.arrow.memory.RootAllocator
 import org.apache.arrow.vector.VectorSchemaRoot
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparklance.core.CorruptFileException
+import io.sparklance.core.{CorruptFileException, FileVersion}
 import io.sparklance.core.storage.InMemoryStorage
-import io.sparklance.core.FileVersion
 
 class ColumnPagesSuite extends AnyFunSuite {
   import FileWriterTesting._

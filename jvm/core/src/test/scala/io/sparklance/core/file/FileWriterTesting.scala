@@ -10,10 +10,10 @@ import org.apache.arrow.vector._
 import org.apache.arrow.vector.compare.VectorEqualsVisitor
 import org.apache.arrow.vector.complex.{FixedSizeListVector, LargeListVector, ListVector, StructVector}
 
+import io.sparklance.core.FileVersion
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.InMemoryStorage
 import io.sparklance.proto.{Encodings20Protos, FileProtos}
-import io.sparklance.core.FileVersion
 
 /** Random Arrow data, schemas from logical type strings, and a write-then-read round trip, for the writer suites. */
 object FileWriterTesting extends org.scalatest.Assertions {

@@ -10,7 +10,7 @@ import org.apache.arrow.vector.complex.{FixedSizeListVector, ListVector, StructV
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparklance.core.LanceException
+import io.sparklance.core.{FileVersion, LanceException}
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.InMemoryStorage
 

@@ -6,10 +6,9 @@ import org.apache.arrow.memory.RootAllocator
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparklance.core.UnsupportedFeatureException
+import io.sparklance.core.{FileVersion, UnsupportedFeatureException}
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.proto.Encodings21Protos
-import io.sparklance.core.FileVersion
 
 /**
  * Round trips through the 2.1/2.2 writer and reader: every type the writer supports, nulls and struct nulls, lists

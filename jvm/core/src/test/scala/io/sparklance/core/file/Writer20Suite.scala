@@ -8,10 +8,9 @@ import org.apache.arrow.vector.complex.ListVector
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparklance.core.UnsupportedFeatureException
+import io.sparklance.core.{FileVersion, UnsupportedFeatureException}
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.InMemoryStorage
-import io.sparklance.core.FileVersion
 
 /** Round trips through the 2.0 writer and the 2.0 reader: every type, nulls, empties, many pages, zero rows. */
 class Writer20Suite extends AnyFunSuite with BeforeAndAfterAll {

@@ -7,6 +7,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.CorruptFileException
 import io.sparklance.proto.TableProtos.DeletionFile.DeletionFileType
+
 class DeletionVectorSuite extends AnyFunSuite {
 
   private val arrow = DeletionFileType.ARROW_ARRAY

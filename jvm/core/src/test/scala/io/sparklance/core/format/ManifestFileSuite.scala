@@ -9,6 +9,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.CorruptFileException
 import io.sparklance.proto.TableProtos
+
 class ManifestFileSuite extends AnyFunSuite {
   import TestManifests._
 

@@ -6,8 +6,8 @@ import com.google.protobuf.ByteString
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.CorruptFileException
-import io.sparklance.proto.RowIdProtos.{EncodedU64Array, RowDatasetVersionRun, RowDatasetVersionSequence, U64Segment}
-import io.sparklance.proto.RowIdProtos.{RowIdSequence => RowIdSequenceProto}
+import io.sparklance.proto.RowIdProtos.{EncodedU64Array, RowDatasetVersionRun, RowDatasetVersionSequence, U64Segment, RowIdSequence => RowIdSequenceProto}
+
 class RowIdSequenceSuite extends AnyFunSuite {
 
   private def range(s: Long, e: Long) = U64Segment.newBuilder().setRange(U64Segment.Range.newBuilder().setStart(s).setEnd(e)).build()

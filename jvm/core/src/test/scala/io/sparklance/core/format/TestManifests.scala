@@ -4,8 +4,9 @@ import java.time.Instant
 
 import com.google.protobuf.Timestamp
 
-import io.sparklance.core.storage.{Storage, InMemoryStorage}
+import io.sparklance.core.storage.{InMemoryStorage, Storage}
 import io.sparklance.proto.{FileProtos, TableProtos}
+
 /** Builders of manifests and tables for tests. */
 object TestManifests {
 

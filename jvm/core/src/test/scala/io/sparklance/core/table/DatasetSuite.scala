@@ -3,9 +3,8 @@ package io.sparklance.core.table
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core._
+import io.sparklance.core.format.{DataFile, FeatureFlags, ManifestFile, ManifestNaming, TestManifests}
 import io.sparklance.core.storage.{InMemoryStorage, Storage}
-import io.sparklance.core.format.{DataFile, FeatureFlags, ManifestFile, ManifestNaming}
-import io.sparklance.core.format.TestManifests
 
 class DatasetSuite extends AnyFunSuite {
   import TestManifests._

@@ -2,9 +2,8 @@ package io.sparklance.core.table
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException}
+import io.sparklance.core.{FileVersion, InvalidArgumentException, UnsupportedFeatureException}
 import io.sparklance.core.commit.{DynamoDbManifestStore, ExternalManifestStore, FileSystemCommitHandler}
-import io.sparklance.core.FileVersion
 import io.sparklance.core.storage.HadoopStorage
 
 class SettingsSuite extends AnyFunSuite {

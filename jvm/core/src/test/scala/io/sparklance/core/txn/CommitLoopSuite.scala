@@ -8,10 +8,10 @@ import org.scalatest.funsuite.AnyFunSuite
 import io.sparklance.core.{CommitConflictException, CommitStateUnknownException, VersionNotFoundException}
 import io.sparklance.core.commit.{CommitHandler, ExternalStoreCommitHandler, FileSystemCommitHandler, InMemoryManifestStore,
   ManifestPut}
+import io.sparklance.core.format.TestManifests
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.{FileEntry, InMemoryStorage}
 import io.sparklance.core.table.Dataset
-import io.sparklance.core.format.TestManifests
 import io.sparklance.proto.TableProtos
 
 /** The outcomes of the commit loop, through an explicit [[CommitHandler]]. */

@@ -3,11 +3,10 @@ package io.sparklance.core.txn
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.{CommitConflictException, CommitStateUnknownException}
+import io.sparklance.core.format.{FeatureFlags, ManifestFile, RowIdSequence, TestManifests}
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.InMemoryStorage
 import io.sparklance.core.table.{Dataset, Snapshot}
-import io.sparklance.core.format.TestManifests
-import io.sparklance.core.format.{FeatureFlags, ManifestFile, RowIdSequence}
 import io.sparklance.core.testing.Races
 import io.sparklance.core.write.Deletions
 import io.sparklance.proto.TableProtos

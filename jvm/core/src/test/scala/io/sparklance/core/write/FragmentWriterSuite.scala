@@ -7,9 +7,8 @@ import org.apache.arrow.vector.VectorSchemaRoot
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparklance.core.CommitStateUnknownException
+import io.sparklance.core.{CommitStateUnknownException, FileVersion}
 import io.sparklance.core.file.LanceFileReader
-import io.sparklance.core.FileVersion
 import io.sparklance.core.storage.InMemoryStorage
 import io.sparklance.core.table.Dataset
 import io.sparklance.core.txn.{Committer, Operation, Transaction}

@@ -6,12 +6,10 @@ import org.apache.arrow.memory.RootAllocator
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparklance.core.{CommitStateUnknownException, StorageException}
-import io.sparklance.core.FileVersion
+import io.sparklance.core.{CommitStateUnknownException, FileVersion, StorageException}
 import io.sparklance.core.storage.InMemoryStorage
-import io.sparklance.core.table.{Cleanup, Dataset}
+import io.sparklance.core.table.{Cleanup, Compaction, Dataset}
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
-import io.sparklance.core.table.Compaction
 
 /** Failures in the middle of compaction and cleanup: the table stays readable and no committed row is lost. */
 class MaintenanceFaultsSuite extends AnyFunSuite with BeforeAndAfterAll {
