@@ -95,7 +95,7 @@ class LanceTable:
     def for_path(cls, spark: "SparkSession", path: str) -> "LanceTable":
         """The table at ``path`` (a directory or URI; a relative path is resolved against the driver's directory)."""
         with translated():
-            qualified = spark._jvm.io.sparklance.spark.LanceTables.qualify(spark._jsc.hadoopConfiguration(), str(path))
+            qualified = spark._jvm.io.sparklance.spark.TableAccess.qualify(spark._jsc.hadoopConfiguration(), str(path))
         return cls(spark, qualified)
 
     @classmethod

@@ -1,7 +1,9 @@
 package io.sparklance.cli
 
+import org.apache.hadoop.conf.Configuration
+
 import io.sparklance.core.LanceException
-import io.sparklance.core.storage.HadoopStorage
+import io.sparklance.core.table.Table
 
 /**
  * `CommitFiles TABLE [--overwrite] FILE...`: commits Lance data files already written under `TABLE/data/` (by any
@@ -14,9 +16,9 @@ object CommitFiles {
     val rest = argv.filterNot(_ == "--overwrite").toSeq
     require(rest.size >= 2, "usage: CommitFiles TABLE [--overwrite] FILE...")
     val root = rest.head.stripSuffix("/")
-    val storage = new HadoopStorage()
+    val table = Table.forPath(root, new Configuration())
     try {
-      val version = io.sparklance.core.table.TableOps.commitFiles(storage, root, rest.tail, overwrite)
+      val version = if (overwrite) table.overwriteWithFiles(rest.tail) else table.appendFiles(rest.tail)
       println(version)
     } catch {
       case e: LanceException => System.err.println(s"error [${e.errorClass}]: ${e.getMessage}"); sys.exit(1)

@@ -60,7 +60,7 @@ object RewriteTable {
       Committer.commit(storage, dst, Transaction.create(readVersion, Operation.overwrite(fragments, schema)),
         Committer.Options(newTableFileVersion = version.toString))
     } catch {
-      case e: Throwable => writer.abort(); throw e
+      case NonFatal(e) => writer.abort(); throw e
     }
   }
 }

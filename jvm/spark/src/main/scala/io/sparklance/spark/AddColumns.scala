@@ -25,8 +25,8 @@ object AddColumns {
   def run(spark: SparkSession, location: String, columns: Seq[(String, String)]): Long = LanceSparkException.translate {
     if (columns.isEmpty) throw new InvalidArgumentException("No columns to add: give at least one name and expression.")
     val conf = LanceCatalog.settingsFor(spark, location)
-    val path = LanceTables.qualify(conf, location)
-    val snapshot = LanceTables.load(conf, path, TimeTravel.Latest)
+    val path = TableAccess.qualify(conf, location)
+    val snapshot = TableAccess.load(conf, path, TimeTravel.Latest)
     val source = spark.read.format("lance").option("version", snapshot.version.toString).load(path)
     val computed = source.select(col("_rowaddr") +: columns.map { case (name, e) => expr(e).as(name) }: _*)
     val newColumns = StructType(computed.schema.fields.tail.map(f => f.copy(nullable = true)))

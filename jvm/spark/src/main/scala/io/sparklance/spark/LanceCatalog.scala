@@ -36,11 +36,11 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
     catalogName = name
     val passed = options.asCaseSensitiveMap().asScala.toMap
     LanceCatalog.checkOptions(name, passed)
-    conf = LanceTables.hadoopConf(SparkSession.active, passed)
+    conf = TableAccess.hadoopConf(SparkSession.active, passed)
     // A relative warehouse is resolved on the driver: executors write the tables' files too. `root` is the other
     // Lance connector's name for it (with its directory namespace, impl = dir).
     val location = Option(options.get("warehouse")).orElse(Option(options.get("root")))
-    warehouse = location.map(w => LanceTables.qualify(conf, w.stripSuffix("/"))).getOrElse(
+    warehouse = location.map(w => TableAccess.qualify(conf, w.stripSuffix("/"))).getOrElse(
       throw new LanceSparkException(new InvalidArgumentException(s"Catalog '$name' has no warehouse: set " +
         s"spark.sql.catalog.$name.warehouse to the directory or URI that holds its tables.")))
   }
@@ -93,7 +93,7 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
     ident.namespace().isEmpty && (ident.name().startsWith("/") || ident.name().contains("://") || ident.name().startsWith("file:"))
 
   private def tablePath(ident: Identifier): String =
-    if (isPathIdentifier(ident)) LanceTables.qualify(conf, ident.name())
+    if (isPathIdentifier(ident)) TableAccess.qualify(conf, ident.name())
     else join(namespacePath(ident.namespace()), checkName(ident.name(), "table") + Suffix)
 
   /** Where the table an identifier names lives (whether or not it exists). */
@@ -136,7 +136,7 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
   private def load(ident: Identifier, tt: TimeTravel): Table = {
     val path = tablePath(ident)
     val snapshot =
-      try LanceTables.load(conf, path, tt)
+      try TableAccess.load(conf, path, tt)
       catch {
         case e: LanceSparkException if e.cause.isInstanceOf[NotATableException] && !isPathIdentifier(ident) =>
           throw new NoSuchTableException(ident)
@@ -171,14 +171,14 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
       properties: util.Map[String, String]): StagedTable = {
     val path = tablePath(ident)
     if (!isTableDir(path)) throw new NoSuchTableException(ident)
-    stage(ident, columns, partitions, properties, Some(LanceTables.load(conf, path, TimeTravel.Latest)))
+    stage(ident, columns, partitions, properties, Some(TableAccess.load(conf, path, TimeTravel.Latest)))
   }
 
   override def stageCreateOrReplace(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
       properties: util.Map[String, String]): StagedTable = {
     val path = tablePath(ident)
     stage(ident, columns, partitions, properties,
-      if (isTableDir(path)) Some(LanceTables.load(conf, path, TimeTravel.Latest)) else None)
+      if (isTableDir(path)) Some(TableAccess.load(conf, path, TimeTravel.Latest)) else None)
   }
 
   /** A table to create (`replaced` None) or to replace, whose file version it keeps unless the properties name one. */
@@ -208,7 +208,7 @@ final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
     val path = tablePath(ident)
     if (!isTableDir(path)) throw new NoSuchTableException(ident)
     LanceSparkException.translate {
-      val snapshot = LanceTables.load(conf, path, TimeTravel.Latest)
+      val snapshot = TableAccess.load(conf, path, TimeTravel.Latest)
       val edit = snapshot.table.newSchemaChange(snapshot)
       changes.foreach {
         case c: TableChange.AddColumn =>
@@ -353,8 +353,8 @@ object LanceCatalog {
     val holding = catalogs.toSeq.flatMap { name =>
       val o = options(spark, name)
       o.get("warehouse").orElse(o.get("root")).map { w =>
-        val conf = LanceTables.hadoopConf(spark, o)
-        (LanceTables.qualify(conf, w.stripSuffix("/")) + "/", conf)
+        val conf = TableAccess.hadoopConf(spark, o)
+        (TableAccess.qualify(conf, w.stripSuffix("/")) + "/", conf)
       }
     }.filter { case (warehouse, _) => path.startsWith(warehouse) }
     if (holding.isEmpty) session else holding.maxBy(_._1.length)._2

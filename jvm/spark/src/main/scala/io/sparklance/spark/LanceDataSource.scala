@@ -51,10 +51,10 @@ final class LanceDataSource extends TableProvider with DataSourceRegister with C
       throw new LanceSparkException(new InvalidArgumentException(s"Several paths were given to one read; a Lance " +
         "table is one directory: load each table by itself and union the DataFrames."))
     }
-    val conf = LanceTables.hadoopConf(SparkSession.active, options)
-    val path = LanceTables.qualify(conf, location)
+    val conf = TableAccess.hadoopConf(SparkSession.active, options)
+    val path = TableAccess.qualify(conf, location)
     val tt = LanceSparkException.translate(TimeTravel.fromOptions(options))
-    new LanceTable(path, LanceTables.load(conf, path, tt), conf, ReadOptions.nanoseconds(options),
+    new LanceTable(path, TableAccess.load(conf, path, tt), conf, ReadOptions.nanoseconds(options),
       requested = schema, pinnedByOptions = true)
   }
 

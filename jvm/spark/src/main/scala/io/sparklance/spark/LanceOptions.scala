@@ -10,7 +10,7 @@ import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException
  *  - an option of that kind of access, honoured ([[LanceOptions.Read]], [[LanceOptions.Write]]), including the
  *    other Lance connector's names that mean the same (`max_row_per_file`, `write_mode`, `pushDownFilters`, ...);
  *  - a Hadoop, file-system or sparklance setting for this access (`hadoop.<key>`, `fs.<key>`, `sparklance.<key>`;
- *    `sparklance.*` keys and values are checked with the session's in [[LanceTables.hadoopConf]]);
+ *    `sparklance.*` keys and values are checked with the session's in [[TableAccess.hadoopConf]]);
  *  - a tuning option of the other connector that has no meaning here (its caches, its write queue): accepted, with
  *    a warning in the log naming it, since it cannot change what is read or written;
  *  - an option of the other connector for something sparklance does not do: refused as not supported.

@@ -140,7 +140,7 @@ object LanceSqlParser {
   case class CreateTagCommand(table: Seq[String], name: String, version: Option[Long]) extends LeafRunnableCommand {
     override def run(spark: SparkSession): Seq[Row] = {
       val path = location(spark, table)
-      val v = version.getOrElse(LanceTables.latestVersion(spark.sessionState.newHadoopConf(), path))
+      val v = version.getOrElse(TableAccess.latestVersion(spark.sessionState.newHadoopConf(), path))
       LanceTableOps.createTag(spark, path, name, v)
       Nil
     }

@@ -34,10 +34,10 @@ object PathWrites {
       data: DataFrame): Unit = {
     LanceOptions.checkWrite(options, location)
     val mode = withWriteMode(requestedMode, options, location)
-    val conf = LanceTables.hadoopConf(spark, options)
-    val path = LanceTables.qualify(conf, location)
+    val conf = TableAccess.hadoopConf(spark, options)
+    val path = TableAccess.qualify(conf, location)
     val existing: Option[Snapshot] =
-      try Some(LanceTables.load(conf, path, TimeTravel.Latest))
+      try Some(TableAccess.load(conf, path, TimeTravel.Latest))
       catch {
         case e: LanceSparkException if e.cause.isInstanceOf[NotATableException] =>
           LanceSparkException.translate(lance.Table.checkCanCreate(path, conf))
@@ -98,7 +98,7 @@ object PathWrites {
       batch.commit(done)
       batch.committedVersion.get
     } catch {
-      case e: Throwable =>
+      case NonFatal(e) =>
         batch.abort(done)
         throw e
     }
@@ -110,7 +110,7 @@ object PathWrites {
       rows.foreach(writer.write)
       writer.commit()
     } catch {
-      case e: Throwable =>
+      case NonFatal(e) =>
         try writer.abort() catch { case NonFatal(s) => e.addSuppressed(s) }
         throw e
     } finally writer.close()

@@ -1,6 +1,7 @@
 package io.sparklance.spark
 
 import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
 
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector._
@@ -137,7 +138,7 @@ object SparkArrow {
       while (i < n) { if (!in.isNull(i)) set(out, i); i += 1 }
       out.setValueCount(n)
       out
-    } catch { case e: Throwable => out.close(); throw e }
+    } catch { case NonFatal(e) => out.close(); throw e }
   }
 
   /** A ListVector over `child` with the given offsets and `l`'s validity, built buffer by buffer. */

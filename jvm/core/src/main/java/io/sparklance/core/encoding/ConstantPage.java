@@ -66,7 +66,7 @@ public final class ConstantPage {
     }
     if (count < 0 || count > Integer.MAX_VALUE - 16 || 2 * count > maxBytes) throw new EncodingException(count + " levels");
     short[] out = new short[(int) count];
-    MiniBlockPage.copyLevels(Encodings21.block(enc, maxBytes).decode(buf, (int) count), out, 0, (int) count);
+    MiniBlockPage.copyLevels(Decoders21.block(enc, maxBytes).decode(buf, (int) count), out, 0, (int) count);
     return out;
   }
 

@@ -37,36 +37,36 @@ final class FixedSizeLists {
         return;
       }
       if (cur.getCompressionCase() != CompressiveEncoding.CompressionCase.FLAT) {
-        throw Encodings21.unsupported(e, where + " (fixed-size list items must be flat or constant)");
+        throw Decoders21.unsupported(e, where + " (fixed-size list items must be flat or constant)");
       }
       constantItems = false;
       constantValue = null;
-      itemBits = Encodings21.checkedBits(cur.getFlat().getBitsPerValue());
+      itemBits = Decoders21.checkedBits(cur.getFlat().getBitsPerValue());
     }
   }
 
-  static Encodings21.MiniBlockDecoder miniBlock(CompressiveEncoding e, long maxBytes) {
+  static Decoders21.MiniBlockDecoder miniBlock(CompressiveEncoding e, long maxBytes) {
     Layers parsed = new Layers(e, "in a mini-block page");
-    if (parsed.constantItems) throw Encodings21.unsupported(e, "in a mini-block page (constant fixed-size list items)");
+    if (parsed.constantItems) throw Decoders21.unsupported(e, "in a mini-block page (constant fixed-size list items)");
     java.util.List<int[]> layers = parsed.layers;
     int bits = parsed.itemBits;
     int validityBuffers = 0;
     for (int[] l : layers) validityBuffers += l[1];
     final int nBuffers = validityBuffers + 1;
-    return new Encodings21.MiniBlockDecoder() {
+    return new Decoders21.MiniBlockDecoder() {
       public int numBuffers() { return nBuffers; }
 
       public DataBlock decode(Slice[] buffers, int n) {
         long items = n;
         for (int[] l : layers) items *= l[0];
         if (items > maxBytes) throw new EncodingException("a fixed-size list chunk of " + items + " items");
-        DataBlock block = Encodings21.flat(bits, buffers[nBuffers - 1], (int) items);
+        DataBlock block = Decoders21.flat(bits, buffers[nBuffers - 1], (int) items);
         int b = nBuffers - 2;
         long count = items;
         for (int li = layers.size() - 1; li >= 0; li--) {
           int[] l = layers.get(li);
           byte[] validity = null;
-          if (l[1] == 1) validity = Encodings21.flat(1, buffers[b--], (int) count).data;
+          if (l[1] == 1) validity = Decoders21.flat(1, buffers[b--], (int) count).data;
           count /= l[0];
           block = new DataBlock.FixedSizeList(l[0], block, validity, (int) count);
         }

@@ -90,7 +90,7 @@ public final class FullZipPage {
     if ((long) n * valueBytes != data.length) throw new EncodingException("a full-zip page of " + n + " values of "
         + valueBytes + " bytes holds " + data.length + " bytes");
     if (e.getCompressionCase() == CompressiveEncoding.CompressionCase.FLAT) {
-      int bits = Encodings21.checkedBits(e.getFlat().getBitsPerValue());
+      int bits = Decoders21.checkedBits(e.getFlat().getBitsPerValue());
       if (bits != valueBytes * 8 || e.getFlat().hasData()) return null;
       return new DataBlock.FixedWidth(bits, data.copy(), n);
     }
@@ -128,7 +128,7 @@ public final class FullZipPage {
   static PerValue perValue(CompressiveEncoding e, boolean fixed, long maxBytes) {
     switch (e.getCompressionCase()) {
       case FLAT: {
-        int bits = Encodings21.checkedBits(e.getFlat().getBitsPerValue());
+        int bits = Decoders21.checkedBits(e.getFlat().getBitsPerValue());
         return (data, s, t, n, shape) -> {
           int vb = bits / 8;
           byte[] out = new byte[n * vb];
@@ -154,7 +154,7 @@ public final class FullZipPage {
           long total = 0;
           for (int i = 0; i < n; i++) {
             if (t[i] == s[i]) { parts.add(new byte[0]); continue; }
-            Slice one = Encodings21.decompress(c, data.slice(s[i], t[i] - s[i]), maxBytes);
+            Slice one = Decoders21.decompress(c, data.slice(s[i], t[i] - s[i]), maxBytes);
             parts.add(one.array);
             total += one.length;
             if (total > maxBytes) throw new EncodingException("values inflate past " + maxBytes + " bytes");
@@ -165,7 +165,7 @@ public final class FullZipPage {
       case VARIABLE_PACKED_STRUCT:
         return VariablePackedStructs.perValue(e, maxBytes);
       default:
-        throw Encodings21.unsupported(e, "in a full-zip page");
+        throw Decoders21.unsupported(e, "in a full-zip page");
     }
   }
 
@@ -192,7 +192,7 @@ public final class FullZipPage {
     FixedSizeLists.Layers parsed = new FixedSizeLists.Layers(e, "in a full-zip page");
     java.util.List<int[]> layers = parsed.layers;
     int bits = parsed.itemBits;
-    if (bits == 1) throw Encodings21.unsupported(e, "of booleans in a full-zip page");
+    if (bits == 1) throw Decoders21.unsupported(e, "of booleans in a full-zip page");
     // Constant items take no bytes in a value: each holds only its validity bitmaps.
     int vb = parsed.constantItems ? 0 : bits / 8;
     return (data, s, t, n, shape) -> {

@@ -31,7 +31,7 @@ public abstract class LeafShape {
           return new DataBlock.FixedWidth(1, out, n);
         }
         if (value.length != bits / 8) throw new EncodingException("a constant of " + value.length + " bytes for " + bits + "-bit values");
-        return Encodings21.constant(value, n, maxBytes);
+        return Decoders21.constant(value, n, maxBytes);
       }
     };
   }

@@ -44,13 +44,13 @@ public final class MiniBlockPage {
     if (buffers.length < expectedBuffers) {
       throw new EncodingException("a mini-block page needs " + expectedBuffers + " buffers, it has " + buffers.length);
     }
-    Encodings21.MiniBlockDecoder values = Encodings21.miniBlock(layout.getValueCompression(), maxBytes);
+    Decoders21.MiniBlockDecoder values = Decoders21.miniBlock(layout.getValueCompression(), maxBytes);
     if (values.numBuffers() != layout.getNumBuffers()) {
       throw new EncodingException("the layout lists " + layout.getNumBuffers() + " value buffers per chunk, its encoding "
-          + Encodings21.describe(layout.getValueCompression()) + " uses " + values.numBuffers());
+          + Decoders21.describe(layout.getValueCompression()) + " uses " + values.numBuffers());
     }
-    Encodings21.BlockDecoder repDecoder = hasRep ? Encodings21.block(layout.getRepCompression(), maxBytes) : null;
-    Encodings21.BlockDecoder defDecoder = hasDef ? Encodings21.block(layout.getDefCompression(), maxBytes) : null;
+    Decoders21.BlockDecoder repDecoder = hasRep ? Decoders21.block(layout.getRepCompression(), maxBytes) : null;
+    Decoders21.BlockDecoder defDecoder = hasDef ? Decoders21.block(layout.getDefCompression(), maxBytes) : null;
 
     Slice meta = buffers[0];
     Slice data = buffers[1];
@@ -129,11 +129,11 @@ public final class MiniBlockPage {
       }
     }
     if (itemsSoFar != numItems) throw new EncodingException("chunks hold " + itemsSoFar + " items, the page says " + numItems);
-    DataBlock block = parts.isEmpty() ? Encodings21.flat(8, Slice.of(new byte[0]), 0) : Blocks.concat(parts);
+    DataBlock block = parts.isEmpty() ? Decoders21.flat(8, Slice.of(new byte[0]), 0) : Blocks.concat(parts);
     if (hasDict) {
       if (!(block instanceof DataBlock.FixedWidth)) throw new EncodingException("dictionary indices that are not integers");
       if (layout.getNumDictionaryItems() > Integer.MAX_VALUE - 16) throw new EncodingException("a dictionary of " + layout.getNumDictionaryItems() + " items");
-      DataBlock dict = Encodings21.block(layout.getDictionary(), maxBytes).decode(buffers[2], (int) layout.getNumDictionaryItems());
+      DataBlock dict = Decoders21.block(layout.getDictionary(), maxBytes).decode(buffers[2], (int) layout.getNumDictionaryItems());
       block = new DataBlock.Dictionary((DataBlock.FixedWidth) block, dict);
     }
     return new Decoded(new RepDef.Unraveler(rep, def, levelCount, layers, numItems), block);

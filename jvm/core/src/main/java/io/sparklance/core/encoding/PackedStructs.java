@@ -9,18 +9,18 @@ import io.sparklance.proto.Encodings21Protos.CompressiveEncoding;
 final class PackedStructs {
   private PackedStructs() {}
 
-  static Encodings21.MiniBlockDecoder miniBlock(CompressiveEncoding e, long maxBytes) {
+  static Decoders21.MiniBlockDecoder miniBlock(CompressiveEncoding e, long maxBytes) {
     java.util.List<Long> widthsList = e.getPackedStruct().getBitsPerValueList();
     int[] widths = new int[widthsList.size()];
     int rowBytes = 0;
     for (int i = 0; i < widths.length; i++) {
-      widths[i] = Encodings21.checkedBits(widthsList.get(i));
-      if (widths[i] % 8 != 0) throw Encodings21.unsupported(e, "with a " + widths[i] + "-bit field");
+      widths[i] = Decoders21.checkedBits(widthsList.get(i));
+      if (widths[i] % 8 != 0) throw Decoders21.unsupported(e, "with a " + widths[i] + "-bit field");
       rowBytes += widths[i] / 8;
     }
-    Encodings21.MiniBlockDecoder inner = Encodings21.miniBlock(e.getPackedStruct().getValues(), maxBytes);
+    Decoders21.MiniBlockDecoder inner = Decoders21.miniBlock(e.getPackedStruct().getValues(), maxBytes);
     final int rb = rowBytes;
-    return new Encodings21.MiniBlockDecoder() {
+    return new Decoders21.MiniBlockDecoder() {
       public int numBuffers() { return inner.numBuffers(); }
 
       public DataBlock decode(Slice[] buffers, int n) {

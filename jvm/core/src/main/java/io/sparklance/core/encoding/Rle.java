@@ -26,12 +26,12 @@ final class Rle {
     return total;
   }
 
-  static Encodings21.BlockDecoder block(CompressiveEncoding e, long maxBytes) {
+  static Decoders21.BlockDecoder block(CompressiveEncoding e, long maxBytes) {
     CompressiveEncoding values = e.getRle().getValues();
-    if (values.getCompressionCase() != CompressiveEncoding.CompressionCase.FLAT) throw Encodings21.unsupported(e, "with non-flat values");
-    int bits = Encodings21.checkedBits(values.getFlat().getBitsPerValue());
+    if (values.getCompressionCase() != CompressiveEncoding.CompressionCase.FLAT) throw Decoders21.unsupported(e, "with non-flat values");
+    int bits = Decoders21.checkedBits(values.getFlat().getBitsPerValue());
     int vb = bits / 8;
-    if (vb == 0) throw Encodings21.unsupported(e, "with " + bits + "-bit values");
+    if (vb == 0) throw Decoders21.unsupported(e, "with " + bits + "-bit values");
     return (buf, n) -> {
       buf.require(0, 8, "an rle block header");
       long valuesBytes = buf.i64(0);
@@ -42,7 +42,7 @@ final class Rle {
       Slice runValues = buf.slice(8, (int) valuesBytes);
       Slice lengths = buf.slice(8 + (int) valuesBytes, buf.length - 8 - (int) valuesBytes);
       if (lengths.length < runs) throw new EncodingException("an rle block with " + runs + " runs but " + lengths.length + " lengths");
-      return Encodings21.rle(bits, runValues, lengths.slice(0, runs), n);
+      return Decoders21.rle(bits, runValues, lengths.slice(0, runs), n);
     };
   }
 }

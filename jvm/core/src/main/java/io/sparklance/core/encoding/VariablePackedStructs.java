@@ -21,11 +21,11 @@ final class VariablePackedStructs {
       VariablePackedStruct.FieldEncoding fe = fields.get(f);
       if (fe.getLayoutCase() == VariablePackedStruct.FieldEncoding.LayoutCase.BITS_PER_VALUE) {
         isFixed[f] = true;
-        widths[f] = Encodings21.checkedBits(fe.getBitsPerValue()) / 8;
+        widths[f] = Decoders21.checkedBits(fe.getBitsPerValue()) / 8;
         decoders[f] = FullZipPage.perValue(fe.getValue(), true, maxBytes);
       } else {
-        widths[f] = Encodings21.checkedBits(fe.getBitsPerLength()) / 8;
-        if (widths[f] != 4 && widths[f] != 8) throw Encodings21.unsupported(e, "with " + widths[f] * 8 + "-bit lengths");
+        widths[f] = Decoders21.checkedBits(fe.getBitsPerLength()) / 8;
+        if (widths[f] != 4 && widths[f] != 8) throw Decoders21.unsupported(e, "with " + widths[f] * 8 + "-bit lengths");
         decoders[f] = FullZipPage.perValue(fe.getValue(), false, maxBytes);
       }
     }

@@ -3,6 +3,7 @@ package io.sparklance.core.commit
 import java.net.URI
 
 import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
 import software.amazon.awssdk.auth.credentials.{AwsBasicCredentials, AwsCredentialsProvider, AwsSessionCredentials, DefaultCredentialsProvider, StaticCredentialsProvider}
@@ -44,7 +45,7 @@ final class DynamoDbManifestStore(conf: Configuration) extends ExternalManifestS
       region.foreach(r => b.region(Region.of(r)))
       endpoint.foreach(e => b.endpointOverride(URI.create(e)))
       val c = b.build()
-      try checkKeySchema(c) catch { case e: Throwable => c.close(); throw e }
+      try checkKeySchema(c) catch { case NonFatal(e) => c.close(); throw e }
       c
     })
   }

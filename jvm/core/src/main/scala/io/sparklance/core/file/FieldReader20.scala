@@ -104,7 +104,7 @@ private[file] final class FieldReader20(pages: ColumnPages) extends FieldReader 
           val a = l.getNullOffsetAdjustment
           val ends = pages.decoded(columns(f.id), pi) {
             guard(f, pi, enc) {
-              Encodings20.decode(l.getOffsets, pages.buffers(page), len.toInt, new Encodings20.Target(LeafShape.fixed(64), 32, false), 1L << 30)
+              Decoders20.decode(l.getOffsets, pages.buffers(page), len.toInt, new Decoders20.Target(LeafShape.fixed(64), 32, false), 1L << 30)
             }
           }.block match {
             case w: DataBlock.FixedWidth => w.data
@@ -145,7 +145,7 @@ private[file] final class FieldReader20(pages: ColumnPages) extends FieldReader 
   }
 
   // 2.0 blob descriptors: (1, 0) is null, (0, 0) empty, otherwise the bytes [position, position + size) of the file.
-  private def nullBlobs(d: Encodings20.Values): RepDef.Validity = {
+  private def nullBlobs(d: Decoders20.Values): RepDef.Validity = {
     val s = d.block.asInstanceOf[DataBlock.Struct]
     val n = s.numValues
     val pos = s.children(0).asInstanceOf[DataBlock.FixedWidth].data
@@ -168,9 +168,9 @@ private[file] final class FieldReader20(pages: ColumnPages) extends FieldReader 
   }
 
   /** Items [from, to) of a single-column field, concatenated across pages. */
-  private def readRange(f: LanceField, from: Long, to: Long, blobDescriptors: Boolean = false): Encodings20.Values = {
+  private def readRange(f: LanceField, from: Long, to: Long, blobDescriptors: Boolean = false): Decoders20.Values = {
     val shape = if (blobDescriptors) LeafShape.struct(Array(LeafShape.fixed(64), LeafShape.fixed(64))) else ColumnLayout.shapeOf(f)
-    val target = new Encodings20.Target(shape, offsetBits(f), f.logicalType.isInstanceOf[LogicalType.Dictionary])
+    val target = new Decoders20.Target(shape, offsetBits(f), f.logicalType.isInstanceOf[LogicalType.Dictionary])
     val blocks = new java.util.ArrayList[DataBlock]()
     var anyNull = false
     var start = 0L
@@ -182,7 +182,7 @@ private[file] final class FieldReader20(pages: ColumnPages) extends FieldReader 
       if (len > 0 && end > from && start < to) {
         val enc = Pages20.encoding(path, f, pi, page)
         val values = pages.decoded(columns(f.id), pi) {
-          guard(f, pi, enc)(Encodings20.decode(enc, pages.buffers(page), len.toInt, target, Pages20.maxBytes(page)))
+          guard(f, pi, enc)(Decoders20.decode(enc, pages.buffers(page), len.toInt, target, Pages20.maxBytes(page)))
         }
         val lo = (math.max(from, start) - start).toInt
         val hi = (math.min(to, end) - start).toInt
@@ -199,7 +199,7 @@ private[file] final class FieldReader20(pages: ColumnPages) extends FieldReader 
     }
     if (bits.size() != n) throw new CorruptFileException(path, s"field '${f.name}' has $start items, [$from, $to) were asked for")
     val block = if (blocks.isEmpty) target.shape.zeros(0) else Blocks.concat(blocks)
-    new Encodings20.Values(block, if (anyNull) bits.bits() else null)
+    new Decoders20.Values(block, if (anyNull) bits.bits() else null)
   }
 
   private def offsetBits(f: LanceField): Int = f.logicalType match {
@@ -212,7 +212,7 @@ private[file] final class FieldReader20(pages: ColumnPages) extends FieldReader 
     try body
     catch {
       case e: EncodingException =>
-        throw new CorruptFileException(path, s"page $pi of field '${f.name}' (encoding ${Encodings20.describe(enc)}): ${e.getMessage}", e)
+        throw new CorruptFileException(path, s"page $pi of field '${f.name}' (encoding ${Decoders20.describe(enc)}): ${e.getMessage}", e)
       case e: UnsupportedEncodingException =>
         throw new UnsupportedFeatureException(s"Cannot read data file $path: page $pi of field '${f.name}' uses " +
           s"${e.getMessage}, which this reader does not support yet.")

@@ -10,7 +10,7 @@ import io.sparklance.proto.{Encodings20Protos, File2Protos}
 
 /**
  * The pages of a file of version 2.0: each names its `lance.encodings.ArrayEncoding` (docs/dev/file-format-2.0.md),
- * which [[io.sparklance.core.encoding.Encodings20]] decodes.
+ * which [[io.sparklance.core.encoding.Decoders20]] decodes.
  */
 private[file] object Pages20 {
 

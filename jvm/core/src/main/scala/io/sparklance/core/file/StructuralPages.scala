@@ -46,9 +46,9 @@ private[file] object StructuralPages {
   /** A page layout as error messages name it. */
   def describe(layout: Encodings21Protos.PageLayout): String = layout.getLayoutCase match {
     case Encodings21Protos.PageLayout.LayoutCase.MINI_BLOCK_LAYOUT =>
-      s"mini-block(${Encodings21.describe(layout.getMiniBlockLayout.getValueCompression)})"
+      s"mini-block(${Decoders21.describe(layout.getMiniBlockLayout.getValueCompression)})"
     case Encodings21Protos.PageLayout.LayoutCase.FULL_ZIP_LAYOUT =>
-      s"full-zip(${Encodings21.describe(layout.getFullZipLayout.getValueCompression)})"
+      s"full-zip(${Decoders21.describe(layout.getFullZipLayout.getValueCompression)})"
     case Encodings21Protos.PageLayout.LayoutCase.CONSTANT_LAYOUT => "constant"
     case Encodings21Protos.PageLayout.LayoutCase.BLOB_LAYOUT => "blob"
     case other => s"unknown page layout #${other.getNumber}"

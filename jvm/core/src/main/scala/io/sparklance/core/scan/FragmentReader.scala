@@ -102,8 +102,8 @@ final class FragmentReader(
     plan.foreach { case (r, fileFields) => r.prefetch(fileFields, lo, hi) }
   }
 
-  // The files that coalesce reads (object stores) and the file fields each holds, per set of fields read: planned
-  // once, not per batch; empty on local disk.
+  // Per set of fields read, the files that coalesce reads (object stores) with the file fields each holds; empty on
+  // local disk. Kept for the reader's life: the plan depends only on the fields and the fragment's files.
   private val prefetchPlans = mutable.HashMap.empty[Seq[Int], Seq[(LanceFileReader, Seq[LanceField])]]
 
   private def planPrefetch(fields: Seq[LanceField]): Seq[(LanceFileReader, Seq[LanceField])] =

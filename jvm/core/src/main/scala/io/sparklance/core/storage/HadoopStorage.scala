@@ -155,7 +155,7 @@ final class HadoopStorage(val conf: Configuration) extends Storage {
     try {
       val out = f.createFile(p).overwrite(false).must(HadoopStorage.ConditionalCreate, true).build()
       try out.write(bytes)
-      catch { case e: Throwable => scala.util.Try(out.close()); throw e }
+      catch { case NonFatal(e) => scala.util.Try(out.close()); throw e }
       out.close()
       true
     } catch {

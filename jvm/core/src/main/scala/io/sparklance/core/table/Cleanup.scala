@@ -19,8 +19,10 @@ object Cleanup {
 
   final case class Result(removedVersions: Seq[Long], removedFiles: Seq[String], removedBytes: Long)
 
-  def run(storage: Storage, root: String, olderThan: Instant, dryRun: Boolean): Result = {
-    val dataset = Dataset.open(storage, root)
+  private[table] def run(table: Table, olderThan: Instant, dryRun: Boolean): Result = {
+    val storage = table.storage
+    val root = table.root
+    val dataset = Dataset.open(storage, root, table.commits)
     val listing = dataset.listVersions()
     val latest = listing.entries.last.version
     val tagged = dataset.tags().values.map(_.version).toSet

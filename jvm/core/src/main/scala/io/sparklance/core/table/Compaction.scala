@@ -1,13 +1,13 @@
 package io.sparklance.core.table
 
 import scala.collection.mutable.ArrayBuffer
+import scala.util.control.NonFatal
 
 import org.apache.arrow.memory.RootAllocator
 
-import io.sparklance.core.{FileVersion, UnsupportedFeatureException}
+import io.sparklance.core.UnsupportedFeatureException
 import io.sparklance.core.format.{Fragment, ManifestFile, RowIdSequence, RowVersionSequence}
 import io.sparklance.core.scan.FragmentReader
-import io.sparklance.core.storage.Storage
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
 import io.sparklance.core.write.FragmentWriter
 
@@ -54,8 +54,10 @@ object Compaction {
     groups.toSeq
   }
 
-  def compact(storage: Storage, root: String, options: Options = Options()): Result = {
-    val snapshot = Dataset.open(storage, root).checkoutLatest()
+  private[table] def compact(table: Table, options: Options): Result = {
+    val storage = table.storage
+    val root = table.root
+    val snapshot = table.latest()
     val bytes = storage.readAll(snapshot.manifest.path)
     if (ManifestFile.decodeIndexSection(snapshot.manifest.path, bytes, snapshot.manifest.proto).exists(_.getIndicesCount > 0)) {
       throw new UnsupportedFeatureException(s"Cannot compact $root: it has indices, which a compaction would have " +
@@ -63,7 +65,7 @@ object Compaction {
     }
     val groups = plan(snapshot, options)
     if (groups.isEmpty) return Result(None, 0, 0)
-    val version = snapshot.manifest.dataStorageVersion.flatMap(FileVersion.parse).getOrElse(FileVersion.V2_2)
+    val version = snapshot.fileVersion
     val allocator = new RootAllocator()
     val writers = ArrayBuffer.empty[FragmentWriter]
     try {
@@ -113,11 +115,11 @@ object Compaction {
         }
         (group.map(_.proto), news)
       }
-      val v = Committer.commit(storage, root, Transaction.create(snapshot.version, Operation.Rewrite(rewritten)))
+      val v = table.commit(Transaction.create(snapshot.version, Operation.Rewrite(rewritten)), Committer.Options())
       Result(Some(v), groups.map(_.size).sum, rewritten.map(_._2.size).sum)
     } catch {
       case e: io.sparklance.core.CommitStateUnknownException => throw e
-      case e: Throwable => writers.foreach(_.abort()); throw e
+      case NonFatal(e) => writers.foreach(_.abort()); throw e
     } finally allocator.close()
   }
 }

@@ -8,12 +8,15 @@ import scala.util.control.NonFatal
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.hadoop.conf.Configuration
 
-import io.sparklance.core.{FileVersion, InvalidArgumentException, NotATableException}
-import io.sparklance.core.commit.CommitHandler
+import io.sparklance.core.{FileVersion, InvalidArgumentException, NotATableException, TagNotFoundException}
+import io.sparklance.core.commit.{CommitHandler, FileSystemCommitHandler}
+import io.sparklance.core.file.LanceFileReader
+import io.sparklance.core.format.DataFile
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.{HadoopStorage, Storage}
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
 import io.sparklance.core.write.FragmentWriter
+import io.sparklance.proto.TableProtos
 
 /**
  * A Lance table at a root directory: the core's front door. Everything an engine does with a table goes through
@@ -44,16 +47,46 @@ final class Table private (val storage: Storage, val commits: CommitHandler, val
   /** Every tag, by name. */
   def tags(): SortedMap[String, Tag] = dataset().tags()
 
-  /** Creates tag `name` for `version`; a tag of that name must not exist. */
-  def createTag(name: String, version: Long): Tag = TableOps.createTag(storage, root, name, version)
+  /**
+   * Creates tag `name` for `version` (under `_refs/tags/`, as pylance keeps them); a tag of that name must not
+   * exist. One writer creates a tag, as one commits a version: where the store has no put-if-absent, the same rules
+   * apply.
+   */
+  def createTag(name: String, version: Long): Tag = {
+    Tag.validateName(name)
+    val snapshot = dataset().checkout(version)
+    val now = Instant.now()
+    val tag = Tag(name, version, None, Some(now), Some(now), Some(storage.open(snapshot.manifest.path).length))
+    if (!FileSystemCommitHandler.forStorage(storage).createIfAbsent(Storage.join(root, Tag.relativePath(name)), Tag.encode(tag))) {
+      throw new InvalidArgumentException(s"Table $root already has a tag '$name'. Delete it first to move it.")
+    }
+    tag
+  }
 
-  def deleteTag(name: String): Unit = TableOps.deleteTag(storage, root, name)
+  /** Deletes tag `name`; deleting a tag that does not exist is an error naming the tags that do. */
+  def deleteTag(name: String): Unit = {
+    val all = tags()
+    if (!all.contains(name)) throw new TagNotFoundException(root, name, all.keys)
+    storage.delete(Storage.join(root, Tag.relativePath(name)))
+  }
 
-  /** Every version, ascending, with what changed. */
-  def history(): Seq[TableOps.HistoryEntry] = TableOps.history(storage, root)
+  /**
+   * Every version, ascending: when, by what operation, rows and fragments, and the rows it added and deleted
+   * ([[History.of]]).
+   */
+  def history(): Seq[History.Entry] = History.of(storage, commits, root)
 
-  /** Commits the table as it was at `version` as a new version; returns the new version. */
-  def restore(version: Long): Long = TableOps.restore(storage, root, version)
+  /**
+   * Commits the table as it was at `version` as a new version (earlier versions, including the ones restored over,
+   * stay readable). Returns the new version.
+   */
+  def restore(version: Long): Long = {
+    val latest = latestVersion()
+    if (version == latest) {
+      throw new InvalidArgumentException(s"Version $version of $root is already the latest: nothing to restore.")
+    }
+    commit(Transaction.create(latest, Operation.Restore(version)), Committer.Options())
+  }
 
   /** Restores the version tag `name` points to; returns the new version. */
   def restoreTag(name: String): Long = restore(dataset().checkoutTag(name).version)
@@ -65,19 +98,39 @@ final class Table private (val storage: Storage, val commits: CommitHandler, val
    * new version (see [[Compaction]]).
    */
   def compact(targetRowsPerFragment: Long): Compaction.Result =
-    Compaction.compact(storage, root, Compaction.Options(targetRowsPerFragment = targetRowsPerFragment))
+    Compaction.compact(this, Compaction.Options(targetRowsPerFragment = targetRowsPerFragment))
 
   /** Removes versions older than `olderThan` (but the latest and tagged ones) and the files only they need. */
-  def cleanup(olderThan: Instant): Cleanup.Result = Cleanup.run(storage, root, olderThan, dryRun = false)
+  def cleanup(olderThan: Instant): Cleanup.Result = Cleanup.run(this, olderThan, dryRun = false)
 
   /** What [[cleanup]] would remove, removing nothing. */
-  def cleanupPlan(olderThan: Instant): Cleanup.Result = Cleanup.run(storage, root, olderThan, dryRun = true)
+  def cleanupPlan(olderThan: Instant): Cleanup.Result = Cleanup.run(this, olderThan, dryRun = true)
 
-  /** Commits data files already written under `data/` (file names) as one appended version. */
-  def appendFiles(names: Seq[String]): Long = TableOps.commitFiles(storage, root, names, overwrite = false)
+  /**
+   * Commits Lance data files already written under the table's `data/` directory (by any writer, e.g. tasks of a
+   * pipeline; file names) as one appended version, one fragment per file (a new table takes the first file's schema).
+   */
+  def appendFiles(names: Seq[String]): Long = commitFiles(names, replace = false)
 
   /** Commits data files already written under `data/` as one version replacing the table (or creating it). */
-  def overwriteWithFiles(names: Seq[String]): Long = TableOps.commitFiles(storage, root, names, overwrite = true)
+  def overwriteWithFiles(names: Seq[String]): Long = commitFiles(names, replace = true)
+
+  private def commitFiles(names: Seq[String], replace: Boolean): Long = {
+    if (names.isEmpty) throw new InvalidArgumentException(s"No data files to commit to $root.")
+    val readVersion = latestIfExists().map(_.version).getOrElse(0L)
+    val files = names.map { name =>
+      val reader = LanceFileReader.open(storage, Storage.join(root, s"data/$name"))
+      try (reader.metadata.schema, DataFile.entry(name, reader.fieldColumns, reader.version, reader.metadata.fileSize), reader.numRows)
+      finally reader.close()
+    }
+    val fragments = files.map { case (_, file, rows) =>
+      TableProtos.DataFragment.newBuilder().addFiles(file).setPhysicalRows(rows).build()
+    }
+    val op = if (replace || readVersion == 0) Operation.overwrite(fragments, files.head._1) else Operation.Append(fragments)
+    val first = files.head._2
+    commit(Transaction.create(readVersion, op),
+      Committer.Options(newTableFileVersion = s"${first.getFileMajorVersion}.${first.getFileMinorVersion}"))
+  }
 
   // ------------------------------------------------------------------------------------------------ reads
 

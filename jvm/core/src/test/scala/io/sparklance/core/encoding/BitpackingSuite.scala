@@ -72,7 +72,7 @@ class BitpackingSuite extends AnyFunSuite {
     for (t <- types; w <- 0 to t; n <- Seq(0, 1, 1023, 1024)) {
       val r = new Random(t * 7919 + w * 31 + n)
       val vals = values(r, n, t / 8, w)
-      val decoder = Encodings21.miniBlock(inlineBitpacking(t), maxBytes)
+      val decoder = Decoders21.miniBlock(inlineBitpacking(t), maxBytes)
       val got = decoder.decode(Array(slice(inlineChunk(t, w, vals))), n)
       assert(fixed(got).bitsPerValue == t)
       assert(fixedBytes(got) == vals.toSeq, s"type $t width $w n $n")
@@ -81,7 +81,7 @@ class BitpackingSuite extends AnyFunSuite {
 
   test("a damaged inline-bitpacked chunk is an EncodingException") {
     val chunk = inlineChunk(32, 5, values(new Random(1), 1024, 4, 5))
-    val d = Encodings21.miniBlock(inlineBitpacking(32), maxBytes)
+    val d = Decoders21.miniBlock(inlineBitpacking(32), maxBytes)
     assert(damaged("1025 values")(d.decode(Array(slice(chunk)), 1025)).getMessage ==
       "1025 values in one inline-bitpacked chunk (at most 1024)")
     assert(damaged("truncated")(d.decode(Array(slice(chunk.take(chunk.length - 1))), 1024)).getMessage ==
@@ -90,7 +90,7 @@ class BitpackingSuite extends AnyFunSuite {
     val wide = chunk.clone(); wide(0) = 33
     assert(damaged("width 33")(d.decode(Array(slice(wide)), 1024)).getMessage ==
       "an inline-bitpacked chunk of 32-bit values claims width 33")
-    assert(damaged("24-bit type")(Encodings21.miniBlock(inlineBitpacking(24), maxBytes)).isInstanceOf[UnsupportedEncodingException])
+    assert(damaged("24-bit type")(Decoders21.miniBlock(inlineBitpacking(24), maxBytes)).isInstanceOf[UnsupportedEncodingException])
     for (seed <- Seeds; m <- mutants(chunk, new Random(seed))) survives("mutant")(d.decode(Array(slice(m)), 1024))
   }
 
@@ -110,7 +110,7 @@ class BitpackingSuite extends AnyFunSuite {
     for (seed <- Seeds; t <- types; n <- Boundaries) {
       val r = new Random(seed + n)
       val vals = values(r, n, t / 8, r.nextInt(t + 1))
-      val got = Encodings21.block(inlineBitpacking(t), maxBytes).decode(slice(inlineBlocks(t, vals, n)), n)
+      val got = Decoders21.block(inlineBitpacking(t), maxBytes).decode(slice(inlineBlocks(t, vals, n)), n)
       assert(fixedBytes(got) == vals.toSeq, s"type $t n $n")
     }
   }
@@ -118,11 +118,11 @@ class BitpackingSuite extends AnyFunSuite {
   test("a damaged inline-bitpacked block buffer is an EncodingException") {
     val n = 2049
     val buf = inlineBlocks(16, values(new Random(3), n, 2, 11), n)
-    val d = Encodings21.block(inlineBitpacking(16), maxBytes)
+    val d = Decoders21.block(inlineBitpacking(16), maxBytes)
     damaged("last chunk cut")(d.decode(slice(buf.take(buf.length - 1)), n))
     damaged("a chunk too many")(d.decode(slice(buf), n + 1024))
-    assert(damaged("24-bit type")(Encodings21.block(inlineBitpacking(24), maxBytes)).getMessage.contains("24-bit values"))
-    damaged("a count past the allowed bytes")(Encodings21.block(inlineBitpacking(64), 1000).decode(slice(buf), 1 << 30))
+    assert(damaged("24-bit type")(Decoders21.block(inlineBitpacking(24), maxBytes)).getMessage.contains("24-bit values"))
+    damaged("a count past the allowed bytes")(Decoders21.block(inlineBitpacking(64), 1000).decode(slice(buf), 1 << 30))
     for (seed <- Seeds; m <- mutants(buf, new Random(seed))) survives("mutant")(d.decode(slice(m), n))
   }
 
@@ -145,7 +145,7 @@ class BitpackingSuite extends AnyFunSuite {
       val r = new Random(seed * 31 + n)
       val w = r.nextInt(t + 1)
       val vals = values(r, n, t / 8, w)
-      val got = Encodings21.block(outOfLineBitpacking(t, w), maxBytes).decode(slice(outOfLine(t, w, vals, n, packTail)), n)
+      val got = Decoders21.block(outOfLineBitpacking(t, w), maxBytes).decode(slice(outOfLine(t, w, vals, n, packTail)), n)
       assert(fixedBytes(got) == vals.toSeq, s"type $t width $w n $n packed tail $packTail")
     }
   }
@@ -153,14 +153,14 @@ class BitpackingSuite extends AnyFunSuite {
   test("out-of-line bitpacking refuses payloads of the wrong length and impossible widths") {
     val vals = values(new Random(5), 1500, 2, 3)
     val buf = outOfLine(16, 3, vals, 1500, packTail = false)
-    val d = Encodings21.block(outOfLineBitpacking(16, 3), maxBytes)
+    val d = Decoders21.block(outOfLineBitpacking(16, 3), maxBytes)
     assert(damaged("short")(d.decode(slice(buf.take(buf.length - 2)), 1500)).getMessage ==
       "out-of-line bitpacked payload of 1334 bytes for 1500 3-bit values")
     damaged("count too large")(d.decode(slice(buf), 1501))
     damaged("count too large by a block")(d.decode(slice(buf), 1500 + 1024))
-    damaged("width above the type")(Encodings21.block(outOfLineBitpacking(8, 9), maxBytes))
-    damaged("unknown type")(Encodings21.block(outOfLineBitpacking(24, 3), maxBytes))
-    damaged("1-bit type")(Encodings21.block(outOfLineBitpacking(1, 1), maxBytes))
+    damaged("width above the type")(Decoders21.block(outOfLineBitpacking(8, 9), maxBytes))
+    damaged("unknown type")(Decoders21.block(outOfLineBitpacking(24, 3), maxBytes))
+    damaged("1-bit type")(Decoders21.block(outOfLineBitpacking(1, 1), maxBytes))
     for (seed <- Seeds; m <- mutants(buf, new Random(seed))) survives("mutant")(d.decode(slice(m), 1500))
   }
 }

@@ -133,15 +133,15 @@ class CodecsSuite extends AnyFunSuite {
     for (scheme <- Seq(CompressionScheme.COMPRESSION_ALGORITHM_ZSTD, CompressionScheme.COMPRESSION_ALGORITHM_LZ4); n <- Seq(0, 1, 1025)) {
       val vals = values(new Random(n), n, 4, 20)
       val framed = if (scheme == CompressionScheme.COMPRESSION_ALGORITHM_ZSTD) zstd(vals) else lz4(vals)
-      val mb = Encodings21.miniBlock(general(scheme, flat(32)), maxBytes).decode(Array(slice(framed)), n)
+      val mb = Decoders21.miniBlock(general(scheme, flat(32)), maxBytes).decode(Array(slice(framed)), n)
       assert(fixedBytes(mb) == vals.toSeq)
-      val block = Encodings21.block(general(scheme, flat(32)), maxBytes).decode(slice(framed), n)
+      val block = Decoders21.block(general(scheme, flat(32)), maxBytes).decode(slice(framed), n)
       assert(fixedBytes(block) == vals.toSeq)
-      val inFlat = Encodings21.block(flatCompressed(32, scheme), maxBytes).decode(slice(framed), n)
+      val inFlat = Decoders21.block(flatCompressed(32, scheme), maxBytes).decode(slice(framed), n)
       assert(fixedBytes(inFlat) == vals.toSeq)
-      if (n > 0) damaged("too few values inside")(Encodings21.block(general(scheme, flat(32)), maxBytes).decode(slice(framed), n + 1))
+      if (n > 0) damaged("too few values inside")(Decoders21.block(general(scheme, flat(32)), maxBytes).decode(slice(framed), n + 1))
     }
-    damaged("unknown scheme")(Encodings21.block(general(CompressionScheme.COMPRESSION_ALGORITHM_UNSPECIFIED, flat(8)), maxBytes)
+    damaged("unknown scheme")(Decoders21.block(general(CompressionScheme.COMPRESSION_ALGORITHM_UNSPECIFIED, flat(8)), maxBytes)
       .decode(slice(new Array[Byte](8)), 1))
   }
 }

@@ -61,7 +61,7 @@ class FsstSuite extends AnyFunSuite {
       val buf = new Array[Byte](head + compressedValues.data.length)
       for (i <- 0 to n) LittleEndian.putInt(buf, 4 * i, head + compressedValues.offset(i).toInt)
       System.arraycopy(compressedValues.data, 0, buf, head, compressedValues.data.length)
-      val mb = Encodings21.miniBlock(fsst(table(symbols), variable(32)), maxBytes).decode(Array(slice(buf)), n)
+      val mb = Decoders21.miniBlock(fsst(table(symbols), variable(32)), maxBytes).decode(Array(slice(buf)), n)
       assert(strings(mb) == strs.map(_.toSeq))
     }
   }
@@ -92,7 +92,7 @@ class FsstSuite extends AnyFunSuite {
     damaged("escape at the end of the data")(Fsst.decompress(t, Blocks.ofValues(Seq(Array[Byte](-1)).asJava, 32), maxBytes))
     val big = Blocks.ofValues(Seq(Array.fill[Byte](100)(1)).asJava, 32)
     assert(damaged("inflates")(Fsst.decompress(t, big, 299)).getMessage == "FSST strings inflate to 300 bytes")
-    damaged("damaged table in an encoding")(Encodings21.miniBlock(fsst(badLen, variable(32)), maxBytes))
+    damaged("damaged table in an encoding")(Decoders21.miniBlock(fsst(badLen, variable(32)), maxBytes))
     for (seed <- Seeds) {
       val r = new Random(seed)
       val syms = randomSymbols(r)

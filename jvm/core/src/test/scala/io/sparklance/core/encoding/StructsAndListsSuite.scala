@@ -81,14 +81,14 @@ class StructsAndListsSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   test("packed struct chunks of the wrong size are EncodingExceptions") {
     val packed = packedStruct(Seq(32, 8, 64))
-    val d = Encodings21.miniBlock(packed, maxBytes)
+    val d = Decoders21.miniBlock(packed, maxBytes)
     val rows = bytes(new Random(1), 13 * 10)
     val st = d.decode(Array(slice(rows)), 10).asInstanceOf[DataBlock.Struct]
     assert(fixedBytes(st.children(1)) == (0 until 10).map(i => rows(13 * i + 4)))
     damaged("short")(d.decode(Array(slice(rows.take(13 * 10 - 1))), 10))
-    damaged("rows of another width")(Encodings21.miniBlock(CompressiveEncoding.newBuilder().setPackedStruct(
+    damaged("rows of another width")(Decoders21.miniBlock(CompressiveEncoding.newBuilder().setPackedStruct(
       packed.getPackedStruct.toBuilder.setValues(flat(96))).build(), maxBytes).decode(Array(slice(rows)), 10))
-    damaged("a 12-bit field")(Encodings21.miniBlock(packedStruct(Seq(12, 4)), maxBytes))
+    damaged("a 12-bit field")(Decoders21.miniBlock(packedStruct(Seq(12, 4)), maxBytes))
   }
 
   // ---- variable packed structs (2.2, full-zip) ----
@@ -224,7 +224,7 @@ class StructsAndListsSuite extends AnyFunSuite with BeforeAndAfterAll {
       val outer = bytes(r, (n * 2 + 7) / 8)
       val inner = bytes(r, (n * 6 + 7) / 8)
       val items = bytes(r, n * 6 * 2)
-      val d = Encodings21.miniBlock(enc, maxBytes)
+      val d = Decoders21.miniBlock(enc, maxBytes)
       assert(d.numBuffers() == 3)
       val got = d.decode(Array(slice(outer), slice(inner), slice(items)), n).asInstanceOf[DataBlock.FixedSizeList]
       assert(got.dimension == 2 && got.numValues == n)
@@ -238,21 +238,21 @@ class StructsAndListsSuite extends AnyFunSuite with BeforeAndAfterAll {
         damaged("validity short")(d.decode(Array(slice(outer), slice(inner.take(((n * 6 + 7) / 8) - 1)), slice(items)), n))
       }
     }
-    val plain = Encodings21.miniBlock(fixedSizeList(4, validity = false, flat(32)), maxBytes)
+    val plain = Decoders21.miniBlock(fixedSizeList(4, validity = false, flat(32)), maxBytes)
     assert(plain.numBuffers() == 1)
     assert(fixed(plain.decode(Array(slice(new Array[Byte](4 * 4 * 3))), 3).asInstanceOf[DataBlock.FixedSizeList].child).numValues == 12)
   }
 
   test("fixed-size list encodings with impossible dimensions are EncodingExceptions") {
-    assert(damaged("dimension 0")(Encodings21.miniBlock(fixedSizeList(0, validity = false, flat(32)), maxBytes)).getMessage ==
+    assert(damaged("dimension 0")(Decoders21.miniBlock(fixedSizeList(0, validity = false, flat(32)), maxBytes)).getMessage ==
       "a fixed-size list of dimension 0")
-    damaged("dimension 2^21")(Encodings21.miniBlock(fixedSizeList(1L << 21, validity = false, flat(32)), maxBytes))
+    damaged("dimension 2^21")(Decoders21.miniBlock(fixedSizeList(1L << 21, validity = false, flat(32)), maxBytes))
     val deep = fixedSizeList(1L << 20, validity = false, fixedSizeList(1L << 20, validity = false,
       fixedSizeList(1L << 20, validity = false, fixedSizeList(1L << 4, validity = false, flat(8)))))
-    damaged("2^64 items per value")(Encodings21.miniBlock(deep, maxBytes).decode(Array(slice(new Array[Byte](8))), 1))
+    damaged("2^64 items per value")(Decoders21.miniBlock(deep, maxBytes).decode(Array(slice(new Array[Byte](8))), 1))
     damaged("boolean items in a full-zip page")(FullZipPage.perValue(fixedSizeList(4, validity = false, flat(1)), true, maxBytes))
-    damaged("non-flat items")(Encodings21.miniBlock(fixedSizeList(4, validity = false, rle(8)), maxBytes))
-    damaged("too many items for the bytes allowed")(Encodings21.miniBlock(fixedSizeList(1L << 20, validity = false, flat(8)), 1000)
+    damaged("non-flat items")(Decoders21.miniBlock(fixedSizeList(4, validity = false, rle(8)), maxBytes))
+    damaged("too many items for the bytes allowed")(Decoders21.miniBlock(fixedSizeList(1L << 20, validity = false, flat(8)), 1000)
       .decode(Array(slice(new Array[Byte](8))), 1))
   }
 }

@@ -8,7 +8,8 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.{CommitStateUnknownException, FileVersion, StorageException}
 import io.sparklance.core.storage.InMemoryStorage
-import io.sparklance.core.table.{Cleanup, Compaction, Dataset}
+import io.sparklance.core.commit.CommitHandler
+import io.sparklance.core.table.{Dataset, Table}
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
 
 /** Failures in the middle of compaction and cleanup: the table stays readable and no committed row is lost. */
@@ -31,31 +32,33 @@ class MaintenanceFaultsSuite extends AnyFunSuite with BeforeAndAfterAll {
     storage
   }
 
+  private def opened(storage: InMemoryStorage): Table = Table.open(storage, CommitHandler.forStorage(storage), root)
+
   private def ids(storage: InMemoryStorage): Seq[Long] = IdTables.ids(storage, allocator)
 
   test("a compaction whose commit fails leaves the table as it was, and deletes its files unless the outcome is unknown") {
     val storage = table(5)
     val before = storage.paths.toSet
     storage.failNext("create", 1000)  // the transaction file cannot be written: a plain failure before the commit
-    intercept[StorageException](Compaction.compact(storage, root))
+    intercept[StorageException](opened(storage).compact(1024L * 1024))
     storage.failNext("create", 0)
     assert(Dataset.open(storage, root).latestVersion() == 5 && ids(storage) == (0L until 500L))
     assert(storage.paths.toSet == before)
     storage.failNext("putIfAbsent", 1)  // the manifest write fails: the outcome is unknown, nothing is removed
-    intercept[CommitStateUnknownException](Compaction.compact(storage, root))
+    intercept[CommitStateUnknownException](opened(storage).compact(1024L * 1024))
     assert(Dataset.open(storage, root).latestVersion() == 5 && ids(storage) == (0L until 500L))
-    assert(Compaction.compact(storage, root).version.contains(6L))
+    assert(opened(storage).compact(1024L * 1024).version.contains(6L))
     assert(ids(storage) == (0L until 500L))
   }
 
   test("a cleanup that fails half way leaves every kept version readable") {
     val storage = table(4)
-    assert(Compaction.compact(storage, root).version.contains(5L))
+    assert(opened(storage).compact(1024L * 1024).version.contains(5L))
     storage.failNext("delete", 3)
-    intercept[StorageException](Cleanup.run(storage, root, Instant.now().plusSeconds(60), dryRun = false))
+    intercept[StorageException](opened(storage).cleanup(Instant.now().plusSeconds(60)))
     storage.failNext("delete", 0)
     assert(ids(storage) == (0L until 400L))
-    val r = Cleanup.run(storage, root, Instant.now().plusSeconds(60), dryRun = false)
+    val r = opened(storage).cleanup(Instant.now().plusSeconds(60))
     assert(r.removedVersions.nonEmpty)
     assert(Dataset.open(storage, root).listVersions().entries.map(_.version) == Seq(5L))
     assert(ids(storage) == (0L until 400L))

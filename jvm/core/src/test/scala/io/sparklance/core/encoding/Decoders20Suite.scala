@@ -8,20 +8,20 @@ import io.sparklance.proto.Encodings20Protos.{ArrayEncoding, Compression, Flat, 
 
 /**
  * The 2.0 array encodings: page buffers laid out here and described with the writer's {@link Encoders20} messages,
- * decoded by {@link Encodings20}: flat, nullable, fixed-size lists, strings with null adjustments, dictionaries,
+ * decoded by {@link Decoders20}: flat, nullable, fixed-size lists, strings with null adjustments, dictionaries,
  * packed structs and FSST, then damaged buffers and encoding trees.
  */
-class Encodings20Suite extends AnyFunSuite {
+class Decoders20Suite extends AnyFunSuite {
   import EncodingTesting._
 
   private val maxBytes = 64L << 20
   private def target(shape: LeafShape, offsetBits: Int = 32, arrowDictionary: Boolean = false) =
-    new Encodings20.Target(shape, offsetBits, arrowDictionary)
+    new Decoders20.Target(shape, offsetBits, arrowDictionary)
 
-  private def decode(e: ArrayEncoding, page: Seq[Array[Byte]], n: Int, t: Encodings20.Target): Encodings20.Values =
-    Encodings20.decode(e, page.map(Slice.of).toArray, n, t, maxBytes)
+  private def decode(e: ArrayEncoding, page: Seq[Array[Byte]], n: Int, t: Decoders20.Target): Decoders20.Values =
+    Decoders20.decode(e, page.map(Slice.of).toArray, n, t, maxBytes)
 
-  private def validBits(v: Encodings20.Values, n: Int): Seq[Boolean] =
+  private def validBits(v: Decoders20.Values, n: Int): Seq[Boolean] =
     (0 until n).map(i => v.validity == null || Bits.get(v.validity, i.toLong))
 
   /** A 1-bit validity bitmap of `valid`. */
@@ -74,7 +74,7 @@ class Encodings20Suite extends AnyFunSuite {
     }
     damaged("dimension 0")(decode(Encoders20.fixedSizeList(0, Encoders20.flat(8, 0)), Seq(new Array[Byte](4)), 4,
       target(LeafShape.fixedSizeList(1, LeafShape.fixed(8)))))
-    damaged("too many items")(Encodings20.decode(Encoders20.fixedSizeList(1 << 20, Encoders20.flat(8, 0)), Array(Slice.of(new Array[Byte](4))),
+    damaged("too many items")(Decoders20.decode(Encoders20.fixedSizeList(1 << 20, Encoders20.flat(8, 0)), Array(Slice.of(new Array[Byte](4))),
       1 << 10, target(LeafShape.fixedSizeList(1 << 20, LeafShape.fixed(8))), 1000))
   }
 
@@ -90,7 +90,7 @@ class Encodings20Suite extends AnyFunSuite {
     Seq(ends, data.toByteArray)
   }
 
-  private def stringsOf(v: Encodings20.Values, n: Int): Seq[Option[String]] = {
+  private def stringsOf(v: Decoders20.Values, n: Int): Seq[Option[String]] = {
     val s = strings(v.block)
     (0 until n).map(i => if (validBits(v, n)(i)) Some(new String(s(i).toArray, "UTF-8")) else None)
   }

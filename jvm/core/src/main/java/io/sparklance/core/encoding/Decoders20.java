@@ -12,8 +12,8 @@ import io.sparklance.proto.Encodings20Protos.Nullable;
  * null whose real end is the value minus the adjustment. Dictionaries of plain string fields use 1-based u8
  * indices (0 is null); dictionaries of Arrow dictionary fields use 0-based indices.
  */
-public final class Encodings20 {
-  private Encodings20() {}
+public final class Decoders20 {
+  private Decoders20() {}
 
   /** Values and their validity (null bits: all valid). */
   public static final class Values {
@@ -135,12 +135,12 @@ public final class Encodings20 {
   }
 
   private static DataBlock.FixedWidth flat(io.sparklance.proto.Encodings20Protos.Flat f, Slice[] page, int n, long maxBytes) {
-    int bits = Encodings21.checkedBits(f.getBitsPerValue());
+    int bits = Decoders21.checkedBits(f.getBitsPerValue());
     Slice buf = buffer(f.getBuffer(), page);
     if (f.hasCompression() && !f.getCompression().getScheme().isEmpty() && !f.getCompression().getScheme().equals("none")) {
       buf = Slice.of(Codecs.decompress(scheme(f.getCompression().getScheme()), buf.array, buf.offset, buf.length, maxBytes));
     }
-    return Encodings21.flat(bits, buf, n);
+    return Decoders21.flat(bits, buf, n);
   }
 
   private static Codecs.Scheme scheme(String s) {

@@ -5,8 +5,8 @@ import scala.jdk.CollectionConverters._
 import io.sparklance.core.{table => lance}
 import io.sparklance.core.table.{Snapshot, TimeTravel}
 
-/** Tables of the lance data source and catalogs: their settings, paths and snapshots, on the driver. */
-object LanceTables {
+/** How the Spark module reaches a table, on the driver: the settings that apply, its qualified path, a pinned snapshot. */
+object TableAccess {
   /**
    * The session's Hadoop configuration plus the object-store and commit settings among `options` (catalog options,
    * or read and write options of a path): `hadoop.<key>` as `<key>`, `fs.<...>` and `sparklance.<...>` as they are.

@@ -11,8 +11,8 @@ import io.sparklance.proto.Encodings21Protos.CompressiveEncoding;
  * values); a block decoder reads one whole buffer (repetition and definition levels, dictionaries). Every length
  * read from the data is checked against the bytes at hand, and no allocation exceeds `maxBytes`.
  */
-public final class Encodings21 {
-  private Encodings21() {}
+public final class Decoders21 {
+  private Decoders21() {}
 
   /** Decodes the buffers of one mini-block chunk into `numValues` values. */
   public interface MiniBlockDecoder {
