@@ -21,7 +21,7 @@ failure: Lost task 0.0 in stage 3.0 (TID 3) (10.0.0.5 executor 1): io.sparklance
 \tat io.sparklance.spark.LanceSparkException$.translate(LanceSparkException.scala:27)
 \tat io.sparklance.spark.LanceColumnarReader.next(LanceReaderFactory.scala:93)
 Caused by: io.sparklance.core.CorruptFileException: Cannot read /w/t.lance/data/ab.lance: page 0 of list field 'l'
-\tat io.sparklance.core.file.Reader20.listRange(Reader20.scala:110)
+\tat io.sparklance.core.file.FieldReader20.listRange(FieldReader20.scala:110)
 
 Driver stacktrace:
 \tat org.apache.spark.scheduler.DAGScheduler.failJobAndIndependentStages(DAGScheduler.scala:2856)

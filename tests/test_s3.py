@@ -172,7 +172,7 @@ def test_dynamodb_external_store_commits_and_finishes_a_dead_writers_version(sta
         emit(spark.read.format("lance").load({s3a!r}).count())
         # A writer that dies after recording its staged manifest (step 2): version 11, a copy of version 10.
         storage = jvm.io.sparklance.core.storage.HadoopStorage(hadoop_conf())
-        MF = jvm.io.sparklance.core.table.ManifestFile
+        MF = jvm.io.sparklance.core.format.ManifestFile
         final10 = {s3a!r} + "/_versions/" + {v2_name(10)!r}
         staged = {s3a!r} + "/_versions/" + {v2_name(11)!r} + "-00000000dead"
         proto = MF.decode(final10, storage.readAll(final10)).toBuilder().setVersion(11).build()

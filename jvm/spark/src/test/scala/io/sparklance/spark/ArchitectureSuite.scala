@@ -57,6 +57,19 @@ class ArchitectureSuite extends AnyFunSuite {
     assert(cycle(core).isEmpty, s"package cycle: ${cycle(core).map(_.mkString(" -> "))}")
   }
 
+  /** The core's layers, lowest first, as docs/dev/architecture.md lists them: each may use only layers before it. */
+  private val Layers = Seq("core", "util", "storage", "schema", "format", "encoding", "file", "write", "commit", "txn",
+    "scan", "table").map(p => if (p == "core") "io.sparklance.core" else s"io.sparklance.core.$p")
+
+  test("the core's packages use only the layers below them") {
+    val upward = core.filter { case (from, to) =>
+      Layers.contains(from) && Layers.contains(to) && Layers.indexOf(to) > Layers.indexOf(from)
+    }
+    assert(upward.isEmpty, s"references to a higher layer: ${upward.map { case (a, b) => s"$a -> $b" }.mkString(", ")}")
+    val unknown = core.flatMap { case (a, b) => Seq(a, b) }.filterNot(Layers.contains)
+    assert(unknown.isEmpty, s"packages not in the layer list (add them to it and to docs/dev/architecture.md): $unknown")
+  }
+
   test("the cycle check finds a cycle") {
     assert(cycle(Set("a" -> "b", "b" -> "c", "c" -> "a", "c" -> "d")).map(_.toSet).contains(Set("a", "b", "c")))
     assert(cycle(Set("a" -> "b", "b" -> "c", "a" -> "c")).isEmpty)
