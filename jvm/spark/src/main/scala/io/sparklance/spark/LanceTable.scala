@@ -61,8 +61,7 @@ final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoop
 
   override def deleteWhere(predicates: Array[Predicate]): Unit = LanceSparkException.translate {
     val scan = snapshot.newScan().withFilters(predicates.toSeq.filter(selectsFragments).flatMap(SparkPredicates.of))
-    snapshot.table.deleteFragments(snapshot, scan.fragmentIds, predicates.mkString(" AND "),
-      LanceSparkException.translate(lance.WriteSettings.of(snapshot.config)).commitRetries)
+    snapshot.table.deleteFragments(snapshot, scan.fragmentIds, predicates.mkString(" AND "))
   }
 
   /** DELETE, UPDATE and MERGE ([[LanceRowLevelOperationBuilder]]), on tables of the catalog. */

@@ -44,7 +44,12 @@ final class DataWriter private[table] (files: FragmentWriter) extends AutoClosea
  */
 abstract class PendingCommit private[table] (table: Table) {
   @volatile private var outcomeUnknown = false
+  /** Attempts at a new version when other writers commit first: the table's `commit_retries` property, else 20. */
   protected var commitRetries: Int = 20
+
+  /** Takes the default number of attempts from the table properties of the version a change read. */
+  protected final def retriesFrom(snapshot: Snapshot): Unit =
+    commitRetries = WriteSettings.commitRetries(Settings.of(Map.empty, snapshot.config))
 
   /** Runs `commit`, remembering whether its outcome became unknown. */
   protected final def committing[T](commit: => T): T =
@@ -86,6 +91,7 @@ object DataCommit {
  */
 final class SchemaChange private[table] (table: Table, snapshot: Snapshot) extends PendingCommit(table) {
   private val edit = snapshot.schemaChanges
+  retriesFrom(snapshot)
 
   /** Adds the fields of `column` under the struct at `parent` (Nil: top level). */
   def add(parent: Seq[String], column: LanceSchema): this.type = { edit.add(parent, column); this }
@@ -97,6 +103,6 @@ final class SchemaChange private[table] (table: Table, snapshot: Snapshot) exten
   def setNullable(path: Seq[String], nullable: Boolean): this.type = { edit.setNullable(path, nullable); this }
 
   def commit(): Long = committing {
-    table.commit(Transaction.create(snapshot.version, Operation.Project(edit.result)), Committer.Options())
+    table.commit(Transaction.create(snapshot.version, Operation.Project(edit.result)), Committer.Options(maxRetries = commitRetries))
   }
 }

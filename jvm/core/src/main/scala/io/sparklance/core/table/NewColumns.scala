@@ -26,6 +26,7 @@ final class NewColumns private[table] (table: Table, snapshot: Snapshot, columns
 
   private val edit = snapshot.schemaChanges
   columns.foreach(edit.add(Nil, _))
+  retriesFrom(snapshot)
 
   /** The added fields, with their new ids, as a schema of their own: what the new files hold. */
   val schema: LanceSchema = edit.addedSince(snapshot.manifest.proto.getFieldsList.asScala.toSeq)
@@ -41,7 +42,8 @@ final class NewColumns private[table] (table: Table, snapshot: Snapshot, columns
       byFragment.get(f.id).map(n => f.proto.toBuilder.addFiles(io.sparklance.proto.TableProtos.DataFile.parseFrom(n.dataFile))
         .build()).getOrElse(f.proto)
     }
-    table.commit(Transaction.create(snapshot.version, Operation.Merge(fragments, edit.result)), Committer.Options())
+    table.commit(Transaction.create(snapshot.version, Operation.Merge(fragments, edit.result)),
+      Committer.Options(maxRetries = commitRetries))
   }
 }
 

@@ -76,6 +76,7 @@ final class RowDelta private[table] (table: Table, snapshot: Snapshot, deletesOn
   private val inserted = mutable.ArrayBuffer.empty[TableProtos.DataFragment]
   private val updated = mutable.ArrayBuffer.empty[(Seq[TableProtos.DataFragment], Array[Long])]
   private val deletionFiles = mutable.ArrayBuffer.empty[String]
+  retriesFrom(snapshot)
 
   /** Whether updated rows keep their identity (stable row ids): else an update is a delete and an insert. */
   def keepsRowIds: Boolean = snapshot.manifest.hasStableRowIds

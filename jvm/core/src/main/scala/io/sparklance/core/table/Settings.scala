@@ -77,8 +77,11 @@ object WriteSettings {
     s.positive(1024L * 1024, "max_rows_per_file", "max_row_per_file"),
     s.positive(8L << 20, "max_page_bytes"),
     math.min(s.positive(8192, "batch_rows", "batch_size"), 1L << 20).toInt,
-    math.min(s.positive(20, "commit_retries"), 1000).toInt,
+    commitRetries(s),
     s.fileVersion)
+
+  /** `commit_retries` alone: what a commit that takes no other write setting reads. */
+  def commitRetries(s: Settings): Int = math.min(s.positive(20, "commit_retries"), 1000).toInt
 
   /** The settings of a write that passes no options to a table with `properties`. */
   def of(properties: Map[String, String]): WriteSettings = WriteSettings(Settings.of(Map.empty, properties))

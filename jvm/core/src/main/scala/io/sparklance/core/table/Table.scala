@@ -176,10 +176,10 @@ final class Table private (val storage: Storage, val commits: CommitHandler, val
    * Drops whole fragments of `snapshot` from the table by metadata alone; `predicate` describes why (e.g. the SQL
    * condition). Returns the new version, or None when no fragment was given.
    */
-  def deleteFragments(snapshot: Snapshot, ids: Seq[Long], predicate: String, commitRetries: Int): Option[Long] =
+  def deleteFragments(snapshot: Snapshot, ids: Seq[Long], predicate: String): Option[Long] =
     if (ids.isEmpty) None
     else Some(commit(Transaction.create(snapshot.version, Operation.Delete(Nil, ids, predicate)),
-      Committer.Options(maxRetries = commitRetries)))
+      Committer.Options(maxRetries = WriteSettings.commitRetries(Settings.of(Map.empty, snapshot.config)))))
 
   /** Deletes files written for a commit that did not happen; best effort. */
   def discard(files: Seq[String]): Unit = files.foreach(f => try storage.delete(f) catch { case NonFatal(_) => () })

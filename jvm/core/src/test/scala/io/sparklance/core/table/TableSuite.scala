@@ -1,0 +1,248 @@
+package io.sparklance.core.table
+
+import java.nio.charset.StandardCharsets.UTF_8
+
+import scala.util.Random
+
+import org.apache.arrow.memory.RootAllocator
+import org.apache.arrow.vector.{BigIntVector, FieldVector, Float8Vector, VarCharVector, VectorSchemaRoot}
+import org.apache.arrow.vector.types.FloatingPointPrecision
+import org.apache.arrow.vector.types.pojo.{ArrowType, Field, Schema}
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.sparklance.core.{CommitStateUnknownException, FileVersion, MetadataColumn}
+import io.sparklance.core.commit.CommitHandler
+import io.sparklance.core.schema.{ArrowSchemas, LanceSchema}
+import io.sparklance.core.storage.InMemoryStorage
+
+/**
+ * The front door end to end over an in-memory store, against a model: tables built from seeded random appends and
+ * deletes, then scanned with random predicates, fragment selections, limits and task sizes. Every row that matches
+ * a predicate must come back; every row that comes back must be a live row of the version.
+ */
+class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
+  import TableSuite.Row
+
+  private val allocator = new RootAllocator()
+  override def afterAll(): Unit = allocator.close()
+
+  private val schema: LanceSchema = ArrowSchemas.fromArrow(new Schema(java.util.List.of(
+    Field.nullable("id", new ArrowType.Int(64, true)),
+    Field.nullable("x", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)),
+    Field.nullable("s", ArrowType.Utf8.INSTANCE))))
+
+  private val doubles = Seq(0.0, -0.0, 1.5, -1.5, Double.NaN, Double.PositiveInfinity, Double.NegativeInfinity, 7.0)
+  private val strings = Seq("", "a", "b", "ab", "é", "z", "\u00ff", "日本")
+
+  private def randomRow(r: Random): Row = Row.of(
+    Option.when(r.nextInt(8) != 0)(r.nextInt(40).toLong - 20),
+    Option.when(r.nextInt(6) != 0)(doubles(r.nextInt(doubles.size))),
+    Option.when(r.nextInt(7) != 0)(strings(r.nextInt(strings.size))))
+
+  private def batch(rows: Seq[Row]): VectorSchemaRoot = {
+    val id = new BigIntVector("id", allocator)
+    val x = new Float8Vector("x", allocator)
+    val s = new VarCharVector("s", allocator)
+    id.allocateNew(rows.size); x.allocateNew(rows.size); s.allocateNew()
+    rows.zipWithIndex.foreach { case (row, i) =>
+      row.id.fold(id.setNull(i))(id.set(i, _))
+      row.x.fold(x.setNull(i))(x.set(i, _))
+      row.s.fold(s.setNull(i))(v => s.setSafe(i, v.getBytes(UTF_8)))
+    }
+    Seq[FieldVector](id, x, s).foreach(_.setValueCount(rows.size))
+    new VectorSchemaRoot(java.util.List.of[FieldVector](id, x, s))
+  }
+
+  private def write(table: Table, rows: Seq[Row], maxRowsPerFile: Long): WrittenFiles = {
+    val w = table.newDataWriter(schema, FileVersion.V2_2, maxRowsPerFile, 1L << 20)
+    try {
+      rows.grouped(37).foreach { g => val b = batch(g); try w.write(b) finally b.close() }
+      w.finish()
+    } finally w.close()
+  }
+
+  /** Every row a scan returns, with its row address, reading every task. */
+  private def read(table: Table, scan: Scan, rowsPerTask: Long): Seq[(Long, Row)] =
+    scan.withMetadataColumns(Seq(MetadataColumn.RowAddress)).planTasks(rowsPerTask).flatMap { task =>
+      val reader = table.read(task, allocator)
+      try Iterator.continually(reader.next()).takeWhile(_.isDefined).flatten.flatMap { root =>
+        try {
+          val id = root.getVector("id").asInstanceOf[BigIntVector]
+          val x = root.getVector("x").asInstanceOf[Float8Vector]
+          val s = root.getVector("s").asInstanceOf[VarCharVector]
+          val address = root.getVector("_rowaddr").asInstanceOf[BigIntVector]
+          (0 until root.getRowCount).map { i =>
+            address.get(i) -> Row.of(Option.when(!id.isNull(i))(id.get(i)), Option.when(!x.isNull(i))(x.get(i)),
+              Option.when(!s.isNull(i))(new String(s.get(i), UTF_8)))
+          }
+        } finally root.close()
+      }.toList
+      finally reader.close()
+    }
+
+  // The model's predicate semantics (Spark's): nulls match nothing but IS NULL; NaN equals NaN and is above all.
+  private def cmpDouble(a: Double, b: Double): Int =
+    if (a.isNaN && b.isNaN) 0 else if (a.isNaN) 1 else if (b.isNaN) -1 else if (a == b) 0 else java.lang.Double.compare(a, b)
+
+  private def value(row: Row, column: String): Option[Any] = column match {
+    case "id" => row.id
+    case "x" => row.x
+    case "s" => row.s
+  }
+
+  private def compare(v: Any, literal: Any): Int = (v, literal) match {
+    case (a: Long, b: java.lang.Long) => java.lang.Long.compare(a, b)
+    case (a: Long, b: java.lang.Double) => cmpDouble(a.toDouble, b)
+    case (a: Double, b: java.lang.Number) => cmpDouble(a, b.doubleValue())
+    case (a: String, b: String) => Integer.signum(java.util.Arrays.compareUnsigned(a.getBytes(UTF_8), b.getBytes(UTF_8)))
+    case other => fail(s"no comparison for $other")
+  }
+
+  private def matches(p: Predicate, row: Row): Boolean = p match {
+    case Predicate.And(l, r) => matches(l, row) && matches(r, row)
+    case Predicate.Or(l, r) => matches(l, row) || matches(r, row)
+    case Predicate.IsNull(c) => value(row, c).isEmpty
+    case Predicate.IsNotNull(c) => value(row, c).isDefined
+    case Predicate.In(c, vs) => value(row, c).exists(v => vs.exists(compare(v, _) == 0))
+    case Predicate.Compare(c, op, lit) => value(row, c).exists { v =>
+      val k = compare(v, lit)
+      op match {
+        case Predicate.Op.Eq => k == 0
+        case Predicate.Op.Lt => k < 0
+        case Predicate.Op.Le => k <= 0
+        case Predicate.Op.Gt => k > 0
+        case Predicate.Op.Ge => k >= 0
+      }
+    }
+  }
+
+  private def randomPredicate(r: Random, depth: Int = 0): Predicate = {
+    val ops = Seq(Predicate.Op.Eq, Predicate.Op.Lt, Predicate.Op.Le, Predicate.Op.Gt, Predicate.Op.Ge)
+    def literal(c: String): Any = c match {
+      case "id" => if (r.nextBoolean()) java.lang.Long.valueOf(r.nextInt(40) - 20L) else java.lang.Double.valueOf(r.nextInt(40) - 20.5)
+      case "x" => java.lang.Double.valueOf(doubles(r.nextInt(doubles.size)))
+      case "s" => strings(r.nextInt(strings.size))
+    }
+    val c = Seq("id", "x", "s")(r.nextInt(3))
+    r.nextInt(if (depth < 2) 7 else 4) match {
+      case 0 | 1 => Predicate.Compare(c, ops(r.nextInt(ops.size)), literal(c))
+      case 2 => if (r.nextBoolean()) Predicate.IsNull(c) else Predicate.IsNotNull(c)
+      case 3 => Predicate.In(c, Seq.fill(1 + r.nextInt(3))(literal(c)))
+      case 4 | 5 => Predicate.And(randomPredicate(r, depth + 1), randomPredicate(r, depth + 1))
+      case _ => Predicate.Or(randomPredicate(r, depth + 1), randomPredicate(r, depth + 1))
+    }
+  }
+
+  private def newTable(): (InMemoryStorage, Table) = {
+    val storage = new InMemoryStorage
+    (storage, Table.open(storage, CommitHandler.forStorage(storage), "mem://t.lance"))
+  }
+
+  test("seeded tables of appends and deletes read back through scans, predicates and fragment selections") {
+    (1 to 12).foreach { seed =>
+      val r = new Random(seed)
+      val (_, table) = newTable()
+      var model = Map.empty[Long, Row] // row address -> row
+      (0 until 1 + r.nextInt(4)).foreach { k =>
+        val rows = Seq.fill(1 + r.nextInt(300))(randomRow(r))
+        val written = write(table, rows, maxRowsPerFile = 20 + r.nextInt(200))
+        if (k == 0) table.newOverwrite(0, schema, FileVersion.V2_2, Map.empty).commit(Seq(written))
+        else table.newAppend(table.latestVersion()).commit(Seq(written))
+        val before = model
+        model = read(table, table.latest().newScan(), 1L << 20).toMap
+        assert(model.size == before.size + rows.size && before.forall { case (a, row) => model.get(a).contains(row) },
+          s"seed $seed: an append changed rows already there")
+        assert(model.values.toSeq.diff(before.values.toSeq).map(_.toString).sorted == rows.map(_.toString).sorted,
+          s"seed $seed: the appended rows read back differently")
+        if (r.nextBoolean() && model.nonEmpty) {
+          val doomed = new DeletedRows
+          val addresses = r.shuffle(model.keys.toSeq).take(r.nextInt(model.size) + 1)
+          addresses.foreach(doomed.add)
+          table.newDelete(table.latest()).delete(DeletedRows.fromBytes(doomed.toBytes)).commit()
+          model = model -- addresses
+        }
+      }
+      val snapshot = table.latest()
+      assert(read(table, snapshot.newScan(), 1 + r.nextInt(500)).toMap == model, s"seed $seed: full scan")
+      assert(snapshot.newScan().countRows() == model.size)
+      (0 until 20).foreach { _ =>
+        val p = randomPredicate(r)
+        val scan = snapshot.newScan().withFilters(Seq(p)).withBatchRows(1 + r.nextInt(64))
+        assert(Scan.filterUse(snapshot.schema, p) == Scan.FilterUse.SkipsBatches, p)
+        val got = read(table, scan, 1 + r.nextInt(300))
+        val gotMap = got.toMap
+        assert(got.size == gotMap.size, s"seed $seed, $p: a row came back twice")
+        got.foreach { case (a, row) => assert(model.get(a).contains(row), s"seed $seed, $p: $a is not a live row") }
+        val want = model.filter { case (_, row) => matches(p, row) }
+        assert(want.keySet.subsetOf(gotMap.keySet), s"seed $seed, $p: rows lost ${want.keySet -- gotMap.keySet}")
+      }
+      val ids = snapshot.fragments.map(_.id)
+      if (ids.nonEmpty) {
+        val pick = ids(r.nextInt(ids.size))
+        val byFragment = Predicate.Compare(MetadataColumn.FragmentId.name, Predicate.Op.Ge, java.lang.Long.valueOf(pick))
+        val scan = snapshot.newScan().withFilters(Seq(byFragment))
+        assert(scan.fragmentIds == ids.filter(_ >= pick))
+        assert(read(table, scan, 100).toMap == model.filter { case (a, _) => (a >>> 32) >= pick })
+        assert(scan.countRows() == model.count { case (a, _) => (a >>> 32) >= pick })
+      }
+      val limit = 1 + r.nextInt(50)
+      assert(read(table, snapshot.newScan().withLimit(limit).withBatchRows(16), 1L << 20).size >= math.min(limit, model.size))
+    }
+  }
+
+  test("predicates on nested, binary or unknown columns are not used; _fragid with a non-number is not either") {
+    val use = Scan.filterUse(schema, _: Predicate)
+    assert(use(Predicate.Compare("nope", Predicate.Op.Eq, java.lang.Long.valueOf(1))) == Scan.FilterUse.Unused)
+    assert(use(Predicate.Compare("s.x", Predicate.Op.Eq, "a")) == Scan.FilterUse.Unused)
+    assert(use(Predicate.Compare("id", Predicate.Op.Eq, new java.math.BigDecimal(1))) == Scan.FilterUse.Unused)
+    assert(use(Predicate.Compare("_fragid", Predicate.Op.Eq, "1")) == Scan.FilterUse.Unused)
+    assert(use(Predicate.In("_fragid", Seq(java.lang.Integer.valueOf(1), java.lang.Long.valueOf(2)))) == Scan.FilterUse.SelectsFragments)
+    assert(use(Predicate.And(Predicate.IsNull("id"), Predicate.Compare("nope", Predicate.Op.Eq, "a"))) == Scan.FilterUse.Unused)
+  }
+
+  test("a commit whose outcome is unknown keeps the files written for it; a failed one deletes them") {
+    val (storage, table) = newTable()
+    val rows = Seq(Row.of(Some(1), Some(1.0), Some("a")))
+    table.newOverwrite(0, schema, FileVersion.V2_2, Map.empty).commit(Seq(write(table, rows, 10)))
+    val written = write(table, rows, 10)
+    val append = table.newAppend(1)
+    storage.failCommitsAfterWriting(1)
+    intercept[CommitStateUnknownException](append.commit(Seq(written)))
+    append.abort(written.files)
+    assert(written.files.forall(storage.exists), "files of a commit in an unknown state were deleted")
+    val again = write(table, rows, 10)
+    val other = table.newAppend(table.latestVersion())
+    other.abort(again.files)
+    assert(!again.files.exists(storage.exists))
+  }
+
+  test("a row delta on stable row ids would need a table made by pylance; without them an update is delete + insert") {
+    val (_, table) = newTable()
+    table.newOverwrite(0, schema, FileVersion.V2_2, Map.empty).commit(Seq(write(table, Seq.fill(5)(Row(Some(1), None, None)), 10)))
+    val s = table.latest()
+    val delta = table.newRowDelta(s)
+    assert(!delta.keepsRowIds)
+    val gone = new DeletedRows
+    gone.add(0L); gone.add(4L)
+    val v = delta.delete(gone).insert(write(table, Seq(Row(Some(9), None, None)), 10)).commit()
+    assert(v.contains(2L))
+    assert(read(table, table.latest().newScan(), 100).map(_._2.id.get).sorted == Seq(1L, 1L, 1L, 9L))
+    assert(table.newDelete(table.latest()).delete(new DeletedRows).commit().isEmpty, "an empty change commits nothing")
+  }
+}
+
+object TableSuite {
+  /**
+   * A row of the model; None is null. `x` is kept as its bits, so that rows with NaN are equal to themselves and
+   * -0.0 is not 0.0: a value must read back exactly as written.
+   */
+  final case class Row(id: Option[Long], xBits: Option[Long], s: Option[String]) {
+    def x: Option[Double] = xBits.map(java.lang.Double.longBitsToDouble)
+  }
+
+  object Row {
+    def of(id: Option[Long], x: Option[Double], s: Option[String]): Row =
+      Row(id, x.map(java.lang.Double.doubleToRawLongBits), s)
+  }
+}
