@@ -26,8 +26,10 @@ CASES = [
     # Byte 847 of the second file is the 's' of "s41-x": 0xFF is never UTF-8.
     ("string bytes not UTF-8", "mixed-2.1", "data", 1, ("byte", 847, 0xFF), CORRUPT,
      "field 's': byte 11 of the string data is not valid UTF-8"),
+    # An end of 2^63 or more (negative as a signed 64-bit number) is caught where the decoder checks that ends never
+    # go back.
     ("2.0 string offsets going backwards", "mixed-2.0", "data", 2, ("huge8", 573, 2 ** 31 - 1), CORRUPT,
-     "field 's': value"),
+     "field 's' (encoding binary): string end"),
     # Was a ClassCastException (the damaged encoding tree decoded string bytes as a struct).
     ("2.0 string bytes decoded as a struct", "strings-2.0", "data", 0, ("flip", 1956, 6), CORRUPT,
      "the encoding of page 0 of field 'item' has fields with unknown numbers or wire types"),
