@@ -1,4 +1,4 @@
-package io.sparklance.core.write
+package io.sparklance.core.table
 
 import java.time.Instant
 
@@ -7,10 +7,10 @@ import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.{CommitStateUnknownException, FileVersion, StorageException}
-import io.sparklance.core.storage.InMemoryStorage
 import io.sparklance.core.commit.CommitHandler
-import io.sparklance.core.table.{Dataset, Table}
+import io.sparklance.core.storage.InMemoryStorage
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
+import io.sparklance.core.write.{FragmentWriter, IdTables}
 
 /** Failures in the middle of compaction and cleanup: the table stays readable and no committed row is lost. */
 class MaintenanceFaultsSuite extends AnyFunSuite with BeforeAndAfterAll {
