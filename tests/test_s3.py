@@ -211,11 +211,13 @@ def test_dynamodb_external_store_commits_and_finishes_a_dead_writers_version(sta
         spark.sql("CREATE TABLE ddbcat.db.t2 AS SELECT id FROM range(7)")
         spark.sql("INSERT INTO ddbcat.db.t2 VALUES (7)")
         emit(spark.sql("SELECT count(*) FROM ddbcat.db.t2").collect()[0][0])
+        # Maintenance of the catalog's table commits through the catalog's store too.
+        emit(spark.sql("OPTIMIZE ddbcat.db.t2").collect()[0][0])
     """, warehouse=f"s3a://{bucket}/wh", conf=without_store, workdir=tmp_path)
-    assert out == [100, 105, 8]
+    assert out == [100, 105, 8, 3]
     records = ddb.query(TableName=table, ConsistentRead=True, KeyConditionExpression="base_uri = :t",
                         ExpressionAttributeValues={":t": {"S": "wh2/db/t2.lance"}})["Items"]
-    assert sorted(int(r["version"]["N"]) for r in records) == [1, 2]
+    assert sorted(int(r["version"]["N"]) for r in records) == [1, 2, 3]
 
     ds = lance.dataset(uri, storage_options=stand.storage_options)
     ds.validate()
