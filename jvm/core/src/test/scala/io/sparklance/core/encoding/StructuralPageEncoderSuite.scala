@@ -1,0 +1,138 @@
+package io.sparklance.core.encoding
+
+import scala.jdk.CollectionConverters._
+import scala.util.Random
+
+import org.apache.arrow.memory.RootAllocator
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.sparklance.proto.Encodings21Protos.{PageLayout, RepDefLayer}
+
+/**
+ * The writer's page encoder over random nested columns (up to four struct and list layers, nulls at every layer,
+ * empty lists, all-null pages), a column cut into several pages by one shredder cleared between pages, as the
+ * writer does: each page decodes, with the reader's decoders, to its rows; its layout is the one the encoder's doc
+ * promises (constant when no value is valid, full-zip for values of 256 bytes or more, mini-block otherwise); its
+ * layers say which null and empty codes occur; and pages of many values split into several chunks.
+ */
+class StructuralPageEncoderSuite extends AnyFunSuite with BeforeAndAfterAll {
+  import EncodingTesting._
+  import PageTesting._
+
+  private val allocator = new RootAllocator()
+  override def afterAll(): Unit = allocator.close()
+
+  private val S = LeafShredder.STRUCT
+  private val L = LeafShredder.LIST
+
+  private val listLayers = Set(RepDefLayer.REPDEF_ALL_VALID_LIST, RepDefLayer.REPDEF_NULLABLE_LIST,
+    RepDefLayer.REPDEF_EMPTYABLE_LIST, RepDefLayer.REPDEF_NULL_AND_EMPTY_LIST)
+
+  private def layers(layout: PageLayout): Seq[RepDefLayer] = layout.getLayoutCase match {
+    case PageLayout.LayoutCase.MINI_BLOCK_LAYOUT => layout.getMiniBlockLayout.getLayersList.asScala.toSeq
+    case PageLayout.LayoutCase.FULL_ZIP_LAYOUT => layout.getFullZipLayout.getLayersList.asScala.toSeq
+    case _ => layout.getConstantLayout.getLayersList.asScala.toSeq
+  }
+
+  /** Checks one encoded page of `rows` against what the shredder held. */
+  private def checkPage(c: Column, s: LeafShredder, p: StructuralPageEncoder.Page, rows: Seq[V], what: String): Unit = {
+    val layout = p.layout
+    if (s.numValid == 0) assert(layout.hasConstantLayout, s"$what: no valid value, ${layout.getLayoutCase}")
+    else if (s.maxValueBytes >= 256) assert(layout.hasFullZipLayout, s"$what: wide values, ${layout.getLayoutCase}")
+    else assert(layout.hasMiniBlockLayout, s"$what: narrow values, ${layout.getLayoutCase}")
+    if (layout.hasMiniBlockLayout) assert(layout.getMiniBlockLayout.getNumItems == s.numVisible, what)
+    if (layout.hasFullZipLayout) {
+      val f = layout.getFullZipLayout
+      assert(f.getNumItems == s.numLevels && f.getNumVisibleItems == s.numVisible, what)
+    }
+
+    // One layer per path node, innermost first; a null (empty) code that occurs makes its layer nullable (emptyable).
+    val ls = layers(layout)
+    assert(ls.size == c.kinds.length, s"$what: layers $ls")
+    for (k <- c.kinds.indices) {
+      val l = ls(c.kinds.length - 1 - k)
+      val nullable = Set(RepDefLayer.REPDEF_NULLABLE_ITEM, RepDefLayer.REPDEF_NULLABLE_LIST, RepDefLayer.REPDEF_NULL_AND_EMPTY_LIST)
+      assert(listLayers(l) == (c.kinds(k) == L), s"$what: layer $k is $l")
+      if (s.seen(s.nullCode(k))) assert(nullable(l), s"$what: layer $k has nulls but is $l")
+      if (c.kinds(k) == L && s.seen(s.emptyCode(k))) {
+        assert(l == RepDefLayer.REPDEF_EMPTYABLE_LIST || l == RepDefLayer.REPDEF_NULL_AND_EMPTY_LIST, s"$what: layer $k has empties but is $l")
+      }
+    }
+
+    val d = decode(layout, slices(p), rows.size.toLong, c.leaf.shape)
+    assert(d.levels.numRows() == rows.size, s"$what: rows")
+    val got = rebuild(c, new RepDef.Composite(List(d.levels.copy()).asJava), d.values)
+    if (got != rows) {
+      val i = rows.indices.find(i => got.lift(i) != Some(rows(i)))
+      fail(s"$what: ${got.size} rows, first difference at row $i: ${i.map(got.lift)} != ${i.map(rows)}")
+    }
+  }
+
+  private def randomColumn(r: Random): Column = {
+    val leaf = Seq(Int32, Int64, Bool, Str, LongStr)(r.nextInt(5))
+    Column(Seq.fill(r.nextInt(5))(if (r.nextBoolean()) S else L), leaf)
+  }
+
+  test("random nested columns cut into pages by one shredder round trip page by page, in 2.1 and 2.2") {
+    for (seed <- Seeds; round <- 0 until 16) {
+      val r = new Random(seed * 1000 + round)
+      val c = randomColumn(r)
+      val n = 1 + r.nextInt(if (c.leaf == LongStr) 200 else 3000)
+      val nullRate = Seq(0.0, 0.2, 0.6, 1.0)(r.nextInt(4))
+      val all = rows(c, r, n, nullRate, maxLen = Seq(1, 4, 40)(r.nextInt(3)))
+      val cuts = (0 +: Seq.fill(r.nextInt(4))(r.nextInt(n)).sorted :+ n).distinct
+      val v22 = r.nextBoolean()
+      val vec = vector(c, allocator, all)
+      try {
+        val s = shredder(c)
+        for (Seq(from, to) <- cuts.sliding(2)) {
+          s.clear()
+          s.shred(vec, from, to)
+          val p = StructuralPageEncoder.encode(s, v22, c.leaf.bitpackable)
+          checkPage(c, s, p, all.slice(from, to),
+            s"seed $seed round $round: $c, ${if (v22) "2.2" else "2.1"}, null rate $nullRate, page [$from, $to) of $n")
+        }
+      } finally vec.close()
+    }
+  }
+
+  test("an all-null page of a nested column is a constant page of levels only, whatever its nulls' layers") {
+    val c = Column(Seq(L, S, L, S), Int32)
+    val rows = Seq[V](Nul, Lst(Nil), Lst(Seq(Nul)), Lst(Seq(Struct(Nul), Struct(Lst(Nil)), Struct(Lst(Seq(Nul, Struct(Nul)))))))
+    for (v22 <- Seq(false, true); times <- Seq(1, 500)) {
+      val all = Seq.fill(times)(rows).flatten
+      val vec = vector(c, allocator, all)
+      try {
+        val s = shredder(c)
+        s.shred(vec, 0, all.size)
+        val p = StructuralPageEncoder.encode(s, v22, true)
+        assert(p.layout.hasConstantLayout)
+        checkPage(c, s, p, all, s"${if (v22) "2.2" else "2.1"} x$times")
+      } finally vec.close()
+    }
+  }
+
+  test("pages of many values split into chunks of at most 4096 values, each a power of two but the last") {
+    for (v22 <- Seq(false, true); c <- Seq(Column(Nil, Int64), Column(Seq(L), Int32), Column(Seq(S), Str))) {
+      val r = new Random(7)
+      val all = rows(c, r, 9000, 0.1)
+      val vec = vector(c, allocator, all)
+      try {
+        val s = shredder(c)
+        s.shred(vec, 0, all.size)
+        val p = StructuralPageEncoder.encode(s, v22, false)
+        checkPage(c, s, p, all, s"$c ${if (v22) "2.2" else "2.1"}")
+        // The chunk words: 2 bytes each (2.1), 4 bytes (2.2); the low 4 bits give log2 of the values of all but the last.
+        val words = p.buffers(0).duplicate().order(java.nio.ByteOrder.LITTLE_ENDIAN)
+        val w = if (v22) 4 else 2
+        val count = words.remaining / w
+        assert(count >= 3, s"$c: $count chunks")
+        val logs = (0 until count).map(i => (if (v22) words.getInt(w * i) else words.getShort(w * i)) & 0xF)
+        assert(logs.init.forall(l => l > 0 && l <= 12) && logs.last == 0, s"$c: chunk value counts $logs")
+        val sum = logs.init.map(1 << _).sum
+        assert(sum < s.numVisible && s.numVisible - sum <= 4096, s"$c: ${logs.init} chunks before the last of ${s.numVisible}")
+      } finally vec.close()
+    }
+  }
+}
