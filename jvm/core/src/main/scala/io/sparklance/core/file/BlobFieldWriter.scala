@@ -166,6 +166,6 @@ final class BlobFieldWriter(field: LanceField, version: FileVersion, options: La
 object BlobFieldWriter {
   /** A top-level blob column: 2.1's blob-marked large binary, or 2.2's blob v2 struct. */
   def isBlob(f: LanceField): Boolean =
-    f.parentId == -1 && ((ColumnLayout.isBlob(f) && f.logicalType == LogicalType.Binary(true)) ||
+    f.parentId == -1 && ((f.isBlob && f.logicalType == LogicalType.Binary(true)) ||
       f.isBlobV2)
 }

@@ -33,23 +33,17 @@ private[file] object ColumnLayout {
       case FixedSizeList(elem, dim) => LeafShape.fixedSizeList(dim, scalar(elem))
       case other => throw new UnsupportedFeatureException(s"Field '${f.name}' of type $other is not a leaf column")
     }
-    if (isPacked(f)) LeafShape.struct(f.children.map(shapeOf).toArray) else scalar(f.logicalType)
+    if (f.isPacked) LeafShape.struct(f.children.map(shapeOf).toArray) else scalar(f.logicalType)
   }
 
   /** The fields of a field's subtree stored as columns (2.1+): leaves, and packed structs as one. */
   def leavesOf(f: LanceField): Seq[LanceField] = f.logicalType match {
-    case LogicalType.Struct if !isPacked(f) => f.children.flatMap(leavesOf)
+    case LogicalType.Struct if !f.isPacked => f.children.flatMap(leavesOf)
     case _: LogicalType.List | LogicalType.Map => f.children.flatMap(leavesOf)
     case _ => Seq(f)
   }
 
-  /** A large binary column stored as blobs (`lance-encoding:blob=true`): descriptors in the column, bytes elsewhere. */
-  def isBlob(f: LanceField): Boolean = f.isBlob
-
-  /** A struct stored as one column of fixed-width rows (`lance-encoding:packed=true`) rather than a column per child. */
-  def isPacked(f: LanceField): Boolean = f.isPacked
-
-  /** [[isPacked]] of the Arrow field a read produces. */
+  /** [[LanceField.isPacked]] of the Arrow field a read produces. */
   def isPackedArrow(f: Field): Boolean = f.getType.isInstanceOf[ArrowType.Struct] &&
     LanceField.PackedKeys.exists(k => Option(f.getMetadata.get(k)).exists(_.equalsIgnoreCase("true")))
 }

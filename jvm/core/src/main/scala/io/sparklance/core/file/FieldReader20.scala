@@ -26,7 +26,7 @@ private[file] final class FieldReader20(pages: ColumnPages) extends FieldReader 
       out += f.id -> next
       next += 1
       f.logicalType match {
-        case LogicalType.Struct if !ColumnLayout.isPacked(f) => f.children.foreach(visit)
+        case LogicalType.Struct if !f.isPacked => f.children.foreach(visit)
         case _: LogicalType.List => f.children.foreach(visit)
         case LogicalType.Map =>
           throw new UnsupportedFeatureException(s"Cannot read $path: field '${f.name}' is a map, which file format 2.0 cannot hold.")
@@ -52,7 +52,7 @@ private[file] final class FieldReader20(pages: ColumnPages) extends FieldReader 
 
   /** Fills `v` with items [from, to) of field `f` (rows, for a top-level field). */
   override def fill(v: FieldVector, f: LanceField, from: Long, to: Long): Unit = f.logicalType match {
-    case LogicalType.Struct if !ColumnLayout.isPacked(f) =>
+    case LogicalType.Struct if !f.isPacked =>
       val sv = v.asInstanceOf[StructVector]
       sv.getChildrenFromFields.asScala.zip(f.children).foreach { case (cv, cf) => fill(cv, cf, from, to) }
       ArrowAssembler.setStructValidity(sv, null, (to - from).toInt)
@@ -65,13 +65,13 @@ private[file] final class FieldReader20(pages: ColumnPages) extends FieldReader 
       }
       fill(child, f.children.head, itemFrom, itemTo)
       ArrowAssembler.setListBuffers(v, offsets)
-    case _ if ColumnLayout.isBlob(f) =>
+    case _ if f.isBlob =>
       val descriptors = readRange(f, from, to, blobDescriptors = true)
       ArrowAssembler.fillLeafValues(v, blobBytes(f, descriptors.block.asInstanceOf[DataBlock.Struct]), nullBlobs(descriptors))
     case _ =>
       val values = readRange(f, from, to)
       val n = values.block.numValues
-      if (ColumnLayout.isPacked(f)) {
+      if (f.isPacked) {
         val s = values.block.asInstanceOf[DataBlock.Struct]
         val sv = v.asInstanceOf[StructVector]
         sv.getChildrenFromFields.asScala.zip(s.children).foreach { case (cv, b) => ArrowAssembler.fillLeafValues(cv, b, null) }

@@ -21,7 +21,7 @@ private[file] final class StructuralFieldReader(pages: ColumnPages) extends Fiel
     val out = Map.newBuilder[Int, Int]
     var next = 0
     def visit(f: LanceField): Unit = f.logicalType match {
-      case LogicalType.Struct if !ColumnLayout.isPacked(f) => f.children.foreach(visit)
+      case LogicalType.Struct if !f.isPacked => f.children.foreach(visit)
       case _: LogicalType.List | LogicalType.Map => f.children.foreach(visit)
       case _ => out += f.id -> next; next += 1
     }

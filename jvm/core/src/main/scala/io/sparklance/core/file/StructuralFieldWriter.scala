@@ -62,7 +62,7 @@ object StructuralFieldWriter {
 
   /** The paths from the field down to each of its leaf columns. */
   private def pathsTo(f: LanceField): IndexedSeq[Seq[LanceField]] = f.logicalType match {
-    case LogicalType.Struct if !ColumnLayout.isPacked(f) => f.children.flatMap(c => pathsTo(c).map(f +: _))
+    case LogicalType.Struct if !f.isPacked => f.children.flatMap(c => pathsTo(c).map(f +: _))
     case _: LogicalType.List | LogicalType.Map => f.children.flatMap(c => pathsTo(c).map(f +: _))
     case _ => IndexedSeq(Seq(f))
   }
@@ -78,7 +78,7 @@ object StructuralFieldWriter {
     def refuse(what: String): Nothing = throw new UnsupportedFeatureException(s"Cannot write field '${path.map(_.name)
       .mkString(".")}': $what is not supported by the sparklance file writer yet. Write it with pylance, or leave the " +
       "column out.")
-    if (path.exists(f => ColumnLayout.isBlob(f) || f.isBlobV2)) {
+    if (path.exists(f => f.isBlob || f.isBlobV2)) {
       refuse("a blob column (lance-encoding:blob)")
     }
     val kinds = path.map { f =>
@@ -89,7 +89,7 @@ object StructuralFieldWriter {
       }
     }.toArray
     val names = path.map(_.name).toArray
-    if (ColumnLayout.isPacked(leaf)) {
+    if (leaf.isPacked) {
       val widths = leaf.children.map { c =>
         c.logicalType match {
           case LogicalType.Bool | LogicalType.Null | _: LogicalType.FixedSizeList => None

@@ -49,14 +49,14 @@ private[file] final class Writer20(field: LanceField, options: LanceFileWriter.O
       case LogicalType.Json =>
         throw new UnsupportedFeatureException(s"Cannot write field '$path' to a Lance file of version 2.0: writing the " +
           "json type is not supported yet. Store the JSON text as a string column, or write file version 2.1 or later.")
-      case LogicalType.Struct if ColumnLayout.isPacked(f) => add(new PackedColumn(index, f, path, max))
+      case LogicalType.Struct if f.isPacked => add(new PackedColumn(index, f, path, max))
       case LogicalType.Struct =>
         add(new StructColumn(index, f, path, max, f.children.map(c => build(c, s"$path.${c.name}"))))
       case _: LogicalType.List =>
         val col = add(new ListColumn(index, f, path, max))
         col.child = build(f.children.head, s"$path.${f.children.head.name}")
         col
-      case LogicalType.Binary(true) if ColumnLayout.isBlob(f) => add(new BlobColumn(index, f, path, max))
+      case LogicalType.Binary(true) if f.isBlob => add(new BlobColumn(index, f, path, max))
       case LogicalType.Utf8(_) | LogicalType.Binary(_) => add(new BinaryColumn(index, f, path, max))
       case LogicalType.Dictionary(value, key, _) => add(new DictionaryColumn(index, f, path, max, value, key))
       case t => add(new FixedColumn(index, f, path, max, t))

@@ -1,10 +1,33 @@
 package io.sparklance.core.format
 
-import io.sparklance.core.{InconsistentTableException, NotATableException, VersionNotFoundException}
+import io.sparklance.core.{InconsistentTableException, NotATableException, StorageException, VersionNotFoundException}
 import io.sparklance.core.storage.{FileEntry, Storage}
+import io.sparklance.proto.TableProtos
 
 /** A manifest file found in `_versions/`. */
-final case class VersionEntry(version: Long, path: String, size: Long = -1L)
+final case class VersionEntry(version: Long, path: String, size: Long = -1L) {
+
+  /**
+   * The manifest's bytes and message, read from `storage` for the table at `root`. A manifest removed while it was
+   * being read (by a cleanup) is a [[VersionNotFoundException]]; one that holds another version than its name says
+   * is an [[InconsistentTableException]].
+   */
+  def read(storage: Storage, root: String): (Array[Byte], TableProtos.Manifest) = {
+    val bytes =
+      try storage.readAll(path, size)
+      catch {
+        case e: StorageException if Storage.isNotFound(e) =>
+          throw new VersionNotFoundException(root, s"the manifest of version $version ($path) disappeared while " +
+            "reading; it was probably removed by a cleanup. Retry with a newer version.")
+      }
+    val proto = ManifestFile.decode(path, bytes)
+    if (proto.getVersion != version) {
+      throw new InconsistentTableException(root, s"manifest $path holds version ${proto.getVersion}, not $version " +
+        "as its name says")
+    }
+    (bytes, proto)
+  }
+}
 
 /** The manifests of a table, ascending by version, and the naming scheme they share. Never empty. */
 final case class VersionListing(naming: ManifestNaming, entries: IndexedSeq[VersionEntry]) {

@@ -49,7 +49,7 @@ abstract class PendingCommit private[table] (table: Table) {
 
   /** Takes the default number of attempts from the table properties of the version a change read. */
   protected final def retriesFrom(snapshot: Snapshot): Unit =
-    commitRetries = WriteSettings.commitRetries(Settings.of(Map.empty, snapshot.config))
+    commitRetries = snapshot.commitRetries
 
   /** Runs `commit`, remembering whether its outcome became unknown. */
   protected final def committing[T](commit: => T): T =

@@ -4,10 +4,9 @@ import java.time.Instant
 
 import scala.collection.immutable.SortedMap
 
-import io.sparklance.core.{InconsistentTableException, InvalidArgumentException, NotATableException, StorageException,
-  TagNotFoundException, VersionNotFoundException}
+import io.sparklance.core.{InvalidArgumentException, NotATableException, TagNotFoundException, VersionNotFoundException}
 import io.sparklance.core.commit.CommitHandler
-import io.sparklance.core.format.{FeatureFlags, Manifest, ManifestFile, ManifestNaming, TableLayout, VersionEntry, VersionListing}
+import io.sparklance.core.format.{FeatureFlags, Manifest, ManifestNaming, TableLayout, VersionEntry, VersionListing}
 import io.sparklance.core.storage.Storage
 
 /**
@@ -98,18 +97,7 @@ final class Dataset private (val storage: Storage, val commits: CommitHandler, v
   }
 
   private def load(naming: ManifestNaming, entry: VersionEntry): Snapshot = {
-    val bytes =
-      try storage.readAll(entry.path, entry.size)
-      catch {
-        case e: StorageException if Storage.isNotFound(e) =>
-          throw new VersionNotFoundException(root, s"the manifest of version ${entry.version} (${entry.path}) " +
-            "disappeared while reading; it was probably removed by a cleanup. Retry with a newer version.")
-      }
-    val manifest = new Manifest(ManifestFile.decode(entry.path, bytes), entry.path)
-    if (manifest.version != entry.version) {
-      throw new InconsistentTableException(root, s"manifest ${entry.path} holds version ${manifest.version}, not " +
-        s"${entry.version} as its name says")
-    }
+    val manifest = new Manifest(entry.read(storage, root)._2, entry.path)
     FeatureFlags.checkReadable(root, manifest.version, manifest.readerFeatureFlags)
     new Snapshot(this, manifest, naming)
   }

@@ -1,12 +1,11 @@
 package io.sparklance.core.table
 
 import scala.collection.mutable.ArrayBuffer
-import scala.jdk.CollectionConverters._
 
 import io.sparklance.core.MetadataColumn
 import io.sparklance.core.format.{Fragment, TableLayout}
 import io.sparklance.core.schema.{LanceField, LanceSchema, LogicalType}
-import io.sparklance.proto.{FileProtos, TableProtos}
+import io.sparklance.proto.TableProtos
 
 /**
  * A read of one pinned table version, planned on the driver: which columns (nested fields pruned), which metadata
@@ -64,8 +63,7 @@ final class Scan private[table] (
    * `rowsPerTask` physical rows.
    */
   def planTasks(rowsPerTask: Long): Seq[ScanTask] = {
-    val fieldsBytes = FileProtos.Schema.newBuilder().addAllFields(projection.flatMap(_.flatten).map(_.proto).asJava)
-      .build().toByteArray
+    val fieldsBytes = LanceSchema(projection.toIndexedSeq, Map.empty).toBytes
     val readable = dataFilters.filter(_.columns.forall(c => projection.exists(_.name == c)))
     val context = ScanTask.Context(snapshot.layout, snapshot.manifest.path, fieldsBytes, metadataColumns.map(_.name),
       snapshot.manifest.hasStableRowIds, batchRows, limit, readable)
@@ -181,7 +179,6 @@ object ScanTask {
       batchRows: Int,
       limit: Option[Int],
       filters: Seq[Predicate]) {
-    private[table] def projection: IndexedSeq[LanceField] = LanceSchema.fromProtos(manifestPath,
-      FileProtos.Schema.parseFrom(fields).getFieldsList.asScala.toSeq, Map.empty).fields
+    private[table] def projection: IndexedSeq[LanceField] = LanceSchema.fromBytes(manifestPath, fields).fields
   }
 }

@@ -47,6 +47,9 @@ final class Snapshot(val dataset: Dataset, val manifest: Manifest, val naming: M
    */
   def fileVersion: FileVersion = manifest.dataStorageVersion.flatMap(FileVersion.parse).getOrElse(FileVersion.V2_2)
 
+  /** Attempts at a new version for a change of this version: its `commit_retries` table property, else 20. */
+  private[table] def commitRetries: Int = WriteSettings.commitRetries(Settings.of(Map.empty, config))
+
   /** The latest version of the table (or of the branch) this snapshot belongs to, looked up now. */
   def latestVersion(): Long = dataset.latestVersion()
 

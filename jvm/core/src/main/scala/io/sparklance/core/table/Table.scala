@@ -27,7 +27,10 @@ import io.sparklance.proto.TableProtos
  * Holds no cached state: each call looks at the store again, so it always sees the latest commits. Cheap to make:
  * executors open the table again from its root and storage settings.
  */
-final class Table private (val storage: Storage, val commits: CommitHandler, val root: String) {
+final class Table private (val storage: Storage, handler: () => CommitHandler, val root: String) {
+
+  /** Who decides a version of this table; made on first use, so that reading a scan's tasks never makes one. */
+  lazy val commits: CommitHandler = handler()
 
   private def dataset(): Dataset = Dataset.open(storage, root, commits)
 
@@ -179,7 +182,7 @@ final class Table private (val storage: Storage, val commits: CommitHandler, val
   def deleteFragments(snapshot: Snapshot, ids: Seq[Long], predicate: String): Option[Long] =
     if (ids.isEmpty) None
     else Some(commit(Transaction.create(snapshot.version, Operation.Delete(Nil, ids, predicate)),
-      Committer.Options(maxRetries = WriteSettings.commitRetries(Settings.of(Map.empty, snapshot.config)))))
+      Committer.Options(maxRetries = snapshot.commitRetries)))
 
   /** Deletes files written for a commit that did not happen; best effort. */
   def discard(files: Seq[String]): Unit = files.foreach(f => try storage.delete(f) catch { case NonFatal(_) => () })
@@ -196,7 +199,7 @@ object Table {
    * The table at `root` of `storage`, whose versions `commits` decides (the table may not exist yet: the first
    * commit creates it).
    */
-  def open(storage: Storage, commits: CommitHandler, root: String): Table = new Table(storage, commits, root.stripSuffix("/"))
+  def open(storage: Storage, commits: CommitHandler, root: String): Table = new Table(storage, () => commits, root.stripSuffix("/"))
 
   /**
    * The table at `root` (a path or URI any Hadoop file system serves: `file:`, `s3a:`, `hdfs:`, ...), with that
@@ -204,7 +207,7 @@ object Table {
    */
   def forPath(root: String, conf: Configuration): Table = {
     val storage = new HadoopStorage(conf)
-    open(storage, CommitHandler.fromConf(storage, conf), root)
+    new Table(storage, () => CommitHandler.fromConf(storage, conf), root.stripSuffix("/"))
   }
 
   /**

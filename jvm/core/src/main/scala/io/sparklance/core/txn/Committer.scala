@@ -5,7 +5,7 @@ import java.time.Instant
 
 import scala.util.control.NonFatal
 
-import io.sparklance.core.{CommitConflictException, CommitStateUnknownException, InconsistentTableException, NotATableException}
+import io.sparklance.core.{CommitConflictException, CommitStateUnknownException, NotATableException}
 import io.sparklance.core.commit.{CommitHandler, ManifestPut}
 import io.sparklance.core.format.{FeatureFlags, Manifest, ManifestFile, ManifestNaming, TableLayout, VersionEntry, VersionListing}
 import io.sparklance.core.storage.Storage
@@ -154,12 +154,8 @@ object Committer {
     case Operation.Restore(version) =>
       val listing = VersionListing.of(root, commits.listManifests(root), storage.list(root).isEmpty)
       val entry = listing.entry(storage, root, version)
-      val bytes = storage.readAll(entry.path, entry.size)
-      val old = ManifestFile.decode(entry.path, bytes)
-      if (old.getVersion != version) {
-        throw new InconsistentTableException(root, s"manifest ${entry.path} holds version ${old.getVersion}, not " +
-          s"$version as its name says")
-      }
+      val (bytes, old) = entry.read(storage, root)
+      FeatureFlags.checkReadable(root, version, old.getReaderFeatureFlags)
       Some(ManifestWithIndexes(old, ManifestFile.decodeIndexSection(entry.path, bytes, old)))
     case _ => None
   }
