@@ -201,10 +201,17 @@ def _short(v: Any) -> str:
 # ----------------------------------------------------------------------------------------------------------------
 # The round trips
 
-def _tool(main_class: str, args: List[str]) -> None:
-    proc = subprocess.run(java_command(main_class, args), capture_output=True, text=True, timeout=TOOL_TIMEOUT_S)
-    if proc.returncode != 0 and main_class.endswith("ReadFiles"):
-        raise AssertionError(f"{main_class} exited {proc.returncode}:\n{proc.stderr[-3000:]}")
+# Pairs of paths per tool run: a long budget (make fuzz) has thousands, more than one command line holds.
+PAIRS_PER_RUN = 200
+
+
+def _tool(main_class: str, options: List[str], pairs: List[str]) -> None:
+    """Runs a JVM tool over (input, output) path pairs (a flat list), `PAIRS_PER_RUN` pairs per JVM."""
+    for at in range(0, len(pairs), 2 * PAIRS_PER_RUN):
+        args = [*options, *pairs[at:at + 2 * PAIRS_PER_RUN]]
+        proc = subprocess.run(java_command(main_class, args), capture_output=True, text=True, timeout=TOOL_TIMEOUT_S)
+        if proc.returncode != 0 and main_class.endswith("ReadFiles"):
+            raise AssertionError(f"{main_class} exited {proc.returncode}:\n{proc.stderr[-3000:]}")
 
 
 def data_files(path: str) -> List[tuple]:
@@ -242,7 +249,7 @@ def run_jvm_read(sources: List[Source], work: str, batch_rows: int) -> List[Opti
         args += [x for f, out, _ in pairs for x in (f, out)]
         outs.append(pairs)
     if args:
-        _tool("io.sparklance.cli.ReadFiles", ["--batch-rows", str(batch_rows), *args])
+        _tool("io.sparklance.cli.ReadFiles", ["--batch-rows", str(batch_rows)], args)
     results: List[Optional[str]] = []
     for pairs in outs:
         result = None
@@ -267,7 +274,7 @@ def run_jvm_rewrite(sources: List[Source], work: str, version: str, options: Lis
     dsts = [os.path.join(work, f"rewrite_{k}.lance") for k in range(len(sources))]
     args = [x for src, dst in zip(sources, dsts) for x in (src.path, dst)]
     if args:
-        _tool("io.sparklance.cli.RewriteTable", [*options, version, *args])
+        _tool("io.sparklance.cli.RewriteTable", [*options, version], args)
     results: List[Optional[str]] = []
     for src, dst in zip(sources, dsts):
         if os.path.exists(dst + ".err"):
