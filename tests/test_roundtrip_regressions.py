@@ -267,3 +267,29 @@ def test_struct_of_maps_with_all_empty_pages(tmp_path):
     lance.write_dataset(table, src, data_storage_version="2.2")
     rewrite("2.2", src, dst, "--max-page-bytes", "4096", "--batch-rows", "5", "--max-rows-per-file", "3")
     assert read_back(dst).equals(table)
+
+
+# Fuzz seed 11 (file versions 2.1 and 2.2, cases 57, 158, 237, ...): a list of structs whose child is a list, with an
+# empty or null outer list. Struct layers are declared nullable on every page; the list right under such a struct was
+# declared all-valid, which pylance misreads ("Incorrect number of nulls for StructArray, expected 1 got 2").
+LIST_STRUCT_LIST = pa.list_(pa.struct([("f0", pa.list_(pa.int64())), ("f1", pa.int64())]))
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("rows", [
+    [[{"f0": [5], "f1": 1}], []],
+    [[], [{"f0": [5], "f1": None}]],
+    [None, [{"f0": [5], "f1": 2}, {"f0": [6, 7], "f1": 3}]],
+    [[{"f0": [1], "f1": 1}], [], None, [{"f0": [], "f1": 2}], [{"f0": None, "f1": 3}], [None]] * 700,
+], ids=["empty-after", "empty-before", "null-list", "mixed-pages"])
+def test_list_of_structs_of_lists_with_empty_outer_lists(spark, tmp_path, version, rows):
+    for large in (False, True):
+        ty = pa.large_list(LIST_STRUCT_LIST.value_type) if large else LIST_STRUCT_LIST
+        table = pa.table({"id": pa.array(range(len(rows)), pa.int64()), "c": pa.array(rows, ty)})
+        src = str(tmp_path / f"src{large}.lance")
+        lance.write_dataset(table, src, data_storage_version=version)
+        rewrite(version, src, str(tmp_path / f"core{large}.lance"), "--batch-rows", "2", "--max-rows-per-file", "3")
+        assert read_back(str(tmp_path / f"core{large}.lance")).sort_by("id").equals(table)
+    spark_copy(spark, src, str(tmp_path / "spark.lance"), version, batch_rows="2", max_page_bytes="65536")
+    got = read_back(str(tmp_path / "spark.lance")).sort_by("id")
+    assert got.column("c").to_pylist() == table.column("c").to_pylist()

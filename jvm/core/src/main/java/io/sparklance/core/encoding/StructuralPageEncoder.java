@@ -81,24 +81,29 @@ public final class StructuralPageEncoder {
     int n = s.nullCode.length;
     layers = new RepDefLayer[n];
     map = new int[s.maxFullDef + 1];
-    // Arrow nulls the children of a null struct too, and pylance's reader expects the layers under a struct with nulls
-    // to be nullable (down to the first list, whose null slots have no items): declared so even when none of their
-    // own null levels occur.
-    boolean[] nullAbove = new boolean[n];
-    boolean[] listAbove = new boolean[n];
-    for (int k = 1; k < n; k++) listAbove[k] = listAbove[k - 1] || s.emptyCode[k - 1] != 0;
-    for (int k = 1; k < n; k++) {
-      nullAbove[k] = s.emptyCode[k - 1] == 0 && (nullAbove[k - 1] || s.seen[s.nullCode[k - 1]]);
-    }
     // pylance 14 cannot read a struct whose pages disagree on its validity (a page without struct nulls declaring the
     // layer all-valid next to one that declares it nullable: "Incorrect number of nulls for StructArray"), nor can it
     // read such a file of its own. Every page declares struct layers nullable, whatever the page holds, except the
     // struct layers below a list on an all-null (constant) page: pylance misreads those ("expected 0 got 2").
+    boolean[] listAbove = new boolean[n];
+    for (int k = 1; k < n; k++) listAbove[k] = listAbove[k - 1] || s.emptyCode[k - 1] != 0;
+    boolean[] nullableStruct = new boolean[n];
+    for (int k = 0; k < n - 1; k++) nullableStruct[k] = s.emptyCode[k] == 0 && (s.numValid > 0 || !listAbove[k]);
+    // Arrow nulls the children of a null struct too, and pylance's reader expects the layers under a struct with nulls
+    // to be nullable (down to the first list, whose null slots have no items), as its writer declares them: so even
+    // when none of their own null levels occur. A list right under a struct declared nullable is declared nullable as
+    // well: pylance misreads a nullable struct over an all-valid list when a list above has empty or null levels
+    // ("Incorrect number of nulls for StructArray", fuzz seed 11).
+    boolean[] nullAbove = new boolean[n];
+    for (int k = 1; k < n; k++) {
+      boolean isList = s.emptyCode[k] != 0;
+      nullAbove[k] = s.emptyCode[k - 1] == 0
+          && (nullAbove[k - 1] || s.seen[s.nullCode[k - 1]] || (isList && nullableStruct[k - 1]));
+    }
     int code = 0;
     for (int k = n - 1, l = 0; k >= 0; k--, l++) {
       boolean isList = s.emptyCode[k] != 0;
-      boolean isStruct = !isList && k < n - 1 && (s.numValid > 0 || !listAbove[k]);
-      boolean nulls = s.seen[s.nullCode[k]] || nullAbove[k] || isStruct;
+      boolean nulls = s.seen[s.nullCode[k]] || nullAbove[k] || nullableStruct[k];
       if (!isList) {
         layers[l] = nulls ? RepDefLayer.REPDEF_NULLABLE_ITEM : RepDefLayer.REPDEF_ALL_VALID_ITEM;
         if (nulls) map[s.nullCode[k]] = ++code;
