@@ -103,7 +103,10 @@ public final class StructuralPageEncoder {
     int code = 0;
     for (int k = n - 1, l = 0; k >= 0; k--, l++) {
       boolean isList = s.emptyCode[k] != 0;
-      boolean nulls = s.seen[s.nullCode[k]] || nullAbove[k] || nullableStruct[k];
+      // An all-null (constant) page declares its lists and its leaf nullable, as pylance's writer does: pages whose
+      // lists below a null struct are declared all-valid are misread (fuzz seed 11, 2.2 case 375).
+      boolean allNullPage = s.numValid == 0 && (isList || k == n - 1);
+      boolean nulls = s.seen[s.nullCode[k]] || nullAbove[k] || nullableStruct[k] || allNullPage;
       if (!isList) {
         layers[l] = nulls ? RepDefLayer.REPDEF_NULLABLE_ITEM : RepDefLayer.REPDEF_ALL_VALID_ITEM;
         if (nulls) map[s.nullCode[k]] = ++code;
