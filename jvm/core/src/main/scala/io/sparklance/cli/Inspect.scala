@@ -10,6 +10,7 @@ import com.fasterxml.jackson.core.{JsonFactory, JsonGenerator}
 import org.apache.arrow.vector.ipc.WriteChannel
 import org.apache.arrow.vector.ipc.message.MessageSerializer
 
+import io.sparklance.core.util.Parse
 import io.sparklance.core.{InvalidArgumentException, LanceException}
 import io.sparklance.core.schema.{ArrowSchemas, LanceField}
 import io.sparklance.core.storage.HadoopStorage
@@ -58,7 +59,7 @@ object Inspect {
     case Nil => acc.filter(_.path != null).getOrElse(throw new IllegalArgumentException("missing PATH"))
     case "--json" :: tail => parse(tail, Some(need(acc).copy(json = true)))
     case "--version" :: v :: tail =>
-      parse(tail, Some(need(acc).copy(version = Some(v.toLongOption.getOrElse(
+      parse(tail, Some(need(acc).copy(version = Some(Parse.long(v).getOrElse(
         throw new IllegalArgumentException(s"--version takes a number, not '$v'"))))))
     case "--tag" :: t :: tail => parse(tail, Some(need(acc).copy(tag = Some(t))))
     case "--as-of" :: t :: tail => parse(tail, Some(need(acc).copy(asOf = Some(t))))

@@ -7,7 +7,7 @@ import java.nio.file.{Files, Paths}
 import scala.util.control.NonFatal
 
 import org.apache.arrow.memory.{BufferAllocator, RootAllocator}
-import org.apache.arrow.vector.{LargeVarBinaryVector, VectorSchemaRoot}
+import org.apache.arrow.vector.{FieldVector, LargeVarBinaryVector, VectorSchemaRoot}
 import org.apache.arrow.vector.complex.StructVector
 import org.apache.arrow.vector.ipc.ArrowFileWriter
 
@@ -102,7 +102,7 @@ object ReadFiles {
           }
         }
         bytes.setValueCount(root.getRowCount)
-        val result = new VectorSchemaRoot(java.util.List.of(bytes.getField), java.util.List.of(bytes), root.getRowCount)
+        val result = new VectorSchemaRoot(java.util.Collections.singletonList(bytes.getField), java.util.Collections.singletonList[FieldVector](bytes), root.getRowCount)
         val os = new FileOutputStream(out)
         try {
           val writer = new ArrowFileWriter(result, null, os.getChannel)

@@ -2,6 +2,7 @@ package io.sparklance.core.commit
 
 import org.apache.hadoop.conf.Configuration
 
+import io.sparklance.core.util.Parse
 import io.sparklance.core.storage.{FileEntry, HadoopStorage, Storage}
 
 /**
@@ -51,13 +52,13 @@ object CommitHandler {
    * a bad value should have been (or throws an error of its own).
    */
   val Settings: Map[String, String => Option[String]] = Map(
-    FileSystemCommitHandler.UnsafeCommits -> (v => Option.when(!(v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false")))("true or false")),
+    FileSystemCommitHandler.UnsafeCommits -> (v => if (Parse.boolean(v).isEmpty) Some("true or false") else None),
     ExternalManifestStore.Kind -> (v => { ExternalManifestStore.checkKind(v); None }),
     DynamoDbManifestStore.TableKey -> nonEmpty,
     DynamoDbManifestStore.RegionKey -> nonEmpty,
     DynamoDbManifestStore.EndpointKey -> nonEmpty)
 
-  private def nonEmpty(v: String): Option[String] = Option.when(v.isEmpty)("a non-empty name")
+  private def nonEmpty(v: String): Option[String] = if (v.isEmpty) Some("a non-empty name") else None
 
   /**
    * The handler the settings in `conf` ask for: through the external manifest store of

@@ -29,7 +29,7 @@ private[file] object StructuralPages {
       val any = ProtoAny.parseFrom(enc.getDirect.getEncoding)
       if (!any.getTypeUrl.endsWith("lance.encodings21.PageLayout")) {
         // A newer Lance encoding message is named like one; any other type URL is a damaged one.
-        if (!LanceEncodingTypeUrl.matches(any.getTypeUrl)) {
+        if (!LanceEncodingTypeUrl.pattern.matcher(any.getTypeUrl).matches()) {
           throw new CorruptFileException(path, s"column $column (field '${field.name}') page $pi has encoding type " +
             s"'${Printable.of(any.getTypeUrl)}', which is not the name of a Lance encoding")
         }

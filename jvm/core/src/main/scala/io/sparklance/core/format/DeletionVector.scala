@@ -71,7 +71,7 @@ object DeletionVector {
   def fromBitmap(bitmap: RoaringBitmap): DeletionVector = new DeletionVector(bitmap.clone())
 
   /** The Arrow IPC schema of `.arrow` deletion files, as pylance writes them. */
-  val ArrowSchema: Schema = new Schema(java.util.List.of(
+  val ArrowSchema: Schema = new Schema(java.util.Collections.singletonList(
     new Field("row_id", new FieldType(false, new ArrowType.Int(32, false), null), null)))
 
   /**
@@ -84,7 +84,7 @@ object DeletionVector {
   def decode(path: String, fileType: DeletionFileType, bytes: Array[Byte], physicalRows: Long): DeletionVector = {
     val bitmap = fileType match {
       case DeletionFileType.BITMAP => decodeRoaring(path, bytes)
-      case _ => decodeArrow(path, bytes)
+      case _ => decodeArrow(path, bytes, physicalRows)
     }
     if (!bitmap.isEmpty && (bitmap.last().toLong & 0xFFFFFFFFL) >= physicalRows) {
       throw new CorruptFileException(path, s"it deletes row offset ${bitmap.last().toLong & 0xFFFFFFFFL}, but the " +
@@ -93,9 +93,10 @@ object DeletionVector {
     new DeletionVector(bitmap)
   }
 
-  private def decodeArrow(path: String, bytes: Array[Byte]): RoaringBitmap = {
-    // An uncompressed IPC file's buffers fit in its own bytes: a damaged length cannot make Arrow allocate more.
-    val allocator = new RootAllocator(math.max(4L * bytes.length, 1L << 16))
+  private def decodeArrow(path: String, bytes: Array[Byte], physicalRows: Long): RoaringBitmap = {
+    // An uncompressed IPC file's buffers fit in its own bytes, and a compressed one's in 4 bytes per row of the
+    // fragment (plus validity): a damaged length cannot make Arrow allocate more.
+    val allocator = new RootAllocator(math.max(4L * bytes.length, 1L << 16) + 5L * math.max(physicalRows, 0L))
     val bitmap = try readArrow(path, bytes, allocator) catch {
       case e: CorruptFileException => closeAfterFailure(allocator); throw e
       case NonFatal(e) =>
@@ -108,7 +109,7 @@ object DeletionVector {
 
   private def readArrow(path: String, bytes: Array[Byte], allocator: RootAllocator): RoaringBitmap = {
       val reader = new ArrowFileReader(
-        new SeekableReadChannel(new ByteArrayReadableSeekableByteChannel(bytes)), allocator)
+        new SeekableReadChannel(new ByteArrayReadableSeekableByteChannel(bytes)), allocator, ArrowIpcCodecs.INSTANCE)
       try {
         val root = reader.getVectorSchemaRoot
         val fields = root.getSchema.getFields

@@ -45,7 +45,7 @@ object FragmentFiles {
     val path = Storage.join(root, f.getPath)
     if (f.getSize > 64L * 1024 * 1024) throw new CorruptFileException(path, s"a row id section of ${f.getSize} bytes")
     val in = storage.open(path)
-    try (path, ByteString.copyFrom(in.read(f.getOffset, f.getSize.toInt)))
+    try { (path, ByteString.copyFrom(in.read(f.getOffset, f.getSize.toInt))) }
     finally in.close()
   }
 }

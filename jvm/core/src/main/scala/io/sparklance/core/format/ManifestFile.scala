@@ -8,6 +8,7 @@ import scala.jdk.CollectionConverters._
 
 import com.google.protobuf.{CodedInputStream, InvalidProtocolBufferException, Message, MessageLite, Parser}
 
+import io.sparklance.core.util.Parse
 import io.sparklance.core.CorruptFileException
 import io.sparklance.proto.TableProtos
 
@@ -120,14 +121,14 @@ object ManifestFile {
     val descriptor = m.getDescriptorForType
     m.getUnknownFields.asMap.keySet.asScala.map(n => descriptor.findFieldByNumber(n.intValue)).find(_ != null)
       .map(_.getFullName)
-      .orElse(m.getAllFields.values.asScala.iterator.flatMap {
+      .orElse(Parse.first(m.getAllFields.values.asScala.iterator.flatMap {
         case sub: Message => misplacedField(sub)
-        case list: java.util.List[_] => list.asScala.iterator.flatMap {
+        case list: java.util.List[_] => Parse.first(list.asScala.iterator.flatMap {
           case sub: Message => misplacedField(sub)
           case _ => None
-        }.nextOption()
+        })
         case _ => None
-      }.nextOption())
+      }))
   }
 
   private def writeMessage(out: ByteArrayOutputStream, message: MessageLite): Unit = {

@@ -44,6 +44,6 @@ object TableLayout {
 
   def of(root: String, manifest: Manifest): TableLayout =
     TableLayout(root, manifest.version, manifest.basePaths.map { case (id, b: TableProtos.BasePath) =>
-      id -> (b.getPath.stripSuffix("/"), b.getIsDatasetRoot)
+      id -> ((b.getPath.stripSuffix("/"), b.getIsDatasetRoot))
     })
 }

@@ -158,7 +158,7 @@ final class FragmentReader(
           }
           structNulls(several.head, f, from, to, live, allocator) match {
             case Some(valid) =>
-              try (0 until count).foreach(i => if (valid.isNull(i)) out.setNull(i) else out.setIndexDefined(i))
+              try { (0 until count).foreach(i => if (valid.isNull(i)) out.setNull(i) else out.setIndexDefined(i)) }
               finally valid.close()
             case None => (0 until count).foreach(out.setIndexDefined)
           }

@@ -65,7 +65,7 @@ object ArrowSchemas {
   private def fixedSizeListItem(elem: LogicalType): Field = elem match {
     case BFloat16 => new Field("item", new FieldType(true, new ArrowType.FixedSizeBinary(2), null, BFloat16Extension.asJava), null)
     case FixedSizeList(inner, _) =>
-      new Field("item", FieldType.nullable(arrowType(elem)), java.util.List.of(fixedSizeListItem(inner)))
+      new Field("item", FieldType.nullable(arrowType(elem)), java.util.Collections.singletonList(fixedSizeListItem(inner)))
     case other => new Field("item", FieldType.nullable(arrowType(other)), null)
   }
 

@@ -1,5 +1,6 @@
 package io.sparklance.core.schema
 
+import io.sparklance.core.util.Parse
 import io.sparklance.core.UnsupportedFeatureException
 
 /**
@@ -103,12 +104,13 @@ object LogicalType {
    */
   def isUnknownTypeName(s: String): Boolean = {
     val parts = s.split(":", -1)
-    Identifier.matches(parts.head) && !knownHeads.contains(parts.head) && parts.tail.forall(Parameter.matches(_))
+    Identifier.pattern.matcher(parts.head).matches() && !knownHeads.contains(parts.head) &&
+      parts.tail.forall(Parameter.pattern.matcher(_).matches())
   }
 
   def tryParse(s: String): Option[LogicalType] = simple.get(s).orElse {
     val parts = s.split(":", -1).toSeq
-    def int(x: String): Option[scala.Int] = x.toIntOption
+    def int(x: String): Option[scala.Int] = Parse.int(x)
     parts.head match {
       case "fixed_size_list" if parts.length >= 3 =>
         for {
@@ -129,7 +131,7 @@ object LogicalType {
         for {
           value <- tryParse(parts(1)) if !value.isNested
           key <- tryParse(parts(2)).collect { case i: Int => i }
-          ordered <- parts(3).toBooleanOption
+          ordered <- Parse.boolean(parts(3))
         } yield Dictionary(value, key, ordered)
       case _ => None
     }

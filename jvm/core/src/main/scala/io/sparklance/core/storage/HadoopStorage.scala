@@ -10,6 +10,7 @@ import scala.util.control.NonFatal
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FSDataInputStream, FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
 
+import io.sparklance.core.util.Parse
 import io.sparklance.core.{CorruptFileException, StorageException, UnsupportedFeatureException}
 
 /**
@@ -63,7 +64,7 @@ final class HadoopStorage(val conf: Configuration) extends Storage {
         // Ranged reads of pages, not a sequential stream: each read asks for exactly its range.
         val builder = f.openFile(p).opt("fs.option.openfile.read.policy", "random")
         val length =
-          if (knownLength >= 0) { builder.optLong("fs.option.openfile.length", knownLength); knownLength }
+          if (knownLength >= 0) { builder.opt("fs.option.openfile.length", knownLength.toString); knownLength }
           else {
             val status = f.getFileStatus(p)
             builder.withFileStatus(status)
@@ -208,7 +209,7 @@ object HadoopStorage {
    * value should have been.
    */
   val Settings: Map[String, String => Option[String]] = Map(
-    CoalesceGap -> (v => Option.when(!v.toLongOption.exists(_ >= -1))("a number of bytes (-1 turns coalescing off)")))
+    CoalesceGap -> (v => if (Parse.long(v).exists(_ >= -1)) None else Some("a number of bytes (-1 turns coalescing off)")))
 
   /** Whether a failed conditional create failed because the object exists (or is being created by a racer). */
   private[storage] def lostConditionalCreate(e: Throwable): Boolean =

@@ -1,5 +1,6 @@
 package io.sparklance.core.table
 
+import io.sparklance.core.util.Parse
 import io.sparklance.core.{FileVersion, InvalidArgumentException, UnsupportedFeatureException}
 
 /**
@@ -16,15 +17,15 @@ final class Settings private (options: Map[String, String], properties: Map[Stri
 
   /** The value of the first of `keys` given, and where it was given ("Option k" or "Table property k"). */
   def lookup(keys: String*): Option[(String, String)] =
-    keys.iterator.flatMap(k => options.get(k).map(v => (s"Option $k", v))).nextOption()
-      .orElse(keys.iterator.flatMap(k => properties.get(k).map(v => (s"Table property $k", v))).nextOption())
+    Parse.first(keys.iterator.flatMap(k => options.get(k).map(v => (s"Option $k", v))))
+      .orElse(Parse.first(keys.iterator.flatMap(k => properties.get(k).map(v => (s"Table property $k", v)))))
 
   def string(keys: String*): Option[String] = lookup(keys: _*).map(_._2)
 
   /** A positive whole number (the first of `keys` given), else `default`. */
   def positive(default: Long, keys: String*): Long = lookup(keys: _*) match {
     case None => default
-    case Some((where, v)) => v.trim.toLongOption.filter(_ > 0).getOrElse(
+    case Some((where, v)) => Parse.long(v.trim).filter(_ > 0).getOrElse(
       throw new InvalidArgumentException(s"$where must be a positive number, not '$v'."))
   }
 

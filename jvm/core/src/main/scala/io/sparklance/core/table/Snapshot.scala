@@ -102,16 +102,16 @@ final class Snapshot(val dataset: Dataset, val manifest: Manifest, val naming: M
   def createdAtVersions(fragment: Fragment): Option[RowVersionSequence] = {
     val p = fragment.proto
     versions(fragment,
-      Option.when(p.hasInlineCreatedAtVersions)(p.getInlineCreatedAtVersions),
-      Option.when(p.hasExternalCreatedAtVersions)(p.getExternalCreatedAtVersions))
+      if (p.hasInlineCreatedAtVersions) Some(p.getInlineCreatedAtVersions) else None,
+      if (p.hasExternalCreatedAtVersions) Some(p.getExternalCreatedAtVersions) else None)
   }
 
   /** The version each row of a fragment was last updated at, if recorded. */
   def lastUpdatedAtVersions(fragment: Fragment): Option[RowVersionSequence] = {
     val p = fragment.proto
     versions(fragment,
-      Option.when(p.hasInlineLastUpdatedAtVersions)(p.getInlineLastUpdatedAtVersions),
-      Option.when(p.hasExternalLastUpdatedAtVersions)(p.getExternalLastUpdatedAtVersions))
+      if (p.hasInlineLastUpdatedAtVersions) Some(p.getInlineLastUpdatedAtVersions) else None,
+      if (p.hasExternalLastUpdatedAtVersions) Some(p.getExternalLastUpdatedAtVersions) else None)
   }
 
   /** A row version sequence stored inline in the manifest or in a section of another file. */

@@ -123,7 +123,7 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
     val readVersion = latestIfExists().map(_.version).getOrElse(0L)
     val files = names.map { name =>
       val reader = LanceFileReader.open(storage, Storage.join(root, s"data/$name"))
-      try (reader.metadata.schema, DataFile.entry(name, reader.fieldColumns, reader.version, reader.metadata.fileSize), reader.numRows)
+      try { (reader.metadata.schema, DataFile.entry(name, reader.fieldColumns, reader.version, reader.metadata.fileSize), reader.numRows) }
       finally reader.close()
     }
     val fragments = files.map { case (_, file, rows) =>

@@ -2,6 +2,7 @@ package io.sparklance.core.txn
 
 import scala.jdk.CollectionConverters._
 
+import io.sparklance.core.util.Parse
 import io.sparklance.proto.TableProtos
 
 /**
@@ -75,7 +76,7 @@ object ConflictRules {
         Some(Conflict(s"it changed the data files of fragment $id, which this ${ours.name} also changed"))
       } else None
     if (both.isEmpty) Compatible
-    else both.toSeq.sorted.iterator.flatMap(conflictIn).nextOption().getOrElse(MergeDeletions(both))
+    else Parse.first(both.toSeq.sorted.iterator.flatMap(conflictIn)).getOrElse(MergeDeletions(both))
   }
 
   /** The fragments a Delete or Update gave new deletion files (by id), and those it removed. */

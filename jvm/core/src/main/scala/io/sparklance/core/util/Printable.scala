@@ -3,7 +3,7 @@ package io.sparklance.core.util
 /** Strings read from a damaged file, made fit for an error message. */
 object Printable {
 
-  /** `s` with control characters and other non-printable code points written as `\uXXXX` escapes. */
+  /** `s` with control characters and other non-printable code points written as backslash-u escapes (four hex digits). */
   def of(s: String): String = {
     val out = new StringBuilder(s.length)
     s.foreach { c =>
