@@ -1,9 +1,10 @@
-// sparklance build: jvm/core (the Lance format, no Spark), jvm/spark (the connector), one assembled runtime jar.
+// sparklance build: jvm/core (the Lance format, no Spark), jvm/spark (the connector), one runtime jar per Spark line.
 //
-// Spark is `provided` and is taken from the jars of the pinned pyspark wheel in .venv (the Makefile creates it):
-// pyspark 4.3.0 ships exactly the Spark, Arrow, Hadoop, RoaringBitmap, zstd-jni and lz4-java jars that the
-// connector runs against, and Spark 4.3.0 is not published on the Maven repository this project can reach.
-// Set SPARK_JARS to point at another Spark distribution's jars directory.
+// The format core is built for Scala 2.13 and 2.12 (core, core212) from one source tree. The connector is built once
+// per Spark line (spark43, spark35_212, ...: see `sparkLines`) from jvm/spark/src/main plus the shim directories
+// that line lists (docs/dev/spark-lines.md). Spark is `provided`. Spark 4.3's jars come from the pinned pyspark
+// wheel in .venv (4.3.0 is not on Maven Central), the other lines' from Maven Central; set SPARK_JARS to compile the
+// 4.3 line against another distribution's jars directory.
 import sbtassembly.AssemblyPlugin.autoImport._
 
 val protobufVersion = "4.33.5"
@@ -25,11 +26,14 @@ val awsDeps = Seq(
 
 ThisBuild / organization := "io.sparklance"
 ThisBuild / version := IO.read(file("VERSION")).trim
-ThisBuild / scalaVersion := "2.13.18"
-// Warnings are errors, in Scala and Java; -Xsource:3 keeps the code ready for Scala 3's syntax and rules.
+
+ThisBuild / scalaVersion := SparkLine.scala213
+// Warnings are errors, in Scala and Java; on 2.13, -Xsource:3 keeps the code ready for Scala 3's syntax and rules.
+// Scala 2.12 spells the options differently and has no byname-implicit lint.
 ThisBuild / javacOptions ++= Seq("--release", "17", "-Xlint:unchecked", "-Werror")
-ThisBuild / scalacOptions ++= Seq("-release", "17", "-deprecation", "-feature", "-unchecked", "-Xlint:-byname-implicit,_",
-  "-Werror", "-Xsource:3")
+def scalacFlags(scalaV: String): Seq[String] = Seq("-release", "17", "-deprecation", "-feature", "-unchecked") ++ (
+  if (scalaV.startsWith("2.12.")) Seq("-Xlint:_", "-Xfatal-warnings")
+  else Seq("-Xlint:-byname-implicit,_", "-Werror", "-Xsource:3"))
 
 lazy val sparkJarsDir: File = {
   val fromEnv = sys.env.get("SPARK_JARS").map(file(_).getAbsoluteFile)
@@ -54,47 +58,104 @@ val javaModuleOpens = Seq("java.lang", "java.lang.invoke", "java.lang.reflect", 
   "sun.util.calendar").map(p => s"--add-opens=java.base/$p=ALL-UNNAMED")
 
 lazy val commonSettings = Seq(
+  scalacOptions ++= scalacFlags(scalaVersion.value),
   Test / fork := true,
   Test / javaOptions ++= javaModuleOpens ++ Seq("-Xmx3g", "-Dio.netty.tryReflectionSetAccessible=true"),
   Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
   libraryDependencies += "org.scalatest" %% "scalatest" % scalatestVersion % Test,
 )
 
+// The core's sources and protobuf messages, for each Scala version it is built for.
+lazy val coreSettings = commonSettings ++ Seq(
+  name := "sparklance-core",
+  libraryDependencies += "com.google.protobuf" % "protobuf-java" % protobufVersion,
+  libraryDependencies ++= awsDeps.map(_ % Provided),
+  libraryDependencies += "com.google.protobuf" % "protobuf-java" % protobufVersion % "protobuf",
+  PB.protocVersion := protobufVersion,
+  Compile / PB.protoSources := Seq((ThisBuild / baseDirectory).value / "protos"),
+  Compile / PB.targets := Seq(PB.gens.java -> (Compile / sourceManaged).value / "protobuf"),
+)
+
 lazy val core = (project in file("jvm/core"))
-  .settings(commonSettings)
+  .settings(coreSettings)
+  .settings(Compile / unmanagedJars ++= sparkJars(n => coreJarPrefixes.exists(n.startsWith)).classpath)
+
+// The same sources for Scala 2.12 (Spark 3.4 and 3.5), compiled against the oldest library versions a supported
+// Spark line ships (3.4's), so that the core calls nothing newer than every line has. Its tests run on 2.13 only.
+lazy val core212 = (project in file("jvm/core"))
+  .settings(coreSettings)
   .settings(
-    name := "sparklance-core",
-    Compile / unmanagedJars ++= sparkJars(n => coreJarPrefixes.exists(n.startsWith)).classpath,
-    libraryDependencies += "com.google.protobuf" % "protobuf-java" % protobufVersion,
-    libraryDependencies ++= awsDeps.map(_ % Provided),
-    libraryDependencies += "com.google.protobuf" % "protobuf-java" % protobufVersion % "protobuf",
-    PB.protocVersion := protobufVersion,
-    Compile / PB.protoSources := Seq((ThisBuild / baseDirectory).value / "protos"),
-    Compile / PB.targets := Seq(PB.gens.java -> (Compile / sourceManaged).value / "protobuf"),
+    scalaVersion := SparkLine.scala212,
+    target := baseDirectory.value / "target" / "scala-2.12-build",
+    Test / sources := Nil,
+    libraryDependencies ++= Seq(
+      "org.apache.arrow" % "arrow-vector" % "11.0.0",
+      "org.apache.arrow" % "arrow-memory-core" % "11.0.0",
+      "org.roaringbitmap" % "RoaringBitmap" % "0.9.38",
+      "com.github.luben" % "zstd-jni" % "1.5.2-5",
+      "org.lz4" % "lz4-java" % "1.8.0",
+      "com.fasterxml.jackson.core" % "jackson-databind" % "2.14.2",
+      "org.apache.hadoop" % "hadoop-client-api" % "3.3.4",
+      "org.slf4j" % "slf4j-api" % "2.0.6",
+      // scala.jdk.CollectionConverters on 2.12; Spark 3.4 and 3.5 ship this version.
+      "org.scala-lang.modules" %% "scala-collection-compat" % "2.7.0",
+    ).map(_ % Provided),
   )
 
+def sparkLineSettings(l: SparkLine) = commonSettings ++ Seq(
+  name := l.artifact,
+  scalaVersion := l.scalaV,
+  Compile / unmanagedSourceDirectories ++= l.shims.map(r => baseDirectory.value / "src" / "main" / s"scala-spark-$r"),
+  // Every line's jar goes to build/jars/, where the Python package, the wheel and `make publish-local` find them.
+  assembly / assemblyOutputPath := (ThisBuild / baseDirectory).value / "build" / "jars" / s"${l.artifact}-${version.value}.jar",
+  assembly / assemblyShadeRules := Seq(
+    ShadeRule.rename("com.google.protobuf.**" -> "io.sparklance.shaded.protobuf.@1").inAll),
+  assembly / assemblyOption ~= (_.withIncludeScala(false)),
+  // Spark's own jars are provided by the cluster; the runtime jar carries only sparklance and protobuf (the jars of
+  // .venv's Spark reach other lines' classpaths through the 2.13 core, which is compiled against them).
+  assembly / assemblyExcludedJars := {
+    val spark = sparkJarsDir.getAbsolutePath + java.io.File.separator
+    (assembly / fullClasspath).value.filter(_.data.getAbsolutePath.startsWith(spark))
+  },
+  assembly / assemblyMergeStrategy := {
+    case PathList("META-INF", "services", _*) => MergeStrategy.concat
+    case PathList("META-INF", _*) => MergeStrategy.discard
+    case "module-info.class" => MergeStrategy.discard
+    case _ => MergeStrategy.first
+  },
+)
+
+// Spark 4.3, the line the whole test suite runs on: compiled against (and tested with) the jars of .venv's pyspark.
 lazy val spark = (project in file("jvm/spark"))
   .dependsOn(core % "compile->compile;test->test")
-  .settings(commonSettings)
+  .settings(sparkLineSettings(SparkLine("spark43")))
   .settings(
-    name := "sparklance-spark",
     Compile / unmanagedJars ++= sparkJars(_ => true).classpath,
-    assembly / assemblyJarName := s"sparklance-${version.value}.jar",
-    assembly / assemblyShadeRules := Seq(
-      ShadeRule.rename("com.google.protobuf.**" -> "io.sparklance.shaded.protobuf.@1").inAll),
-    // Spark's own jars are provided by the cluster; the runtime jar carries only sparklance and protobuf.
-    assembly / assemblyExcludedJars := {
-      val spark = sparkJarsDir.getAbsolutePath + java.io.File.separator
-      (assembly / fullClasspath).value.filter(_.data.getAbsolutePath.startsWith(spark))
-    },
-    assembly / assemblyOption ~= (_.withIncludeScala(false)),
-    assembly / assemblyMergeStrategy := {
-      case PathList("META-INF", "services", _*) => MergeStrategy.concat
-      case PathList("META-INF", _*) => MergeStrategy.discard
-      case "module-info.class" => MergeStrategy.discard
-      case _ => MergeStrategy.first
-    },
   )
+
+// The other lines: compiled against that Spark from Maven Central; the same main sources, no JVM tests of their own
+// (the cross-version pytest suite runs their jars on a real Spark of the line: make test-lines, make test-all-sparks).
+def otherLine(id: String): Project = {
+  val l = SparkLine(id)
+  Project(id, file("jvm/spark"))
+    .dependsOn(if (l.scalaBinary == "2.12") core212 else core)
+    .settings(sparkLineSettings(l))
+    .settings(
+      target := baseDirectory.value / "target" / s"spark-${l.line}_${l.scalaBinary}",
+      Test / sources := Nil,
+      libraryDependencies += "org.apache.spark" %% "spark-sql" % l.spark % Provided,
+      // Only this line's Spark and libraries: not the Spark 4.3 jars the 2.13 core is compiled with.
+      Compile / unmanagedClasspath := Nil,
+    )
+}
+
+lazy val spark34_212 = otherLine("spark34_212")
+lazy val spark34_213 = otherLine("spark34_213")
+lazy val spark35_212 = otherLine("spark35_212")
+lazy val spark35_213 = otherLine("spark35_213")
+lazy val spark40 = otherLine("spark40")
+lazy val spark41 = otherLine("spark41")
+lazy val spark42 = otherLine("spark42")
 
 // Benchmarks (make bench): separate from tests and from the runtime jar.
 lazy val bench = (project in file("jvm/bench"))

@@ -186,8 +186,8 @@ object ArrowRowWriter {
       case (v: Float8Vector, DoubleType) => new ValueWriter(v) {
         def set(in: SpecializedGetters, o: Int, s: Int): Unit = v.setSafe(s, in.getDouble(o))
       }
-      case (v: Float2Vector, FloatType) => new ValueWriter(v) {
-        def set(in: SpecializedGetters, o: Int, s: Int): Unit = v.setSafeWithPossibleTruncate(s, in.getFloat(o))
+      case (v, FloatType) if HalfFloats.holds(v) => new ValueWriter(v) {
+        def set(in: SpecializedGetters, o: Int, s: Int): Unit = HalfFloats.set(v, s, in.getFloat(o))
       }
       case (v: FixedSizeBinaryVector, FloatType) if v.getByteWidth == 2 => new ValueWriter(v) {
         // bfloat16: the high 16 bits of the float32, rounded to nearest even; a NaN stays a (quiet) NaN.
@@ -258,16 +258,16 @@ object ArrowRowWriter {
       case (v: DurationVector, LongType) => new ValueWriter(v) {
         def set(in: SpecializedGetters, o: Int, s: Int): Unit = v.setSafe(s, in.getLong(o))
       }
-      case (v: TimeSecVector, _: TimeType) => new ValueWriter(v) {
+      case (v: TimeSecVector, dt) if TimeTypes.holdsTime(dt) => new ValueWriter(v) {
         def set(in: SpecializedGetters, o: Int, s: Int): Unit = v.setSafe(s, exactDiv(in.getLong(o), 1000000000L, column).toInt)
       }
-      case (v: TimeMilliVector, _: TimeType) => new ValueWriter(v) {
+      case (v: TimeMilliVector, dt) if TimeTypes.holdsTime(dt) => new ValueWriter(v) {
         def set(in: SpecializedGetters, o: Int, s: Int): Unit = v.setSafe(s, exactDiv(in.getLong(o), 1000000L, column).toInt)
       }
-      case (v: TimeMicroVector, _: TimeType) => new ValueWriter(v) {
+      case (v: TimeMicroVector, dt) if TimeTypes.holdsTime(dt) => new ValueWriter(v) {
         def set(in: SpecializedGetters, o: Int, s: Int): Unit = v.setSafe(s, exactDiv(in.getLong(o), 1000L, column))
       }
-      case (v: TimeNanoVector, _: TimeType | LongType) => new ValueWriter(v) {
+      case (v: TimeNanoVector, dt) if TimeTypes.holdsTime(dt) => new ValueWriter(v) {
         def set(in: SpecializedGetters, o: Int, s: Int): Unit = v.setSafe(s, in.getLong(o))
       }
       case (v: NullVector, _) => new ValueWriter(v) {

@@ -2,6 +2,7 @@ package io.sparklance.spark
 
 import org.apache.spark.sql.types.{ArrayType, MetadataBuilder, StructField, StructType}
 
+import io.sparklance.core.util.Parse
 import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException}
 
 /**
@@ -30,7 +31,7 @@ object ColumnProperties {
     }
     val sizes = mine.collect { case (key @ ColumnKey(column, kind, name), value) =>
       if (kind.toLowerCase != "arrow" || name.toLowerCase != "fixed-size-list.size") refuse(key)
-      val size = value.trim.toIntOption.filter(_ > 0).getOrElse(throw new LanceSparkException(
+      val size = Parse.int(value.trim).filter(_ > 0).getOrElse(throw new LanceSparkException(
         new InvalidArgumentException(s"Table property $key must be a positive number of items, not '$value'.")))
       columns(column.toLowerCase) -> size
     }

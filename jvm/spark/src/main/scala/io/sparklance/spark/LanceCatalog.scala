@@ -7,7 +7,7 @@ import scala.jdk.CollectionConverters._
 import org.apache.hadoop.conf.Configuration
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.analysis.{NamespaceAlreadyExistsException, NoSuchNamespaceException, NoSuchTableException, NonEmptyNamespaceException, TableAlreadyExistsException}
-import org.apache.spark.sql.connector.catalog.{Column, Identifier, NamespaceChange, StagedTable, StagingTableCatalog, SupportsNamespaces, Table, TableChange}
+import org.apache.spark.sql.connector.catalog.{Column, Identifier, NamespaceChange, StagedTable, SupportsNamespaces, Table, TableChange}
 import org.apache.spark.sql.connector.expressions.Transform
 import org.apache.spark.sql.types.{Metadata, StructField, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
@@ -24,7 +24,7 @@ import io.sparklance.core.table.TimeTravel
  * `spark.sql.catalog.<name>.warehouse = <directory or URI>`. Time travel: `VERSION AS OF <n>`, `VERSION AS OF
  * '<tag>'`, `TIMESTAMP AS OF <timestamp>`.
  */
-final class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
+final class LanceCatalog extends CatalogShim with SupportsNamespaces {
 
   private var catalogName: String = _
   private var warehouse: String = _

@@ -7,7 +7,7 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.{DataFrame, SaveMode, SparkSession, SQLContext}
 import org.apache.spark.sql.connector.catalog.{Table, TableCapability, TableProvider}
 import org.apache.spark.sql.connector.expressions.Transform
-import org.apache.spark.sql.sources.{BaseRelation, CreatableRelationProvider, DataSourceRegister}
+import org.apache.spark.sql.sources.{BaseRelation, DataSourceRegister}
 import org.apache.spark.sql.types.{ArrayType, DataType, DayTimeIntervalType, MapType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
@@ -18,7 +18,7 @@ import io.sparklance.core.table.TimeTravel
  * The `lance` data source: `spark.read.format("lance").option("version", 3).load(path)`. The table version is
  * pinned when the DataFrame is created. Options are listed in [[ReadOptions]] and [[TimeTravel]].
  */
-final class LanceDataSource extends TableProvider with DataSourceRegister with CreatableRelationProvider {
+final class LanceDataSource extends TableProvider with DataSourceRegister with RelationProviderShim {
 
   override def shortName(): String = "lance"
 
@@ -62,12 +62,12 @@ final class LanceDataSource extends TableProvider with DataSourceRegister with C
    * Spark asks this before a path write. `INTERVAL DAY TO SECOND` is stored as `duration:us`, as CTAS and `writeTo`
    * store it (Spark refuses ANSI intervals for a relation provider unless it says so); the rest as Spark decides.
    */
-  override def supportsDataType(dt: DataType): Boolean = dt match {
+  override def writesDataType(dt: DataType, spark: DataType => Boolean): Boolean = dt match {
     case _: DayTimeIntervalType => true
-    case ArrayType(et, _) => supportsDataType(et)
-    case MapType(kt, vt, _) => supportsDataType(kt) && supportsDataType(vt)
-    case st: StructType => st.fields.forall(f => supportsDataType(f.dataType))
-    case other => super.supportsDataType(other)
+    case ArrayType(et, _) => writesDataType(et, spark)
+    case MapType(kt, vt, _) => writesDataType(kt, spark) && writesDataType(vt, spark)
+    case st: StructType => st.fields.forall(f => writesDataType(f.dataType, spark))
+    case other => spark(other)
   }
 
   /** `df.write.format("lance").mode(...).save(path)`: see [[PathWrites]]. */

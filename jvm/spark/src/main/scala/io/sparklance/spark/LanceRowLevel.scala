@@ -6,7 +6,7 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.expressions.{Expressions, NamedReference}
 import org.apache.spark.sql.connector.read.ScanBuilder
-import org.apache.spark.sql.connector.write.{DeltaBatchWrite, DeltaWrite, DeltaWriteBuilder, DeltaWriter, DeltaWriterFactory, LogicalWriteInfo, PhysicalWriteInfo, RowLevelOperation, RowLevelOperationBuilder, RowLevelOperationInfo, SupportsDelta, WriterCommitMessage}
+import org.apache.spark.sql.connector.write.{DeltaBatchWrite, DeltaWrite, DeltaWriteBuilder, DeltaWriter, DeltaWriterFactory, LogicalWriteInfo, PhysicalWriteInfo, RowLevelOperation, RowLevelOperationBuilder, RowLevelOperationInfo, WriterCommitMessage}
 import org.apache.spark.sql.connector.write.RowLevelOperation.Command
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
@@ -24,14 +24,14 @@ final class LanceRowLevelOperationBuilder(table: LanceTable, info: RowLevelOpera
   override def build(): RowLevelOperation = new LanceDeltaOperation(table, info.command())
 }
 
-final class LanceDeltaOperation(table: LanceTable, cmd: Command) extends RowLevelOperation with SupportsDelta {
+final class LanceDeltaOperation(table: LanceTable, cmd: Command) extends RowLevelOperation with DeltaOperationShim {
   override def command(): Command = cmd
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = table.newScanBuilder(options)
 
   override def rowId(): Array[NamedReference] = Array(Expressions.column(MetadataColumn.RowAddress.name))
 
-  override def representUpdateAsDeleteAndInsert(): Boolean = !table.snapshot.hasStableRowIds
+  override def updatesAsDeleteAndInsert: Boolean = !table.snapshot.hasStableRowIds
 
   override def newWriteBuilder(info: LogicalWriteInfo): DeltaWriteBuilder = new DeltaWriteBuilder {
     override def build(): DeltaWrite = new DeltaWrite {

@@ -63,7 +63,7 @@ final class LanceScanBuilder(table: LanceTable, options: ReadOptions, hadoopConf
     aggregation.groupByExpressions().isEmpty && aggregation.aggregateExpressions().toSeq.forall(_.isInstanceOf[CountStar])
 
   private def coreScan: lance.Scan =
-    table.snapshot.newScan().withFilters((fragmentFilters ++ dataFilters).toSeq.flatMap(SparkPredicates.of))
+    table.snapshot.newScan().withFilters((fragmentFilters ++ dataFilters).toSeq.flatMap(p => SparkPredicates.of(p)))
       .withBatchRows(options.batchSize)
 
   override def build(): Scan =
@@ -117,9 +117,11 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
     limit.map(s.withLimit).getOrElse(s)
   }
 
-  override lazy val readSchema: StructType = StructType(
-    projection.map(f => SparkSchemas.toSpark(f, table.nanoseconds)) ++
+  override lazy val readSchema: StructType = LanceSparkException.translate {
+    SparkSchemas.refuseHalfFloats(projection, "read")
+    StructType(projection.map(f => SparkSchemas.toSpark(f, table.nanoseconds)) ++
       metadataColumns.map(m => StructField(m.name, LongType, nullable = false)))
+  }
 
   override def toBatch: Batch = this
 

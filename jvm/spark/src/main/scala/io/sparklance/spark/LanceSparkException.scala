@@ -4,17 +4,15 @@ import java.util.{Map => JMap}
 
 import scala.jdk.CollectionConverters._
 
-import org.apache.spark.SparkThrowable
-
 import io.sparklance.core.LanceException
 
 /**
- * A sparklance error at the Spark boundary: carries the core error's class and SQLSTATE as a [[SparkThrowable]],
+ * A sparklance error at the Spark boundary: carries the core error's class and SQLSTATE as a `SparkThrowable`,
  * so Spark reports them and the Python package can map errors by class. The message starts with the class.
  */
 final class LanceSparkException(val cause: LanceException)
-    extends RuntimeException(s"[${cause.errorClass}] ${cause.getMessage}", cause) with SparkThrowable {
-  override def getCondition: String = cause.errorClass
+    extends RuntimeException(s"[${cause.errorClass}] ${cause.getMessage}", cause) with SparkThrowableShim {
+  override def condition: String = cause.errorClass
   override def getSqlState: String = cause.sqlState
   override def getMessageParameters: JMap[String, String] = Map("message" -> cause.getMessage).asJava
 }

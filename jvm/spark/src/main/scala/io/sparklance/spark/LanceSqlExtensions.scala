@@ -6,13 +6,14 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.{Row, SparkSession, SparkSessionExtensions}
 import org.apache.spark.sql.catalyst.{FunctionIdentifier, TableIdentifier}
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, Expression}
-import org.apache.spark.sql.catalyst.parser.{ParameterContext, ParserInterface, SqlStatementSplitResult}
+import org.apache.spark.sql.catalyst.parser.ParserInterface
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.connector.catalog.Identifier
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
+import io.sparklance.core.util.Parse
 import io.sparklance.core.InvalidArgumentException
 
 /**
@@ -35,15 +36,12 @@ final class LanceSqlExtensions extends (SparkSessionExtensions => Unit) {
     e.injectParser((_: SparkSession, delegate: ParserInterface) => new LanceSqlParser(delegate))
 }
 
-final class LanceSqlParser(delegate: ParserInterface) extends ParserInterface {
+final class LanceSqlParser(delegate: ParserInterface) extends ParserShim(delegate) {
   import LanceSqlParser._
 
   override def parsePlan(sqlText: String): LogicalPlan = lance(sqlText).getOrElse(delegate.parsePlan(sqlText))
 
-  override def parsePlanWithParameters(sqlText: String, ctx: ParameterContext): LogicalPlan =
-    lance(sqlText).getOrElse(delegate.parsePlanWithParameters(sqlText, ctx))
-
-  private def lance(sqlText: String): Option[LogicalPlan] = {
+  override protected def lance(sqlText: String): Option[LogicalPlan] = {
     val text = sqlText.trim.stripSuffix(";").trim
     def ident(t: String): Seq[String] = delegate.parseMultipartIdentifier(t)
     text match {
@@ -63,8 +61,6 @@ final class LanceSqlParser(delegate: ParserInterface) extends ParserInterface {
   override def parseFunctionIdentifier(sqlText: String): FunctionIdentifier = delegate.parseFunctionIdentifier(sqlText)
   override def parseMultipartIdentifier(sqlText: String): Seq[String] = delegate.parseMultipartIdentifier(sqlText)
   override def parseQuery(sqlText: String): LogicalPlan = delegate.parseQuery(sqlText)
-  override def parseRoutineParam(sqlText: String): StructType = delegate.parseRoutineParam(sqlText)
-  override def splitStatements(sqlText: String): SqlStatementSplitResult = delegate.splitStatements(sqlText)
   override def parseTableSchema(sqlText: String): StructType = delegate.parseTableSchema(sqlText)
   override def parseDataType(sqlText: String): DataType = delegate.parseDataType(sqlText)
 }
@@ -159,7 +155,7 @@ object LanceSqlParser {
     override val output: Seq[Attribute] = Seq(attr("version", LongType))
     override def run(spark: SparkSession): Seq[Row] = {
       val path = location(spark, table)
-      val v = to.toLongOption.map(LanceTableOps.restore(spark, path, _)).getOrElse(LanceTableOps.restoreTag(spark, path, to))
+      val v = Parse.long(to).map(LanceTableOps.restore(spark, path, _)).getOrElse(LanceTableOps.restoreTag(spark, path, to))
       Seq(Row(v))
     }
   }

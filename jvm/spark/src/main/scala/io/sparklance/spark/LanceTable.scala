@@ -60,7 +60,7 @@ final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoop
     lance.Scan.filterUse(snapshot.schema, _) == lance.Scan.FilterUse.SelectsFragments)
 
   override def deleteWhere(predicates: Array[Predicate]): Unit = LanceSparkException.translate {
-    val scan = snapshot.newScan().withFilters(predicates.toSeq.filter(selectsFragments).flatMap(SparkPredicates.of))
+    val scan = snapshot.newScan().withFilters(predicates.toSeq.filter(selectsFragments).flatMap(p => SparkPredicates.of(p)))
     snapshot.table.deleteFragments(snapshot, scan.fragmentIds, predicates.mkString(" AND "))
   }
 

@@ -60,7 +60,7 @@ object LanceTableOps {
    */
   def optimize(spark: SparkSession, path: String, targetRowsPerFragment: Long): DataFrame = LanceSparkException.translate {
     val r = table(spark, path).compact(targetRowsPerFragment)
-    spark.createDataFrame(java.util.List.of(Row(r.version.map(Long.box).orNull, r.fragmentsRemoved, r.fragmentsAdded)),
+    spark.createDataFrame(java.util.Collections.singletonList(Row(r.version.map(Long.box).orNull, r.fragmentsRemoved, r.fragmentsAdded)),
       StructType(Seq(StructField("version", LongType), StructField("fragments_removed", IntegerType, nullable = false),
         StructField("fragments_added", IntegerType, nullable = false))))
   }

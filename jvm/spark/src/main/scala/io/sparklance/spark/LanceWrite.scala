@@ -24,8 +24,10 @@ final case class WriteSpec(root: String, schemaBytes: Array[Byte], fileVersion: 
 }
 
 object WriteSpec {
-  def apply(root: String, schema: LanceSchema, version: FileVersion, options: WriteOptions, conf: Configuration): WriteSpec =
+  def apply(root: String, schema: LanceSchema, version: FileVersion, options: WriteOptions, conf: Configuration): WriteSpec = {
+    LanceSparkException.translate(SparkSchemas.refuseHalfFloats(schema.fields, "write"))
     WriteSpec(root, schema.toBytes, version.toString, options, new SerializableConfiguration(conf))
+  }
 }
 
 /** The files one task wrote. */

@@ -22,16 +22,20 @@ object SparkArrow {
   /** Returns a vector Spark can read as `dt`: `v` itself when it already fits (then `v` is not closed), else a new one. */
   def convert(v: FieldVector, dt: DataType, allocator: BufferAllocator): FieldVector = (v, dt) match {
     case (_: UInt1Vector | _: UInt2Vector | _: UInt4Vector | _: UInt8Vector, _) => unsigned(v, dt, allocator)
-    case (h: Float2Vector, FloatType) =>
-      fixed(h, new Float4Vector(h.getName, allocator), (o: Float4Vector, i: Int) => o.set(i, h.getValueAsFloat(i)))
+    case (h, FloatType) if HalfFloats.holds(h) =>
+      fixed(h, new Float4Vector(h.getName, allocator), (o: Float4Vector, i: Int) => o.set(i, HalfFloats.get(h, i)))
     case (d: DateMilliVector, DateType) =>
       fixed(d, new DateDayVector(d.getName, allocator), (o: DateDayVector, i: Int) => o.set(i, Math.floorDiv(d.get(i), 86400000L).toInt))
-    case (t: TimeSecVector, _: TimeType) => fixed(t, new TimeNanoVector(t.getName, allocator), (o: TimeNanoVector, i: Int) => o.set(i, t.get(i) * 1000000000L))
-    case (t: TimeMilliVector, _: TimeType) => fixed(t, new TimeNanoVector(t.getName, allocator), (o: TimeNanoVector, i: Int) => o.set(i, t.get(i) * 1000000L))
-    case (t: TimeMicroVector, _: TimeType) => fixed(t, new TimeNanoVector(t.getName, allocator), (o: TimeNanoVector, i: Int) => o.set(i, t.get(i) * 1000L))
+    // Where Spark has no TIME type, times read as LONG nanoseconds of the day (TimeTypes).
+    case (t: TimeSecVector, LongType) => longs(t, i => t.get(i) * 1000000000L, allocator)
+    case (t: TimeMilliVector, LongType) => longs(t, i => t.get(i) * 1000000L, allocator)
+    case (t: TimeMicroVector, LongType) => longs(t, i => t.get(i) * 1000L, allocator)
     case (t: TimeNanoVector, LongType) => longs(t, t.get, allocator)
+    case (t: TimeSecVector, _) if TimeTypes.isTime(dt) => fixed(t, new TimeNanoVector(t.getName, allocator), (o: TimeNanoVector, i: Int) => o.set(i, t.get(i) * 1000000000L))
+    case (t: TimeMilliVector, _) if TimeTypes.isTime(dt) => fixed(t, new TimeNanoVector(t.getName, allocator), (o: TimeNanoVector, i: Int) => o.set(i, t.get(i) * 1000000L))
+    case (t: TimeMicroVector, _) if TimeTypes.isTime(dt) => fixed(t, new TimeNanoVector(t.getName, allocator), (o: TimeNanoVector, i: Int) => o.set(i, t.get(i) * 1000L))
     // TIME(6): Spark holds nanoseconds of the day, but the type's precision is microseconds (docs/types.md).
-    case (t: TimeNanoVector, _: TimeType) => fixed(t, new TimeNanoVector(t.getName, allocator), (o: TimeNanoVector, i: Int) => o.set(i, t.get(i) - Math.floorMod(t.get(i), 1000L)))
+    case (t: TimeNanoVector, _) if TimeTypes.isTime(dt) => fixed(t, new TimeNanoVector(t.getName, allocator), (o: TimeNanoVector, i: Int) => o.set(i, t.get(i) - Math.floorMod(t.get(i), 1000L)))
     case (t: TimeStampVector, TimestampType | TimestampNTZType) if !isMicro(t) => timestamp(t, dt, allocator)
     case (t: TimeStampVector, LongType) => longs(t, t.get, allocator)
     case (d: DurationVector, _: DayTimeIntervalType) if d.getUnit != TimeUnit.MICROSECOND =>

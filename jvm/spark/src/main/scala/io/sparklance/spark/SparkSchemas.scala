@@ -61,8 +61,9 @@ object SparkSchemas {
       keptTree.orElse(kept.filter(t => !t.isNested && !t.isInstanceOf[LogicalType.Dictionary] && t != LogicalType.Json).flatMap { t =>
         val probe = LanceSchema.fromFlat("a Spark schema",
           Seq(LanceSchema.FlatField(0, -1, name, t.toString, nullable))).fields.head
-        Option.when(scala.util.Try(dataType(probe, NanosecondMapping.TruncateToMicros)).toOption.contains(dt))(
-          io.sparklance.core.schema.ArrowSchemas.toArrow(probe))
+        if (scala.util.Try(dataType(probe, NanosecondMapping.TruncateToMicros)).toOption.contains(dt)) {
+          Some(io.sparklance.core.schema.ArrowSchemas.toArrow(probe))
+        } else None
       }).getOrElse(dt match {
         case BooleanType => leaf(ArrowType.Bool.INSTANCE)
         case ByteType => leaf(new ArrowType.Int(8, true))
@@ -78,22 +79,22 @@ object SparkSchemas {
         case TimestampType => leaf(new ArrowType.Timestamp(AU.MICROSECOND, "UTC"))
         case TimestampNTZType => leaf(new ArrowType.Timestamp(AU.MICROSECOND, null))
         case DayTimeIntervalType(_, _) => leaf(new ArrowType.Duration(AU.MICROSECOND))
-        case _: TimeType => leaf(new ArrowType.Time(AU.MICROSECOND, 64))
+        case t if TimeTypes.isTime(t) => leaf(new ArrowType.Time(AU.MICROSECOND, 64))
         case NullType => leaf(ArrowType.Null.INSTANCE)
         case ArrayType(et, containsNull) if meta.contains(FixedSizeListKey) =>
           val dim = meta.getLong(FixedSizeListKey).toInt
           if (dim <= 0) throw new io.sparklance.core.InvalidArgumentException(s"Column '$path': $FixedSizeListKey must be positive, not $dim.")
           val item = field("item", et, nullable = true, Metadata.empty, s"$path.item")
           if (item.getType.isComplex) unsupported(path, dt)
-          new AField(name, new FieldType(nullable, new ArrowType.FixedSizeList(dim), null), java.util.List.of(item))
+          new AField(name, new FieldType(nullable, new ArrowType.FixedSizeList(dim), null), java.util.Collections.singletonList(item))
         case ArrayType(et, containsNull) =>
           new AField(name, new FieldType(nullable, ArrowType.List.INSTANCE, null),
-            java.util.List.of(field("item", et, containsNull, Metadata.empty, s"$path.element")))
+            java.util.Collections.singletonList(field("item", et, containsNull, Metadata.empty, s"$path.element")))
         case MapType(kt, vt, valueNullable) =>
           val entries = new AField("entries", new FieldType(false, ArrowType.Struct.INSTANCE, null), java.util.List.of(
             field("key", kt, nullable = false, Metadata.empty, s"$path.key"),
             field("value", vt, valueNullable, Metadata.empty, s"$path.value")))
-          new AField(name, new FieldType(nullable, new ArrowType.Map(false), null), java.util.List.of(entries))
+          new AField(name, new FieldType(nullable, new ArrowType.Map(false), null), java.util.Collections.singletonList(entries))
         case st: StructType =>
           new AField(name, new FieldType(nullable, ArrowType.Struct.INSTANCE, null),
             st.fields.map(f => field(f.name, f.dataType, f.nullable, f.metadata, s"$path.${f.name}")).toSeq.asJava)
@@ -153,6 +154,19 @@ object SparkSchemas {
     }
     StructType(requested.fields.map(g => byName(g.name.toLowerCase)))
   }
+
+  /**
+   * Refuses to `action` (read, write) the given fields when one of them, or a field inside one, is float16 and this
+   * Spark's Arrow has no half floats (Spark 3.x): other columns of such a table are read and written as usual.
+   */
+  def refuseHalfFloats(fields: Seq[LanceField], action: String): Unit =
+    if (!HalfFloats.supported) {
+      fields.flatMap(_.flatten).find(_.logicalType == LogicalType.HalfFloat).foreach { f =>
+        throw new UnsupportedFeatureException(s"Cannot $action column '${f.name}': it is float16, and the Arrow " +
+          "library of Spark 3.x has no half-precision floats. Use Spark 4.0 or later for this column, leave it out " +
+          "of the query, or cast it with pylance.")
+      }
+    }
 
   def toSpark(schema: LanceSchema, nanos: NanosecondMapping = NanosecondMapping.TruncateToMicros): StructType =
     StructType(schema.fields.map(toSpark(_, nanos)))
@@ -217,10 +231,10 @@ object SparkSchemas {
       // Spark decimals hold 38 digits: wider ones read as their exact decimal text.
       case _: Decimal => StringType
       case Date32 | Date64 => DateType
-      case Time(TimeUnit.Second) => TimeType(0)
-      case Time(TimeUnit.Millisecond) => TimeType(3)
-      case Time(TimeUnit.Microsecond) => TimeType(6)
-      case Time(TimeUnit.Nanosecond) => nanoOr(TimeType(6))
+      case Time(TimeUnit.Second) => TimeTypes.read(0)
+      case Time(TimeUnit.Millisecond) => TimeTypes.read(3)
+      case Time(TimeUnit.Microsecond) => TimeTypes.read(6)
+      case Time(TimeUnit.Nanosecond) => nanoOr(TimeTypes.read(6))
       case Timestamp(unit, tz) =>
         val t = if (tz.isDefined) TimestampType else TimestampNTZType
         if (unit == TimeUnit.Nanosecond) nanoOr(t) else t
