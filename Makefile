@@ -8,7 +8,12 @@ PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 VERSION := $(shell cat VERSION)
-JAR := build/sparklance-$(VERSION).jar
+# One runtime jar per Spark line (build.sbt, project/SparkLines.scala), all in build/jars/; `make jar` builds the
+# Spark 4.3 one, which the .venv and most tests use, `make jars` all of them.
+JARS_DIR := build/jars
+JAR := $(JARS_DIR)/sparklance-spark-4.3_2.13-$(VERSION).jar
+LINE_PROJECTS := spark34_212 spark34_213 spark35_212 spark35_213 spark40 spark41 spark42
+ALL_ASSEMBLIES := spark/assembly $(addsuffix /assembly,$(LINE_PROJECTS))
 
 SBT_VERSION := 1.11.7
 SBT_LAUNCHER := build/tools/sbt-launch-$(SBT_VERSION).jar
@@ -20,15 +25,18 @@ SBT_OPTS := -Dsbt.repository.config=project/repositories -Dsbt.override.build.re
   -Xms512m -Xmx2g -Xss4m
 SBT := java $(SBT_OPTS) -jar $(SBT_LAUNCHER)
 
-.PHONY: help venv sbt jar wheel publish-local s3-classpath test test-jvm test-python fuzz demo bench clean
+.PHONY: help venv sbt jar jars wheel publish-local s3-classpath test test-jvm test-python test-lines test-all-sparks \
+  fuzz demo bench clean
 
 help:
 	@echo "make demo   build everything and run the demo pipeline over a local Lance warehouse"
 	@echo "make test   run every test (JVM unit tests, then the pytest suites against pylance)"
 	@echo "make fuzz   round-trip fuzzing against pylance, long budget (SEED=... N=...)"
-	@echo "make jar    build the runtime jar $(JAR)"
-	@echo "make wheel  build the Python wheel (with the jar inside) into build/dist/"
-	@echo "make publish-local  publish the jar to build/m2 for spark-submit --packages"
+	@echo "make jar    build the runtime jar for Spark 4.3, $(JAR)"
+	@echo "make jars   build the runtime jars of every Spark line (3.4, 3.5, 4.0-4.3) into $(JARS_DIR)/"
+	@echo "make wheel  build the Python wheel (with every jar inside) into build/dist/"
+	@echo "make publish-local  publish every jar to build/m2 for spark-submit --packages"
+	@echo "make test-all-sparks  the cross-version suite on every Spark line"
 
 # The package itself is installed in editable mode, so that `import sparklance` and the `sparklance` command work
 # from .venv; it finds the jar `make jar` builds in build/.
@@ -51,27 +59,31 @@ sbt: $(SBT_LAUNCHER)
 # sbt compiles incrementally, so this is cheap when nothing changed.
 jar: venv sbt
 	$(SBT) spark/assembly
-	mkdir -p build && cp jvm/spark/target/scala-2.13/sparklance-$(VERSION).jar $(JAR)
+
+jars: venv sbt
+	$(SBT) $(ALL_ASSEMBLIES)
 
 test-jvm: venv sbt
-	$(SBT) test spark/assembly
-	mkdir -p build && cp jvm/spark/target/scala-2.13/sparklance-$(VERSION).jar $(JAR)
+	$(SBT) test $(ALL_ASSEMBLIES)
 
-# The wheel carries the jar and the VERSION file; one version number for both.
+# The wheel carries every line's jar and the VERSION file; one version number for all.
 WHEEL := build/dist/sparklance-$(VERSION)-py3-none-any.whl
-wheel: jar
+wheel: jars
 	mkdir -p python/sparklance/jars build/dist
-	rm -f python/sparklance/jars/*.jar && cp $(JAR) python/sparklance/jars/
+	rm -f python/sparklance/jars/*.jar && cp $(JARS_DIR)/sparklance-spark-*-$(VERSION).jar python/sparklance/jars/
 	cp VERSION python/sparklance/VERSION
 	rm -rf python/build && $(VPY) -m pip wheel -q --no-deps -w build/dist ./python
 
-# A Maven repository inside build/ holding the runtime jar, so that `spark-submit --packages
-# io.sparklance:sparklance-spark_2.13:<version> --repositories file://<repo>/build/m2` resolves it offline.
+# A Maven repository inside build/ holding every line's jar, so that `spark-submit --packages
+# io.sparklance:sparklance-spark-3.5_2.12:<version> --repositories file://<repo>/build/m2` resolves it offline.
 M2 := build/m2
-publish-local: jar
-	mvn -q -B org.apache.maven.plugins:maven-install-plugin:3.1.2:install-file -Dfile=$(JAR) \
-	  -DgroupId=io.sparklance -DartifactId=sparklance-spark_2.13 -Dversion=$(VERSION) -Dpackaging=jar \
-	  -DgeneratePom=true -DlocalRepositoryPath=$(M2)
+publish-local: jars
+	for jar in $(JARS_DIR)/sparklance-spark-*-$(VERSION).jar; do \
+	  artifact=$$(basename $$jar -$(VERSION).jar); \
+	  mvn -q -B org.apache.maven.plugins:maven-install-plugin:3.1.2:install-file -Dfile=$$jar \
+	    -DgroupId=io.sparklance -DartifactId=$$artifact -Dversion=$(VERSION) -Dpackaging=jar \
+	    -DgeneratePom=true -DlocalRepositoryPath=$(M2) || exit 1; \
+	done
 
 # hadoop-aws and the AWS SDK modules S3A needs, minus what Spark ships, for the S3 tests' Spark drivers.
 S3_CLASSPATH := build/s3-classpath.txt
@@ -85,7 +97,37 @@ s3-classpath: $(S3_CLASSPATH)
 test-python: venv wheel publish-local $(S3_CLASSPATH)
 	$(VPY) -m pytest tests -q -p no:cacheprovider
 
-test: test-jvm test-python
+# The other Spark lines' Python environments: the pyspark of the line, with pylance and the test tools pinned as for
+# .venv. The Scala 2.12 builds of 3.4 and 3.5 are what their pyspark packages run.
+PYSPARK_3.4 := 3.4.4
+PYSPARK_3.5 := 3.5.9
+PYSPARK_4.0 := 4.0.5
+PYSPARK_4.1 := 4.1.4
+PYSPARK_4.2 := 4.2.1
+.venv-spark%/.installed: python/requirements-dev.txt python/pyproject.toml
+	$(PYTHON) -m venv .venv-spark$*
+	.venv-spark$*/bin/pip install -q --upgrade pip
+	.venv-spark$*/bin/pip install -q -r <(grep -v '^pyspark==' python/requirements-dev.txt) pyspark==$(PYSPARK_$*)
+	SPARKLANCE_NO_JAR=1 .venv-spark$*/bin/pip install -q --no-deps -e ./python
+	touch $@
+
+# The cross-version suite (tests marked cross_version) on other Spark lines: `make test` runs it on 3.5 and 4.0,
+# `make test-all-sparks` on every line.
+define run-lines
+	for line in $(1); do \
+	  echo "== cross-version suite on Spark $$line"; \
+	  .venv-spark$$line/bin/python -m pytest tests -m cross_version -q -p no:cacheprovider || exit 1; \
+	done
+endef
+TEST_LINES := 3.5 4.0
+ALL_LINES := 3.4 3.5 4.0 4.1 4.2
+test-lines: jars publish-local $(S3_CLASSPATH) $(foreach l,$(TEST_LINES),.venv-spark$(l)/.installed)
+	$(call run-lines,$(TEST_LINES))
+
+test-all-sparks: jars publish-local $(S3_CLASSPATH) $(foreach l,$(ALL_LINES),.venv-spark$(l)/.installed)
+	$(call run-lines,$(ALL_LINES))
+
+test: test-jvm test-python test-lines
 
 # Round-trip fuzzing against pylance with a long budget: `make fuzz SEED=7 N=400` (N cases per file version and
 # direction). `make test` runs the same module with its small fixed budget.
@@ -98,7 +140,7 @@ demo: jar
 	$(VPY) integration/demo.py build/demo-warehouse
 
 clean:
-	rm -rf build/demo-warehouse jvm/*/target target project/target
+	rm -rf build/demo-warehouse build/jars jvm/*/target target project/target
 
 # Benchmarks: speed targets are checked here, not in tests.
 BENCH_DIR := build/bench

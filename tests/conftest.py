@@ -3,10 +3,14 @@
 - ``tables`` (session): builds every table of ``tests/fixtures/make_tables.py`` once into a temporary directory and
   returns ``{name: path}``.
 - ``inspect(path, *args) -> dict``: runs ``python -m sparklance inspect --json PATH ARGS`` (the JVM core, from
-  ``build/sparklance-<VERSION>.jar``) and returns its JSON. Results are cached per (path, args) for the session.
+  ``build/jars/``, the jar of the Spark line pyspark runs) and returns its JSON. Results are cached per (path, args) for the session.
 - ``inspect_error(path, *args) -> (returncode, stderr)``: the same for a run that is expected to fail.
 
-Both helpers fail the test (not skip) with "run `make jar` first" when the jar has not been built.
+Both helpers fail the test (not skip) with "run `make jars` first" when the jar has not been built.
+
+The suite runs on whichever Spark line the running Python's pyspark is (the .venv has 4.3; `make test-lines` runs the
+cross-version part, files marked ``pytestmark = cross_version``, on the other lines' venvs). ``SPARK_LINE`` is that
+line, e.g. ``(3, 5)``; tests of what a line lacks skip with the reason, and the docs say what differs.
 """
 
 from __future__ import annotations
@@ -26,7 +30,14 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 PYTHON_DIR = REPO / "python"
 VERSION = (REPO / "VERSION").read_text().strip()
-JAR = REPO / "build" / f"sparklance-{VERSION}.jar"
+sys.path.insert(0, str(PYTHON_DIR))
+from sparklance._jvm import jar_name, spark_line  # noqa: E402
+
+# The jar `make jars` built for the Spark line the running pyspark is.
+LINE, SCALA = spark_line()
+SPARK_LINE = tuple(int(x) for x in LINE.split("."))
+JAR = REPO / "build" / "jars" / jar_name(LINE, SCALA)
+cross_version = pytest.mark.cross_version
 CLI_TIMEOUT_S = 60
 
 
@@ -43,7 +54,7 @@ make_tables = _load_make_tables()
 
 def require_jar() -> None:
     if not JAR.is_file():
-        pytest.fail(f"{JAR.relative_to(REPO)} does not exist: run `make jar` first", pytrace=False)
+        pytest.fail(f"{JAR.relative_to(REPO)} does not exist: run `make jars` first", pytrace=False)
 
 
 def start_spark(app_name: str, warehouse, **conf):
@@ -153,3 +164,7 @@ def lance_raises(cls, match=None):
     with pytest.raises(cls, match=match) as info:
         with translated():
             yield info
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "cross_version: runs on every Spark line (make test-lines, make test-all-sparks)")

@@ -23,7 +23,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 VERSION = (REPO / "VERSION").read_text().strip()
-JAR = REPO / "build" / f"sparklance-{VERSION}.jar"
+sys.path.insert(0, str(REPO / "tests"))
+from conftest import JAR  # noqa: E402
 S3_CLASSPATH = REPO / "build" / "s3-classpath.txt"
 KEY, SECRET, REGION = "testing-key", "testing-secret", "us-east-1"
 JOB_TIMEOUT_S = 300

@@ -236,9 +236,9 @@ def pristine(tmp_path_factory):
 @pytest.fixture(scope="module")
 def outcomes(pristine, tmp_path_factory):
     """Reads the undamaged tables and every mutant with both readers; returns (expected values, mutants, results)."""
-    from conftest import require_jar
+    from conftest import JAR, require_jar
     require_jar()
-    os.environ["SPARKLANCE_JAR"] = str(ROOT / "build" / f"sparklance-{(ROOT / 'VERSION').read_text().strip()}.jar")
+    os.environ["SPARKLANCE_JAR"] = str(JAR)
     base = tmp_path_factory.mktemp("damage_mutants")
     mutants = _make_mutants(pristine, base / "tables")
     (base / "jvm").mkdir()
