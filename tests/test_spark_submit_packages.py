@@ -1,6 +1,7 @@
-"""`spark-submit --packages`: after `make publish-local`, a PySpark script submitted with the sparklance coordinates
-(resolved from the repository in build/m2, no network needed for it) writes and reads a Lance table; pylance reads
-what it wrote."""
+"""`spark-submit --packages`: after `make publish-local`, a PySpark script submitted with the sparklance coordinates of
+the Spark line it runs on (io.sparklance:sparklance-spark-<line>_<scala>, resolved from the repository in build/m2,
+no network needed for it) writes and reads a Lance table; pylance reads what it wrote. Part of the cross-version
+suite: `make test-lines` runs it on Spark 3.5 and 4.0 too."""
 
 from __future__ import annotations
 
@@ -13,10 +14,15 @@ from pathlib import Path
 import lance
 import pytest
 
+from conftest import LINE, SCALA, cross_version
+
+pytestmark = cross_version
+
 REPO = Path(__file__).resolve().parents[1]
 VERSION = (REPO / "VERSION").read_text().strip()
 M2 = REPO / "build" / "m2"
-COORDINATES = f"io.sparklance:sparklance-spark_2.13:{VERSION}"
+ARTIFACT = f"sparklance-spark-{LINE}_{SCALA}"
+COORDINATES = f"io.sparklance:{ARTIFACT}:{VERSION}"
 
 JOB = textwrap.dedent("""
     import sys
@@ -31,7 +37,7 @@ JOB = textwrap.dedent("""
 
 
 def test_spark_submit_with_packages(tmp_path):
-    if not (M2 / "io" / "sparklance").is_dir():
+    if not (M2 / "io" / "sparklance" / ARTIFACT).is_dir():
         pytest.fail("build/m2 has no sparklance: run `make publish-local` first", pytrace=False)
     import pyspark
 
@@ -50,7 +56,7 @@ def test_spark_submit_with_packages(tmp_path):
            str(job), str(table)]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-4000:]
-    assert f"{COORDINATES} from" in out.stderr or "sparklance-spark_2.13" in out.stderr
+    assert f"{COORDINATES} from" in out.stderr or ARTIFACT in out.stderr
     ds = lance.dataset(str(table))
     ds.validate()
     assert ds.count_rows() == 100
