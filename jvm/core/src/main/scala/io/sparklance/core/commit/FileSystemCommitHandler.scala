@@ -63,7 +63,13 @@ object FileSystemCommitHandler {
 
   private def refusal(path: String): UnsupportedFeatureException = {
     val scheme = try Option(new URI(path).getScheme).getOrElse("file") catch { case NonFatal(_) => "file" }
-    val hint = if (scheme == "s3a") {
+    val hadoop = org.apache.hadoop.util.VersionInfo.getVersion
+    // S3A writes conditionally from Hadoop 3.4.2 (HADOOP-19256), which Spark ships from 4.1.
+    val hint = if (scheme == "s3a" && Seq("2.", "3.0.", "3.1.", "3.2.", "3.3.", "3.4.0", "3.4.1").exists(hadoop.startsWith)) {
+      s" This Spark's Hadoop ($hadoop) has no S3 conditional writes (S3A has them from Hadoop 3.4.2, in Spark 4.1 " +
+        s"and later): configure an external manifest store (${ExternalManifestStore.Kind}=dynamodb, with the AWS SDK v2 " +
+        "dynamodb module on the class path) (docs/spark-versions.md)."
+    } else if (scheme == "s3a") {
       " S3A offers it with S3 conditional writes (fs.s3a.create.conditional.enabled=true, the default, on a store " +
         "that supports If-None-Match); for stores without them, configure an external manifest store " +
         s"(${ExternalManifestStore.Kind}=dynamodb)."
