@@ -150,6 +150,9 @@ bench: venv sbt
 	  --add-opens=java.base/java.nio=ALL-UNNAMED -cp "$$(cat build/bench-classpath.txt)" io.sparklance.bench.FileReadBench
 	$(MAKE) jar
 	$(VPY) integration/bench/spark_read_bench.py $(BENCH_DIR)/spark
+	$(MAKE) jars .venv-spark3.5/.installed
+	@echo "== the same scans on Spark 3.5 (Scala 2.12)"
+	.venv-spark3.5/bin/python integration/bench/spark_read_bench.py $(BENCH_DIR)/spark-3.5
 	$(VPY) integration/bench/spark_write_bench.py $(BENCH_DIR)/spark_write
 	$(VPY) integration/bench/rowlevel_bench.py $(BENCH_DIR)/rowlevel
 	$(MAKE) s3-classpath
