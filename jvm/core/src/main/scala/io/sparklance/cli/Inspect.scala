@@ -10,12 +10,11 @@ import com.fasterxml.jackson.core.{JsonFactory, JsonGenerator}
 import org.apache.arrow.vector.ipc.WriteChannel
 import org.apache.arrow.vector.ipc.message.MessageSerializer
 
-import io.sparklance.core.util.Parse
 import io.sparklance.core.{InvalidArgumentException, LanceException}
 import io.sparklance.core.schema.{ArrowSchemas, LanceField}
 import io.sparklance.core.storage.HadoopStorage
 import io.sparklance.core.table.{Dataset, Snapshot}
-import io.sparklance.core.util.Timestamps
+import io.sparklance.core.util.{Parse, Timestamps}
 
 /**
  * `sparklance inspect PATH [--version N | --tag NAME | --as-of TIMESTAMP] [--json]`: a table's history, schema

@@ -2,8 +2,8 @@ package io.sparklance.spark
 
 import org.apache.spark.sql.types.{ArrayType, MetadataBuilder, StructField, StructType}
 
-import io.sparklance.core.util.Parse
 import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException}
+import io.sparklance.core.util.Parse
 
 /**
  * Column properties of a table being created: the other Lance connector shapes columns with TBLPROPERTIES

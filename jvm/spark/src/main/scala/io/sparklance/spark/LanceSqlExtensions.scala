@@ -13,8 +13,8 @@ import org.apache.spark.sql.execution.command.LeafRunnableCommand
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
-import io.sparklance.core.util.Parse
 import io.sparklance.core.InvalidArgumentException
+import io.sparklance.core.util.Parse
 
 /**
  * sparklance's SQL extensions (`spark.sql.extensions = io.sparklance.spark.LanceSqlExtensions`): maintenance

@@ -2,8 +2,8 @@ package io.sparklance.core.commit
 
 import org.apache.hadoop.conf.Configuration
 
-import io.sparklance.core.util.Parse
 import io.sparklance.core.storage.{FileEntry, HadoopStorage, Storage}
+import io.sparklance.core.util.Parse
 
 /**
  * The commit seam: decides which writer gets a version of a table, beside [[Storage]], which only moves bytes.

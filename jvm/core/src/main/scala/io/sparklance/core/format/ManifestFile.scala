@@ -8,8 +8,8 @@ import scala.jdk.CollectionConverters._
 
 import com.google.protobuf.{CodedInputStream, InvalidProtocolBufferException, Message, MessageLite, Parser}
 
-import io.sparklance.core.util.Parse
 import io.sparklance.core.CorruptFileException
+import io.sparklance.core.util.Parse
 import io.sparklance.proto.TableProtos
 
 /**

@@ -1,7 +1,7 @@
 package io.sparklance.core.schema
 
-import io.sparklance.core.util.Parse
 import io.sparklance.core.UnsupportedFeatureException
+import io.sparklance.core.util.Parse
 
 /**
  * A Lance logical type: the `logical_type` string of a schema field (shared/spec/schema-format.md, "Data Types"),

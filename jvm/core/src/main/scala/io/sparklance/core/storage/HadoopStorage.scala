@@ -10,8 +10,8 @@ import scala.util.control.NonFatal
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FSDataInputStream, FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
 
-import io.sparklance.core.util.Parse
 import io.sparklance.core.{CorruptFileException, StorageException, UnsupportedFeatureException}
+import io.sparklance.core.util.Parse
 
 /**
  * [[Storage]] over Hadoop's FileSystem API: local disk, HDFS, and (through hadoop-aws) S3.

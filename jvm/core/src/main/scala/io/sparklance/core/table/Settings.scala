@@ -1,7 +1,7 @@
 package io.sparklance.core.table
 
-import io.sparklance.core.util.Parse
 import io.sparklance.core.{FileVersion, InvalidArgumentException, UnsupportedFeatureException}
+import io.sparklance.core.util.Parse
 
 /**
  * The settings of one read or write of a table, resolved in one place. A key (case-insensitive) takes its value
