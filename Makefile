@@ -111,20 +111,34 @@ PYSPARK_4.2 := 4.2.1
 	SPARKLANCE_NO_JAR=1 .venv-spark$*/bin/pip install -q --no-deps -e ./python
 	touch $@
 
+# Spark 3.4 and 3.5 with Scala 2.13 are not on PyPI: a SPARK_HOME of their Maven Central jars (build.sbt's
+# sparkhome projects) and the scripts of the line's pyspark, which then launches that Spark.
+build/spark-homes/%_2.13/.ready: build.sbt | .venv-spark%/.installed sbt
+	rm -rf build/spark-homes/$*_2.13/jars && mkdir -p build/spark-homes/$*_2.13/jars
+	$(SBT) 'export sparkhome$(subst .,,$*)_213/runtime:fullClasspath' | tail -1 | tr ':' '\n' | grep '\.jar$$' \
+	  | xargs -I{} cp {} build/spark-homes/$*_2.13/jars/
+	cp -r .venv-spark$*/lib/python3*/site-packages/pyspark/bin build/spark-homes/$*_2.13/
+	touch $@
+
 # The cross-version suite (tests marked cross_version) on other Spark lines: `make test` runs it on 3.5 and 4.0,
-# `make test-all-sparks` on every line.
+# `make test-all-sparks` on every line. A line is the pyspark of .venv-spark<line>, with the Scala 2.12 build for
+# 3.4 and 3.5, or <line>_2.13 for their Scala 2.13 build in a SPARK_HOME.
 define run-lines
 	for line in $(1); do \
 	  echo "== cross-version suite on Spark $$line"; \
-	  .venv-spark$$line/bin/python -m pytest tests -m cross_version -q -p no:cacheprovider || exit 1; \
+	  home=$$(case $$line in *_2.13) echo $(CURDIR)/build/spark-homes/$$line;; esac); \
+	  env -u SPARK_HOME $${home:+SPARK_HOME=$$home} .venv-spark$${line%_2.13}/bin/python -m pytest tests -m cross_version \
+	    -q -p no:cacheprovider \
+	    || exit 1; \
 	done
 endef
 TEST_LINES := 3.5 4.0
-ALL_LINES := 3.4 3.5 4.0 4.1 4.2
+ALL_LINES := 3.4 3.4_2.13 3.5 3.5_2.13 4.0 4.1 4.2
 test-lines: jars publish-local $(S3_CLASSPATH) $(foreach l,$(TEST_LINES),.venv-spark$(l)/.installed)
 	$(call run-lines,$(TEST_LINES))
 
-test-all-sparks: jars publish-local $(S3_CLASSPATH) $(foreach l,$(ALL_LINES),.venv-spark$(l)/.installed)
+test-all-sparks: jars publish-local $(S3_CLASSPATH) $(foreach l,3.4 3.5 4.0 4.1 4.2,.venv-spark$(l)/.installed) \
+  build/spark-homes/3.4_2.13/.ready build/spark-homes/3.5_2.13/.ready
 	$(call run-lines,$(ALL_LINES))
 
 test: test-jvm test-python test-lines

@@ -157,6 +157,16 @@ lazy val spark40 = otherLine("spark40")
 lazy val spark41 = otherLine("spark41")
 lazy val spark42 = otherLine("spark42")
 
+// Spark 3.4 and 3.5 with Scala 2.13 are not on PyPI (their pyspark packages hold the 2.12 build): for
+// `make test-all-sparks`, their jars come from Maven Central and make a SPARK_HOME (build/spark-homes/<line>_2.13).
+def sparkHome(id: String, spark: String): Project = Project(id, file(s"build/spark-homes/$id"))
+  .settings(
+    publish / skip := true,
+    libraryDependencies += "org.apache.spark" %% "spark-sql" % spark,
+  )
+lazy val sparkhome34_213 = sparkHome("sparkhome34_213", "3.4.3")
+lazy val sparkhome35_213 = sparkHome("sparkhome35_213", "3.5.9")
+
 // Benchmarks (make bench): separate from tests and from the runtime jar.
 lazy val bench = (project in file("jvm/bench"))
   .dependsOn(core)
