@@ -30,8 +30,10 @@ ThisBuild / version := IO.read(file("VERSION")).trim
 ThisBuild / scalaVersion := SparkLine.scala213
 // Warnings are errors, in Scala and Java; on 2.13, -Xsource:3 keeps the code ready for Scala 3's syntax and rules.
 // Scala 2.12 spells the options differently and has no byname-implicit lint.
-ThisBuild / javacOptions ++= Seq("--release", "17", "-Xlint:unchecked", "-Werror")
-def scalacFlags(scalaV: String): Seq[String] = Seq("-release", "17", "-deprecation", "-feature", "-unchecked") ++ (
+// Scala 2.12 builds (Spark 3.4, 3.5) target Java 11, which those Sparks also run on; everything else Java 17.
+def javaRelease(scalaV: String): String = if (scalaV.startsWith("2.12.")) "11" else "17"
+def javacFlags(scalaV: String): Seq[String] = Seq("--release", javaRelease(scalaV), "-Xlint:unchecked", "-Werror")
+def scalacFlags(scalaV: String): Seq[String] = Seq("-release", javaRelease(scalaV), "-deprecation", "-feature", "-unchecked") ++ (
   if (scalaV.startsWith("2.12.")) Seq("-Xlint:_", "-Xfatal-warnings")
   else Seq("-Xlint:-byname-implicit,_", "-Werror", "-Xsource:3"))
 
@@ -59,6 +61,7 @@ val javaModuleOpens = Seq("java.lang", "java.lang.invoke", "java.lang.reflect", 
 
 lazy val commonSettings = Seq(
   scalacOptions ++= scalacFlags(scalaVersion.value),
+  javacOptions ++= javacFlags(scalaVersion.value),
   Test / fork := true,
   Test / javaOptions ++= javaModuleOpens ++ Seq("-Xmx3g", "-Dio.netty.tryReflectionSetAccessible=true"),
   Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
@@ -173,6 +176,8 @@ lazy val bench = (project in file("jvm/bench"))
   .settings(
     name := "sparklance-bench",
     publish / skip := true,
+    scalacOptions ++= scalacFlags(scalaVersion.value),
+    javacOptions ++= javacFlags(scalaVersion.value),
     Compile / unmanagedJars ++= sparkJars(n => coreJarPrefixes.exists(n.startsWith)).classpath,
     run / fork := true,
     run / javaOptions ++= javaModuleOpens ++ Seq("-Xmx6g", "-Xss4m"),
