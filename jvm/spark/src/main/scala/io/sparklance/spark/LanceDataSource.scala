@@ -59,8 +59,9 @@ final class LanceDataSource extends TableProvider with DataSourceRegister with R
   }
 
   /**
-   * Spark asks this before a path write. `INTERVAL DAY TO SECOND` is stored as `duration:us`, as CTAS and `writeTo`
-   * store it (Spark refuses ANSI intervals for a relation provider unless it says so); the rest as Spark decides.
+   * Which types a path write stores, asked by Spark 4 before the write ([[RelationProviderShim]]; Spark 3 does not
+   * ask). `INTERVAL DAY TO SECOND` is stored as `duration:us`, as CTAS and `writeTo` store it (Spark refuses ANSI
+   * intervals for a relation provider unless it says so); the rest as Spark decides.
    */
   override def writesDataType(dt: DataType, spark: DataType => Boolean): Boolean = dt match {
     case _: DayTimeIntervalType => true
