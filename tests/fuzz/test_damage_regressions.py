@@ -87,6 +87,11 @@ CASES = [
      "which is not a valid file name"),
     ("nulls in a field made not nullable", "mixed-2.1", "manifest", 0, ("proto", "1#7.6#0", "drop", None), CORRUPT,
      "field 'st.b' holds nulls, but the table schema declares it not nullable"),
+    # Fuzz seed 11, mutant 753: the deletion file's allocator bound overflowed ("maximum allocation limit must be
+    # non-negative") before the row count was checked.
+    ("physical rows of 2^63 - 1 with a deletion file", "mixed-2.0", "manifest", 0,
+     ("proto", "2#0.4#0", "varint", 2 ** 63 - 1), CORRUPT, "it holds 40 rows, but the manifest of version 4 says fragment 0 "
+     "has 9223372036854775807"),
 ]
 
 

@@ -95,8 +95,10 @@ object DeletionVector {
 
   private def decodeArrow(path: String, bytes: Array[Byte], physicalRows: Long): RoaringBitmap = {
     // An uncompressed IPC file's buffers fit in its own bytes, and a compressed one's in 4 bytes per row of the
-    // fragment (plus validity): a damaged length cannot make Arrow allocate more.
-    val allocator = new RootAllocator(math.max(4L * bytes.length, 1L << 16) + 5L * math.max(physicalRows, 0L))
+    // fragment (plus validity; a fragment has at most 2^32 rows): a damaged length cannot make Arrow allocate more.
+    // The decoder's buffers are arrays, so never more than 2 GiB either.
+    val rows = math.min(math.max(physicalRows, 0L), 1L << 32)
+    val allocator = new RootAllocator(math.min(math.max(4L * bytes.length, 1L << 16) + 5L * rows, Int.MaxValue.toLong))
     val bitmap = try readArrow(path, bytes, allocator) catch {
       case e: CorruptFileException => closeAfterFailure(allocator); throw e
       case NonFatal(e) =>
