@@ -166,5 +166,16 @@ def lance_raises(cls, match=None):
             yield info
 
 
+def arrow_df(spark, table):
+    """A DataFrame of the rows of a pyarrow Table, on every Spark line: pyspark 4 takes the Table itself; pyspark 3.5
+    cannot, so it gets the Table's rows as Python values and the Spark schema of its Arrow schema."""
+    if SPARK_LINE >= (4, 0):
+        return spark.createDataFrame(table)
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    schema = from_arrow_schema(table.schema, prefer_timestamp_ntz=True)
+    return spark.createDataFrame([tuple(r.values()) for r in table.to_pylist()], schema)
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "cross_version: runs on every Spark line (make test-lines, make test-all-sparks)")

@@ -15,10 +15,12 @@ from chispa import assert_df_equality
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import start_spark, warehouse_with  # noqa: E402
+from conftest import cross_version, start_spark, warehouse_with  # noqa: E402
 
 import sparklance  # noqa: E402
 from sparklance import LanceTable  # noqa: E402
+
+pytestmark = cross_version
 
 
 @pytest.fixture(scope="module")

@@ -15,9 +15,11 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import lance_raises, start_spark, warehouse_with  # noqa: E402
+from conftest import cross_version, lance_raises, start_spark, warehouse_with  # noqa: E402
 
 import sparklance  # noqa: E402
+
+pytestmark = cross_version
 
 
 @pytest.fixture(scope="module")

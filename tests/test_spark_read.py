@@ -39,11 +39,36 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE / "fixtures"))
 sys.path.insert(0, str(REPO / "python"))
 
-from conftest import JAR, make_tables, require_jar  # noqa: E402
+from conftest import JAR, SPARK_LINE, arrow_df, cross_version, lance_raises, make_tables, require_jar  # noqa: E402,E501
 import spark_tables  # noqa: E402
 
 from pyspark.sql import Row  # noqa: E402
 from pyspark.sql import types as T  # noqa: E402
+
+pytestmark = cross_version
+
+# What a Spark line lacks (docs/types.md): Spark < 4.1 has no TIME type, so Lance times (any unit) read as BIGINT
+# nanoseconds since midnight; the Arrow library of Spark 3.x has no half floats, so a float16 column cannot be read
+# there (the table's other columns can: tests read all_types without `f16` on 3.x, test_float16_column asserts the
+# error).
+HAS_TIME = SPARK_LINE >= (4, 1)
+HAS_FLOAT16 = SPARK_LINE >= (4, 0)
+NS_PER_TIME_UNIT = {"s": 10 ** 9, "ms": 10 ** 6, "us": 10 ** 3, "ns": 1}
+
+
+def time_type(precision: int) -> str:
+    """The Spark type (simpleString) of a Lance time column whose Spark precision is ``precision``."""
+    return f"time({precision})" if HAS_TIME else "bigint"
+
+
+def readable(df):
+    """``df`` without its float16 column `f16` on Spark 3.x, which cannot read it."""
+    return df if HAS_FLOAT16 else df.drop("f16")
+
+
+def without_f16(rows: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """pylance's rows without `f16` on Spark 3.x (see ``readable``)."""
+    return rows if HAS_FLOAT16 else [{k: v for k, v in r.items() if k != "f16"} for r in rows]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -193,6 +218,9 @@ def arrow_values(arr, field: Optional[pa.Field] = None) -> List[Any]:
             or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t)
             or pa.types.is_fixed_size_binary(t) or pa.types.is_decimal(t) or pa.types.is_date(t)):
         return arr.to_pylist()
+    if pa.types.is_time(t) and not HAS_TIME:  # BIGINT nanoseconds since midnight
+        return [None if v is None else v * NS_PER_TIME_UNIT[t.unit]
+                for v in arr.view(pa.int32() if t.bit_width == 32 else pa.int64()).to_pylist()]
     if pa.types.is_time(t) or pa.types.is_timestamp(t) or pa.types.is_duration(t):
         raw = arr.view(pa.int32() if t.bit_width == 32 else pa.int64()).to_pylist()
         us = [None if v is None else _micros(v, t.unit) for v in raw]
@@ -329,7 +357,7 @@ def expected_type(t: pa.DataType, field: Optional[pa.Field] = None) -> T.DataTyp
     if pa.types.is_decimal(t):
         return T.DecimalType(t.precision, t.scale) if t.precision <= 38 else T.StringType()
     if pa.types.is_time(t):
-        return T.TimeType({"s": 0, "ms": 3, "us": 6, "ns": 6}[t.unit])
+        return T.TimeType({"s": 0, "ms": 3, "us": 6, "ns": 6}[t.unit]) if HAS_TIME else T.LongType()
     if pa.types.is_timestamp(t):
         return T.TimestampType() if t.tz is not None else T.TimestampNTZType()
     if pa.types.is_struct(t):
@@ -419,8 +447,8 @@ ALL_TYPES_MAPPING = {  # docs/types.md, spelled out for the columns of all_types
     "i8": "tinyint", "u8": "smallint", "i16": "smallint", "u16": "int", "i32": "int", "u32": "bigint",
     "i64": "bigint", "u64": "decimal(20,0)", "i64_notnull": "bigint", "f16": "float", "f32": "float",
     "f64": "double", "bool": "boolean", "str": "string", "lstr": "string", "bin": "binary", "lbin": "binary",
-    "fsb16": "binary", "dec128": "decimal(18,4)", "dec256": "string", "date32": "date", "date64": "date", "time32_s": "time(0)",
-    "time32_ms": "time(3)", "time64_us": "time(6)", "time64_ns": "time(6)", "ts_s": "timestamp_ntz",
+    "fsb16": "binary", "dec128": "decimal(18,4)", "dec256": "string", "date32": "date", "date64": "date", "time32_s": time_type(0),
+    "time32_ms": time_type(3), "time64_us": time_type(6), "time64_ns": time_type(6), "ts_s": "timestamp_ntz",
     "ts_ms": "timestamp_ntz", "ts_us": "timestamp_ntz", "ts_ns": "timestamp_ntz", "ts_us_utc": "timestamp",
     "ts_ms_ny": "timestamp", "ts_ns_offset": "timestamp", "dur_s": "interval day to second",
     "dur_ms": "interval day to second", "dur_us": "interval day to second", "dur_ns": "interval day to second",
@@ -464,18 +492,43 @@ def test_all_types_values(spark, extra):
     path = extra["all_types_spark"]
     expected = pl_rows(path)
     assert len({r["i64_notnull"] for r in expected}) == 300  # the key is unique
-    assert_rows_equal(spark_rows(read(spark, path)), expected, key="i64_notnull", what="all_types")
+    assert_rows_equal(spark_rows(readable(read(spark, path))), without_f16(expected), key="i64_notnull",
+                      what="all_types")
 
 
 def test_all_types_values_sql_catalog(spark, extra):
     """The same table through the catalog (`lance.db.all_types`) and SQL."""
-    df = spark.sql("SELECT * FROM lance.db.all_types")
-    expected = pl_rows(extra["all_types_spark"])  # lance.db.all_types is a copy of it
+    df = readable(spark.sql("SELECT * FROM lance.db.all_types"))
+    expected = without_f16(pl_rows(extra["all_types_spark"]))  # lance.db.all_types is a copy of it
     assert_rows_equal(spark_rows(df), expected, key="i64_notnull", what="lance.db.all_types")
 
 
+def test_float16_column(spark, extra):
+    """float16 reads as FLOAT on Spark 4.x; Spark 3.x refuses it with LANCE_UNSUPPORTED_FEATURE naming the column,
+    whether selected alone or with `*`, and reads the table's other columns."""
+    import sparklance
+
+    path = extra["all_types_spark"]
+    key_and_f16 = read(spark, path).select("i64_notnull", "f16")
+    expected = pl_rows(path, columns=["i64_notnull", "f16"])
+    if HAS_FLOAT16:
+        assert key_and_f16.schema["f16"].dataType == T.FloatType()
+        assert_rows_equal(spark_rows(key_and_f16), expected, key="i64_notnull", what="all_types f16")
+        return
+    message = (r"Cannot read column 'f16': it is float16, and the Arrow library of Spark 3\.x has no half-precision "
+               r"floats\.")
+    with lance_raises(sparklance.UnsupportedFeatureError, match=message) as info:
+        key_and_f16.collect()
+    assert info.value.error_class == "LANCE_UNSUPPORTED_FEATURE"
+    with lance_raises(sparklance.UnsupportedFeatureError, match=message):
+        spark.sql("SELECT * FROM lance.db.all_types").collect()
+    only_key = read(spark, path).select("i64_notnull")
+    assert sorted(r[0] for r in only_key.collect()) == sorted(r["i64_notnull"] for r in expected)
+
+
 def test_all_types_nanoseconds_truncate_toward_negative_infinity(spark, extra):
-    """time64:ns / timestamp:ns / duration:ns lose their sub-microsecond digits (floor), per docs/types.md."""
+    """time64:ns / timestamp:ns / duration:ns lose their sub-microsecond digits (floor), per docs/types.md; before
+    Spark 4.1 (no TIME type) time64:ns reads as its exact BIGINT nanoseconds."""
     path = extra["all_types_spark"]
     rows = {r["i64_notnull"]: r for r in spark_rows(read(spark, path).select("i64_notnull", "time64_ns",
                                                                                "dur_ns"))}
@@ -486,7 +539,7 @@ def test_all_types_nanoseconds_truncate_toward_negative_infinity(spark, extra):
     negative_seen = False
     for k, t, d in zip(keys, t_ns, d_ns):
         if t is not None:
-            assert rows[k]["time64_ns"] == _time_of_day(t // 1000)
+            assert rows[k]["time64_ns"] == (_time_of_day(t // 1000) if HAS_TIME else t)
         if d is not None:
             negative_seen |= d < 0 and d % 1000 != 0
             td = rows[k]["dur_ns"]
@@ -539,7 +592,7 @@ def test_out_of_range_durations_fail_naming_the_column(spark, tables):
 def test_other_columns_of_a_table_with_out_of_range_durations_read(spark, tables):
     """Only a query that selects the overflowing column fails: every other column of all_types reads."""
     path = tables["all_types"]
-    cols = [c for c in pl(path).schema.names if c != "dur_s"]
+    cols = [c for c in pl(path).schema.names if c != "dur_s" and (HAS_FLOAT16 or c != "f16")]
     df = read(spark, path).select(*cols)
     assert_rows_equal(spark_rows(df), pl_rows(path, columns=cols), key="i64_notnull", what="all_types minus dur_s")
 
@@ -558,7 +611,7 @@ def test_deletions_every_version(spark, tables, table, version):
     path = tables[table]
     ds = pl(path, version)
     df = read(spark, path, version=version)
-    expected = spark.createDataFrame(ds.to_table())
+    expected = arrow_df(spark, ds.to_table())
     assert df.count() == ds.count_rows()
     assert_df_equality(df, expected, ignore_row_order=True, ignore_nullable=True, ignore_metadata=True)
 
@@ -972,7 +1025,7 @@ def test_small_batches(spark, tables, extra, name):
     """batch_size=7: batches end everywhere (inside pages, around deleted rows) -- same rows."""
     path = extra["all_types_spark"] if name == "all_types" else tables[name]
     key = {"all_types": "i64_notnull", "schema_evolution": "a2"}.get(name, "id")
-    assert_rows_equal(spark_rows(read(spark, path, batch_size=7)), pl_rows(path), key=key,
+    assert_rows_equal(spark_rows(readable(read(spark, path, batch_size=7))), without_f16(pl_rows(path)), key=key,
                       what=f"{name} batch_size=7")
 
 
@@ -1002,8 +1055,8 @@ def test_big_fragment(spark, extra, batch_size):
     df = read(spark, path, **opts).select("id", "v", "s.x", "s.w", "tag")
     t = pl(path).to_table()
     s = t.column("s").combine_chunks()
-    expected = spark.createDataFrame(pa.table({"id": t.column("id"), "v": t.column("v"), "x": s.field("x"),
-                                               "w": s.field("w"), "tag": t.column("tag")}))
+    expected = arrow_df(spark, pa.table({"id": t.column("id"), "v": t.column("v"), "x": s.field("x"),
+                                         "w": s.field("w"), "tag": t.column("tag")}))
     assert df.count() == pl(path).count_rows() == 297202
     _assert_same_in_spark(df, expected, f"big batch_size={batch_size}")
 
@@ -1148,7 +1201,7 @@ def test_rows_per_partition_splits_large_fragments(spark, extra, rows_per_partit
     parts = df.rdd.getNumPartitions()
     assert parts >= -(-300_000 // rows_per_partition), f"{parts} partitions"
     t = pl(path).to_table(columns=["id", "v", "tag"])
-    expected = spark.createDataFrame(t)
+    expected = arrow_df(spark, t)
     _assert_same_in_spark(df.select("id", "v", "tag"), expected, f"big rows_per_partition={rows_per_partition}")
     assert df.count() == pl(path).count_rows()
     counts = df.groupBy("_fragid").count().collect()
@@ -1185,7 +1238,8 @@ def test_read_settings_as_table_properties(spark, tmp_path):
 def test_row_based_reader(spark, extra):
     """columnar=false hands Spark rows instead of columnar batches: the same values, every type."""
     path = extra["all_types_spark"]
-    assert_rows_equal(spark_rows(read(spark, path, columnar="false", batch_size=13)), pl_rows(path),
+    assert_rows_equal(spark_rows(readable(read(spark, path, columnar="false", batch_size=13))),
+                      without_f16(pl_rows(path)),
                       key="i64_notnull", what="all_types columnar=false")
 
 
@@ -1307,7 +1361,7 @@ def test_nanoseconds_truncate_is_the_default(spark, extra):
     path = extra["all_types_spark"]
     a = read(spark, path, nanoseconds="truncate").select("i64_notnull", *NS_COLUMNS)
     assert [f.dataType.simpleString() for f in a.schema.fields[1:]] == \
-        ["time(6)", "timestamp_ntz", "timestamp", "interval day to second"]
+        [time_type(6), "timestamp_ntz", "timestamp", "interval day to second"]
     b = read(spark, path).select("i64_notnull", *NS_COLUMNS)
     assert_rows_equal(spark_rows(a), spark_rows(b), key="i64_notnull", what="nanoseconds=truncate vs default")
 
@@ -1360,8 +1414,8 @@ def test_metadata_columns_across_split_partitions(spark, extra):
     df = read(spark, path, rows_per_partition=49_999, batch_size=1000).select("_rowaddr", "_fragid", "_rowid", "id")
     assert df.rdd.getNumPartitions() >= 7
     t = pl(path).to_table(columns=["id"], with_row_address=True)
-    expected = spark.createDataFrame(pa.table({"_rowaddr": t.column("_rowaddr").cast(pa.int64()),
-                                               "id": t.column("id")}))
+    expected = arrow_df(spark, pa.table({"_rowaddr": t.column("_rowaddr").cast(pa.int64()),
+                                         "id": t.column("id")}))
     _assert_same_in_spark(df.select("_rowaddr", "id"), expected, "big _rowaddr, split partitions")
     assert df.where("_fragid != shiftright(_rowaddr, 32) OR _rowid != _rowaddr").count() == 0
 

@@ -19,8 +19,10 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import start_spark, warehouse_with  # noqa: E402
+from conftest import cross_version, start_spark, warehouse_with  # noqa: E402
 from sparklance.errors import CommitConflictError, translated  # noqa: E402
+
+pytestmark = cross_version
 
 
 @pytest.fixture(scope="module")

@@ -22,11 +22,22 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import start_spark, warehouse_with  # noqa: E402
+from conftest import SCALA, SPARK_LINE, cross_version, start_spark, warehouse_with  # noqa: E402
 
 from pyspark.sql import Row  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
 from pyspark.sql import types as T  # noqa: E402
+
+pytestmark = cross_version
+
+# The Arrow library of Spark 3.x has no half floats: a float16 column can be neither read nor written there.
+HAS_FLOAT16 = SPARK_LINE >= (4, 0)
+# Suspected product bug (Scala 2.12 jars): a write with an explicit file version fails in the tasks with
+# java.io.InvalidClassException: io.sparklance.core.FileVersion$V2_0$ (V2_1$, V2_2$); no valid constructor.
+FILE_VERSION_NOT_SERIALIZABLE = pytest.mark.xfail(
+    SCALA == "2.12", strict=True, raises=Exception,
+    reason="product bug on Scala 2.12: FileVersion case objects fail Java deserialization in tasks "
+           "(InvalidClassException: io.sparklance.core.FileVersion$V2_0$ (V2_1$, V2_2$); no valid constructor)")
 
 
 @pytest.fixture(scope="module")
@@ -126,6 +137,7 @@ def assert_rows(path, rows: list):
 # DataFrameWriter over paths
 
 
+@FILE_VERSION_NOT_SERIALIZABLE
 @pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
 def test_save_modes_over_a_path(spark, tmp_path, version):
     path = str(tmp_path / "t.lance")
@@ -276,9 +288,16 @@ def test_append_to_a_pylance_table_keeps_its_types(spark, tmp_path):
         "ts_ns": pa.array([1, 2_000], pa.timestamp("ns")),
         "h": pa.array(np.array([1.5, 2.5], dtype=np.float16)),
     })
+    if not HAS_FLOAT16:  # Spark 3.x refuses the float16 column; the test goes on with a table without it
+        lance.write_dataset(table, str(tmp_path / "half.lance"), data_storage_version="2.1")
+        half = spark.read.format("lance").load(str(tmp_path / "half.lance"))
+        with pytest.raises(Exception, match="Cannot write column 'h': it is float16, and the Arrow library of "
+                                            r"Spark 3\.x has no half-precision floats\."):
+            half.where("id > 10").write.format("lance").mode("append").save(str(tmp_path / "half.lance"))
+        table = table.drop_columns(["h"])
     lance.write_dataset(table, path, data_storage_version="2.1")
     df = spark.read.format("lance").load(path)
-    df.union(df.selectExpr("id + 10 AS id", "u8", "u64", "ls", "vec", "ts_ns", "h")) \
+    df.union(df.selectExpr("id + 10 AS id", *table.column_names[1:])) \
         .where("id > 10").write.format("lance").mode("append").save(path)
     ds = lance.dataset(path)
     ds.validate()
@@ -369,6 +388,7 @@ def test_ctas_rtas_and_writeto(spark, wh):
     assert not os.path.exists(str(wh / "c"))
 
 
+@FILE_VERSION_NOT_SERIALIZABLE
 @pytest.mark.parametrize("old", ["2.0", "2.1"])
 def test_replacing_keeps_or_changes_the_file_version_consistently(spark, wh, old):
     """CREATE OR REPLACE, REPLACE TABLE AS SELECT and createOrReplace() keep the table's file version (as pylance's

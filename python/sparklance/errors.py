@@ -86,8 +86,11 @@ def _lance_throwable(java_exc):
     while java_exc is not None and seen < 20:
         try:
             condition = java_exc.getCondition()
-        except Exception:  # not a SparkThrowable
-            condition = None
+        except Exception:  # not a SparkThrowable, or one of Spark 3.x, which has only getErrorClass
+            try:
+                condition = java_exc.getErrorClass()
+            except Exception:
+                condition = None
         if condition and str(condition).startswith("LANCE_"):
             return java_exc, str(condition)
         java_exc = java_exc.getCause()
@@ -160,7 +163,8 @@ def translated() -> Iterator[None]:
             raise
         java_exc = getattr(e, "java_exception", None)
         if java_exc is None:
-            getter = getattr(e, "getCondition", None)
+            # pyspark 4 names the error class getCondition; pyspark 3.5 has only getErrorClass.
+            getter = getattr(e, "getCondition", None) or getattr(e, "getErrorClass", None)
             condition = getter() if callable(getter) else None
             if condition and str(condition).startswith("LANCE_"):
                 raise BY_CLASS.get(str(condition), LanceError)(str(e), str(condition), None) from e
