@@ -22,7 +22,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import SCALA, SPARK_LINE, cross_version, start_spark, warehouse_with  # noqa: E402
+from conftest import SPARK_LINE, cross_version, start_spark, warehouse_with  # noqa: E402
 
 from pyspark.sql import Row  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
@@ -32,14 +32,6 @@ pytestmark = cross_version
 
 # The Arrow library of Spark 3.x has no half floats: a float16 column can be neither read nor written there.
 HAS_FLOAT16 = SPARK_LINE >= (4, 0)
-# Suspected product bug (Scala 2.12 jars): a write with an explicit file version fails in the tasks with
-# java.io.InvalidClassException: io.sparklance.core.FileVersion$V2_0$ (V2_1$, V2_2$); no valid constructor.
-FILE_VERSION_NOT_SERIALIZABLE = pytest.mark.xfail(
-    SCALA == "2.12", strict=True, raises=Exception,
-    reason="product bug on Scala 2.12: FileVersion case objects fail Java deserialization in tasks "
-           "(InvalidClassException: io.sparklance.core.FileVersion$V2_0$ (V2_1$, V2_2$); no valid constructor)")
-
-
 @pytest.fixture(scope="module")
 def wh(tmp_path_factory) -> Path:
     return warehouse_with(tmp_path_factory, "write_warehouse")
@@ -137,7 +129,6 @@ def assert_rows(path, rows: list):
 # DataFrameWriter over paths
 
 
-@FILE_VERSION_NOT_SERIALIZABLE
 @pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
 def test_save_modes_over_a_path(spark, tmp_path, version):
     path = str(tmp_path / "t.lance")
@@ -388,7 +379,6 @@ def test_ctas_rtas_and_writeto(spark, wh):
     assert not os.path.exists(str(wh / "c"))
 
 
-@FILE_VERSION_NOT_SERIALIZABLE
 @pytest.mark.parametrize("old", ["2.0", "2.1"])
 def test_replacing_keeps_or_changes_the_file_version_consistently(spark, wh, old):
     """CREATE OR REPLACE, REPLACE TABLE AS SELECT and createOrReplace() keep the table's file version (as pylance's

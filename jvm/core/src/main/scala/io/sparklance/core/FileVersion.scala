@@ -4,7 +4,8 @@ package io.sparklance.core
  * A Lance data file format version, as the manifest's `DataFile` names it (2.0, 2.1, 2.2) and as the file footer
  * stores it (2.0 files say 0.3 in their footer; shared/research/README.md "Version strings").
  */
-sealed abstract class FileVersion(val major: Int, val minor: Int, val footerMajor: Int, val footerMinor: Int) {
+sealed abstract class FileVersion(val major: Int, val minor: Int, val footerMajor: Int, val footerMinor: Int)
+    extends Serializable {
   override def toString: String = s"$major.$minor"
 
   /** 2.1 and later: structural (repetition/definition level) encodings with MiniBlock and FullZip pages. */

@@ -5,7 +5,7 @@ package io.sparklance.core.format
  *
  * A table uses exactly one scheme; a mixture is an error.
  */
-sealed abstract class ManifestNaming(val name: String) {
+sealed abstract class ManifestNaming(val name: String) extends Serializable {
 
   /** The file name of a version's manifest. */
   def fileName(version: Long): String

@@ -17,7 +17,7 @@ sealed trait LogicalType {
 
 object LogicalType {
 
-  sealed abstract class TimeUnit(val symbol: String)
+  sealed abstract class TimeUnit(val symbol: String) extends Serializable
   object TimeUnit {
     case object Second extends TimeUnit("s")
     case object Millisecond extends TimeUnit("ms")
