@@ -15,7 +15,7 @@ from chispa import assert_df_equality
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import cross_version, start_spark, warehouse_with  # noqa: E402
+from conftest import SPARK_LINE, cross_version, start_spark, warehouse_with  # noqa: E402
 
 import sparklance  # noqa: E402
 from sparklance import LanceTable  # noqa: E402
@@ -63,11 +63,15 @@ def test_changes_and_maintenance(spark, wh):
     path = make(wh, "changes")
     t = LanceTable.for_path(spark, path)
     t.delete("id < 3")
-    t.update("id = 3", {"s": "'three'"})
-    src = spark.createDataFrame([(4, "four"), (100, "hundred")], "id BIGINT, s STRING")
-    t.merge(src, "t.id = s.id").when_matched_update({"s": "s.s"}).when_not_matched_insert_all().execute()
     want = {i: f"s{i}" for i in range(3, 15)}
-    want.update({3: "three", 4: "four", 100: "hundred"})
+    if SPARK_LINE >= (3, 5):
+        t.update("id = 3", {"s": "'three'"})
+        src = spark.createDataFrame([(4, "four"), (100, "hundred")], "id BIGINT, s STRING")
+        t.merge(src, "t.id = s.id").when_matched_update({"s": "s.s"}).when_not_matched_insert_all().execute()
+        want.update({3: "three", 4: "four", 100: "hundred"})
+    else:   # Spark 3.4 has no UPDATE or MERGE INTO for row-level sources (docs/spark-versions.md)
+        with pytest.raises(Exception, match="UPDATE TABLE is not supported temporarily"):
+            t.update("id = 3", {"s": "'three'"})
     ds = lance.dataset(path)
     ds.validate()
     assert {r["id"]: r["s"] for r in ds.to_table().to_pylist()} == want
@@ -151,7 +155,8 @@ def test_a_relative_path_names_the_table_below_the_drivers_directory(spark, wh):
     t = LanceTable.for_path(spark, rel)
     assert t.path.startswith("file:") and t.path.rstrip("/").endswith("db/relative.lance")
     t.delete("id < 3")
-    t.update("id = 14", {"s": "'changed'"})
+    if SPARK_LINE >= (3, 5):   # Spark 3.4 has no UPDATE for row-level sources
+        t.update("id = 14", {"s": "'changed'"})
     got = lance.dataset(str(wh / "db" / "relative.lance")).to_table().sort_by("id")
     assert got.column("id").to_pylist() == list(range(3, 15))
-    assert got.column("s").to_pylist()[-1] == "changed"
+    assert got.column("s").to_pylist()[-1] == ("changed" if SPARK_LINE >= (3, 5) else "s14")

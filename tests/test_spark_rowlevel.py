@@ -19,7 +19,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import cross_version, start_spark, warehouse_with  # noqa: E402
+from conftest import SPARK_LINE, cross_version, needs_update_and_merge, start_spark, warehouse_with  # noqa: E402
 from sparklance.errors import CommitConflictError, translated  # noqa: E402
 
 pytestmark = cross_version
@@ -108,6 +108,7 @@ def test_delete_with_stable_row_ids_keeps_the_others(spark, wh):
 
 
 
+@needs_update_and_merge
 def test_update_and_merge_keep_stable_row_ids(spark, wh):
     path = make(wh, "stable_upd", n=100, rows_per_file=40, enable_stable_row_ids=True)
     spark.sql("UPDATE lance.db.stable_upd SET s = 'u' WHERE id % 10 = 0")
@@ -130,6 +131,7 @@ def test_update_and_merge_keep_stable_row_ids(spark, wh):
     assert {r.id: r._rowid for r in spark.sql("SELECT id, _rowid FROM lance.db.stable_upd").collect()} == ids
 
 
+@needs_update_and_merge
 def test_update(spark, wh):
     path = make(wh, "upd")
     spark.sql("UPDATE lance.db.upd SET s = concat(s, '!'), x = x * 10 WHERE id % 100 = 0 OR id = 9999")
@@ -143,6 +145,19 @@ def test_update(spark, wh):
     assert ds.version == 2 and len(ds.get_fragments()) == 5   # one new fragment with the updated rows
 
 
+@pytest.mark.skipif(SPARK_LINE >= (3, 5), reason="Spark 3.5 and later run UPDATE and MERGE INTO (test_update, ...)")
+def test_update_and_merge_fail_clearly_on_spark_3_4(spark, wh):
+    path = make(wh, "upd34")
+    for statement, name in [("UPDATE lance.db.upd34 SET s = 'u' WHERE id = 1", "UPDATE TABLE"),
+                            ("MERGE INTO lance.db.upd34 t USING (SELECT 1 AS id) m ON t.id = m.id "
+                             "WHEN MATCHED THEN DELETE", "MERGE INTO TABLE")]:
+        with pytest.raises(Exception) as e:
+            spark.sql(statement)
+        assert f"{name} is not supported temporarily" in str(e.value)
+    assert lance.dataset(path).version == 1   # nothing committed
+
+
+@needs_update_and_merge
 def test_merge_update_delete_insert(spark, wh):
     path = make(wh, "mrg", n=1000, rows_per_file=400)
     src = [(i, f"new{i}") for i in range(990, 1010)] + [(5, "DELETE")]
@@ -178,6 +193,7 @@ def test_delete_keeps_the_tables_indexes(spark, wh):
     assert ds.to_table(filter="id < 20").column("id").to_pylist() == list(range(10, 20))
 
 
+@needs_update_and_merge
 def test_a_failing_merge_or_delete_changes_nothing(spark, wh):
     path = make(wh, "failing", n=3000, rows_per_file=1000)
     files = sorted(str(p) for p in Path(path).rglob("*") if p.is_file())
@@ -280,6 +296,7 @@ def test_concurrent_deletes_of_disjoint_rows_of_one_fragment_both_commit(spark, 
 
 
 @pytest.mark.parametrize("stable", [False, True], ids=["addresses", "stable_row_ids"])
+@needs_update_and_merge
 def test_a_delete_concurrent_with_an_update_of_other_rows_both_commit(spark, wh, tmp_path, stable):
     name = f"conc_upd_{int(stable)}"
     path = make(wh, name, n=900, rows_per_file=5000, enable_stable_row_ids=stable)
@@ -296,6 +313,7 @@ def test_a_delete_concurrent_with_an_update_of_other_rows_both_commit(spark, wh,
         assert dict(zip(t.column("id").to_pylist(), t.column("_rowid").to_pylist())) == {i: i for i in got}
 
 
+@needs_update_and_merge
 def test_concurrent_changes_of_the_same_rows_conflict_and_change_nothing(spark, wh, tmp_path):
     path = make(wh, "conc_same", n=100, rows_per_file=5000)
     gate = Gate(spark, tmp_path, "conc_same")
