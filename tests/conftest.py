@@ -172,12 +172,21 @@ def lance_raises(cls, match=None):
 
 def arrow_df(spark, table):
     """A DataFrame of the rows of a pyarrow Table, on every Spark line: pyspark 4 takes the Table itself; pyspark 3.5
-    cannot, so it gets the Table's rows as Python values and the Spark schema of its Arrow schema."""
+    and 3.4 cannot, so they get the Table's rows as Python values and the Spark schema of its Arrow schema."""
     if SPARK_LINE >= (4, 0):
         return spark.createDataFrame(table)
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    schema = from_arrow_schema(table.schema, prefer_timestamp_ntz=True)
+    try:
+        schema = from_arrow_schema(table.schema, prefer_timestamp_ntz=True)
+    except TypeError:   # pyspark 3.4 maps every timestamp to TIMESTAMP: top-level naive ones are TIMESTAMP_NTZ
+        import pyarrow as pa
+        from pyspark.sql.types import StructField, StructType, TimestampNTZType
+
+        schema = StructType([
+            StructField(f.name, TimestampNTZType(), f.nullable)
+            if pa.types.is_timestamp(a.type) and a.type.tz is None else f
+            for f, a in zip(from_arrow_schema(table.schema).fields, table.schema)])
     return spark.createDataFrame([tuple(r.values()) for r in table.to_pylist()], schema)
 
 
