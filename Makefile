@@ -122,12 +122,14 @@ build/spark-homes/%_2.13/.ready: build.sbt | .venv-spark%/.installed sbt
 
 # The cross-version suite (tests marked cross_version) on other Spark lines: `make test` runs it on 3.5 and 4.0,
 # `make test-all-sparks` on every line. A line is the pyspark of .venv-spark<line>, with the Scala 2.12 build for
-# 3.4 and 3.5, or <line>_2.13 for their Scala 2.13 build in a SPARK_HOME.
+# 3.4 and 3.5, or <line>_2.13 for their Scala 2.13 build in a SPARK_HOME (whose Python workers need the venv's
+# python: that SPARK_HOME has no python/ directory of its own).
 define run-lines
 	for line in $(1); do \
 	  echo "== cross-version suite on Spark $$line"; \
 	  home=$$(case $$line in *_2.13) echo $(CURDIR)/build/spark-homes/$$line;; esac); \
-	  env -u SPARK_HOME $${home:+SPARK_HOME=$$home} .venv-spark$${line%_2.13}/bin/python -m pytest tests -m cross_version \
+	  py=$(CURDIR)/.venv-spark$${line%_2.13}/bin/python; \
+	  env -u SPARK_HOME $${home:+SPARK_HOME=$$home} PYSPARK_PYTHON=$$py $$py -m pytest tests -m cross_version \
 	    -q -p no:cacheprovider \
 	    || exit 1; \
 	done
