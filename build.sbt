@@ -165,6 +165,9 @@ lazy val spark42 = otherLine("spark42")
 def sparkHome(id: String, spark: String): Project = Project(id, file(s"build/spark-homes/$id"))
   .settings(
     publish / skip := true,
+    // The Scala library those Spark releases ship, so that the tests run the jars on it.
+    scalaVersion := "2.13.8",
+    dependencyOverrides += "org.scala-lang" % "scala-library" % "2.13.8",
     libraryDependencies += "org.apache.spark" %% "spark-sql" % spark,
   )
 lazy val sparkhome34_213 = sparkHome("sparkhome34_213", "3.4.3")
