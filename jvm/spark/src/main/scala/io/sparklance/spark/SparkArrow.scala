@@ -27,13 +27,10 @@ object SparkArrow {
     case (d: DateMilliVector, DateType) =>
       fixed(d, new DateDayVector(d.getName, allocator), (o: DateDayVector, i: Int) => o.set(i, Math.floorDiv(d.get(i), 86400000L).toInt))
     // Where Spark has no TIME type, times read as LONG nanoseconds of the day (TimeTypes).
-    case (t: TimeSecVector, LongType) => longs(t, i => t.get(i) * 1000000000L, allocator)
-    case (t: TimeMilliVector, LongType) => longs(t, i => t.get(i) * 1000000L, allocator)
-    case (t: TimeMicroVector, LongType) => longs(t, i => t.get(i) * 1000L, allocator)
+    case (NanosOfDay(t, nanos), LongType) => longs(t, nanos, allocator)
     case (t: TimeNanoVector, LongType) => longs(t, t.get, allocator)
-    case (t: TimeSecVector, _) if TimeTypes.isTime(dt) => fixed(t, new TimeNanoVector(t.getName, allocator), (o: TimeNanoVector, i: Int) => o.set(i, t.get(i) * 1000000000L))
-    case (t: TimeMilliVector, _) if TimeTypes.isTime(dt) => fixed(t, new TimeNanoVector(t.getName, allocator), (o: TimeNanoVector, i: Int) => o.set(i, t.get(i) * 1000000L))
-    case (t: TimeMicroVector, _) if TimeTypes.isTime(dt) => fixed(t, new TimeNanoVector(t.getName, allocator), (o: TimeNanoVector, i: Int) => o.set(i, t.get(i) * 1000L))
+    case (NanosOfDay(t, nanos), _) if TimeTypes.isTime(dt) =>
+      fixed(t, new TimeNanoVector(t.getName, allocator), (o: TimeNanoVector, i: Int) => o.set(i, nanos(i)))
     // TIME(6): Spark holds nanoseconds of the day, but the type's precision is microseconds (docs/types.md).
     case (t: TimeNanoVector, _) if TimeTypes.isTime(dt) => fixed(t, new TimeNanoVector(t.getName, allocator), (o: TimeNanoVector, i: Int) => o.set(i, t.get(i) - Math.floorMod(t.get(i), 1000L)))
     case (t: TimeStampVector, TimestampType | TimestampNTZType) if !isMicro(t) => timestamp(t, dt, allocator)
@@ -128,6 +125,16 @@ object SparkArrow {
       val out = new DecimalVector(u.getName, allocator, 20, 0)
       fixed(u, out, (o: DecimalVector, i: Int) => o.set(i, new java.math.BigDecimal(new java.math.BigInteger(java.lang.Long.toUnsignedString(u.get(i))))))
     case other => other
+  }
+
+  /** A time vector of seconds, milliseconds or microseconds, with its values as nanoseconds of the day. */
+  private object NanosOfDay {
+    def unapply(v: ValueVector): Option[(BaseFixedWidthVector, Int => Long)] = v match {
+      case t: TimeSecVector => Some((t, i => t.get(i) * 1000000000L))
+      case t: TimeMilliVector => Some((t, i => t.get(i) * 1000000L))
+      case t: TimeMicroVector => Some((t, i => t.get(i) * 1000L))
+      case _ => None
+    }
   }
 
   private def longs(v: BaseFixedWidthVector, get: Int => Long, allocator: BufferAllocator): FieldVector =
