@@ -129,7 +129,8 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
     s"LanceScan(${table.name()}@${snapshot.version}, columns=[${readSchema.fieldNames.mkString(", ")}]" +
       limit.map(l => s", limit=$l").getOrElse("") +
       (if (fragmentFilters.nonEmpty) s", fragments where ${fragmentFilters.mkString(" and ")}" else "") +
-      (if (dataFilters.nonEmpty) s", batches where ${dataFilters.mkString(" and ")}" else "") + ")"
+      (if (dataFilters.nonEmpty) s", batches where ${dataFilters.mkString(" and ")}" else "") +
+      (if (!scan.indexUse.isEmpty) s", using ${scan.indexUse}" else "") + ")"
 
   override def planInputPartitions(): Array[InputPartition] = {
     // Spark's own wrapper: its Kryo serializer knows it (spark.serializer applies to broadcasts).

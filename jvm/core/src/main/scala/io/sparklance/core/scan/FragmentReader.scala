@@ -63,7 +63,22 @@ final class FragmentReader(
    */
   def read(from: Long, to: Long, allocator: BufferAllocator, fields: Seq[LanceField], withMetadata: Boolean): VectorSchemaRoot = {
     require(from >= 0 && to >= from && to <= fragment.physicalRows, s"rows [$from, $to) of fragment ${fragment.id}")
-    val live = deletions.liveOffsets(from, to)
+    readLive(from, to, deletions.liveOffsets(from, to), allocator, fields, withMetadata)
+  }
+
+  /**
+   * The live rows among the physical offsets `rows` (ascending, e.g. those an index selected) of some of the
+   * projected fields, followed by the metadata columns if asked for.
+   */
+  def readRows(rows: Array[Int], allocator: BufferAllocator, fields: Seq[LanceField], withMetadata: Boolean): VectorSchemaRoot = {
+    require(rows.nonEmpty && rows.head >= 0 && rows.last < fragment.physicalRows,
+      s"rows ${rows.headOption.getOrElse(0)}..${rows.lastOption.getOrElse(0)} of fragment ${fragment.id}")
+    val live = rows.iterator.filterNot(deletions.contains).map(_.toLong).toArray
+    readLive(rows.head.toLong, rows.last.toLong + 1, Some(live), allocator, fields, withMetadata)
+  }
+
+  private def readLive(from: Long, to: Long, live: Option[Array[Long]], allocator: BufferAllocator,
+      fields: Seq[LanceField], withMetadata: Boolean): VectorSchemaRoot = {
     val count = live.map(_.length).getOrElse((to - from).toInt)
     val vectors = mutable.ArrayBuffer.empty[FieldVector]
     try {

@@ -5,8 +5,7 @@ import scala.util.control.NonFatal
 
 import org.apache.arrow.memory.RootAllocator
 
-import io.sparklance.core.UnsupportedFeatureException
-import io.sparklance.core.format.{Fragment, ManifestFile, RowIdSequence, RowVersionSequence}
+import io.sparklance.core.format.{Fragment, RowIdSequence, RowVersionSequence}
 import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
 import io.sparklance.core.write.FragmentWriter
@@ -58,11 +57,6 @@ object Compaction {
     val storage = table.storage
     val root = table.root
     val snapshot = table.latest()
-    val bytes = storage.readAll(snapshot.manifest.path)
-    if (ManifestFile.decodeIndexSection(snapshot.manifest.path, bytes, snapshot.manifest.proto).exists(_.getIndicesCount > 0)) {
-      throw new UnsupportedFeatureException(s"Cannot compact $root: it has indices, which a compaction would have " +
-        "to remap; this version of sparklance does not. Compact it with pylance (optimize.compact_files).")
-    }
     val groups = plan(snapshot, options)
     if (groups.isEmpty) return Result(None, 0, 0)
     val version = snapshot.fileVersion

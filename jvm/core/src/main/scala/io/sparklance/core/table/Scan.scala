@@ -46,8 +46,19 @@ final class Scan private[table] (
 
   def withBatchRows(rows: Int): Scan = copy(batchRows = rows)
 
-  /** The fragments the scan reads: those every fragment filter keeps. */
-  def fragments: Seq[Fragment] = snapshot.fragments.filter(f => fragmentFilters.forall(Scan.keepsFragment(_, f.id)))
+  /**
+   * The scalar indexes the data filters use ([[IndexUse]]), searched on first use: the rows of indexed fragments
+   * that can match. Searching reads index files; plan where that is cheap (the driver).
+   */
+  lazy val indexUse: IndexUse = if (dataFilters.isEmpty) IndexUse.None else IndexUse.plan(snapshot, dataFilters)
+
+  /**
+   * The fragments the scan reads: those every fragment filter keeps, but those in which the indexes used found no
+   * row.
+   */
+  def fragments: Seq[Fragment] = snapshot.fragments.filter { f =>
+    fragmentFilters.forall(Scan.keepsFragment(_, f.id)) && !indexUse.rows(f.id).exists(_.isEmpty)
+  }
 
   /** The ids of the fragments the scan reads. */
   def fragmentIds: Seq[Long] = fragments.map(_.id)
@@ -69,19 +80,27 @@ final class Scan private[table] (
       snapshot.manifest.hasStableRowIds, batchRows, limit, readable)
     val slices = fragments.flatMap { fragment =>
       val bytes = fragment.proto.toByteArray
-      (0L until fragment.physicalRows by rowsPerTask).map { from =>
-        ScanTask.Slice(bytes, from, math.min(fragment.physicalRows, from + rowsPerTask))
+      indexUse.rows(fragment.id) match {
+        case Some(rows) =>
+          // Rows an index selected: read by offset, in slices of at most rowsPerTask of them.
+          rows.toArray.grouped(math.max(1L, math.min(rowsPerTask, Int.MaxValue)).toInt).map { offsets =>
+            ScanTask.Slice(bytes, offsets.head.toLong, offsets.last.toLong + 1, Some(offsets))
+          }.toSeq
+        case None =>
+          (0L until fragment.physicalRows by rowsPerTask).map { from =>
+            ScanTask.Slice(bytes, from, math.min(fragment.physicalRows, from + rowsPerTask))
+          }
       }
     }
     val tasks = ArrayBuffer.empty[ScanTask]
     var current = Vector.empty[ScanTask.Slice]
     var rows = 0L
     slices.foreach { s =>
-      if (current.nonEmpty && rows + (s.to - s.from) > rowsPerTask) {
+      if (current.nonEmpty && rows + s.rows > rowsPerTask) {
         tasks += ScanTask(current, context); current = Vector.empty; rows = 0
       }
       current :+= s
-      rows += s.to - s.from
+      rows += s.rows
     }
     if (current.nonEmpty) tasks += ScanTask(current, context)
     tasks.toSeq
@@ -91,7 +110,8 @@ final class Scan private[table] (
     s"Scan(${snapshot.root}@${snapshot.version}, columns=[${(projection.map(_.name) ++ metadataColumns.map(_.name)).mkString(", ")}]" +
       limit.map(l => s", limit=$l").getOrElse("") +
       (if (fragmentFilters.nonEmpty) s", fragments where ${fragmentFilters.mkString(" and ")}" else "") +
-      (if (dataFilters.nonEmpty) s", batches where ${dataFilters.mkString(" and ")}" else "") + ")"
+      (if (dataFilters.nonEmpty) s", batches where ${dataFilters.mkString(" and ")}" else "") +
+      (if (!indexUse.isEmpty) s", using $indexUse" else "") + ")"
 }
 
 object Scan {
@@ -160,13 +180,17 @@ object Scan {
 
 /** One unit of a scan's work, read in order by one reader: slices of one or more fragments. Plain data. */
 final case class ScanTask(slices: Seq[ScanTask.Slice], context: ScanTask.Context) {
-  def rows: Long = slices.map(s => s.to - s.from).sum
+  def rows: Long = slices.map(_.rows).sum
 }
 
 object ScanTask {
-  /** Rows [from, to) of one fragment (its `DataFragment` protobuf). */
-  final case class Slice(fragment: Array[Byte], from: Long, to: Long) {
+  /**
+   * Rows [from, to) of one fragment (its `DataFragment` protobuf); with `selected`, only those physical offsets
+   * (ascending, within the range), which an index chose.
+   */
+  final case class Slice(fragment: Array[Byte], from: Long, to: Long, selected: Option[Array[Int]] = None) {
     private[table] def parsed: Fragment = new Fragment(TableProtos.DataFragment.parseFrom(fragment))
+    def rows: Long = selected.map(_.length.toLong).getOrElse(to - from)
   }
 
   /** What every task of a scan shares: where the version's files are, the projection and the read settings. */

@@ -5,7 +5,8 @@ import scala.jdk.CollectionConverters._
 import com.google.protobuf.ByteString
 
 import io.sparklance.core.FileVersion
-import io.sparklance.core.format.{DataFile, DeletionVector, FeatureFlags, Fragment, FragmentFiles, Manifest, ManifestNaming, RowIdSequence, RowVersionSequence, TableLayout}
+import io.sparklance.core.format.{DataFile, DeletionVector, FeatureFlags, Fragment, FragmentFiles, Manifest, ManifestFile, ManifestNaming, RowIdSequence, RowVersionSequence, TableLayout}
+import io.sparklance.core.index.IndexMetadata
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.Storage
 import io.sparklance.proto.TableProtos
@@ -57,6 +58,16 @@ final class Snapshot(val dataset: Dataset, val manifest: Manifest, val naming: M
   private[table] def schemaChanges: io.sparklance.core.schema.SchemaChanges =
     io.sparklance.core.schema.SchemaChanges.of(manifest.path, manifest.proto.getFieldsList.asScala.toSeq,
       manifest.fragments.flatMap(_.files.flatMap(_.fields)))
+
+  /**
+   * The indexes of this version (its manifest's index section, read on first use): every kind, scalar, vector and
+   * system, in the order the section lists them.
+   */
+  lazy val indexes: Seq[IndexMetadata] = {
+    val bytes = storage.readAll(manifest.path)
+    ManifestFile.decodeIndexSection(manifest.path, bytes, manifest.proto).toSeq
+      .flatMap(_.getIndicesList.asScala.map(new IndexMetadata(_, manifest.path)))
+  }
 
   /** A scan of every column of this version; narrow it with the scan's `with...` methods. */
   def newScan(): Scan = Scan.of(this)

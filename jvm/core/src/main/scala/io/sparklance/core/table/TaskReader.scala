@@ -59,7 +59,15 @@ final class TaskReader private[table] (storage: Storage, task: ScanTask, allocat
     var more = reader != null || advance()
     while (result.isEmpty && more && ctx.limit.forall(emitted < _)) {
       if (position >= slice.to) more = advance()
-      else {
+      else if (slice.selected.isDefined) {
+        // Rows an index selected, batchRows of them at a time; position counts them.
+        val rows = slice.selected.get
+        val at = (position - slice.from).toInt
+        val chunk = java.util.Arrays.copyOfRange(rows, at, math.min(rows.length, at + ctx.batchRows))
+        position = if (at + chunk.length >= rows.length) slice.to else slice.from + at + chunk.length
+        val r = reader.readRows(chunk, allocator, fields, withMetadata = true)
+        if (r.getRowCount > 0) { emitted += r.getRowCount; result = Some(r) } else r.close()
+      } else {
         val end = math.min(slice.to, position + ctx.batchRows)
         val root = if (filtering) readIfAnyMatch(position, end) else Some(reader.read(position, end, allocator))
         position = end

@@ -64,7 +64,7 @@ object Committer {
         val fileName = latest.map(_.listing.naming).getOrElse(ManifestNaming.V2).fileName(version)
         val manifest = ManifestBuilder.next(latest.map(_.manifest), current, version, Instant.now(), options,
           restored.map(_.manifest))
-        val indexSection = ManifestBuilder.indexSection(current.operation, latest.flatMap(_.indexSection),
+        val indexSection = ManifestBuilder.indexSection(current.operation, latest.map(_.manifest), latest.flatMap(_.indexSection),
           restored.flatMap(_.indexSection))
         commits.putManifest(root, version, fileName, ManifestFile.encode(manifest, indexSection)) match {
           case ManifestPut.Committed =>

@@ -2,6 +2,7 @@ package io.sparklance.core.txn
 
 import scala.jdk.CollectionConverters._
 
+import io.sparklance.core.index.IndexMetadata
 import io.sparklance.core.util.Parse
 import io.sparklance.proto.TableProtos
 
@@ -16,6 +17,10 @@ import io.sparklance.proto.TableProtos
  * | Delete, Update | yes | yes if other fragments; same fragments: merge deletion files (*) | if other fragments | no | no |
  * | Rewrite        | yes | if other fragments | if other fragments | no | no |
  * | Overwrite      | yes | yes | yes | yes | no |
+ * | CreateIndex    | yes | Delete: yes; Update: if no fragment the new indexes cover | if no fragment they cover | no | CreateIndex: if other names and uuids |
+ *
+ * A commit over a CreateIndex (theirs) is compatible for appends, deletes, updates, rewrites and overwrites: the
+ * index section is rebuilt from the latest one at commit time ([[ManifestBuilder.indexSection]]).
  *
  * (*) When both changed the deletion file of a fragment, ours is merged with the one now in the table
  * ([[DeletionMerge]]), and the merge itself conflicts when both deleted (or updated) the same row. Upstream treats
@@ -59,7 +64,28 @@ object ConflictRules {
       else Conflict(s"it deleted rows of ${fragments(both)}, which this Rewrite compacts")
     case (_: Operation.Overwrite, Some(_: Operation.Append | _: Operation.Overwrite | _: Operation.Delete |
           _: Operation.Update | _: Operation.Rewrite)) => Compatible
+    case (_: Operation.Append | _: Operation.Delete | _: Operation.Update | _: Operation.Rewrite | _: Operation.Overwrite,
+          Some(_: Operation.CreateIndex)) => Compatible
+    case (o: Operation.CreateIndex, Some(t)) => createIndex(o, t)
     case (o, t) => Conflict(s"which a ${o.name} cannot be combined with")
+  }
+
+  /** A CreateIndex over a commit: see the table. */
+  private def createIndex(ours: Operation.CreateIndex, theirs: Operation): Verdict = {
+    lazy val covered = ours.newIndices.flatMap(i => new IndexMetadata(i, "").fragmentBitmap.toArray.map(_.toLong)).toSet
+    theirs match {
+      case _: Operation.Append | _: Operation.Delete => Compatible
+      case _: Operation.Update | _: Operation.Rewrite =>
+        val both = touched(theirs).intersect(covered)
+        if (both.isEmpty) Compatible
+        else Conflict(s"it changed ${fragments(both)}, which the index being created covers; create the index again")
+      case Operation.CreateIndex(added, removed) =>
+        val names = added.map(_.getName).toSet.intersect(ours.newIndices.map(_.getName).toSet)
+        val uuids = removed.map(_.getUuid).toSet.intersect(ours.removedIndices.map(_.getUuid).toSet)
+        if (names.isEmpty && uuids.isEmpty) Compatible
+        else Conflict(s"it also created or dropped index ${(names ++ removed.filter(r => uuids.contains(r.getUuid)).map(_.getName)).mkString(", ")}")
+      case t => Conflict(s"which a ${ours.name} cannot be combined with")
+    }
   }
 
   /** Two row-level changes: see the table. */

@@ -7,6 +7,7 @@ import scala.jdk.CollectionConverters._
 import com.google.protobuf.Timestamp
 
 import io.sparklance.core.format.{FeatureFlags, Manifest, RowVersionSequence}
+import io.sparklance.core.index.IndexMetadata
 import io.sparklance.proto.{RowIdProtos, TableProtos}
 
 /**
@@ -37,6 +38,7 @@ object ManifestBuilder {
         restore(b, restored.getOrElse(throw new IllegalArgumentException(
           s"restore of version ${op.version} without its manifest")))
       case op: Operation.Rewrite => rewrite(b, op, ids)
+      case _: Operation.CreateIndex => ()
       case Operation.Other(n) => throw new IllegalArgumentException(s"sparklance does not commit $n transactions")
     }
     if (ids.nextFragmentId > 0) b.setMaxFragmentId((ids.nextFragmentId - 1).toInt)
@@ -46,17 +48,44 @@ object ManifestBuilder {
   }
 
   /**
-   * The index section the next manifest carries: indexes carry over appends, deletes, updates and schema changes
-   * (rows they index that are gone are filtered by deletion files, as upstream does); a restore brings back the
-   * old version's; an overwrite replaces the data they indexed. Compaction refuses indexed tables (it would have
-   * to remap them).
+   * The index section the next manifest carries, from the current one (`current`, of manifest `base`):
+   *  - a CreateIndex removes the indexes it names (by uuid) and adds its new ones;
+   *  - appends, deletes and merges keep every index: new fragments are not in an index's fragment bitmap, so they are
+   *    read to be searched, and deleted rows are filtered by deletion files, as upstream does;
+   *  - an update keeps them too, but a fragment whose data files it replaced leaves every bitmap (its indexed values
+   *    may have changed); a schema change drops the indexes of fields it removed;
+   *  - a rewrite (compaction) takes the fragments it replaced out of every bitmap: the index no longer covers their
+   *    rows, which are read from the new fragments instead (upstream remaps instead; both answer the same rows);
+   *  - a restore brings back the old version's; an overwrite replaces the data they indexed, so none survive.
    */
-  def indexSection(op: Operation, current: Option[TableProtos.IndexSection],
-      restored: Option[TableProtos.IndexSection]): Option[TableProtos.IndexSection] = op match {
-    case _: Operation.Append | _: Operation.Delete | _: Operation.Update | _: Operation.Project | _: Operation.Merge =>
-      current
-    case _: Operation.Restore => restored
-    case _ => None
+  def indexSection(op: Operation, base: Option[Manifest], current: Option[TableProtos.IndexSection],
+      restored: Option[TableProtos.IndexSection]): Option[TableProtos.IndexSection] = {
+    def keep(f: TableProtos.IndexMetadata => Option[TableProtos.IndexMetadata]) =
+      current.map(s => TableProtos.IndexSection.newBuilder().addAllIndices(s.getIndicesList.asScala.flatMap(f(_)).asJava).build())
+    def without(fragmentIds: Set[Long])(i: TableProtos.IndexMetadata): Option[TableProtos.IndexMetadata] =
+      if (fragmentIds.isEmpty) Some(i)
+      else {
+        val bitmap = new IndexMetadata(i, base.map(_.path).getOrElse("")).fragmentBitmap.clone()
+        fragmentIds.foreach(id => if (id <= 0xFFFFFFFFL) bitmap.remove(id.toInt))
+        Some(IndexMetadata.withFragments(i, bitmap))
+      }
+    op match {
+      case Operation.CreateIndex(added, removed) =>
+        val gone = removed.map(_.getUuid).toSet
+        val kept = current.map(_.getIndicesList.asScala.filterNot(i => gone.contains(i.getUuid)).toSeq).getOrElse(Nil)
+        Some(TableProtos.IndexSection.newBuilder().addAllIndices((kept ++ added).asJava).build())
+      case _: Operation.Append | _: Operation.Delete | _: Operation.Merge => current
+      case Operation.Update(_, updated, _, _) =>
+        val before = base.map(_.fragments.map(f => f.id -> f.proto.getFilesList).toMap).getOrElse(Map.empty)
+        val replaced = updated.filter(f => before.get(f.getId).exists(_ != f.getFilesList)).map(_.getId).toSet
+        keep(without(replaced))
+      case Operation.Project(schema) =>
+        val ids = schema.map(_.getId).toSet
+        keep(i => if (i.getFieldsList.asScala.forall(id => ids.contains(id.intValue))) Some(i) else None)
+      case Operation.Rewrite(groups) => keep(without(groups.flatMap(_._1.map(_.getId)).toSet))
+      case _: Operation.Restore => restored
+      case _ => None
+    }
   }
 
   /** The current manifest (or a new table's) with this version's number, time, transaction and writer. */

@@ -75,6 +75,13 @@ object Operation {
     def name = "Merge"
   }
 
+  /**
+   * Indexes added and removed (metadata only; the new indexes' files are written before the commit). Dropping an
+   * index is a CreateIndex that only removes; replacing one removes the old and adds the new in one version.
+   */
+  final case class CreateIndex(newIndices: Seq[TableProtos.IndexMetadata], removedIndices: Seq[TableProtos.IndexMetadata])
+      extends Operation { def name = "CreateIndex" }
+
   /** A committed operation of another kind, read from a transaction file. */
   final case class Other(name: String) extends Operation
 
@@ -117,6 +124,9 @@ final case class Transaction(readVersion: Long, uuid: String, operation: Operati
         b.setRewrite(r)
       case Operation.Merge(fragments, schema) =>
         b.setMerge(TransactionProtos.Transaction.Merge.newBuilder().addAllFragments(fragments.asJava).addAllSchema(schema.asJava))
+      case Operation.CreateIndex(added, removed) =>
+        b.setCreateIndex(TransactionProtos.Transaction.CreateIndex.newBuilder().addAllNewIndices(added.asJava)
+          .addAllRemovedIndices(removed.asJava))
       case Operation.Other(n) => throw new IllegalArgumentException(s"cannot write a $n transaction")
     }
     b.build()
@@ -152,6 +162,8 @@ object Transaction {
         val groups = r.getGroupsList.asScala.toSeq.map(g => (g.getOldFragmentsList.asScala.toSeq, g.getNewFragmentsList.asScala.toSeq))
         Operation.Rewrite(if (groups.nonEmpty) groups
           else Seq((r.getOldFragmentsList.asScala.toSeq, r.getNewFragmentsList.asScala.toSeq)))
+      case CREATE_INDEX =>
+        Operation.CreateIndex(p.getCreateIndex.getNewIndicesList.asScala.toSeq, p.getCreateIndex.getRemovedIndicesList.asScala.toSeq)
       case OPERATION_NOT_SET => Operation.Other("unknown")
       case other => Operation.Other(other.name.toLowerCase)
     }

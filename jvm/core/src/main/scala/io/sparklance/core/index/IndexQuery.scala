@@ -1,0 +1,105 @@
+package io.sparklance.core.index
+
+import java.nio.charset.StandardCharsets
+
+import org.apache.arrow.vector._
+
+/**
+ * A condition on one indexed column that a scalar index answers (upstream `SargableQuery`), with literals in the
+ * core's terms: integral numbers as `java.lang.Long`, strings, booleans. Nulls match nothing but [[IndexQuery.IsNull]].
+ */
+sealed trait IndexQuery {
+  /** Whether a non-null key at row `i` of `keys` satisfies the query. */
+  def matches(keys: FieldVector, i: Int): Boolean
+
+  /**
+   * Whether some key between `min(i)` and `max(j)` can satisfy the query; `max(j)` is not null, a null `min(i)` is
+   * unbounded below (upstream's B-tree pages with nulls have a null minimum).
+   */
+  def overlaps(min: FieldVector, i: Int, max: FieldVector, j: Int): Boolean
+}
+
+object IndexQuery {
+
+  /** One end of a range: a literal and whether it is included. */
+  final case class Bound(value: Any, inclusive: Boolean)
+
+  /** `lower <(=) column <(=) upper`; a missing end is unbounded. Equality is a range of one value. */
+  final case class Range(lower: Option[Bound], upper: Option[Bound]) extends IndexQuery {
+    def matches(keys: FieldVector, i: Int): Boolean =
+      lower.forall(b => within(Keys.compare(keys, i, b.value), b.inclusive, below = false)) &&
+        upper.forall(b => within(Keys.compare(keys, i, b.value), b.inclusive, below = true))
+
+    def overlaps(min: FieldVector, i: Int, max: FieldVector, j: Int): Boolean =
+      lower.forall(b => within(Keys.compare(max, j, b.value), b.inclusive, below = false)) &&
+        upper.forall(b => min.isNull(i) || within(Keys.compare(min, i, b.value), b.inclusive, below = true))
+
+    private def within(c: Int, inclusive: Boolean, below: Boolean): Boolean =
+      if (below) c < 0 || (inclusive && c == 0) else c > 0 || (inclusive && c == 0)
+
+    override def toString: String =
+      if (lower.isDefined && lower == upper) s"= ${lower.get.value}"
+      else (lower.map(b => s"${if (b.inclusive) ">=" else ">"} ${b.value}") ++
+        upper.map(b => s"${if (b.inclusive) "<=" else "<"} ${b.value}")).mkString(" AND ")
+  }
+
+  def equalTo(v: Any): Range = Range(Some(Bound(v, inclusive = true)), Some(Bound(v, inclusive = true)))
+
+  final case class In(values: Seq[Any]) extends IndexQuery {
+    private val each = values.map(equalTo)
+    def matches(keys: FieldVector, i: Int): Boolean = each.exists(_.matches(keys, i))
+    def overlaps(min: FieldVector, i: Int, max: FieldVector, j: Int): Boolean = each.exists(_.overlaps(min, i, max, j))
+    override def toString: String = s"IN (${values.mkString(", ")})"
+  }
+
+  case object IsNull extends IndexQuery {
+    def matches(keys: FieldVector, i: Int): Boolean = false
+    def overlaps(min: FieldVector, i: Int, max: FieldVector, j: Int): Boolean = false
+    override def toString: String = "IS NULL"
+  }
+
+  /** Both queries: rows an index returns for each, intersected. */
+  final case class Both(left: IndexQuery, right: IndexQuery) extends IndexQuery {
+    def matches(keys: FieldVector, i: Int): Boolean = left.matches(keys, i) && right.matches(keys, i)
+    def overlaps(min: FieldVector, i: Int, max: FieldVector, j: Int): Boolean =
+      left.overlaps(min, i, max, j) && right.overlaps(min, i, max, j)
+    override def toString: String = s"$left AND $right"
+  }
+
+  /**
+   * Whether keys stored in vectors like `keys` can be compared with `literal` with SQL semantics by [[Keys]]:
+   * signed and unsigned integers, dates and timestamps (as their stored numbers) with integral literals, strings
+   * with strings, booleans with booleans. Floating point keys are not: the order of NaN and of -0.0 in upstream's
+   * sort is not SQL's equality.
+   */
+  def comparable(keys: org.apache.arrow.vector.types.pojo.ArrowType, literal: Any): Boolean = {
+    import org.apache.arrow.vector.types.pojo.ArrowType
+    (keys, literal) match {
+      case (_: ArrowType.Int, _: java.lang.Long | _: java.lang.Integer | _: java.lang.Short | _: java.lang.Byte) => true
+      case (_: ArrowType.Utf8 | _: ArrowType.LargeUtf8, _: String) => true
+      case (_: ArrowType.Bool, _: java.lang.Boolean) => true
+      case _ => false
+    }
+  }
+}
+
+/** Comparison of stored keys with query literals. */
+private[index] object Keys {
+
+  /** The sign of (key at i) - literal; the key must not be null and the two must be [[IndexQuery.comparable]]. */
+  def compare(v: FieldVector, i: Int, literal: Any): Int = v match {
+    case b: BitVector => java.lang.Boolean.compare(b.get(i) == 1, literal.asInstanceOf[java.lang.Boolean])
+    case s: VarCharVector => bytes(s.get(i), literal)
+    case s: LargeVarCharVector => bytes(s.get(i), literal)
+    case u: UInt8Vector =>
+      val l = long(literal)
+      if (l < 0) 1 else java.lang.Long.compareUnsigned(u.get(i), l)
+    case n: BaseIntVector => java.lang.Long.compare(n.getValueAsLong(i), long(literal))
+    case other => throw new IllegalArgumentException(s"keys of type ${other.getField.getType} are not comparable")
+  }
+
+  private def long(x: Any): Long = x.asInstanceOf[java.lang.Number].longValue()
+
+  private def bytes(b: Array[Byte], literal: Any): Int =
+    Integer.signum(java.util.Arrays.compareUnsigned(b, literal.asInstanceOf[String].getBytes(StandardCharsets.UTF_8)))
+}

@@ -1,0 +1,130 @@
+package io.sparklance.core.table
+
+import scala.util.control.NonFatal
+
+import org.apache.arrow.memory.RootAllocator
+import org.roaringbitmap.RoaringBitmap
+
+import io.sparklance.core.file.LanceFileReader
+import io.sparklance.core.index.{BTreeIndex, IndexKind, IndexMetadata, IndexQuery, RowSelection}
+import io.sparklance.core.schema.LanceField
+
+/**
+ * The scalar indexes a scan's predicates can use, and the rows they select: for each top-level conjunct on an
+ * indexed column (`=`, `<`, `<=`, `>`, `>=`, `IN`, `IS NULL`), the rows of the fragments the index covers that can
+ * match. A fragment no used index covers (appended after the index was built, or rewritten since) is read whole.
+ *
+ * The selection only narrows what is read: the scan's filters are still applied to the rows read, by the batch
+ * filter and by the engine, so an index that selects too many rows costs time, never results. An index that
+ * selects too few would lose rows, which is why only indexes whose files are intact and whose kind and key type
+ * this reader knows are used; any failure to search one is a reason to scan instead.
+ *
+ * @param used        each index used, with the query it answered, for EXPLAIN
+ * @param selections  per used conjunct: the fragments its index covers, and the rows in them that can match
+ */
+final class IndexUse private (val used: Seq[(IndexMetadata, String, IndexQuery)],
+    selections: Seq[(RoaringBitmap, RowSelection)]) {
+
+  /** The physical offsets of fragment `id` to read, or None to read it all (no used index covers it). */
+  def rows(fragmentId: Long): Option[RoaringBitmap] = {
+    val covering = selections.filter(_._1.contains(fragmentId.toInt))
+    if (covering.isEmpty) None
+    else Some(covering.map(_._2.rows(fragmentId)).reduce((a, b) => RoaringBitmap.and(a, b)))
+  }
+
+  def isEmpty: Boolean = used.isEmpty
+
+  override def toString: String = used.map { case (i, column, q) => s"${i.kind} index '${i.name}' on $column $q" }.mkString(", ")
+}
+
+object IndexUse {
+  val None: IndexUse = new IndexUse(Nil, Nil)
+
+  /** Kinds searched, in order of preference when one column has several. */
+  private val Searchable: Seq[IndexKind] = Seq(IndexKind.BTree)
+
+  /**
+   * The indexes of `snapshot` that `predicates` (conjuncts a scan uses) can use. Tables with stable row ids are
+   * scanned: their indexes hold row ids, not row addresses.
+   */
+  def plan(snapshot: Snapshot, predicates: Seq[Predicate]): IndexUse = {
+    if (snapshot.hasStableRowIds) return None
+    val indexes = snapshot.indexes.filter(i => Searchable.contains(i.kind))
+    if (indexes.isEmpty) return None
+    val fragments = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
+    // One query per column: conjuncts on the same column (a range's two ends) are searched together.
+    val byColumn = predicates.flatMap(conjuncts).flatMap { p =>
+      queryOf(p).filter { case (column, _) =>
+        !column.contains('.') && snapshot.schema.field(column).exists(keysComparable(_, p))
+      }
+    }.groupBy(_._1).toSeq.sortBy(_._1).map { case (column, qs) => column -> qs.map(_._2).reduce((a, b) => IndexQuery.Both(a, b): IndexQuery) }
+    val found = byColumn.flatMap { case (column, query) =>
+      for {
+        field <- snapshot.schema.field(column)
+        (_, group) <- groups(indexes, field)
+        selection <- search(snapshot, group, query)
+      } yield {
+        val covered = RoaringBitmap.and(fragments, group.map(_.fragmentBitmap).reduce((a, b) => RoaringBitmap.or(a, b)))
+        ((group.head, column, query), (covered, selection))
+      }
+    }
+    if (found.isEmpty) None else new IndexUse(found.map(_._1), found.map(_._2))
+  }
+
+  private def conjuncts(p: Predicate): Seq[Predicate] = p match {
+    case Predicate.And(l, r) => conjuncts(l) ++ conjuncts(r)
+    case other => Seq(other)
+  }
+
+  private def queryOf(p: Predicate): Option[(String, IndexQuery)] = p match {
+    case Predicate.Compare(c, op, v) =>
+      val b = IndexQuery.Bound(v, inclusive = op == Predicate.Op.Le || op == Predicate.Op.Ge || op == Predicate.Op.Eq)
+      Some(c -> (op match {
+        case Predicate.Op.Eq => IndexQuery.equalTo(v)
+        case Predicate.Op.Lt | Predicate.Op.Le => IndexQuery.Range(scala.None, Some(b))
+        case Predicate.Op.Gt | Predicate.Op.Ge => IndexQuery.Range(Some(b), scala.None)
+      }))
+    case Predicate.In(c, vs) if vs.nonEmpty => Some(c -> IndexQuery.In(vs))
+    case Predicate.IsNull(c) => Some(c -> IndexQuery.IsNull)
+    case _ => scala.None
+  }
+
+  /** Whether the column's keys compare with every literal of the predicate as SQL compares them. */
+  private def keysComparable(f: LanceField, p: Predicate): Boolean = {
+    val t = LanceFileReader.readField(f).getType
+    p match {
+      case Predicate.Compare(_, _, v) => IndexQuery.comparable(t, v)
+      case Predicate.In(_, vs) => vs.forall(IndexQuery.comparable(t, _))
+      case Predicate.IsNull(_) => f.children.isEmpty
+      case _ => false
+    }
+  }
+
+  /** The indexes of `field` of the preferred searchable kind, grouped by name (delta indexes share one). */
+  private def groups(indexes: Seq[IndexMetadata], field: LanceField): Option[(IndexKind, Seq[IndexMetadata])] = {
+    val onField = indexes.filter(_.fieldIds == Seq(field.id))
+    Searchable.iterator.map(k => onField.filter(_.kind == k)).find(_.nonEmpty).map { ofKind =>
+      val name = ofKind.head.name
+      (ofKind.head.kind, ofKind.filter(_.name == name))
+    }
+  }
+
+  /** The union of the group's results, or None (scan instead) when one of them cannot be searched. */
+  private def search(snapshot: Snapshot, group: Seq[IndexMetadata], query: IndexQuery): Option[RowSelection] = {
+    val allocator = new RootAllocator()
+    try {
+      Some(group.map { i =>
+        i.kind match {
+          case IndexKind.BTree => BTreeIndex.search(snapshot.storage, i.dir(snapshot.root), query, allocator)
+          case other => throw new IllegalStateException(s"no search for $other")
+        }
+      }.reduce(_ union _))
+    } catch {
+      case NonFatal(e) =>
+        IndexUse.log.warn(s"Not using index '${group.head.name}' of ${snapshot.root}@${snapshot.version}: ${e.getMessage}")
+        scala.None
+    } finally allocator.close()
+  }
+
+  private val log = org.slf4j.LoggerFactory.getLogger(classOf[IndexUse])
+}
