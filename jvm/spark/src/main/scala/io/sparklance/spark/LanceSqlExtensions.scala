@@ -28,6 +28,10 @@ import io.sparklance.core.util.Parse
  *   ALTER TABLE t DROP TAG name
  *   SHOW TAGS t
  *   RESTORE TABLE t TO VERSION AS OF 3                           -- or AS OF 'tag'; the old version as a new one
+ *   ALTER TABLE t CREATE INDEX name USING btree (col) [WITH (zone_size = 4096, replace = true)]
+ *   ALTER TABLE t OPTIMIZE INDEX name                             -- rebuilt over every fragment
+ *   SHOW INDEXES FROM t                                           -- or IN t
+ *   DROP INDEX name ON t                                          -- or ALTER TABLE t DROP INDEX name
  * }}}
  * Anything else goes to Spark's parser.
  */
@@ -52,6 +56,12 @@ final class LanceSqlParser(delegate: ParserInterface) extends ParserShim(delegat
       case DropTag(t, name) => Some(DropTagCommand(ident(t), unquote(name)))
       case ShowTags(t) => Some(ShowTagsCommand(ident(t)))
       case Restore(t, to) => Some(RestoreCommand(ident(t), unquote(to)))
+      case CreateIndex(t, name, kind, column, options) =>
+        Some(CreateIndexCommand(ident(t), unquote(name), kind, unquote(column), Option(options).map(parseOptions).getOrElse(Map.empty)))
+      case OptimizeIndex(t, name) => Some(OptimizeIndexCommand(ident(t), unquote(name)))
+      case ShowIndexes(t) => Some(ShowIndexesCommand(ident(t)))
+      case DropIndex(name, t) => Some(DropIndexCommand(ident(t), unquote(name)))
+      case AlterDropIndex(t, name) => Some(DropIndexCommand(ident(t), unquote(name)))
       case _ => None
     }
   }
@@ -75,6 +85,23 @@ object LanceSqlParser {
   private val DropTag = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+DROP\\s+TAG\\s+$Name").r
   private val ShowTags = (s"(?is)SHOW\\s+TAGS\\s+(?:(?:IN|FROM)\\s+)?$Table").r
   private val Restore = (s"(?is)RESTORE\\s+TABLE\\s+$Table\\s+TO\\s+VERSION\\s+AS\\s+OF\\s+$Name").r
+
+  private val CreateIndex = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+CREATE\\s+INDEX\\s+$Name\\s+USING\\s+(\\w+)\\s*" +
+    s"\\(\\s*$Name\\s*\\)(?:\\s+WITH\\s*\\((.*)\\))?").r
+  private val OptimizeIndex = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+OPTIMIZE\\s+INDEX\\s+$Name").r
+  private val ShowIndexes = (s"(?is)SHOW\\s+INDEX(?:ES)?\\s+(?:(?:IN|FROM|ON)\\s+)?$Table").r
+  private val DropIndex = (s"(?is)DROP\\s+INDEX\\s+$Name\\s+ON\\s+$Table").r
+  private val AlterDropIndex = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+DROP\\s+INDEX\\s+$Name").r
+  private val OptionPair = """(?s)\s*(`[^`]+`|[\w.]+)\s*=\s*('(?:[^']|'')*'|"[^"]*"|[^,\s]+)\s*""".r
+
+  /** `k = v, k2 = 'v2'` as a map (keys lower case); anything else is an error naming what could not be read. */
+  private def parseOptions(text: String): Map[String, String] =
+    if (text.trim.isEmpty) Map.empty
+    else text.split(",(?=(?:[^']*'[^']*')*[^']*$)").toSeq.map {
+      case OptionPair(k, v) => unquote(k).toLowerCase(java.util.Locale.ROOT) -> unquote(v.stripPrefix("\"").stripSuffix("\""))
+      case other => throw new LanceSparkException(new InvalidArgumentException(s"Cannot read index option '${other.trim}': " +
+        "write options as name = value, separated by commas, e.g. WITH (zone_size = 4096)."))
+    }.toMap
 
   private def unquote(s: String): String =
     if (s.length >= 2 && (s.head == '`' || s.head == '\'') && s.last == s.head) s.substring(1, s.length - 1) else s
@@ -150,6 +177,36 @@ object LanceSqlParser {
     override val output: Seq[Attribute] = Seq(attr("name", StringType), attr("version", LongType))
     override def run(spark: SparkSession): Seq[Row] = LanceTableOps.tags(spark, location(spark, table)).collect().toSeq
   }
+
+  case class CreateIndexCommand(table: Seq[String], name: String, kind: String, column: String,
+      options: Map[String, String]) extends LeafRunnableCommand {
+    override val output: Seq[Attribute] = indexColumns
+    override def run(spark: SparkSession): Seq[Row] = {
+      val replace = options.get("replace").map(v => Parse.boolean(v).getOrElse(throw new LanceSparkException(
+        new InvalidArgumentException(s"Index option replace must be true or false, not '$v'.")))).getOrElse(false)
+      LanceIndexes.create(spark, location(spark, table), name, kind, column, options - "replace", replace).collect().toSeq
+    }
+  }
+
+  /** Rebuilds an index over every fragment of the latest version (the fragments appended since are indexed too). */
+  case class OptimizeIndexCommand(table: Seq[String], name: String) extends LeafRunnableCommand {
+    override val output: Seq[Attribute] = indexColumns
+    override def run(spark: SparkSession): Seq[Row] = LanceIndexes.optimize(spark, location(spark, table), name).collect().toSeq
+  }
+
+  case class ShowIndexesCommand(table: Seq[String]) extends LeafRunnableCommand {
+    override val output: Seq[Attribute] = indexColumns
+    override def run(spark: SparkSession): Seq[Row] = LanceIndexes.list(spark, location(spark, table)).collect().toSeq
+  }
+
+  case class DropIndexCommand(table: Seq[String], name: String) extends LeafRunnableCommand {
+    override val output: Seq[Attribute] = Seq(attr("version", LongType))
+    override def run(spark: SparkSession): Seq[Row] = Seq(Row(LanceIndexes.drop(spark, location(spark, table), name)))
+  }
+
+  private def indexColumns: Seq[Attribute] = Seq(attr("name", StringType), attr("type", StringType),
+    attr("columns", ArrayType(StringType, containsNull = false)), attr("uuid", StringType), attr("fragments", IntegerType),
+    attr("created_at", TimestampType, nullable = true))
 
   case class RestoreCommand(table: Seq[String], to: String) extends LeafRunnableCommand {
     override val output: Seq[Attribute] = Seq(attr("version", LongType))

@@ -44,11 +44,10 @@ object IndexUse {
   private val Searchable: Seq[IndexKind] = Seq(IndexKind.BTree)
 
   /**
-   * The indexes of `snapshot` that `predicates` (conjuncts a scan uses) can use. Tables with stable row ids are
-   * scanned: their indexes hold row ids, not row addresses.
+   * The indexes of `snapshot` that `predicates` (conjuncts a scan uses) can use: those covering at least one of its
+   * fragments. B-trees hold row addresses, on tables with stable row ids too.
    */
   def plan(snapshot: Snapshot, predicates: Seq[Predicate]): IndexUse = {
-    if (snapshot.hasStableRowIds) return None
     val indexes = snapshot.indexes.filter(i => Searchable.contains(i.kind))
     if (indexes.isEmpty) return None
     val fragments = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
@@ -62,6 +61,7 @@ object IndexUse {
       for {
         field <- snapshot.schema.field(column)
         (_, group) <- groups(indexes, field)
+        if group.exists(i => RoaringBitmap.intersects(fragments, i.fragmentBitmap))
         selection <- search(snapshot, group, query)
       } yield {
         val covered = RoaringBitmap.and(fragments, group.map(_.fragmentBitmap).reduce((a, b) => RoaringBitmap.or(a, b)))

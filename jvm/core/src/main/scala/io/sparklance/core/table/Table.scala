@@ -135,6 +135,35 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
       Committer.Options(newTableFileVersion = s"${first.getFileMajorVersion}.${first.getFileMinorVersion}"))
   }
 
+  // ------------------------------------------------------------------------------------------------ indexes
+
+  /**
+   * A scalar index of `kind` (e.g. "btree") named `name` on `column` of `snapshot`, to build ([[IndexBuild]]) and
+   * commit as one version. Options are checked now: an unknown option, column, kind or a taken name (unless
+   * `replace`) is an error before anything is written.
+   */
+  def newIndex(snapshot: Snapshot, name: String, column: String, kind: String, options: Map[String, String],
+      replace: Boolean): IndexBuild = {
+    val lower = options.map { case (k, v) => k.toLowerCase(java.util.Locale.ROOT) -> v }
+    val (field, k) = IndexBuild.check(snapshot, name, column, kind, lower, replace)
+    new IndexBuild(this, snapshot, name, field, k, lower, replace)
+  }
+
+  /**
+   * Drops every index named `name` (all its delta indexes) as one version: the manifest stops listing them; their
+   * files stay until a cleanup of old versions. Returns the new version.
+   */
+  def dropIndex(name: String): Long = {
+    val snapshot = latest()
+    val dropped = snapshot.indexes.filter(_.name == name)
+    if (dropped.isEmpty) {
+      throw new InvalidArgumentException(s"Table $root has no index named '$name'. Its indexes: " +
+        (if (snapshot.indexes.isEmpty) "none." else snapshot.indexes.map(_.name).distinct.mkString(", ") + "."))
+    }
+    commit(Transaction.create(snapshot.version, Operation.CreateIndex(Nil, dropped.map(_.proto))),
+      Committer.Options(maxRetries = snapshot.commitRetries))
+  }
+
   // ------------------------------------------------------------------------------------------------ reads
 
   /** Reads a task of a scan of this table (planned anywhere, read here), in batches owned by the caller. */

@@ -1,0 +1,143 @@
+package io.sparklance.core.table
+
+import java.util.{Locale, UUID}
+
+import scala.util.control.NonFatal
+
+import org.apache.arrow.memory.RootAllocator
+import org.apache.arrow.vector.UInt8Vector
+import org.roaringbitmap.RoaringBitmap
+
+import io.sparklance.core.{InvalidArgumentException, MetadataColumn, UnsupportedFeatureException}
+import io.sparklance.core.file.LanceFileReader
+import io.sparklance.core.format.{FragmentFiles, TableLayout}
+import io.sparklance.core.index.{BTreeIndex, BTreeWriter, IndexKind, IndexMetadata, KeyOrder}
+import io.sparklance.core.scan.FragmentReader
+import io.sparklance.core.schema.{LanceField, LanceSchema}
+import io.sparklance.core.storage.Storage
+import io.sparklance.core.txn.{Committer, Operation, Transaction}
+
+/**
+ * A scalar index being built on one column of a pinned version ([[Table.newIndex]]), committed as one CreateIndex
+ * version. The work is split in [[tasks]], plain data an engine runs anywhere with [[IndexBuild.run]] (for a B-tree,
+ * each sorts one fragment's keys into a run file in the index directory); [[commit]] then finishes the index on
+ * one machine (merges the runs into the index files) and commits it. Nothing is visible until the commit; [[abort]]
+ * removes what was written.
+ *
+ * Parameters (`WITH (...)`, names as the other Lance connector and pylance take them): for a B-tree `zone_size`
+ * (rows per page, default 4096; `batch_size` is accepted too).
+ */
+final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val name: String, val column: LanceField,
+    val kind: IndexKind.Scalar, params: Map[String, String], replace: Boolean) extends PendingCommit(table) {
+
+  retriesFrom(snapshot)
+
+  val uuid: UUID = UUID.randomUUID()
+
+  private val dir = Storage.join(table.root, s"_indices/$uuid")
+
+  private val batchSize: Int = IndexBuild.positive(params, Seq("zone_size", "batch_size"), BTreeIndex.DefaultBatchSize)
+
+  /** The indexes of this name the new one replaces (with `replace`). */
+  private val replaced: Seq[IndexMetadata] = snapshot.indexes.filter(_.name == name)
+
+  /** One task per fragment of the version. */
+  def tasks: Seq[IndexBuild.Task] = snapshot.fragments.map { f =>
+    IndexBuild.Task(snapshot.layout, snapshot.manifest.path, f.proto.toByteArray,
+      LanceSchema(IndexedSeq(column), Map.empty).toBytes, Storage.join(dir, s"run-${f.id}.lance"))
+  }
+
+  /** Finishes the index from the tasks' results (run files) and commits it; returns its metadata. */
+  def commit(results: Seq[String]): IndexMetadata = committing {
+    val allocator = new RootAllocator()
+    val files = try BTreeWriter.merge(table.storage, results, dir, LanceFileReader.readField(column).getType, batchSize, allocator)
+      finally allocator.close()
+    results.foreach(r => table.storage.delete(r))
+    val fragments = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
+    val meta = IndexMetadata.create(uuid, name, Seq(column.id), snapshot.version, fragments, kind,
+      indexVersion = if (snapshot.hasStableRowIds) 1 else 0, files)
+    table.commit(Transaction.create(snapshot.version, Operation.CreateIndex(Seq(meta), replaced.map(_.proto))),
+      Committer.Options(maxRetries = commitRetries))
+    new IndexMetadata(meta, snapshot.manifest.path)
+  }
+
+  /** Removes the index directory written so far (unless a commit's outcome is unknown). */
+  def abort(): Unit = abort(table.storage.list(dir).map(_.path) :+ dir)
+
+  /** Runs every task here and commits: the index built by one process. */
+  def runAndCommit(): IndexMetadata =
+    try commit(tasks.map(IndexBuild.run(table.storage, _)))
+    catch { case NonFatal(e) => abort(); throw e }
+}
+
+object IndexBuild {
+
+  /** The work on one fragment: where the version's files are, the fragment and column, and the run to write. */
+  final case class Task(layout: TableLayout, manifestPath: String, fragment: Array[Byte], column: Array[Byte], runPath: String)
+
+  /** Runs a task (anywhere): the fragment's live keys and row addresses, sorted, into its run file. */
+  def run(storage: Storage, task: Task): String = {
+    val fragment = new io.sparklance.core.format.Fragment(io.sparklance.proto.TableProtos.DataFragment.parseFrom(task.fragment))
+    val field = LanceSchema.fromBytes(task.manifestPath, task.column).fields.head
+    val allocator = new RootAllocator()
+    try {
+      val deletions = FragmentFiles.deletionVector(storage, task.layout, fragment)
+      val reader = new FragmentReader(storage, task.layout, fragment, Seq(field), Seq(MetadataColumn.RowAddress), deletions, None)
+      try {
+        val root = reader.read(0, fragment.physicalRows, allocator)
+        try {
+          val addresses = new UInt8Vector("ids", allocator)
+          try {
+            val from = root.getVector(1).asInstanceOf[org.apache.arrow.vector.BigIntVector]
+            addresses.allocateNew(root.getRowCount)
+            var i = 0
+            while (i < root.getRowCount) { addresses.set(i, from.get(i)); i += 1 }
+            addresses.setValueCount(root.getRowCount)
+            BTreeWriter.writeRun(storage, task.runPath, root.getVector(0), addresses, allocator)
+          } finally addresses.close()
+        } finally root.close()
+      } finally reader.close()
+    } finally allocator.close()
+    task.runPath
+  }
+
+  private def positive(params: Map[String, String], keys: Seq[String], default: Int): Int =
+    keys.flatMap(k => params.get(k).map(k -> _)).headOption.map { case (k, v) =>
+      scala.util.Try(v.trim.toInt).toOption.filter(_ > 0).getOrElse(
+        throw new InvalidArgumentException(s"Index option $k must be a positive number of rows, not '$v'."))
+    }.getOrElse(default)
+
+  /** The options each kind takes; any other is an error, never ignored. */
+  private val Options: Map[IndexKind, Set[String]] = Map(IndexKind.BTree -> Set("zone_size", "batch_size"))
+
+  /** Checks a new index's name, column, kind and options against `snapshot`; the checked column. */
+  private[table] def check(snapshot: Snapshot, name: String, column: String, kind: String, params: Map[String, String],
+      replace: Boolean): (LanceField, IndexKind.Scalar) = {
+    val root = snapshot.root
+    if (name.isEmpty || name.exists(c => c.isControl || c == '/')) {
+      throw new InvalidArgumentException(s"'$name' is not a valid index name: use letters, digits and underscores.")
+    }
+    val k = IndexKind.buildableNamed(kind).getOrElse(throw new UnsupportedFeatureException(
+      s"Cannot create a $kind index on $root: sparklance builds ${IndexKind.buildable.map(_.name).mkString(", ")} " +
+        "indexes. Create other kinds with pylance (create_scalar_index); sparklance keeps them."))
+    val field = snapshot.schema.field(column).getOrElse(throw new InvalidArgumentException(
+      s"Cannot create index '$name' on $root: it has no column '$column' (its columns: " +
+        s"${snapshot.schema.fields.map(_.name).mkString(", ")})."))
+    val arrow = LanceFileReader.readField(field).getType
+    if (!KeyOrder.supports(arrow)) {
+      throw new UnsupportedFeatureException(s"Cannot create a ${k.name} index on column '$column' of $root: its type " +
+        s"$arrow cannot be indexed; ${k.name} indexes take numbers, strings, binaries, booleans, dates and timestamps.")
+    }
+    val unknown = params.keySet.map(_.toLowerCase(Locale.ROOT)) -- Options.getOrElse(k, Set.empty)
+    if (unknown.nonEmpty) {
+      throw new InvalidArgumentException(s"Unknown option${if (unknown.size > 1) "s" else ""} " +
+        s"${unknown.toSeq.sorted.mkString(", ")} for a ${k.name} index; it takes: " +
+        s"${Options.getOrElse(k, Set.empty).toSeq.sorted.mkString(", ")}.")
+    }
+    if (!replace && snapshot.indexes.exists(_.name == name)) {
+      throw new InvalidArgumentException(s"Table $root already has an index named '$name'. Drop it first " +
+        "(DROP INDEX), or create it with replace = true.")
+    }
+    (field, k)
+  }
+}

@@ -1,0 +1,80 @@
+package io.sparklance.spark
+
+import java.sql.Timestamp
+
+import scala.util.control.NonFatal
+
+import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.types._
+import org.apache.spark.util.SerializableConfiguration
+
+import io.sparklance.core.table.{IndexBuild, Table, TimeTravel}
+
+/**
+ * Scalar indexes from Spark: built with one Spark task per fragment (each sorts its fragment's keys; the driver
+ * merges them and commits one CreateIndex version), listed and dropped.
+ */
+object LanceIndexes {
+
+  /** Builds and commits index `name` of `kind` on `column`; returns the new version's index as one row. */
+  def create(spark: SparkSession, location: String, name: String, kind: String, column: String,
+      options: Map[String, String], replace: Boolean): DataFrame = LanceSparkException.translate {
+    val conf = LanceCatalog.settingsFor(spark, location)
+    val path = TableAccess.qualify(conf, location)
+    val snapshot = TableAccess.load(conf, path, TimeTravel.Latest)
+    val build = snapshot.table.newIndex(snapshot, name, column, kind, options, replace)
+    val serializableConf = new SerializableConfiguration(conf)
+    val tasks = build.tasks
+    try {
+      val runs = if (tasks.isEmpty) Nil else spark.sparkContext.parallelize(tasks, tasks.size)
+        .map(t => IndexBuild.run(Table.forPath(path, serializableConf.value).storage, t)).collect().toSeq
+      val index = build.commit(runs)
+      describe(spark, Seq(Row(index.name, index.kind.name, Seq(column), index.uuid, index.fragmentBitmap.getCardinality,
+        Timestamp.from(java.time.Instant.now()))))
+    } catch {
+      case NonFatal(e) => build.abort(); throw e
+    }
+  }
+
+  /**
+   * Brings index `name` up to date with the latest version: rebuilt over every fragment (those appended since it
+   * was built, and those rewritten by compaction) and committed in place of the old one, with the same kind,
+   * column and options.
+   */
+  def optimize(spark: SparkSession, location: String, name: String): DataFrame = LanceSparkException.translate {
+    val conf = LanceCatalog.settingsFor(spark, location)
+    val snapshot = TableAccess.load(conf, TableAccess.qualify(conf, location), TimeTravel.Latest)
+    val existing = snapshot.indexes.find(_.name == name).getOrElse(throw new io.sparklance.core.InvalidArgumentException(
+      s"Table $location has no index named '$name'. Its indexes: " +
+        (if (snapshot.indexes.isEmpty) "none." else snapshot.indexes.map(_.name).distinct.mkString(", ") + ".")))
+    val column = existing.fieldIds.headOption.flatMap(snapshot.schema.field(_)).map(_.name).getOrElse(
+      throw new io.sparklance.core.InvalidArgumentException(s"Index '$name' of $location indexes no column of the table."))
+    create(spark, location, name, existing.kind.name, column, Map.empty, replace = true)
+  }
+
+  /** Drops every index named `name`; returns the new version. */
+  def drop(spark: SparkSession, location: String, name: String): Long = LanceSparkException.translate {
+    Table.forPath(location, LanceCatalog.settingsFor(spark, location)).dropIndex(name)
+  }
+
+  /**
+   * The indexes of the latest version, one row per index (delta indexes of one name each have a row): `name`,
+   * `type`, `columns`, `uuid`, `fragments` (how many it covers), `created_at`.
+   */
+  def list(spark: SparkSession, location: String): DataFrame = LanceSparkException.translate {
+    val conf = LanceCatalog.settingsFor(spark, location)
+    val snapshot = TableAccess.load(conf, TableAccess.qualify(conf, location), TimeTravel.Latest)
+    describe(spark, snapshot.indexes.map { i =>
+      val columns = i.fieldIds.map(id => snapshot.schema.field(id).map(_.name).getOrElse(s"<field $id>"))
+      val created = if (i.proto.hasCreatedAt) Timestamp.from(java.time.Instant.ofEpochMilli(i.proto.getCreatedAt)) else null
+      Row(i.name, i.kind.name, columns, i.uuid, i.fragmentBitmap.getCardinality, created)
+    })
+  }
+
+  private def describe(spark: SparkSession, rows: Seq[Row]): DataFrame =
+    spark.createDataFrame(java.util.List.of(rows: _*), StructType(Seq(
+      StructField("name", StringType, nullable = false), StructField("type", StringType, nullable = false),
+      StructField("columns", ArrayType(StringType, containsNull = false), nullable = false),
+      StructField("uuid", StringType, nullable = false), StructField("fragments", IntegerType, nullable = false),
+      StructField("created_at", TimestampType))))
+}
