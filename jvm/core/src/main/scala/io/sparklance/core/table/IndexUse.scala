@@ -6,7 +6,7 @@ import org.apache.arrow.memory.RootAllocator
 import org.roaringbitmap.RoaringBitmap
 
 import io.sparklance.core.file.LanceFileReader
-import io.sparklance.core.index.{BTreeIndex, IndexKind, IndexMetadata, IndexQuery, RowSelection}
+import io.sparklance.core.index.{BitmapIndex, BTreeIndex, IndexKind, IndexMetadata, IndexQuery, RowSelection, ZoneMapIndex}
 import io.sparklance.core.schema.LanceField
 
 /**
@@ -41,14 +41,16 @@ object IndexUse {
   val None: IndexUse = new IndexUse(Nil, Nil)
 
   /** Kinds searched, in order of preference when one column has several. */
-  private val Searchable: Seq[IndexKind] = Seq(IndexKind.BTree)
+  private val Searchable: Seq[IndexKind] = Seq(IndexKind.BTree, IndexKind.Bitmap, IndexKind.ZoneMap)
 
   /**
    * The indexes of `snapshot` that `predicates` (conjuncts a scan uses) can use: those covering at least one of its
    * fragments. B-trees hold row addresses, on tables with stable row ids too.
    */
   def plan(snapshot: Snapshot, predicates: Seq[Predicate]): IndexUse = {
-    val indexes = snapshot.indexes.filter(i => Searchable.contains(i.kind))
+    // Bitmaps of tables with stable row ids hold row ids, not addresses.
+    val indexes = snapshot.indexes.filter(i => Searchable.contains(i.kind) &&
+      !(snapshot.hasStableRowIds && i.kind == IndexKind.Bitmap))
     if (indexes.isEmpty) return None
     val fragments = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
     // One query per column: conjuncts on the same column (a range's two ends) are searched together.
@@ -112,10 +114,14 @@ object IndexUse {
   /** The union of the group's results, or None (scan instead) when one of them cannot be searched. */
   private def search(snapshot: Snapshot, group: Seq[IndexMetadata], query: IndexQuery): Option[RowSelection] = {
     val allocator = new RootAllocator()
+    val rows = snapshot.fragments.map(f => f.id -> f.physicalRows).toMap
+    val physicalRows = (id: Long) => rows.getOrElse(id, 0L)
     try {
       Some(group.map { i =>
         i.kind match {
           case IndexKind.BTree => BTreeIndex.search(snapshot.storage, i.dir(snapshot.root), query, allocator)
+          case IndexKind.Bitmap => BitmapIndex.search(snapshot.storage, i.dir(snapshot.root), query, allocator, physicalRows)
+          case IndexKind.ZoneMap => ZoneMapIndex.search(snapshot.storage, i.dir(snapshot.root), query, allocator)
           case other => throw new IllegalStateException(s"no search for $other")
         }
       }.reduce(_ union _))

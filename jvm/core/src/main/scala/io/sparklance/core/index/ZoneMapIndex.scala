@@ -1,0 +1,51 @@
+package io.sparklance.core.index
+
+import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.vector.{UInt4Vector, UInt8Vector}
+
+import io.sparklance.core.CorruptFileException
+import io.sparklance.core.storage.Storage
+
+/**
+ * A zone map index (docs/dev/scalar-indexes.md §6.1): `zonemap.lance` holds one row per zone of a fragment's live
+ * rows, its `min` and `max` non-null values (null when the zone holds only nulls), `null_count`, `nan_count`,
+ * `fragment_id`, `zone_start` (the physical offset of its first row) and `zone_length` (physical rows it spans).
+ * A search returns every row of the zones that can hold a match: not exact, the rows must still be filtered.
+ */
+object ZoneMapIndex {
+  val File = "zonemap.lance"
+
+  def search(storage: Storage, dir: String, query: IndexQuery, allocator: BufferAllocator): RowSelection = {
+    val path = Storage.join(dir, File)
+    val builder = new RowSelection.Builder(exact = false)
+    IndexFiles.withAll(storage, path, allocator) { (_, root) =>
+      val min = IndexFiles.column(path, root, "min")
+      val max = IndexFiles.column(path, root, "max")
+      val nulls = IndexFiles.column(path, root, "null_count").asInstanceOf[UInt4Vector]
+      val fragment = IndexFiles.column(path, root, "fragment_id").asInstanceOf[UInt8Vector]
+      val start = IndexFiles.column(path, root, "zone_start").asInstanceOf[UInt8Vector]
+      val length = IndexFiles.column(path, root, "zone_length") match {
+        case v: UInt8Vector => (i: Int) => v.get(i)
+        case v: UInt4Vector => (i: Int) => v.get(i).toLong & 0xFFFFFFFFL
+        case other => throw new CorruptFileException(path, s"its zone_length column is ${other.getField.getType}, not uint64")
+      }
+      var i = 0
+      while (i < root.getRowCount) {
+        val hit = query match {
+          case IndexQuery.IsNull => nulls.get(i) != 0
+          case q => !min.isNull(i) && !max.isNull(i) && q.overlaps(min, i, max, i)
+        }
+        if (hit) {
+          val from = start.get(i)
+          val n = length(i)
+          if (from < 0 || n < 0 || from + n > 0xFFFFFFFFL) {
+            throw new CorruptFileException(path, s"zone $i spans rows [$from, ${from + n}) of fragment ${fragment.get(i)}")
+          }
+          builder.addRange(fragment.get(i), from, from + n)
+        }
+        i += 1
+      }
+    }
+    builder.result()
+  }
+}
