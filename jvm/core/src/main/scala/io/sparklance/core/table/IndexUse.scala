@@ -6,7 +6,7 @@ import org.apache.arrow.memory.RootAllocator
 import org.roaringbitmap.RoaringBitmap
 
 import io.sparklance.core.file.LanceFileReader
-import io.sparklance.core.index.{BitmapIndex, BTreeIndex, IndexKind, IndexMetadata, IndexQuery, RowSelection, ZoneMapIndex}
+import io.sparklance.core.index.{BitmapIndex, BloomFilterIndex, BTreeIndex, IndexKind, IndexMetadata, IndexQuery, RowSelection, ZoneMapIndex}
 import io.sparklance.core.schema.LanceField
 
 /**
@@ -41,7 +41,7 @@ object IndexUse {
   val None: IndexUse = new IndexUse(Nil, Nil)
 
   /** Kinds searched, in order of preference when one column has several. */
-  private val Searchable: Seq[IndexKind] = Seq(IndexKind.BTree, IndexKind.Bitmap, IndexKind.ZoneMap)
+  private val Searchable: Seq[IndexKind] = Seq(IndexKind.BTree, IndexKind.Bitmap, IndexKind.ZoneMap, IndexKind.BloomFilter)
 
   /**
    * The indexes of `snapshot` that `predicates` (conjuncts a scan uses) can use: those covering at least one of its
@@ -62,9 +62,10 @@ object IndexUse {
     val found = byColumn.flatMap { case (column, query) =>
       for {
         field <- snapshot.schema.field(column)
-        (_, group) <- groups(indexes, field)
+        keys = LanceFileReader.readField(field).getType
+        (_, group) <- groups(indexes.filter(i => i.kind != IndexKind.BloomFilter || BloomFilterIndex.answers(query, keys)), field)
         if group.exists(i => RoaringBitmap.intersects(fragments, i.fragmentBitmap))
-        selection <- search(snapshot, group, query)
+        selection <- search(snapshot, group, query, keys)
       } yield {
         val covered = RoaringBitmap.and(fragments, group.map(_.fragmentBitmap).reduce((a, b) => RoaringBitmap.or(a, b)))
         ((group.head, column, query), (covered, selection))
@@ -112,7 +113,8 @@ object IndexUse {
   }
 
   /** The union of the group's results, or None (scan instead) when one of them cannot be searched. */
-  private def search(snapshot: Snapshot, group: Seq[IndexMetadata], query: IndexQuery): Option[RowSelection] = {
+  private def search(snapshot: Snapshot, group: Seq[IndexMetadata], query: IndexQuery,
+      keys: org.apache.arrow.vector.types.pojo.ArrowType): Option[RowSelection] = {
     val allocator = new RootAllocator()
     val rows = snapshot.fragments.map(f => f.id -> f.physicalRows).toMap
     val physicalRows = (id: Long) => rows.getOrElse(id, 0L)
@@ -122,6 +124,7 @@ object IndexUse {
           case IndexKind.BTree => BTreeIndex.search(snapshot.storage, i.dir(snapshot.root), query, allocator)
           case IndexKind.Bitmap => BitmapIndex.search(snapshot.storage, i.dir(snapshot.root), query, allocator, physicalRows)
           case IndexKind.ZoneMap => ZoneMapIndex.search(snapshot.storage, i.dir(snapshot.root), query, allocator)
+          case IndexKind.BloomFilter => BloomFilterIndex.search(snapshot.storage, i.dir(snapshot.root), query, keys, allocator)
           case other => throw new IllegalStateException(s"no search for $other")
         }
       }.reduce(_ union _))
