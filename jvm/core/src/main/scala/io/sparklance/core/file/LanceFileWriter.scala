@@ -48,6 +48,18 @@ final class LanceFileWriter private (
   def fieldColumns: IndexedSeq[(Int, Int)] =
     fieldWriters.zipWithIndex.flatMap { case (w, i) => w.columnFieldIds.zipWithIndex.map { case (id, c) => id -> (columnBase(i) + c) } }
 
+  private val extraGlobalBuffers = scala.collection.mutable.ArrayBuffer.empty[Array[Byte]]
+
+  /**
+   * Adds a global buffer after the file descriptor (global buffer 0), written at [[finish]]; returns its index.
+   * Index files keep auxiliary data there (e.g. a zone map's null rows).
+   */
+  def addGlobalBuffer(bytes: Array[Byte]): Int = {
+    require(!finished, s"$path is already finished")
+    extraGlobalBuffers += bytes
+    extraGlobalBuffers.size
+  }
+
   /** Appends a batch whose vectors are the schema's top-level fields, in order. */
   def write(batch: VectorSchemaRoot): Unit = {
     require(!finished, s"$path is already finished")
@@ -81,6 +93,12 @@ final class LanceFileWriter private (
         .setLength(rows).build().toByteArray
       val globalBuffer = (position, descriptor.length.toLong)
       emit(descriptor)
+      val extras = extraGlobalBuffers.toSeq.map { b =>
+        pad()
+        val at = position
+        emit(b)
+        (at, b.length.toLong)
+      }
       val encodings = fieldWriters.flatMap(_.columnEncodings)
       val columnMetaStart = position
       val columnOffsets = pages.indices.map { c =>
@@ -94,9 +112,9 @@ final class LanceFileWriter private (
       val cmoStart = position
       emit(table(columnOffsets))
       val gboStart = position
-      emit(table(Seq(globalBuffer)))
+      emit(table(globalBuffer +: extras))
       val footer = ByteBuffer.allocate(FileMetadata.FooterSize).order(ByteOrder.LITTLE_ENDIAN)
-      footer.putLong(columnMetaStart).putLong(cmoStart).putLong(gboStart).putInt(1).putInt(pages.length)
+      footer.putLong(columnMetaStart).putLong(cmoStart).putLong(gboStart).putInt(1 + extras.size).putInt(pages.length)
         .putShort(version.footerMajor.toShort).putShort(version.footerMinor.toShort).put("LANC".getBytes("US-ASCII"))
       emit(footer.array())
       out.close()

@@ -2,16 +2,14 @@ package io.sparklance.core.index
 
 import java.nio.charset.StandardCharsets
 
-import scala.collection.mutable
 import scala.jdk.CollectionConverters._
-import scala.util.control.NonFatal
 
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.{FieldVector, UInt4Vector, UInt8Vector, VectorSchemaRoot}
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 
 import io.sparklance.core.FileVersion
-import io.sparklance.core.file.{LanceFileReader, LanceFileWriter}
+import io.sparklance.core.file.LanceFileWriter
 import io.sparklance.core.schema.ArrowSchemas
 import io.sparklance.core.storage.Storage
 
@@ -24,12 +22,11 @@ import io.sparklance.core.storage.Storage
 object BTreeWriter {
   private val U64 = new ArrowType.Int(64, false)
   private val U32 = new ArrowType.Int(32, false)
-  private val MergeChunkRows = 1 << 16
 
   /** The Arrow type of the `values` column (and of a run's keys) for a column of type `keys`. */
-  private def valuesField(name: String, keys: ArrowType): Field = new Field(name, FieldType.nullable(keys), null)
+  private[index] def valuesField(name: String, keys: ArrowType): Field = new Field(name, FieldType.nullable(keys), null)
 
-  private def idsField(name: String, t: ArrowType): Field = new Field(name, FieldType.notNullable(t), null)
+  private[index] def idsField(name: String, t: ArrowType): Field = new Field(name, FieldType.notNullable(t), null)
 
   /**
    * Writes `keys` (a column's values) and `addresses` (their row addresses), sorted by key then address, to a run
@@ -66,7 +63,6 @@ object BTreeWriter {
    */
   def merge(storage: Storage, runs: Seq[String], dir: String, keys: ArrowType, batchSize: Int,
       allocator: BufferAllocator): Seq[(String, Long)] = {
-    val cursors = runs.map(new Cursor(storage, _, allocator))
     val lookupSchema = new Schema(Seq(valuesField("min", keys), valuesField("max", keys), idsField("null_count", U32),
       idsField("page_idx", U32)).asJava)
     val lookup = VectorSchemaRoot.create(lookupSchema, allocator)
@@ -75,16 +71,6 @@ object BTreeWriter {
     val dataPath = Storage.join(dir, BTreeIndex.DataFile)
     val data = LanceFileWriter.create(storage, dataPath, ArrowSchemas.fromArrow(dataSchema), FileVersion.V2_2)
     try {
-      val live = cursors.filter(_.hasRow)
-      val order = if (live.isEmpty) null else KeyOrder.of(live.head.values)
-      val heap = mutable.PriorityQueue.empty[Cursor](new Ordering[Cursor] {
-        // A max-heap: the smallest key (then address) is the greatest.
-        def compare(a: Cursor, b: Cursor): Int = {
-          val c = order.compare(b.values, b.row, a.values, a.row)
-          if (c != 0) c else java.lang.Long.compareUnsigned(b.ids.get(b.row), a.ids.get(a.row))
-        }
-      })
-      live.foreach(heap.enqueue(_))
       var pages = 0
       var inPage = 0
       def startPage(): Unit = {
@@ -108,13 +94,11 @@ object BTreeWriter {
       startPage()
       val values = page.getVector(0)
       val ids = page.getVector(1).asInstanceOf[UInt8Vector]
-      while (heap.nonEmpty) {
-        val c = heap.dequeue()
-        values.copyFromSafe(c.row, inPage, c.values)
-        ids.setSafe(inPage, c.ids.get(c.row))
+      SortedRuns.merge(storage, runs, allocator) { (v, row, id) =>
+        values.copyFromSafe(row, inPage, v)
+        ids.setSafe(inPage, id)
         inPage += 1
         if (inPage == batchSize) flushPage()
-        if (c.advance()) heap.enqueue(c)
       }
       flushPage()
       val dataSize = data.finish()
@@ -128,11 +112,10 @@ object BTreeWriter {
       data.close()
       page.close()
       lookup.close()
-      cursors.foreach(_.close())
     }
   }
 
-  private def writeFile(storage: Storage, path: String, schema: Schema, metadata: Map[String, String],
+  private[index] def writeFile(storage: Storage, path: String, schema: Schema, metadata: Map[String, String],
       batches: Iterator[VectorSchemaRoot]): Long = {
     val lance = ArrowSchemas.fromArrow(schema)
     val w = LanceFileWriter.create(storage, path,
@@ -141,43 +124,5 @@ object BTreeWriter {
       batches.foreach(w.write)
       w.finish()
     } finally w.close()
-  }
-
-  /** Reads a run file in chunks: the current row's key and address. */
-  private final class Cursor(storage: Storage, path: String, allocator: BufferAllocator) extends AutoCloseable {
-    private val reader = LanceFileReader.open(storage, path)
-    private val fields = reader.metadata.schema.fields
-    private var chunk: VectorSchemaRoot = _
-    private var start = 0L
-    var row = 0
-    var values: FieldVector = _
-    var ids: UInt8Vector = _
-    load(0L)
-
-    def hasRow: Boolean = chunk != null && row < chunk.getRowCount
-
-    private def load(from: Long): Unit = {
-      if (chunk != null) chunk.close()
-      chunk = null
-      if (from < reader.numRows) {
-        chunk = reader.read(fields, from, math.min(reader.numRows, from + MergeChunkRows), allocator)
-        values = chunk.getVector(0)
-        ids = chunk.getVector(1).asInstanceOf[UInt8Vector]
-      }
-      start = from
-      row = 0
-    }
-
-    /** Moves to the next row; false at the end of the run. */
-    def advance(): Boolean = {
-      row += 1
-      if (row >= chunk.getRowCount) load(start + chunk.getRowCount)
-      hasRow
-    }
-
-    override def close(): Unit = {
-      try if (chunk != null) chunk.close() catch { case NonFatal(_) => () }
-      reader.close()
-    }
   }
 }

@@ -55,16 +55,16 @@ final class IndexMetadata(val proto: TableProtos.IndexMetadata, manifestPath: St
 
 object IndexMetadata {
 
-  /** The metadata a new index records; `details` is its kind's `index_details` message. */
+  /** The metadata a new index records; `details` is its kind's `index_details` message, encoded. */
   def create(uuid: UUID, name: String, fieldIds: Seq[Int], datasetVersion: Long, fragments: RoaringBitmap,
-      kind: IndexKind, indexVersion: Int, files: Seq[(String, Long)]): TableProtos.IndexMetadata = {
+      kind: IndexKind, details: ByteString, indexVersion: Int, files: Seq[(String, Long)]): TableProtos.IndexMetadata = {
     val b = TableProtos.IndexMetadata.newBuilder()
       .setUuid(TableProtos.UUID.newBuilder().setUuid(ByteString.copyFrom(uuidBytes(uuid))))
       .setName(name)
       .addAllFields(fieldIds.map(Integer.valueOf).asJava)
       .setDatasetVersion(datasetVersion)
       .setFragmentBitmap(bitmapBytes(fragments))
-      .setIndexDetails(kind.details)
+      .setIndexDetails(kind.details.toBuilder.setValue(details))
       .setIndexVersion(indexVersion)
       .setCreatedAt(System.currentTimeMillis())
     files.foreach { case (path, size) => b.addFiles(TableProtos.IndexFile.newBuilder().setPath(path).setSizeBytes(size)) }

@@ -11,7 +11,7 @@ import org.roaringbitmap.RoaringBitmap
 import io.sparklance.core.{InvalidArgumentException, MetadataColumn, UnsupportedFeatureException}
 import io.sparklance.core.file.LanceFileReader
 import io.sparklance.core.format.{FragmentFiles, TableLayout}
-import io.sparklance.core.index.{BTreeIndex, BTreeWriter, IndexKind, IndexMetadata, KeyOrder}
+import io.sparklance.core.index.{BitmapWriter, BTreeIndex, BTreeWriter, IndexKind, IndexMetadata, KeyOrder, ZoneMapWriter}
 import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.schema.{LanceField, LanceSchema}
 import io.sparklance.core.storage.Storage
@@ -24,8 +24,12 @@ import io.sparklance.core.txn.{Committer, Operation, Transaction}
  * one machine (merges the runs into the index files) and commits it. Nothing is visible until the commit; [[abort]]
  * removes what was written.
  *
- * Parameters (`WITH (...)`, names as the other Lance connector and pylance take them): for a B-tree `zone_size`
- * (rows per page, default 4096; `batch_size` is accepted too).
+ * Kinds and parameters (`WITH (...)`, names as the other Lance connector and pylance take them):
+ *  - BTREE: `zone_size`, rows per page (default 4096; `batch_size` is accepted too). Each task sorts one fragment's
+ *    keys into a run file; the driver merges the runs into the pages.
+ *  - BITMAP: no parameters. Built from the same sorted runs; on tables with stable row ids it holds row ids, as
+ *    upstream's does.
+ *  - ZONEMAP: `rows_per_zone` (default 8192). Each task computes its fragment's zones; the driver concatenates them.
  */
 final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val name: String, val column: LanceField,
     val kind: IndexKind.Scalar, params: Map[String, String], replace: Boolean) extends PendingCommit(table) {
@@ -38,24 +42,38 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
 
   private val batchSize: Int = IndexBuild.positive(params, Seq("zone_size", "batch_size"), BTreeIndex.DefaultBatchSize)
 
+  private val rowsPerZone: Int = IndexBuild.positive(params, Seq("rows_per_zone"), ZoneMapWriter.DefaultRowsPerZone)
+
+  /** Bitmaps of tables with stable row ids hold row ids (upstream's choice); every other index row addresses. */
+  private val rowIds = kind == IndexKind.Bitmap && snapshot.hasStableRowIds
+
   /** The indexes of this name the new one replaces (with `replace`). */
   private val replaced: Seq[IndexMetadata] = snapshot.indexes.filter(_.name == name)
 
   /** One task per fragment of the version. */
   def tasks: Seq[IndexBuild.Task] = snapshot.fragments.map { f =>
     IndexBuild.Task(snapshot.layout, snapshot.manifest.path, f.proto.toByteArray,
-      LanceSchema(IndexedSeq(column), Map.empty).toBytes, Storage.join(dir, s"run-${f.id}.lance"))
+      LanceSchema(IndexedSeq(column), Map.empty).toBytes, Storage.join(dir, s"run-${f.id}.lance"), kind.name,
+      rowsPerZone, rowIds)
   }
 
   /** Finishes the index from the tasks' results (run files) and commits it; returns its metadata. */
   def commit(results: Seq[String]): IndexMetadata = committing {
     val allocator = new RootAllocator()
-    val files = try BTreeWriter.merge(table.storage, results, dir, LanceFileReader.readField(column).getType, batchSize, allocator)
-      finally allocator.close()
-    results.foreach(r => table.storage.delete(r))
+    val keys = LanceFileReader.readField(column).getType
+    val files = try kind match {
+      case IndexKind.BTree => BTreeWriter.merge(table.storage, results, dir, keys, batchSize, allocator)
+      case IndexKind.Bitmap => BitmapWriter.merge(table.storage, results, dir, keys, allocator)
+      case _ => ZoneMapWriter.merge(table.storage, snapshot.fragments.map(_.id).zip(results), dir, keys, rowsPerZone, allocator)
+    } finally allocator.close()
+    results.foreach { r =>
+      table.storage.delete(r)
+      if (kind == IndexKind.ZoneMap) table.storage.delete(r + ".nulls")
+    }
     val fragments = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
-    val meta = IndexMetadata.create(uuid, name, Seq(column.id), snapshot.version, fragments, kind,
-      indexVersion = if (snapshot.hasStableRowIds) 1 else 0, files)
+    val details = if (kind == IndexKind.ZoneMap) ZoneMapWriter.details(rowsPerZone) else com.google.protobuf.ByteString.EMPTY
+    val meta = IndexMetadata.create(uuid, name, Seq(column.id), snapshot.version, fragments, kind, details,
+      indexVersion = if (snapshot.hasStableRowIds && kind == IndexKind.BTree) 1 else 0, files)
     table.commit(Transaction.create(snapshot.version, Operation.CreateIndex(Seq(meta), replaced.map(_.proto))),
       Committer.Options(maxRetries = commitRetries))
     new IndexMetadata(meta, snapshot.manifest.path)
@@ -73,19 +91,29 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
 object IndexBuild {
 
   /** The work on one fragment: where the version's files are, the fragment and column, and the run to write. */
-  final case class Task(layout: TableLayout, manifestPath: String, fragment: Array[Byte], column: Array[Byte], runPath: String)
+  final case class Task(layout: TableLayout, manifestPath: String, fragment: Array[Byte], column: Array[Byte],
+      runPath: String, kind: String, rowsPerZone: Int, rowIds: Boolean)
 
-  /** Runs a task (anywhere): the fragment's live keys and row addresses, sorted, into its run file. */
+  /**
+   * Runs a task (anywhere): the fragment's live keys and row addresses (or row ids), sorted, into its run file; for
+   * a zone map, the fragment's zones.
+   */
   def run(storage: Storage, task: Task): String = {
     val fragment = new io.sparklance.core.format.Fragment(io.sparklance.proto.TableProtos.DataFragment.parseFrom(task.fragment))
     val field = LanceSchema.fromBytes(task.manifestPath, task.column).fields.head
     val allocator = new RootAllocator()
     try {
       val deletions = FragmentFiles.deletionVector(storage, task.layout, fragment)
-      val reader = new FragmentReader(storage, task.layout, fragment, Seq(field), Seq(MetadataColumn.RowAddress), deletions, None)
+      val ids = if (task.rowIds) MetadataColumn.RowId else MetadataColumn.RowAddress
+      val rowIds = if (task.rowIds) FragmentFiles.rowIds(storage, task.layout.root, task.manifestPath, fragment, hasStableRowIds = true) else None
+      val reader = new FragmentReader(storage, task.layout, fragment, Seq(field), Seq(ids), deletions, rowIds)
       try {
         val root = reader.read(0, fragment.physicalRows, allocator)
         try {
+          if (task.kind == IndexKind.ZoneMap.name) {
+            ZoneMapWriter.writeZones(storage, task.runPath, fragment.id, root.getVector(0),
+              root.getVector(1).asInstanceOf[org.apache.arrow.vector.BigIntVector], task.rowsPerZone, allocator)
+          } else {
           val addresses = new UInt8Vector("ids", allocator)
           try {
             val from = root.getVector(1).asInstanceOf[org.apache.arrow.vector.BigIntVector]
@@ -95,6 +123,7 @@ object IndexBuild {
             addresses.setValueCount(root.getRowCount)
             BTreeWriter.writeRun(storage, task.runPath, root.getVector(0), addresses, allocator)
           } finally addresses.close()
+          }
         } finally root.close()
       } finally reader.close()
     } finally allocator.close()
@@ -108,7 +137,8 @@ object IndexBuild {
     }.getOrElse(default)
 
   /** The options each kind takes; any other is an error, never ignored. */
-  private val Options: Map[IndexKind, Set[String]] = Map(IndexKind.BTree -> Set("zone_size", "batch_size"))
+  private val Options: Map[IndexKind, Set[String]] = Map(IndexKind.BTree -> Set("zone_size", "batch_size"),
+    IndexKind.Bitmap -> Set.empty, IndexKind.ZoneMap -> Set("rows_per_zone"))
 
   /** Checks a new index's name, column, kind and options against `snapshot`; the checked column. */
   private[table] def check(snapshot: Snapshot, name: String, column: String, kind: String, params: Map[String, String],
@@ -133,6 +163,10 @@ object IndexBuild {
       throw new InvalidArgumentException(s"Unknown option${if (unknown.size > 1) "s" else ""} " +
         s"${unknown.toSeq.sorted.mkString(", ")} for a ${k.name} index; it takes: " +
         s"${Options.getOrElse(k, Set.empty).toSeq.sorted.mkString(", ")}.")
+    }
+    if (k == IndexKind.ZoneMap && snapshot.hasStableRowIds) {
+      throw new UnsupportedFeatureException(s"Cannot create a ZONEMAP index on $root: it has stable row ids, for " +
+        "which sparklance does not build zone maps yet. Create it with pylance, or use a BTREE index.")
     }
     if (!replace && snapshot.indexes.exists(_.name == name)) {
       throw new InvalidArgumentException(s"Table $root already has an index named '$name'. Drop it first " +
