@@ -131,22 +131,33 @@ public final class FastLanes {
     final int lanes = BLOCK / typeBits;
     final int bytes = typeBits / 8;
     final long mask = width == 64 ? -1L : (1L << width) - 1;
-    java.util.Arrays.fill(out, outOff, outOff + packedBytes(width), (byte) 0);
+    if (width == 0) return;
+    // Each lane's packed words are filled in a register and stored once: word k of a lane is complete when the
+    // value being added reaches its last bit; the value's bits past it start word k + 1.
     for (int lane = 0; lane < lanes; lane++) {
       int bit = 0;
+      int k = 0;
+      long acc = 0;
       for (int row = 0; row < typeBits; row++) {
-        if (width > 0) {
-          long v = LittleEndian.getUnsigned(in, inOff + bytes * index(row, lane), bytes) & mask;
-          int k = bit / typeBits, shift = bit % typeBits;
-          orWord(out, outOff + bytes * (k * lanes + lane), bytes, v << shift);
-          if (shift + width > typeBits) orWord(out, outOff + bytes * ((k + 1) * lanes + lane), bytes, v >>> (typeBits - shift));
+        long v = LittleEndian.getUnsigned(in, inOff + bytes * index(row, lane), bytes) & mask;
+        int shift = bit - k * typeBits;
+        acc |= v << shift;
+        if (shift + width >= typeBits) {
+          putWord(out, outOff + bytes * (k * lanes + lane), bytes, acc);
+          k++;
+          acc = shift + width > typeBits ? v >>> (typeBits - shift) : 0L;
         }
         bit += width;
       }
     }
   }
 
-  private static void orWord(byte[] out, int off, int bytes, long v) {
-    for (int i = 0; i < bytes; i++) out[off + i] |= (byte) (v >>> (8 * i));
+  private static void putWord(byte[] out, int off, int bytes, long v) {
+    switch (bytes) {
+      case 8: LittleEndian.putLong(out, off, v); break;
+      case 4: LittleEndian.putInt(out, off, (int) v); break;
+      case 2: LittleEndian.putShort(out, off, (short) v); break;
+      default: out[off] = (byte) v;
+    }
   }
 }

@@ -30,11 +30,23 @@ private[index] object SortedRuns {
           if (c != 0) c else java.lang.Long.compareUnsigned(b.ids.get(b.row), a.ids.get(a.row))
         }
       })
+      def before(a: Cursor, b: Cursor): Boolean = {
+        val c = order.compare(a.values, a.row, b.values, b.row)
+        c < 0 || (c == 0 && java.lang.Long.compareUnsigned(a.ids.get(a.row), b.ids.get(b.row)) <= 0)
+      }
       live.foreach(heap.enqueue(_))
       while (heap.nonEmpty) {
+        // The smallest run gives rows until it passes the next smallest: runs over disjoint keys are copied
+        // through without touching the heap.
         val c = heap.dequeue()
-        visit(c.values, c.row, c.ids.get(c.row))
-        if (c.advance()) heap.enqueue(c)
+        var more = true
+        if (heap.isEmpty) {
+          while (more) { visit(c.values, c.row, c.ids.get(c.row)); more = c.advance() }
+        } else {
+          val next = heap.head
+          while (more && before(c, next)) { visit(c.values, c.row, c.ids.get(c.row)); more = c.advance() }
+          if (more) heap.enqueue(c)
+        }
       }
     } finally cursors.foreach(_.close())
   }
