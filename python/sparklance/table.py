@@ -1,11 +1,12 @@
-"""``LanceTable``: a Python handle on a Lance table for reads by version, history, tags, row-level changes and
-maintenance. Thin over the JVM (``io.sparklance.spark.LanceTableOps`` and sparklance's SQL); errors are raised as
-the classes of :mod:`sparklance.errors`."""
+"""``LanceTable``: a Python handle on a Lance table for reads by version, history, tags, row-level changes,
+maintenance and scalar indexes. Thin over the JVM (``io.sparklance.spark.LanceTableOps`` and sparklance's SQL);
+errors are raised as the classes of :mod:`sparklance.errors`."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
-from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Union
 
 from sparklance.errors import InvalidArgumentError, translated
 
@@ -17,6 +18,18 @@ CATALOG_CLASS = "io.sparklance.spark.LanceCatalog"
 
 def _quote(path: str) -> str:
     return "`" + path.replace("`", "``") + "`"
+
+
+def _index_word(what: str, value: str) -> str:
+    """``value`` as an identifier of sparklance's index statements, which take names in backticks without escapes."""
+    if not isinstance(value, str) or not value or "`" in value:
+        raise InvalidArgumentError(f"{value!r} is not a valid {what}: give a non-empty name without backticks.")
+    return "`" + value + "`"
+
+
+def _index_rows(df: "DataFrame") -> List[Dict[str, Any]]:
+    """The rows of an index statement's result (name, type, columns, uuid, fragments, created_at) as dicts."""
+    return [r.asDict() for r in df.collect()]
 
 
 class Tags:
@@ -200,6 +213,54 @@ class LanceTable:
             raise InvalidArgumentError(f"mode must be 'append' or 'overwrite', not {mode!r}.")
         with translated():
             return int(self._ops.commitFiles(self._jspark, self.path, list(names), mode == "overwrite"))
+
+    def create_index(self, column: str, index_type: str = "btree", name: Optional[str] = None, replace: bool = False,
+                     **options: Any) -> Dict[str, Any]:
+        """Builds a scalar index on ``column`` and commits it as one new version (``ALTER TABLE ... CREATE INDEX``).
+
+        ``index_type`` is the kind (``"btree"``); ``name`` defaults to ``"<column>_idx"``, as pylance names them.
+        ``options`` are the kind's parameters, e.g. ``zone_size=4096`` (rows per B-tree page); an unknown one is an
+        error. With ``replace=True`` an index of the same name is replaced, otherwise that name raises
+        ``InvalidArgumentError``. A kind sparklance cannot build, or a column of a type the kind cannot index, raises
+        ``UnsupportedFeatureError``. Returns the new index as :meth:`list_indices` describes it."""
+        if not isinstance(index_type, str) or not re.fullmatch(r"\w+", index_type):
+            raise InvalidArgumentError(f"{index_type!r} is not an index type: give a kind such as 'btree'.")
+        settings = []
+        for key, value in options.items():
+            if isinstance(value, bool):
+                value = str(value).lower()
+            if "'" in str(value):
+                raise InvalidArgumentError(f"Index option {key} = {value!r}: values cannot contain a quote.")
+            settings.append(f"{_index_word('index option', key)} = '{value}'")
+        if replace:
+            settings.append("replace = true")
+        name = f"{column}_idx" if name is None else name
+        statement = (f"ALTER TABLE {self._sql_name} CREATE INDEX {_index_word('index name', name)} USING {index_type} "
+                     f"({_index_word('column name', column)})" + (f" WITH ({', '.join(settings)})" if settings else ""))
+        with translated():
+            return _index_rows(self._spark.sql(statement))[0]
+
+    def list_indices(self) -> List[Dict[str, Any]]:
+        """The indexes of the latest version, built by sparklance or pylance, as dicts: ``name``, ``type``
+        (``"BTREE"``, ``"BITMAP"``, ...), ``columns``, ``uuid``, ``fragments`` (how many fragments it covers; those
+        appended or compacted since it was built are not covered) and ``created_at``. An index pylance extended
+        with delta segments has one entry per segment."""
+        with translated():
+            return _index_rows(self._spark.sql(f"SHOW INDEXES FROM {self._sql_name}"))
+
+    def drop_index(self, name: str) -> int:
+        """Drops the index ``name`` (every segment of it) and returns the new version. Its files stay, for the
+        older versions that use it. An unknown name raises ``InvalidArgumentError``."""
+        with translated():
+            statement = f"DROP INDEX {_index_word('index name', name)} ON {self._sql_name}"
+            return int(self._spark.sql(statement).collect()[0][0])
+
+    def optimize_index(self, name: str) -> Dict[str, Any]:
+        """Rebuilds the index ``name`` over every fragment of the latest version (those appended or compacted since
+        it was built included), committed in its place; returns it as :meth:`list_indices` describes it."""
+        with translated():
+            statement = f"ALTER TABLE {self._sql_name} OPTIMIZE INDEX {_index_word('index name', name)}"
+            return _index_rows(self._spark.sql(statement))[0]
 
     def __repr__(self) -> str:
         return f"LanceTable({self.path!r})"
