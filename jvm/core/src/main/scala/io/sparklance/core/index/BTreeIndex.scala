@@ -30,11 +30,8 @@ object BTreeIndex {
       val nulls = IndexFiles.column(lookupPath, root, "null_count").asInstanceOf[UInt4Vector]
       val index = IndexFiles.column(lookupPath, root, "page_idx").asInstanceOf[UInt4Vector]
       val wanted = (0 until root.getRowCount).filter { i =>
-        val hasValues = !max.isNull(i)
-        query match {
-          case IndexQuery.IsNull => nulls.get(i) != 0
-          case _ => hasValues && query.overlaps(min, i, max, i)
-        }
+        (query.matchesNull && nulls.get(i) != 0) ||
+          (query.matchesValues && !max.isNull(i) && query.overlaps(min, i, max, i))
       }.map(i => index.get(i).toLong & 0xFFFFFFFFL)
       (wanted.distinct.sorted, batch)
     }
@@ -54,7 +51,7 @@ object BTreeIndex {
           val ids = root.getVector(1).asInstanceOf[UInt8Vector]
           var i = 0
           while (i < root.getRowCount) {
-            val hit = if (values.isNull(i)) query == IndexQuery.IsNull else query.matches(values, i)
+            val hit = if (values.isNull(i)) query.matchesNull else query.matchesValues && query.matches(values, i)
             if (hit) builder.addAddress(ids.get(i))
             i += 1
           }

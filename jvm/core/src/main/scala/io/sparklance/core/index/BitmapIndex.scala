@@ -28,7 +28,7 @@ object BitmapIndex {
         try {
           val k = keys.getVector(0)
           (0 until keys.getRowCount).filter { i =>
-            if (k.isNull(i)) query == IndexQuery.IsNull else query != IndexQuery.IsNull && query.matches(k, i)
+            if (k.isNull(i)) query.matchesNull else query.matchesValues && query.matches(k, i)
           }.map(_.toLong).toArray
         } finally keys.close()
       }

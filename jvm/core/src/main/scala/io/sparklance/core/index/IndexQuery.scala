@@ -9,6 +9,12 @@ import org.apache.arrow.vector._
  * core's terms: integral numbers as `java.lang.Long`, strings, booleans. Nulls match nothing but [[IndexQuery.IsNull]].
  */
 sealed trait IndexQuery {
+  /** Whether a null key satisfies the query. */
+  def matchesNull: Boolean = false
+
+  /** Whether some non-null key can satisfy the query. */
+  def matchesValues: Boolean = true
+
   /** Whether a non-null key at row `i` of `keys` satisfies the query. */
   def matches(keys: FieldVector, i: Int): Boolean
 
@@ -53,6 +59,8 @@ object IndexQuery {
   }
 
   case object IsNull extends IndexQuery {
+    override def matchesNull: Boolean = true
+    override def matchesValues: Boolean = false
     def matches(keys: FieldVector, i: Int): Boolean = false
     def overlaps(min: FieldVector, i: Int, max: FieldVector, j: Int): Boolean = false
     override def toString: String = "IS NULL"
@@ -60,6 +68,8 @@ object IndexQuery {
 
   /** Both queries: rows an index returns for each, intersected. */
   final case class Both(left: IndexQuery, right: IndexQuery) extends IndexQuery {
+    override def matchesNull: Boolean = left.matchesNull && right.matchesNull
+    override def matchesValues: Boolean = left.matchesValues && right.matchesValues
     def matches(keys: FieldVector, i: Int): Boolean = left.matches(keys, i) && right.matches(keys, i)
     def overlaps(min: FieldVector, i: Int, max: FieldVector, j: Int): Boolean =
       left.overlaps(min, i, max, j) && right.overlaps(min, i, max, j)

@@ -31,10 +31,8 @@ object ZoneMapIndex {
       }
       var i = 0
       while (i < root.getRowCount) {
-        val hit = query match {
-          case IndexQuery.IsNull => nulls.get(i) != 0
-          case q => !min.isNull(i) && !max.isNull(i) && q.overlaps(min, i, max, i)
-        }
+        val hit = (query.matchesNull && nulls.get(i) != 0) ||
+          (query.matchesValues && !min.isNull(i) && !max.isNull(i) && query.overlaps(min, i, max, i))
         if (hit) {
           val from = start.get(i)
           val n = length(i)

@@ -191,6 +191,87 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
+  test("seeded tables with B-tree, bitmap and zone map indexes: indexed scans return every matching row, through appends, deletes and compaction") {
+    (1 to 10).foreach { seed =>
+      val r = new Random(seed * 31)
+      val (_, table) = newTable()
+      def append(n: Int): Unit = {
+        val written = write(table, Seq.fill(n)(randomRow(r)), maxRowsPerFile = 20 + r.nextInt(150))
+        if (table.latestIfExists().isEmpty) table.newOverwrite(0, schema, FileVersion.V2_2, Map.empty).commit(Seq(written))
+        else table.newAppend(table.latestVersion()).commit(Seq(written))
+      }
+      def deleteSome(): Unit = {
+        val live = read(table, table.latest().newScan(), 1L << 20).map(_._1)
+        if (live.nonEmpty) {
+          val doomed = new DeletedRows
+          r.shuffle(live).take(1 + r.nextInt(live.size / 3 + 1)).foreach(doomed.add)
+          table.newDelete(table.latest()).delete(DeletedRows.fromBytes(doomed.toBytes)).commit()
+        }
+      }
+      append(50 + r.nextInt(400))
+      if (r.nextBoolean()) deleteSome()
+      val kinds = Seq("btree", "bitmap", "zonemap")
+      Seq("id", "s").foreach { c =>
+        val kind = kinds(r.nextInt(kinds.size))
+        val options = kind match {
+          case "btree" => Map("zone_size" -> (1 + r.nextInt(40)).toString)
+          case "zonemap" => Map("rows_per_zone" -> (1 + r.nextInt(40)).toString)
+          case _ => Map.empty[String, String]
+        }
+        table.newIndex(table.latest(), s"${c}_idx", c, kind, options, replace = false).runAndCommit()
+      }
+      if (r.nextBoolean()) append(1 + r.nextInt(100))
+      if (r.nextBoolean()) deleteSome()
+      if (r.nextInt(3) == 0) table.compact(50 + r.nextInt(300))
+      val snapshot = table.latest()
+      assert(snapshot.indexes.map(_.name).sorted == Seq("id_idx", "s_idx"), s"seed $seed")
+      val model = read(table, snapshot.newScan(), 1L << 20).toMap
+      var used = 0
+      (0 until 30).foreach { _ =>
+        val c = if (r.nextBoolean()) "id" else "s"
+        def literal(): Any = if (c == "id") java.lang.Long.valueOf(r.nextInt(40) - 20L) else strings(r.nextInt(strings.size))
+        val ops = Seq(Predicate.Op.Eq, Predicate.Op.Lt, Predicate.Op.Le, Predicate.Op.Gt, Predicate.Op.Ge)
+        val conjuncts: Seq[Predicate] = Seq.fill(1 + r.nextInt(2))(r.nextInt(4) match {
+          case 0 | 1 => Predicate.Compare(c, ops(r.nextInt(ops.size)), literal())
+          case 2 => Predicate.IsNull(c)
+          case _ => Predicate.In(c, Seq.fill(1 + r.nextInt(3))(literal()))
+        })
+        val p = conjuncts.reduce((a, b) => Predicate.And(a, b))
+        val scan = snapshot.newScan().withFilters(Seq(p)).withBatchRows(1 + r.nextInt(64))
+        if (!scan.indexUse.isEmpty) used += 1
+        val got = read(table, scan, 1 + r.nextInt(300))
+        got.foreach { case (a, row) => assert(model.get(a).contains(row), s"seed $seed, $p: $a is not a live row") }
+        assert(got.size == got.toMap.size, s"seed $seed, $p: a row came back twice")
+        val want = model.filter { case (_, row) => matches(p, row) }.keySet
+        assert(want.subsetOf(got.map(_._1).toSet), s"seed $seed, $p (${scan.indexUse}): rows lost ${want -- got.map(_._1)}")
+      }
+      // A compaction takes the fragments it rewrote out of the indexes; one that rewrote all leaves nothing indexed.
+      val covering = snapshot.indexes.exists(i => snapshot.fragments.exists(f => i.covers(f.id)))
+      assert(used > 0 || !covering, s"seed $seed: no scan used an index")
+    }
+  }
+
+  test("index options, names, columns and kinds are checked before anything is written; DROP INDEX removes every segment") {
+    val (storage, table) = newTable()
+    table.newOverwrite(0, schema, FileVersion.V2_2, Map.empty).commit(Seq(write(table, Seq.fill(30)(randomRow(new Random(1))), 10)))
+    def error(f: => Any): String = intercept[io.sparklance.core.LanceException](f).getMessage
+    val s = table.latest()
+    assert(error(table.newIndex(s, "i", "nope", "btree", Map.empty, replace = false)).contains("has no column 'nope'"))
+    assert(error(table.newIndex(s, "i", "id", "btree", Map("zone_sise" -> "3"), replace = false))
+      .contains("Unknown option zone_sise for a BTREE index; it takes: batch_size, zone_size."))
+    assert(error(table.newIndex(s, "i", "id", "btree", Map("zone_size" -> "0"), replace = false))
+      .contains("zone_size must be a positive number"))
+    assert(error(table.newIndex(s, "i", "id", "inverted", Map.empty, replace = false)).contains("Cannot create a inverted index"))
+    table.newIndex(s, "i", "id", "BTREE", Map.empty, replace = false).runAndCommit()
+    assert(error(table.newIndex(table.latest(), "i", "s", "bitmap", Map.empty, replace = false)).contains("already has an index named 'i'"))
+    val replaced = table.newIndex(table.latest(), "i", "s", "bitmap", Map.empty, replace = true).runAndCommit()
+    assert(table.latest().indexes.map(i => (i.name, i.uuid)) == Seq(("i", replaced.uuid)))
+    assert(!storage.list("mem://t.lance/_indices/" + replaced.uuid).exists(_.path.contains("run-")), "run files left behind")
+    table.dropIndex("i")
+    assert(table.latest().indexes.isEmpty)
+    assert(error(table.dropIndex("i")).contains("has no index named 'i'"))
+  }
+
   test("predicates on nested, binary or unknown columns are not used; _fragid with a non-number is not either") {
     val use = Scan.filterUse(schema, _: Predicate)
     assert(use(Predicate.Compare("nope", Predicate.Op.Eq, java.lang.Long.valueOf(1))) == Scan.FilterUse.Unused)

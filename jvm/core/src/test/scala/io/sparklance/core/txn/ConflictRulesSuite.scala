@@ -74,4 +74,31 @@ class ConflictRulesSuite extends AnyFunSuite {
       assert(!ok(op, project) || op == overwrite, op)
     }
   }
+
+  private def index(name: String, uuid: Int, fragments: Int*) = io.sparklance.core.index.IndexMetadata.create(
+    new java.util.UUID(0, uuid), name, Seq(1), 1, org.roaringbitmap.RoaringBitmap.bitmapOf(fragments: _*),
+    io.sparklance.core.index.IndexKind.BTree, com.google.protobuf.ByteString.EMPTY, 0, Nil)
+  private def createIndex(added: TableProtos.IndexMetadata*)(removed: TableProtos.IndexMetadata*) =
+    Operation.CreateIndex(added, removed)
+
+  test("an index rebases over appends and deletes, and over updates and rewrites of fragments it does not cover") {
+    val ours = createIndex(index("i", 1, 1, 2))()
+    assert(ok(ours, append) && ok(ours, delete(1)(2)))
+    assert(ok(ours, update(3)(4)) && ok(ours, Operation.Rewrite(Seq(Seq(frag(3)) -> Seq(frag(5))))))
+    assert(conflict(ours, update(2)()) == "it changed fragment 2, which the index being created covers; create the index again")
+    assert(conflict(ours, Operation.Rewrite(Seq(Seq(frag(1), frag(2)) -> Seq(frag(5))))).contains("fragments 1, 2"))
+    assert(conflict(ours, overwrite) == "which a CreateIndex cannot be combined with")
+    assert(!ok(ours, Operation.Project(Nil)) && !ok(ours, other))
+  }
+
+  test("two index changes combine unless they create the same name or drop the same index; others rebase over one") {
+    val i = index("i", 1, 1)
+    assert(ok(createIndex(index("a", 2, 1))(), createIndex(index("b", 3, 1))()))
+    assert(conflict(createIndex(index("a", 2, 1))(), createIndex(index("a", 3, 1))()) == "it also created or dropped index a")
+    assert(!ok(createIndex()(i), createIndex()(i)))
+    Seq(append, delete(1)(), update(1)(), Operation.Rewrite(Seq(Seq(frag(1)) -> Seq(frag(5)))), overwrite).foreach { o =>
+      assert(ok(o, createIndex(i)()), s"$o over a CreateIndex")
+    }
+    assert(!ok(Operation.Project(Nil), createIndex(i)()))
+  }
 }
