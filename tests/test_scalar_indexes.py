@@ -218,17 +218,25 @@ class Pred:
         results = [c.holds(row) for c in self.conds]
         return all(results) if self.joiner == "AND" else any(results)
 
-    def spark_uses_index(self) -> Dict[str, Optional[bool]]:
-        """Per column the predicate names: whether Spark's scan must use its B-tree (True), must not (False), or
-        either (None: conditions that Spark's optimizer may fold together or rewrite). Only the conditions of a
-        top-level AND are answered by an index."""
-        columns = list(dict.fromkeys(c.column for c in self.conds))
+    def spark_uses_index(self, indexes: Dict[str, "Index"], stable_row_ids: bool) -> Dict[str, Optional[bool]]:
+        """Per indexed column the predicate names: whether Spark's scan must use its index (True), must not (False),
+        or either (None: conditions that Spark's optimizer may fold together or rewrite, and what an index kind
+        does not promise). Only the conditions of a top-level AND are answered by an index."""
+        columns = [c for c in dict.fromkeys(c.column for c in self.conds) if c in indexes]
         if self.joiner == "OR":
-            return {c: False if len(columns) == len(self.conds) else None for c in columns}
+            return {c: False if len(set(x.column for x in self.conds)) == len(self.conds) else None for c in columns}
         out: Dict[str, Optional[bool]] = {}
         for column in columns:
-            mine = {c.spark_uses_index() for c in self.conds if c.column == column}
-            out[column] = mine.pop() if len(mine) == 1 else None
+            mine = [c for c in self.conds if c.column == column]
+            forms = {c.spark_uses_index() for c in mine}
+            must = forms.pop() if len(forms) == 1 else None
+            kind = indexes[column].kind
+            if must and kind == "BITMAP" and stable_row_ids:
+                must = None   # its bitmaps hold row ids; sparklance does not search them
+            if must and kind == "BLOOMFILTER" and (column == "b" or len(mine) > 1 or
+                                                   mine[0].op not in ("=", "IN", "IS NULL")):
+                must = None   # a bloom filter answers =, IN and IS NULL on integers and strings
+            out[column] = must
         return out
 
 
@@ -268,12 +276,36 @@ def truth(rows: List[dict], pred: Pred) -> List[int]:
 
 # --------------------------------------------------------------------------------------------- differential cases
 
+@dataclass(frozen=True)
+class Index:
+    name: str
+    kind: str   # as sparklance names it: BTREE, BITMAP, ZONEMAP, BLOOMFILTER
+
+    @property
+    def pylance_kind(self) -> str:
+        """The kind as pylance's plans name it, e.g. `@k_idx(BTree)`."""
+        return {"BTREE": "BTree", "BITMAP": "Bitmap", "ZONEMAP": "ZoneMap", "BLOOMFILTER": "BloomFilter"}[self.kind]
+
+
+def random_parameters(r: random.Random, kind: str) -> Dict[str, object]:
+    """Small pages and zones, so that keys and nulls span several of them."""
+    return {"BTREE": {"zone_size": r.choice([8, 16, 64])}, "BITMAP": {},
+            "ZONEMAP": {"rows_per_zone": r.choice([16, 64])},
+            "BLOOMFILTER": {"number_of_items": r.choice([16, 64]), "probability": 0.01}}[kind]
+
+
+def pylance_index(path: str, column: str, kind: str, parameters: Dict[str, object], name: Optional[str] = None):
+    lance.dataset(path).create_scalar_index(
+        column, IndexConfig(index_type=kind.lower(), parameters=parameters) if parameters else kind, name=name)
+
+
 @dataclass
 class Case:
     """One random table and what was done to it, for a failure report that can be replayed."""
     index: int
     path: str
     steps: List[str]
+    stable_row_ids: bool = False
 
     def report(self, what: str) -> str:
         return f"case {self.index} (SPARKLANCE_FUZZ_SEED={SEED}), table {self.path}\n  steps: " + \
@@ -286,7 +318,7 @@ def build_random_table(d: Draw, path: str, case: Case) -> int:
     r = d.rng
     n = r.randint(150, 500)
     rows_per_file = r.choice([40, 90, 200])
-    stable = r.random() < 0.25
+    stable = case.stable_row_ids = r.random() < 0.25
     lance.write_dataset(d.rows(0, n), path, max_rows_per_file=rows_per_file, enable_stable_row_ids=stable)
     case.steps.append(f"pylance writes ids 0..{n - 1}, max_rows_per_file={rows_per_file}, stable row ids={stable}")
     if r.random() < 0.6:
@@ -296,7 +328,7 @@ def build_random_table(d: Draw, path: str, case: Case) -> int:
     return n
 
 
-def change_randomly(spark, d: Draw, path: str, case: Case, next_id: int, indexes: Dict[str, str],
+def change_randomly(spark, d: Draw, path: str, case: Case, next_id: int, indexes: Dict[str, Index],
                     spark_built: bool) -> int:
     """Changes after the indexes exist: appends (pylance or Spark), deletes (pylance or Spark), and index upkeep
     (pylance delta segments or merges, sparklance OPTIMIZE INDEX) and compaction (pylance's or sparklance's)."""
@@ -335,7 +367,7 @@ def change_randomly(spark, d: Draw, path: str, case: Case, next_id: int, indexes
                 case.steps.append(f"Spark OPTIMIZE target_rows_per_fragment={target}")
         else:
             if spark_built and r.random() < 0.5:
-                name = r.choice(sorted(indexes.values()))
+                name = r.choice(sorted(i.name for i in indexes.values()))
                 t.optimize_index(name)
                 case.steps.append(f"Spark OPTIMIZE INDEX {name}")
             else:
@@ -345,14 +377,14 @@ def change_randomly(spark, d: Draw, path: str, case: Case, next_id: int, indexes
     return next_id
 
 
-def check_predicates(spark, d: Draw, case: Case, indexes: Dict[str, str], spark_built: bool,
+def check_predicates(spark, d: Draw, case: Case, indexes: Dict[str, Index], spark_built: bool,
                      stats: Dict[str, int]) -> List[str]:
     """Every predicate's rows from Spark and from pylance against the oracle, and index use in both plans; counts
     predicates, those Spark answered through an index and those with rows in `stats`."""
     path = case.path
     ds = lance.dataset(path)
     rows = ds.to_table().to_pylist()
-    coverage = {c: covered(ds, name) for c, name in indexes.items()}
+    coverage = {c: covered(ds, i.name) for c, i in indexes.items()}
     failures = []
     for _ in range(12):
         pred = random_pred(d, sorted(indexes))
@@ -360,7 +392,7 @@ def check_predicates(spark, d: Draw, case: Case, indexes: Dict[str, str], spark_
         want = truth(rows, pred)
         got, plan = spark_read(spark, path, where)
         stats["predicates"] += 1
-        stats["through an index"] += "using BTREE index" in plan
+        stats["through an index"] += " index '" in plan
         stats["with rows"] += bool(want)
         if got != want:
             failures.append(case.report(f"Spark WHERE {where}: {len(got)} rows, a full scan has {len(want)}; "
@@ -368,15 +400,14 @@ def check_predicates(spark, d: Draw, case: Case, indexes: Dict[str, str], spark_
                                         f"{sorted(set(got) - set(want))[:10]}\n  plan: {plan}"))
             continue
         # A predicate Spark folds to false reads nothing: there is no scan to look at.
-        expected = pred.spark_uses_index() if "LanceScan(" in plan else {}
+        expected = pred.spark_uses_index(indexes, case.stable_row_ids) if "LanceScan(" in plan else {}
         for column, must in expected.items():
-            if column not in indexes or must is None:
-                continue
-            if must and coverage[column] and not uses(plan, indexes[column], column):
-                failures.append(case.report(f"Spark WHERE {where}: index {indexes[column]} covers fragments "
+            index = indexes[column]
+            if must and coverage[column] and not uses(plan, index.name, column):
+                failures.append(case.report(f"Spark WHERE {where}: {index.kind} index {index.name} covers fragments "
                                             f"{sorted(coverage[column])} but the scan does not use it\n  plan: {plan}"))
-            if not must and uses(plan, indexes[column], column):
-                failures.append(case.report(f"Spark WHERE {where}: the scan uses {indexes[column]}, which cannot "
+            if must is False and uses(plan, index.name, column):
+                failures.append(case.report(f"Spark WHERE {where}: the scan uses {index.name}, which cannot "
                                             f"answer this predicate\n  plan: {plan}"))
         theirs = pylance_ids(path, where)
         if theirs != want:
@@ -384,29 +415,31 @@ def check_predicates(spark, d: Draw, case: Case, indexes: Dict[str, str], spark_
                                         f"{len(theirs)} rows, a full scan has {len(want)}"))
         if spark_built:
             first = pred.conds[0]
-            if pred.joiner == "AND" and first.op != "!=" and first.column in indexes and coverage[first.column]:
+            index = indexes.get(first.column)
+            if pred.joiner == "AND" and first.op in ("=", "<", "<=", ">", ">=") and index and coverage[first.column]:
                 explained = ds.scanner(filter=where, columns=["id"]).explain_plan(True)
-                if f"@{indexes[first.column]}(BTree)" not in explained or "ScalarIndexQuery" not in explained:
-                    failures.append(case.report(f"pylance does not use index {indexes[first.column]} for {where}:\n"
+                if f"@{index.name}({index.pylance_kind})" not in explained or "ScalarIndexQuery" not in explained:
+                    failures.append(case.report(f"pylance does not use index {index.name} for {where}:\n"
                                                 f"{explained}"))
     return failures
 
 
 def test_differential_pylance_builds_spark_reads(spark, wh):
-    """pylance builds B-trees (small pages, so keys and nulls span pages); Spark's reads through them must hold
-    exactly the rows of a full scan, and say in EXPLAIN that they used them wherever they cover fragments."""
+    """pylance builds B-tree, bitmap, zone map and bloom filter indexes (small pages and zones, so that keys and
+    nulls span several); Spark's reads through them must hold exactly the rows of a full scan, and say in EXPLAIN
+    that they used them wherever they cover fragments."""
     failures, stats = [], dict.fromkeys(["predicates", "through an index", "with rows"], 0)
     for i in range(N):
         d = Draw(random.Random(f"{SEED}/pylance-builds/{i}"))
         case = Case(i, str(wh / "db" / f"pyl_{i}.lance"), [])
         next_id = build_random_table(d, case.path, case)
-        columns = d.rng.sample(KEYS, d.rng.randint(1, len(KEYS)))
         indexes = {}
-        for c in columns:
-            zone = d.rng.choice([8, 16, 64])
-            pylance_btree(lance.dataset(case.path), c, zone)
-            indexes[c] = f"{c}_idx"
-            case.steps.append(f"pylance creates BTREE {c}_idx on {c}, zone_size {zone}")
+        for c in d.rng.sample(KEYS, d.rng.randint(1, len(KEYS))):
+            kind = d.rng.choice(["BTREE", "BTREE", "BITMAP", "ZONEMAP", "BLOOMFILTER"])
+            parameters = random_parameters(d.rng, kind)
+            pylance_index(case.path, c, kind, parameters)
+            indexes[c] = Index(f"{c}_idx", kind)
+            case.steps.append(f"pylance creates {kind} {c}_idx on {c}, {parameters}")
         failures += check_predicates(spark, d, case, indexes, spark_built=False, stats=stats)
         change_randomly(spark, d, case.path, case, next_id, indexes, spark_built=False)
         failures += check_predicates(spark, d, case, indexes, spark_built=False, stats=stats)
@@ -416,15 +449,100 @@ def test_differential_pylance_builds_spark_reads(spark, wh):
 
 
 def index_files(path: str, name: str) -> Tuple[pa.Table, pa.Table]:
+    """The B-tree `name`'s page_lookup and page_data."""
     d = index_dir(path, name)
     return (LanceFileReader(str(d / "page_lookup.lance")).read_all().to_table(),
             LanceFileReader(str(d / "page_data.lance")).read_all().to_table())
 
 
+def roaring(data: bytes, at: int = 0) -> Tuple[set, int]:
+    """(the values, the end offset) of a portable 32-bit RoaringBitmap at `at` of `data`, with or without run
+    containers (docs/dev/scalar-indexes.md §1, §2)."""
+    import struct
+
+    cookie = struct.unpack_from("<I", data, at)[0]
+    at += 4
+    runs = cookie & 0xFFFF == 12347
+    if runs:
+        size = (cookie >> 16) + 1
+        flags = data[at:at + (size + 7) // 8]
+        at += (size + 7) // 8
+    else:
+        assert cookie == 12346, f"not a portable RoaringBitmap (cookie {cookie})"
+        size = struct.unpack_from("<I", data, at)[0]
+        at += 4
+    headers = [struct.unpack_from("<HH", data, at + 4 * k) for k in range(size)]
+    at += 4 * size
+    if not runs or size >= 4:   # the offset table
+        at += 4 * size
+    values = set()
+    for k, (key, card) in enumerate(headers):
+        if runs and flags[k // 8] >> (k % 8) & 1:
+            n = struct.unpack_from("<H", data, at)[0]
+            for start, length in (struct.unpack_from("<HH", data, at + 2 + 4 * j) for j in range(n)):
+                values.update((key << 16) | v for v in range(start, start + length + 1))
+            at += 2 + 4 * n
+        elif card + 1 <= 4096:
+            values.update((key << 16) | v for v in struct.unpack_from(f"<{card + 1}H", data, at))
+            at += 2 * (card + 1)
+        else:
+            words = struct.unpack_from("<1024Q", data, at)
+            values.update((key << 16) | (64 * w + b) for w, word in enumerate(words) for b in range(64) if word >> b & 1)
+            at += 8192
+    return values, at
+
+
+def row_id_tree_map(data: bytes) -> Dict[int, object]:
+    """A RowIdTreeMap (docs/dev/scalar-indexes.md §2): {fragment id: its offsets, or "all"}."""
+    import struct
+
+    n = struct.unpack_from("<I", data, 0)[0]
+    at, out = 4, {}
+    for _ in range(n):
+        fragment, size = struct.unpack_from("<II", data, at)
+        at += 8
+        out[fragment] = roaring(data, at)[0] if size else "all"
+        at += size
+    return out
+
+
+def same_files(ours: Path, theirs: Path) -> List[str]:
+    """How the files of two index directories differ: names, rows (a B-tree's ids in any order among equal
+    values, as pylance does not fix it; bitmaps as the sets they hold, which sparklance may encode with run
+    containers), schema metadata and global buffers past the schema (as sets too)."""
+    problems = []
+    names = sorted(p.name for p in ours.iterdir())
+    if names != sorted(p.name for p in theirs.iterdir()):
+        return [f"files {names}, pylance's {sorted(p.name for p in theirs.iterdir())}"]
+    for name in names:
+        a, b = LanceFileReader(str(ours / name)), LanceFileReader(str(theirs / name))
+        x, y = a.read_all().to_table(), b.read_all().to_table()
+        if name == "page_data.lance":
+            pairs = [sorted(zip(map(repr, t.column("values").to_pylist()), t.column("ids").to_pylist())) for t in (x, y)]
+            if x.column("values") != y.column("values") or pairs[0] != pairs[1]:
+                problems.append(f"{name}: other values or ids")
+        elif "bitmaps" in x.column_names:
+            decoded = [(t.column("keys").to_pylist(), [row_id_tree_map(b) for b in t.column("bitmaps").to_pylist()])
+                       for t in (x, y)]
+            if decoded[0] != decoded[1]:
+                problems.append(f"{name}: other keys or bitmaps\n{decoded[0]}\npylance's:\n{decoded[1]}")
+        elif not x.equals(y):
+            problems.append(f"{name}: other rows\n{x}\npylance's:\n{y}")
+        if x.schema.metadata != y.schema.metadata:
+            problems.append(f"{name}: schema metadata {x.schema.metadata}, pylance's {y.schema.metadata}")
+        buffers = [len(r.metadata().global_buffers) for r in (a, b)]
+        if buffers[0] != buffers[1]:
+            problems.append(f"{name}: {buffers[0]} global buffers, pylance's {buffers[1]}")
+        elif any(row_id_tree_map(a.read_global_buffer(k)) != row_id_tree_map(b.read_global_buffer(k))
+                 for k in range(1, buffers[0])):
+            problems.append(f"{name}: the row sets in global buffers past the schema differ")
+    return problems
+
+
 def test_differential_spark_builds_pylance_reads(spark, wh):
-    """Spark builds B-trees (CREATE INDEX through LanceTable.create_index); pylance must list them, hold the same
-    pages as the index it builds itself over the same rows, use them, answer through them as a full scan does,
-    keep them up (merge, remap) and validate the table."""
+    """Spark builds B-tree, bitmap and zone map indexes (LanceTable.create_index); pylance must list them, find
+    the files it writes itself for the same rows, use them, answer through them as a full scan does, keep them up
+    (merge, remap) and validate the table."""
     failures, stats = [], dict.fromkeys(["predicates", "through an index", "with rows",
                                          "fragment ids out of order after OPTIMIZE"], 0)
     for i in range(N):
@@ -435,31 +553,26 @@ def test_differential_spark_builds_pylance_reads(spark, wh):
         twin = str(wh / "db" / f"ours_{i}_pylance.lance")
         shutil.copytree(case.path, twin)
         t = LanceTable.for_path(spark, case.path)
-        columns = d.rng.sample(KEYS, d.rng.randint(1, len(KEYS)))
         indexes = {}
         live = lance.dataset(case.path).count_rows()
-        for c in columns:
-            zone = d.rng.choice([8, 16, 64])
+        for c in d.rng.sample(KEYS, d.rng.randint(1, len(KEYS))):
+            kind = d.rng.choice(["BTREE", "BTREE", "BITMAP", "ZONEMAP"])
+            parameters = random_parameters(d.rng, kind)
             name = f"{c}_by_spark"
-            made = t.create_index(c, name=name, zone_size=zone)
-            case.steps.append(f"Spark creates BTREE {name} on {c}, zone_size {zone}")
-            assert (made["name"], made["type"], made["columns"]) == (name, "BTREE", [c])
-            indexes[c] = name
-            pylance_btree(lance.dataset(twin), c, zone, name=name)
-            ours, theirs = index_files(case.path, name), index_files(twin, name)
-            if not ours[0].equals(theirs[0]) or ours[0].schema.metadata != theirs[0].schema.metadata:
-                failures.append(case.report(f"page_lookup of {name} differs from pylance's:\n{ours[0]}\n{theirs[0]}"))
-            if ours[1].column("values") != theirs[1].column("values") or \
-                    sorted(zip(map(str, ours[1].column("values").to_pylist()), ours[1].column("ids").to_pylist())) != \
-                    sorted(zip(map(str, theirs[1].column("values").to_pylist()), theirs[1].column("ids").to_pylist())):
-                failures.append(case.report(f"page_data of {name} differs from pylance's"))
+            made = t.create_index(c, kind.lower(), name=name, **parameters)
+            case.steps.append(f"Spark creates {kind} {name} on {c}, {parameters}")
+            assert (made["name"], made["type"], made["columns"]) == (name, kind, [c])
+            indexes[c] = Index(name, kind)
+            pylance_index(twin, c, kind, parameters, name=name)
+            failures += [case.report(f"index {name}: {p}")
+                         for p in same_files(index_dir(case.path, name), index_dir(twin, name))]
         ds = lance.dataset(case.path)
         described = {x.name: x for x in ds.describe_indices()}
-        for c, name in indexes.items():
-            if name not in described or described[name].field_names != [c] or \
-                    described[name].num_rows_indexed != live:
-                failures.append(case.report(f"pylance describes {name} as {described.get(name)}; want field {c}, "
-                                            f"{live} rows"))
+        for c, index in indexes.items():
+            x = described.get(index.name)
+            if x is None or x.field_names != [c] or x.num_rows_indexed != live or \
+                    x.type_url != f"/lance.table.{index.pylance_kind}IndexDetails":
+                failures.append(case.report(f"pylance describes {index.name} as {x}; want field {c}, {live} rows"))
         ds.validate()
         failures += check_predicates(spark, d, case, indexes, spark_built=True, stats=stats)
         change_randomly(spark, d, case.path, case, next_id, indexes, spark_built=True)
