@@ -22,15 +22,20 @@ object LanceIndexes {
     val conf = LanceCatalog.settingsFor(spark, location)
     val path = TableAccess.qualify(conf, location)
     val snapshot = TableAccess.load(conf, path, TimeTravel.Latest)
-    val build = snapshot.table.newIndex(snapshot, name, column, kind, options, replace)
+    run(spark, conf, snapshot.table.newIndex(snapshot, name, column, kind, options, replace))
+  }
+
+  /** Runs a build's tasks as Spark tasks, then commits it; the new index as one row. */
+  private def run(spark: SparkSession, conf: org.apache.hadoop.conf.Configuration, build: IndexBuild): DataFrame = {
     val serializableConf = new SerializableConfiguration(conf)
     val tasks = build.tasks
+    val root = build.root
     try {
       val runs = if (tasks.isEmpty) Nil else spark.sparkContext.parallelize(tasks, tasks.size)
-        .map(t => IndexBuild.run(Table.forPath(path, serializableConf.value).storage, t)).collect().toSeq
+        .map(t => IndexBuild.run(Table.forPath(root, serializableConf.value).storage, t)).collect().toSeq
       val index = build.commit(runs)
-      describe(spark, Seq(Row(index.name, index.kind.name, Seq(column), index.uuid, index.fragmentBitmap.getCardinality,
-        Timestamp.from(java.time.Instant.now()))))
+      describe(spark, Seq(Row(index.name, index.kind.name, Seq(build.column.name), index.uuid,
+        index.fragmentBitmap.getCardinality, Timestamp.from(java.time.Instant.now()))))
     } catch {
       case NonFatal(e) => build.abort(); throw e
     }
@@ -44,12 +49,7 @@ object LanceIndexes {
   def optimize(spark: SparkSession, location: String, name: String): DataFrame = LanceSparkException.translate {
     val conf = LanceCatalog.settingsFor(spark, location)
     val snapshot = TableAccess.load(conf, TableAccess.qualify(conf, location), TimeTravel.Latest)
-    val existing = snapshot.indexes.find(_.name == name).getOrElse(throw new io.sparklance.core.InvalidArgumentException(
-      s"Table $location has no index named '$name'. Its indexes: " +
-        (if (snapshot.indexes.isEmpty) "none." else snapshot.indexes.map(_.name).distinct.mkString(", ") + ".")))
-    val column = existing.fieldIds.headOption.flatMap(snapshot.schema.field(_)).map(_.name).getOrElse(
-      throw new io.sparklance.core.InvalidArgumentException(s"Index '$name' of $location indexes no column of the table."))
-    create(spark, location, name, existing.kind.name, column, Map.empty, replace = true)
+    run(spark, conf, snapshot.table.newIndexRebuild(snapshot, name))
   }
 
   /** Drops every index named `name`; returns the new version. */

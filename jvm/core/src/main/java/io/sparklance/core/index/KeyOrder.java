@@ -121,6 +121,14 @@ public abstract class KeyOrder {
         }
       };
     }
+    if (v instanceof org.apache.arrow.vector.BaseLargeVariableWidthVector) {
+      return new KeyOrder() {
+        protected int compareValues(FieldVector a, int i, FieldVector b, int j) {
+          return java.util.Arrays.compareUnsigned(((org.apache.arrow.vector.BaseLargeVariableWidthVector) a).get(i),
+              ((org.apache.arrow.vector.BaseLargeVariableWidthVector) b).get(j));
+        }
+      };
+    }
     throw new UnsupportedFeatureException("Cannot order index keys of type " + v.getField().getType() + ".");
   }
 

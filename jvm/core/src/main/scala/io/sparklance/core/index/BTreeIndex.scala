@@ -60,4 +60,12 @@ object BTreeIndex {
     }
     builder.result()
   }
+
+  /** The rows per page of the B-tree in `dir` (its lookup's `batch_size`). */
+  def batchSize(storage: Storage, dir: String): Int = {
+    import IndexFiles.SchemaMetadata
+    val path = Storage.join(dir, LookupFile)
+    IndexFiles.withReader(storage, path)(_.schemaMetadataString("batch_size"))
+      .map(IndexFiles.positiveInt(path, "batch_size", _)).getOrElse(DefaultBatchSize)
+  }
 }

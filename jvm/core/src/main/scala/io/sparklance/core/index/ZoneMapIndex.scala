@@ -46,4 +46,11 @@ object ZoneMapIndex {
     }
     builder.result()
   }
+
+  /** The rows per zone of the zone map in `dir` (its file's `rows_per_zone`), if recorded. */
+  def rowsPerZone(storage: Storage, dir: String): Option[Int] = {
+    import IndexFiles.SchemaMetadata
+    val path = Storage.join(dir, File)
+    IndexFiles.withReader(storage, path)(_.schemaMetadataString("rows_per_zone")).map(IndexFiles.positiveInt(path, "rows_per_zone", _))
+  }
 }

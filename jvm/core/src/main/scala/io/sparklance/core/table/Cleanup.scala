@@ -12,8 +12,9 @@ import io.sparklance.core.storage.{FileEntry, Storage}
  * every file any of them references (data files, deletion files, transaction files, manifests). Removed: the
  * manifests of the other versions, and files under `data/`, `_deletions/` and `_transactions/` that no kept version
  * references and that were last modified before `olderThan`, so that the files of a write still in progress
- * (written but not yet committed) are never taken. Indexes and files outside the table's own directories are left
- * alone. With `dryRun`, nothing is deleted and the result lists what would be.
+ * (written but not yet committed) are never taken. Index directories under `_indices/` that no kept version lists,
+ * whose files were all last modified before `olderThan`, are removed too (an index being built is newer). Files
+ * outside the table's own directories are left alone. With `dryRun`, nothing is deleted and the result lists what would be.
  */
 object Cleanup {
 
@@ -42,7 +43,13 @@ object Cleanup {
     val candidates: Seq[FileEntry] = Seq("data", "_deletions", "_transactions").flatMap { dir =>
       storage.list(Storage.join(root, dir)).filter(e => !e.isDirectory)
     }
-    val orphans = candidates.filter(e => !referenced.contains(normalize(e.path)) && e.modificationTime < cutoff)
+    val indexesKept = kept.flatMap(_.indexes.map(_.uuid)).toSet
+    val indexFiles = storage.list(Storage.join(root, "_indices")).filter(_.isDirectory)
+      .filterNot(d => indexesKept.contains(Storage.fileName(d.path)))
+      .map(d => storage.list(d.path).filter(!_.isDirectory))
+      .filter(_.forall(_.modificationTime < cutoff)).flatten
+    val orphans = candidates.filter(e => !referenced.contains(normalize(e.path)) && e.modificationTime < cutoff) ++
+      indexFiles
     val manifestEntries = storage.list(TableLayout.versionsDir(root)).filter(e => removedManifests.exists(m => normalize(m.path) == normalize(e.path)))
     val doomed = manifestEntries ++ orphans
     if (!dryRun) {

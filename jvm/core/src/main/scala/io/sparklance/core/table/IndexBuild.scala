@@ -11,7 +11,7 @@ import org.roaringbitmap.RoaringBitmap
 import io.sparklance.core.{InvalidArgumentException, MetadataColumn, UnsupportedFeatureException}
 import io.sparklance.core.file.LanceFileReader
 import io.sparklance.core.format.{FragmentFiles, TableLayout}
-import io.sparklance.core.index.{BitmapWriter, BTreeIndex, BTreeWriter, IndexKind, IndexMetadata, KeyOrder, ZoneMapWriter}
+import io.sparklance.core.index.{BitmapWriter, BTreeIndex, BTreeWriter, IndexKind, IndexMetadata, KeyOrder, ZoneMapIndex, ZoneMapWriter}
 import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.schema.{LanceField, LanceSchema}
 import io.sparklance.core.storage.Storage
@@ -35,6 +35,9 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
     val kind: IndexKind.Scalar, params: Map[String, String], replace: Boolean) extends PendingCommit(table) {
 
   retriesFrom(snapshot)
+
+  /** The table's root. */
+  def root: String = table.root
 
   val uuid: UUID = UUID.randomUUID()
 
@@ -135,6 +138,16 @@ object IndexBuild {
       scala.util.Try(v.trim.toInt).toOption.filter(_ > 0).getOrElse(
         throw new InvalidArgumentException(s"Index option $k must be a positive number of rows, not '$v'."))
     }.getOrElse(default)
+
+  /** The options an index was built with, as CREATE INDEX takes them (read from its files). */
+  private[table] def optionsOf(snapshot: Snapshot, index: IndexMetadata): Map[String, String] = {
+    val dir = index.dir(snapshot.root)
+    index.kind match {
+      case IndexKind.BTree => Map("zone_size" -> BTreeIndex.batchSize(snapshot.storage, dir).toString)
+      case IndexKind.ZoneMap => ZoneMapIndex.rowsPerZone(snapshot.storage, dir).map(n => "rows_per_zone" -> n.toString).toMap
+      case _ => Map.empty
+    }
+  }
 
   /** The options each kind takes; any other is an error, never ignored. */
   private val Options: Map[IndexKind, Set[String]] = Map(IndexKind.BTree -> Set("zone_size", "batch_size"),

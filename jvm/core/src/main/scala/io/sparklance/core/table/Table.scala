@@ -150,6 +150,23 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
   }
 
   /**
+   * Index `name` rebuilt over every fragment of `snapshot` (those appended since it was built and those compaction
+   * rewrote), with the kind, column and options it was built with, to commit in its place (OPTIMIZE INDEX).
+   */
+  def newIndexRebuild(snapshot: Snapshot, name: String): IndexBuild = {
+    val existing = snapshot.indexes.find(_.name == name).getOrElse(throw new InvalidArgumentException(
+      s"Table $root has no index named '$name'. Its indexes: " +
+        (if (snapshot.indexes.isEmpty) "none." else snapshot.indexes.map(_.name).distinct.mkString(", ") + ".")))
+    val column = existing.fieldIds match {
+      case Seq(id) => snapshot.schema.field(id).map(_.name)
+      case _ => None
+    }
+    newIndex(snapshot, name, column.getOrElse(throw new io.sparklance.core.UnsupportedFeatureException(
+      s"Cannot rebuild index '$name' of $root: it does not index one column of the table.")),
+      existing.kind.name, IndexBuild.optionsOf(snapshot, existing), replace = true)
+  }
+
+  /**
    * Drops every index named `name` (all its delta indexes) as one version: the manifest stops listing them; their
    * files stay until a cleanup of old versions. Returns the new version.
    */

@@ -43,6 +43,10 @@ object ManifestBuilder {
     }
     if (ids.nextFragmentId > 0) b.setMaxFragmentId((ids.nextFragmentId - 1).toInt)
     b.setNextRowId(ids.nextRowId)
+    // Fragments in id order, as upstream keeps them (its validate() refuses others): a compaction's new fragments,
+    // which take new ids, move to the end.
+    val sorted = b.getFragmentsList.asScala.sortBy(_.getId)
+    b.clearFragments().addAllFragments(sorted.asJava)
     setFeatureFlags(b)
     b.build()
   }
@@ -54,8 +58,9 @@ object ManifestBuilder {
    *    read to be searched, and deleted rows are filtered by deletion files, as upstream does;
    *  - an update keeps them too, but a fragment whose data files it replaced leaves every bitmap (its indexed values
    *    may have changed); a schema change drops the indexes of fields it removed;
-   *  - a rewrite (compaction) takes the fragments it replaced out of every bitmap: the index no longer covers their
-   *    rows, which are read from the new fragments instead (upstream remaps instead; both answer the same rows);
+   *  - a rewrite (compaction) keeps them as they are: a bitmap names the fragments whose rows the index holds, which
+   *    no longer exist, and not the new fragments, whose rows are read to be searched (upstream keeps bitmaps the
+   *    same way for the indexes it does not remap);
    *  - a restore brings back the old version's; an overwrite replaces the data they indexed, so none survive.
    */
   def indexSection(op: Operation, base: Option[Manifest], current: Option[TableProtos.IndexSection],
@@ -82,7 +87,7 @@ object ManifestBuilder {
       case Operation.Project(schema) =>
         val ids = schema.map(_.getId).toSet
         keep(i => if (i.getFieldsList.asScala.forall(id => ids.contains(id.intValue))) Some(i) else None)
-      case Operation.Rewrite(groups) => keep(without(groups.flatMap(_._1.map(_.getId)).toSet))
+      case _: Operation.Rewrite => current
       case _: Operation.Restore => restored
       case _ => None
     }
@@ -146,12 +151,9 @@ object ManifestBuilder {
 
   /** Each group's new fragments take the place of its first old fragment; they keep the row ids they carry. */
   private def rewrite(b: TableProtos.Manifest.Builder, op: Operation.Rewrite, ids: Ids): Unit = {
-    val firstOld = op.groups.map(g => g._1.head.getId -> g._2).toMap
     val gone = op.groups.flatMap(_._1.map(_.getId)).toSet
-    val rebuilt = b.getFragmentsList.asScala.toSeq.flatMap { f =>
-      firstOld.get(f.getId).map(_.map(ids.renumber)).getOrElse(if (gone.contains(f.getId)) Nil else Seq(f))
-    }
-    b.clearFragments().addAllFragments(rebuilt.asJava)
+    val kept = b.getFragmentsList.asScala.toSeq.filterNot(f => gone.contains(f.getId))
+    b.clearFragments().addAllFragments((kept ++ op.groups.flatMap(_._2.map(ids.renumber))).asJava)
   }
 
   /** Replaces fragments by id with their updated versions and drops the removed ones, keeping the order. */

@@ -61,8 +61,9 @@ object Operation {
   final case class Restore(version: Long) extends Operation { def name = "Restore" }
 
   /**
-   * Fragments rewritten (compaction): each group's old fragments are replaced, where the first of them was, by new
-   * fragments holding the same live rows. New fragments carry their rows' stable ids when the table has them.
+   * Fragments rewritten (compaction): each group's old fragments are replaced by new fragments holding the same live
+   * rows, which take new ids (and so come after the others: fragments are kept in id order). New fragments carry
+   * their rows' stable ids when the table has them.
    */
   final case class Rewrite(groups: Seq[(Seq[TableProtos.DataFragment], Seq[TableProtos.DataFragment])])
       extends Operation { def name = "Rewrite" }

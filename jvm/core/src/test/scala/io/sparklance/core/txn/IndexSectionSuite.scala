@@ -36,8 +36,8 @@ class IndexSectionSuite extends AnyFunSuite {
     }
   }
 
-  test("a compaction takes the fragments it rewrote out of every index; an update those whose files it replaced") {
-    assert(after(Operation.Rewrite(Seq(Seq(frag(1), frag(2)) -> Seq(frag(5))))) == Seq("a" -> Seq(3), "b" -> Nil))
+  test("a compaction keeps every index (their bitmaps name fragments that are gone); an update drops the fragments whose files it replaced") {
+    assert(after(Operation.Rewrite(Seq(Seq(frag(1), frag(2)) -> Seq(frag(5))))) == Seq("a" -> Seq(1, 2, 3), "b" -> Seq(1, 2)))
     val deletionsOnly = Operation.Update(Nil, Seq(frag(1)), Seq(frag(5)))
     assert(after(deletionsOnly) == Seq("a" -> Seq(1, 2, 3), "b" -> Seq(1, 2)))
     val rewritten = Operation.Update(Nil, Seq(frag(2, "new.lance")), Nil)
