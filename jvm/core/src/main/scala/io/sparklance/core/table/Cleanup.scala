@@ -44,10 +44,11 @@ object Cleanup {
       storage.list(Storage.join(root, dir)).filter(e => !e.isDirectory)
     }
     val indexesKept = kept.flatMap(_.indexes.map(_.uuid)).toSet
-    val indexFiles = storage.list(Storage.join(root, "_indices")).filter(_.isDirectory)
+    val indexDirs = storage.list(Storage.join(root, "_indices")).filter(_.isDirectory)
       .filterNot(d => indexesKept.contains(Storage.fileName(d.path)))
-      .map(d => storage.list(d.path).filter(!_.isDirectory))
-      .filter(_.forall(_.modificationTime < cutoff)).flatten
+      .map(d => d -> storage.list(d.path).filter(!_.isDirectory))
+      .filter(_._2.forall(_.modificationTime < cutoff))
+    val indexFiles = indexDirs.flatMap(_._2)
     val orphans = candidates.filter(e => !referenced.contains(normalize(e.path)) && e.modificationTime < cutoff) ++
       indexFiles
     val manifestEntries = storage.list(TableLayout.versionsDir(root)).filter(e => removedManifests.exists(m => normalize(m.path) == normalize(e.path)))
@@ -56,6 +57,7 @@ object Cleanup {
       // Manifests first: once a version is gone, nothing can reach the files it alone referenced.
       manifestEntries.foreach(e => storage.delete(e.path))
       orphans.foreach(e => storage.delete(e.path))
+      indexDirs.foreach { case (d, _) => storage.delete(d.path) }
     }
     Result(removed.map(_.version), doomed.map(_.path), doomed.map(_.size).sum)
   }
