@@ -114,22 +114,23 @@ public abstract class KeyOrder {
         }
       };
     }
-    if (v instanceof BaseVariableWidthVector) {
+    if (v instanceof BaseVariableWidthVector || v instanceof org.apache.arrow.vector.BaseLargeVariableWidthVector) {
       return new KeyOrder() {
         protected int compareValues(FieldVector a, int i, FieldVector b, int j) {
-          return java.util.Arrays.compareUnsigned(((BaseVariableWidthVector) a).get(i), ((BaseVariableWidthVector) b).get(j));
-        }
-      };
-    }
-    if (v instanceof org.apache.arrow.vector.BaseLargeVariableWidthVector) {
-      return new KeyOrder() {
-        protected int compareValues(FieldVector a, int i, FieldVector b, int j) {
-          return java.util.Arrays.compareUnsigned(((org.apache.arrow.vector.BaseLargeVariableWidthVector) a).get(i),
-              ((org.apache.arrow.vector.BaseLargeVariableWidthVector) b).get(j));
+          return java.util.Arrays.compareUnsigned(bytes(a, i), bytes(b, j));
         }
       };
     }
     throw new UnsupportedFeatureException("Cannot order index keys of type " + v.getField().getType() + ".");
+  }
+
+  /** The bytes of a string or binary value (Arrow 11 has no common accessor). */
+  public static byte[] bytes(FieldVector v, int i) {
+    if (v instanceof org.apache.arrow.vector.VarCharVector) return ((org.apache.arrow.vector.VarCharVector) v).get(i);
+    if (v instanceof org.apache.arrow.vector.VarBinaryVector) return ((org.apache.arrow.vector.VarBinaryVector) v).get(i);
+    if (v instanceof org.apache.arrow.vector.LargeVarCharVector) return ((org.apache.arrow.vector.LargeVarCharVector) v).get(i);
+    if (v instanceof org.apache.arrow.vector.LargeVarBinaryVector) return ((org.apache.arrow.vector.LargeVarBinaryVector) v).get(i);
+    throw new UnsupportedFeatureException("Cannot read index keys of type " + v.getField().getType() + " as bytes.");
   }
 
   /** IEEE 754 totalOrder, as upstream sorts floats: -NaN < -inf < ... < -0.0 < 0.0 < ... < inf < NaN. */

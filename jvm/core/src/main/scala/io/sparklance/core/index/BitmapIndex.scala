@@ -3,7 +3,6 @@ package io.sparklance.core.index
 import java.nio.ByteBuffer
 
 import org.apache.arrow.memory.BufferAllocator
-import org.apache.arrow.vector.BaseVariableWidthVector
 
 import io.sparklance.core.storage.Storage
 
@@ -35,9 +34,9 @@ object BitmapIndex {
       if (hits.nonEmpty) {
         val bitmaps = reader.take(Seq(bitmapsField), hits, allocator)
         try {
-          val b = bitmaps.getVector(0).asInstanceOf[BaseVariableWidthVector]
+          val b = bitmaps.getVector(0)
           (0 until bitmaps.getRowCount).foreach { i =>
-            if (!b.isNull(i)) RowIdTreeMap.decodeInto(path, ByteBuffer.wrap(b.get(i)), builder, physicalRows)
+            if (!b.isNull(i)) RowIdTreeMap.decodeInto(path, ByteBuffer.wrap(KeyOrder.bytes(b, i)), builder, physicalRows)
           }
         } finally bitmaps.close()
       }

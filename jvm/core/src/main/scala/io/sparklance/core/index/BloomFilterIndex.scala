@@ -5,7 +5,7 @@ import java.nio.charset.StandardCharsets
 
 import net.jpountz.xxhash.XXHashFactory
 import org.apache.arrow.memory.BufferAllocator
-import org.apache.arrow.vector.{BaseVariableWidthVector, BitVector, UInt8Vector}
+import org.apache.arrow.vector.{BitVector, UInt8Vector}
 import org.apache.arrow.vector.types.pojo.ArrowType
 
 import io.sparklance.core.CorruptFileException
@@ -45,13 +45,13 @@ object BloomFilterIndex {
       val start = IndexFiles.column(path, root, "zone_start").asInstanceOf[UInt8Vector]
       val length = IndexFiles.column(path, root, "zone_length").asInstanceOf[UInt8Vector]
       val hasNull = IndexFiles.column(path, root, "has_null").asInstanceOf[BitVector]
-      val data = IndexFiles.column(path, root, "bloom_filter_data").asInstanceOf[BaseVariableWidthVector]
+      val data = IndexFiles.column(path, root, "bloom_filter_data")
       var i = 0
       while (i < root.getRowCount) {
         val hit = query match {
           case IndexQuery.IsNull => hasNull.get(i) == 1
           case _ =>
-            val filter = ByteBuffer.wrap(data.get(i)).order(ByteOrder.LITTLE_ENDIAN)
+            val filter = ByteBuffer.wrap(KeyOrder.bytes(data, i)).order(ByteOrder.LITTLE_ENDIAN)
             if (filter.remaining == 0 || filter.remaining % 32 != 0) {
               throw new CorruptFileException(path, s"the bloom filter of zone $i has ${filter.remaining} bytes, not a " +
                 "positive multiple of 32")
