@@ -72,7 +72,20 @@ object BloomFilterIndex {
     builder.result()
   }
 
-  private def hash(bytes: Array[Byte]): Long = hasher.hash(bytes, 0, bytes.length, 0L)
+  private[index] def hash(bytes: Array[Byte]): Long = hasher.hash(bytes, 0, bytes.length, 0L)
+
+  /** Sets the 8 bits of hash `h` in its block of `filter` (little-endian words). */
+  private[index] def insert(filter: ByteBuffer, h: Long): Unit = {
+    val blocks = filter.capacity / 32
+    val block = (((h >>> 32) * blocks) >>> 32).toInt
+    val x = h.toInt
+    var i = 0
+    while (i < 8) {
+      val at = block * 32 + 4 * i
+      filter.putInt(at, filter.getInt(at) | (1 << ((x * Salt(i)) >>> 27)))
+      i += 1
+    }
+  }
 
   private def mayContain(filter: ByteBuffer, h: Long): Boolean = {
     val blocks = filter.remaining / 32
@@ -94,5 +107,14 @@ object BloomFilterIndex {
       Some(java.util.Arrays.copyOf(b, i.getBitWidth / 8))
     case (_: ArrowType.Utf8 | _: ArrowType.LargeUtf8, s: String) => Some(s.getBytes(StandardCharsets.UTF_8))
     case _ => None
+  }
+
+  /** The options the bloom filter in `dir` was built with (`number_of_items`, `probability`), as far as recorded. */
+  def parameters(storage: Storage, dir: String): Map[String, String] = {
+    import IndexFiles.SchemaMetadata
+    IndexFiles.withReader(storage, Storage.join(dir, File)) { r =>
+      (r.schemaMetadataString("bloomfilter_item").map("number_of_items" -> _) ++
+        r.schemaMetadataString("bloomfilter_probability").map("probability" -> _)).toMap
+    }
   }
 }

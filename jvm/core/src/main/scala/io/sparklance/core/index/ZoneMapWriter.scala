@@ -1,6 +1,5 @@
 package io.sparklance.core.index
 
-import java.nio.ByteBuffer
 
 import scala.jdk.CollectionConverters._
 
@@ -10,9 +9,6 @@ import org.apache.arrow.vector.{FloatingPointVector, BigIntVector, FieldVector, 
 import org.apache.arrow.vector.types.pojo.{ArrowType, Schema}
 import org.roaringbitmap.RoaringBitmap
 
-import io.sparklance.core.FileVersion
-import io.sparklance.core.file.{LanceFileReader, LanceFileWriter}
-import io.sparklance.core.schema.ArrowSchemas
 import io.sparklance.core.storage.Storage
 
 /**
@@ -89,13 +85,7 @@ object ZoneMapWriter {
         root.getVector(6).asInstanceOf[UInt8Vector].set(z, last - first + 1)
         z += 1
       }
-      root.setRowCount(zones)
-      root.getFieldVectors.asScala.foreach(_.setValueCount(zones))
-      BTreeWriter.writeFile(storage, path, root.getSchema, Map.empty, Iterator.single(root))
-      nulls.runOptimize()
-      val bytes = ByteBuffer.allocate(nulls.serializedSizeInBytes())
-      nulls.serialize(bytes)
-      storage.create(path + ".nulls", bytes.array())
+      ZoneRuns.write(storage, path, root, zones, nulls)
     } finally root.close()
   }
 
@@ -104,30 +94,9 @@ object ZoneMapWriter {
     case _ => false
   }
 
-  /** Concatenates the runs of `fragments` (run path by fragment id) into the index file; returns it with its size. */
+  /** Concatenates the runs (by fragment id) into the index file; returns it with its size. */
   def merge(storage: Storage, runs: Seq[(Long, String)], dir: String, keys: ArrowType, rowsPerZone: Int,
-      allocator: BufferAllocator): Seq[(String, Long)] = {
-    val lance = ArrowSchemas.fromArrow(schema(keys))
-    val path = Storage.join(dir, ZoneMapIndex.File)
-    val w = LanceFileWriter.create(storage, path, lance.copy(metadata = Map(
-      "rows_per_zone" -> rowsPerZone.toString, "null_bitmap" -> "1").map { case (k, v) => k -> v.getBytes("UTF-8") }),
-      FileVersion.V2_2)
-    try {
-      val nulls = scala.collection.mutable.HashMap.empty[Long, RoaringBitmap]
-      runs.sortBy(_._1).foreach { case (fragment, run) =>
-        val r = LanceFileReader.open(storage, run)
-        try {
-          if (r.numRows > 0) {
-            val root = r.read(r.metadata.schema.fields, 0, r.numRows, allocator)
-            try w.write(root) finally root.close()
-          }
-        } finally r.close()
-        val b = new RoaringBitmap()
-        b.deserialize(ByteBuffer.wrap(storage.readAll(run + ".nulls")))
-        if (!b.isEmpty) nulls(fragment) = b
-      }
-      w.addGlobalBuffer(RowIdTreeMap.encode(nulls))
-      Seq(ZoneMapIndex.File -> w.finish())
-    } finally w.close()
-  }
+      allocator: BufferAllocator): Seq[(String, Long)] =
+    Seq(ZoneMapIndex.File -> ZoneRuns.concat(storage, runs, Storage.join(dir, ZoneMapIndex.File), schema(keys),
+      Map("rows_per_zone" -> rowsPerZone.toString, "null_bitmap" -> "1"), allocator))
 }

@@ -11,7 +11,8 @@ import org.roaringbitmap.RoaringBitmap
 import io.sparklance.core.{InvalidArgumentException, MetadataColumn, UnsupportedFeatureException}
 import io.sparklance.core.file.LanceFileReader
 import io.sparklance.core.format.{FragmentFiles, TableLayout}
-import io.sparklance.core.index.{BitmapWriter, BTreeIndex, BTreeWriter, IndexKind, IndexMetadata, KeyOrder, ZoneMapIndex, ZoneMapWriter}
+import io.sparklance.core.index.{BitmapWriter, BloomFilterIndex, BloomFilterWriter, BTreeIndex, BTreeWriter, IndexKind,
+  IndexMetadata, KeyOrder, ZoneMapIndex, ZoneMapWriter, ZoneRuns}
 import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.schema.{LanceField, LanceSchema}
 import io.sparklance.core.storage.Storage
@@ -30,6 +31,8 @@ import io.sparklance.core.txn.{Committer, Operation, Transaction}
  *  - BITMAP: no parameters. Built from the same sorted runs; on tables with stable row ids it holds row ids, as
  *    upstream's does.
  *  - ZONEMAP: `rows_per_zone` (default 8192). Each task computes its fragment's zones; the driver concatenates them.
+ *  - BLOOMFILTER: `number_of_items` (rows per zone, default 8192) and `probability` (of a false positive, default
+ *    0.00057), which size each zone's filter as upstream sizes it. Built like a zone map.
  */
 final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val name: String, val column: LanceField,
     val kind: IndexKind.Scalar, params: Map[String, String], replace: Boolean) extends PendingCommit(table) {
@@ -45,7 +48,17 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
 
   private val batchSize: Int = IndexBuild.positive(params, Seq("zone_size", "batch_size"), BTreeIndex.DefaultBatchSize)
 
-  private val rowsPerZone: Int = IndexBuild.positive(params, Seq("rows_per_zone"), ZoneMapWriter.DefaultRowsPerZone)
+  private val rowsPerZone: Int =
+    if (kind == IndexKind.BloomFilter) IndexBuild.positive(params, Seq("number_of_items"), BloomFilterWriter.DefaultItems)
+    else IndexBuild.positive(params, Seq("rows_per_zone"), ZoneMapWriter.DefaultRowsPerZone)
+
+  private val probability: Double = params.get("probability").map { v =>
+    scala.util.Try(v.trim.toDouble).toOption.filter(p => p > 0 && p < 1).getOrElse(throw new InvalidArgumentException(
+      s"Index option probability must be a number between 0 and 1 (exclusive), not '$v'."))
+  }.getOrElse(BloomFilterWriter.DefaultProbability)
+
+  /** Whether the kind is built from per-fragment zones (a zone map, a bloom filter), not sorted runs. */
+  private def zones: Boolean = kind == IndexKind.ZoneMap || kind == IndexKind.BloomFilter
 
   /** Bitmaps of tables with stable row ids hold row ids (upstream's choice); every other index row addresses. */
   private val rowIds = kind == IndexKind.Bitmap && snapshot.hasStableRowIds
@@ -57,7 +70,7 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
   def tasks: Seq[IndexBuild.Task] = snapshot.fragments.map { f =>
     IndexBuild.Task(snapshot.layout, snapshot.manifest.path, f.proto.toByteArray,
       LanceSchema(IndexedSeq(column), Map.empty).toBytes, Storage.join(dir, s"run-${f.id}.lance"), kind.name,
-      rowsPerZone, rowIds)
+      rowsPerZone, probability, rowIds)
   }
 
   /** Finishes the index from the tasks' results (run files) and commits it; returns its metadata. */
@@ -67,11 +80,13 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
     val files = try kind match {
       case IndexKind.BTree => BTreeWriter.merge(table.storage, results, dir, keys, batchSize, allocator)
       case IndexKind.Bitmap => BitmapWriter.merge(table.storage, results, dir, keys, allocator)
-      case _ => ZoneMapWriter.merge(table.storage, snapshot.fragments.map(_.id).zip(results), dir, keys, rowsPerZone, allocator)
+      case IndexKind.ZoneMap =>
+        ZoneMapWriter.merge(table.storage, snapshot.fragments.map(_.id).zip(results), dir, keys, rowsPerZone, allocator)
+      case _ => BloomFilterWriter.merge(table.storage, snapshot.fragments.map(_.id).zip(results), dir, rowsPerZone,
+        probability, allocator)
     } finally allocator.close()
     results.foreach { r =>
-      table.storage.delete(r)
-      if (kind == IndexKind.ZoneMap) table.storage.delete(r + ".nulls")
+      if (zones) ZoneRuns.delete(table.storage, r) else table.storage.delete(r)
     }
     val fragments = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
     val details = if (kind == IndexKind.ZoneMap) ZoneMapWriter.details(rowsPerZone) else com.google.protobuf.ByteString.EMPTY
@@ -95,7 +110,7 @@ object IndexBuild {
 
   /** The work on one fragment: where the version's files are, the fragment and column, and the run to write. */
   final case class Task(layout: TableLayout, manifestPath: String, fragment: Array[Byte], column: Array[Byte],
-      runPath: String, kind: String, rowsPerZone: Int, rowIds: Boolean)
+      runPath: String, kind: String, rowsPerZone: Int, probability: Double, rowIds: Boolean)
 
   /**
    * Runs a task (anywhere): the fragment's live keys and row addresses (or row ids), sorted, into its run file; for
@@ -113,9 +128,12 @@ object IndexBuild {
       try {
         val root = reader.read(0, fragment.physicalRows, allocator)
         try {
+          val addresses = root.getVector(1).asInstanceOf[org.apache.arrow.vector.BigIntVector]
           if (task.kind == IndexKind.ZoneMap.name) {
-            ZoneMapWriter.writeZones(storage, task.runPath, fragment.id, root.getVector(0),
-              root.getVector(1).asInstanceOf[org.apache.arrow.vector.BigIntVector], task.rowsPerZone, allocator)
+            ZoneMapWriter.writeZones(storage, task.runPath, fragment.id, root.getVector(0), addresses, task.rowsPerZone, allocator)
+          } else if (task.kind == IndexKind.BloomFilter.name) {
+            BloomFilterWriter.writeZones(storage, task.runPath, fragment.id, root.getVector(0), addresses, task.rowsPerZone,
+              task.probability, allocator)
           } else {
           val addresses = new UInt8Vector("ids", allocator)
           try {
@@ -145,13 +163,15 @@ object IndexBuild {
     index.kind match {
       case IndexKind.BTree => Map("zone_size" -> BTreeIndex.batchSize(snapshot.storage, dir).toString)
       case IndexKind.ZoneMap => ZoneMapIndex.rowsPerZone(snapshot.storage, dir).map(n => "rows_per_zone" -> n.toString).toMap
+      case IndexKind.BloomFilter => BloomFilterIndex.parameters(snapshot.storage, dir)
       case _ => Map.empty
     }
   }
 
   /** The options each kind takes; any other is an error, never ignored. */
   private val Options: Map[IndexKind, Set[String]] = Map(IndexKind.BTree -> Set("zone_size", "batch_size"),
-    IndexKind.Bitmap -> Set.empty, IndexKind.ZoneMap -> Set("rows_per_zone"))
+    IndexKind.Bitmap -> Set.empty, IndexKind.ZoneMap -> Set("rows_per_zone"),
+    IndexKind.BloomFilter -> Set("number_of_items", "probability"))
 
   /** Checks a new index's name, column, kind and options against `snapshot`; the checked column. */
   private[table] def check(snapshot: Snapshot, name: String, column: String, kind: String, params: Map[String, String],
@@ -177,9 +197,9 @@ object IndexBuild {
         s"${unknown.toSeq.sorted.mkString(", ")} for a ${k.name} index; it takes: " +
         s"${Options.getOrElse(k, Set.empty).toSeq.sorted.mkString(", ")}.")
     }
-    if (k == IndexKind.ZoneMap && snapshot.hasStableRowIds) {
-      throw new UnsupportedFeatureException(s"Cannot create a ZONEMAP index on $root: it has stable row ids, for " +
-        "which sparklance does not build zone maps yet. Create it with pylance, or use a BTREE index.")
+    if ((k == IndexKind.ZoneMap || k == IndexKind.BloomFilter) && snapshot.hasStableRowIds) {
+      throw new UnsupportedFeatureException(s"Cannot create a ${k.name} index on $root: it has stable row ids, for " +
+        "which sparklance does not build zone indexes yet. Create it with pylance, or use a BTREE or BITMAP index.")
     }
     if (!replace && snapshot.indexes.exists(_.name == name)) {
       throw new InvalidArgumentException(s"Table $root already has an index named '$name'. Drop it first " +
