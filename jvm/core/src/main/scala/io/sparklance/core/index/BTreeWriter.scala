@@ -116,12 +116,13 @@ object BTreeWriter {
   }
 
   private[index] def writeFile(storage: Storage, path: String, schema: Schema, metadata: Map[String, String],
-      batches: Iterator[VectorSchemaRoot]): Long = {
+      batches: Iterator[VectorSchemaRoot], globalBuffers: Seq[Array[Byte]] = Nil): Long = {
     val lance = ArrowSchemas.fromArrow(schema)
     val w = LanceFileWriter.create(storage, path,
       lance.copy(metadata = metadata.map { case (k, v) => k -> v.getBytes(StandardCharsets.UTF_8) }), FileVersion.V2_2)
     try {
       batches.foreach(w.write)
+      globalBuffers.foreach(w.addGlobalBuffer)
       w.finish()
     } finally w.close()
   }

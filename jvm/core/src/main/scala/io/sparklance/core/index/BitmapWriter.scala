@@ -17,7 +17,12 @@ import io.sparklance.core.storage.Storage
 object BitmapWriter {
   private val KeysPerBatch = 1024
 
-  def merge(storage: Storage, runs: Seq[String], dir: String, keys: ArrowType, allocator: BufferAllocator): Seq[(String, Long)] = {
+  /**
+   * Merges the runs into the index file. For a label list, `nullLists` holds the rows whose list is null (by
+   * fragment), kept in global buffer 1; the keys are then the lists' items.
+   */
+  def merge(storage: Storage, runs: Seq[String], dir: String, keys: ArrowType, allocator: BufferAllocator,
+      nullLists: Option[scala.collection.Map[Long, RoaringBitmap]] = None): Seq[(String, Long)] = {
     val schema = new Schema(Seq(BTreeWriter.valuesField("keys", keys),
       new Field("bitmaps", FieldType.nullable(ArrowType.Binary.INSTANCE), null)).asJava)
     val batches = mutable.ArrayBuffer.empty[VectorSchemaRoot]
@@ -51,8 +56,9 @@ object BitmapWriter {
         rows.getOrElseUpdate(id >>> 32, new RoaringBitmap()).add((id & 0xFFFFFFFFL).toInt)
       }
       if (batch != null) { flushKey(); finishBatch(batch, inBatch) }
+      val stats = Map("lance:index_stats" -> s"""{"num_bitmaps":$distinct}""")
       val size = BTreeWriter.writeFile(storage, Storage.join(dir, BitmapIndex.File), schema,
-        Map("lance:index_stats" -> s"""{"num_bitmaps":$distinct}"""), batches.iterator)
+        stats ++ nullLists.map(_ => "lance:label_list_nulls" -> "1"), batches.iterator, nullLists.map(RowIdTreeMap.encode).toSeq)
       Seq(BitmapIndex.File -> size)
     } finally batches.foreach(_.close())
   }

@@ -38,7 +38,7 @@ object IndexKind {
   private val known: Seq[IndexKind] = Seq(BTree, Bitmap, ZoneMap, BloomFilter, LabelList, Inverted, NGram, Vector)
 
   /** The scalar kinds `CREATE INDEX ... USING <kind>` builds, by the name users give. */
-  val buildable: Seq[Scalar] = Seq(BTree, Bitmap, ZoneMap, BloomFilter)
+  val buildable: Seq[Scalar] = Seq(BTree, Bitmap, ZoneMap, BloomFilter, LabelList)
 
   def of(p: TableProtos.IndexMetadata): IndexKind =
     if (!p.hasIndexDetails) {

@@ -12,7 +12,7 @@ import io.sparklance.core.{InvalidArgumentException, MetadataColumn, Unsupported
 import io.sparklance.core.file.LanceFileReader
 import io.sparklance.core.format.{FragmentFiles, TableLayout}
 import io.sparklance.core.index.{BitmapWriter, BloomFilterIndex, BloomFilterWriter, BTreeIndex, BTreeWriter, IndexKind,
-  IndexMetadata, KeyOrder, ZoneMapIndex, ZoneMapWriter, ZoneRuns}
+  IndexMetadata, KeyOrder, LabelListWriter, ZoneMapIndex, ZoneMapWriter, ZoneRuns}
 import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.schema.{LanceField, LanceSchema}
 import io.sparklance.core.storage.Storage
@@ -31,6 +31,8 @@ import io.sparklance.core.txn.{Committer, Operation, Transaction}
  *  - BITMAP: no parameters. Built from the same sorted runs; on tables with stable row ids it holds row ids, as
  *    upstream's does.
  *  - ZONEMAP: `rows_per_zone` (default 8192). Each task computes its fragment's zones; the driver concatenates them.
+ *  - LABEL_LIST: on a list column, a bitmap of each item's rows; no parameters. Built like a bitmap, from runs of
+ *    the fragments' items.
  *  - BLOOMFILTER: `number_of_items` (rows per zone, default 8192) and `probability` (of a false positive, default
  *    0.00057), which size each zone's filter as upstream sizes it. Built like a zone map.
  */
@@ -61,7 +63,7 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
   private def zones: Boolean = kind == IndexKind.ZoneMap || kind == IndexKind.BloomFilter
 
   /** Bitmaps of tables with stable row ids hold row ids (upstream's choice); every other index row addresses. */
-  private val rowIds = kind == IndexKind.Bitmap && snapshot.hasStableRowIds
+  private val rowIds = (kind == IndexKind.Bitmap || kind == IndexKind.LabelList) && snapshot.hasStableRowIds
 
   /** The indexes of this name the new one replaces (with `replace`). */
   private val replaced: Seq[IndexMetadata] = snapshot.indexes.filter(_.name == name)
@@ -80,18 +82,20 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
     val files = try kind match {
       case IndexKind.BTree => BTreeWriter.merge(table.storage, results, dir, keys, batchSize, allocator)
       case IndexKind.Bitmap => BitmapWriter.merge(table.storage, results, dir, keys, allocator)
+      case IndexKind.LabelList => LabelListWriter.merge(table.storage, snapshot.fragments.map(_.id).zip(results), dir,
+        allocator, LanceFileReader.readField(column.children.head).getType)
       case IndexKind.ZoneMap =>
         ZoneMapWriter.merge(table.storage, snapshot.fragments.map(_.id).zip(results), dir, keys, rowsPerZone, allocator)
       case _ => BloomFilterWriter.merge(table.storage, snapshot.fragments.map(_.id).zip(results), dir, rowsPerZone,
         probability, allocator)
     } finally allocator.close()
     results.foreach { r =>
-      if (zones) ZoneRuns.delete(table.storage, r) else table.storage.delete(r)
+      if (zones || kind == IndexKind.LabelList) ZoneRuns.delete(table.storage, r) else table.storage.delete(r)
     }
     val fragments = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
     val details = if (kind == IndexKind.ZoneMap) ZoneMapWriter.details(rowsPerZone) else com.google.protobuf.ByteString.EMPTY
     val meta = IndexMetadata.create(uuid, name, Seq(column.id), snapshot.version, fragments, kind, details,
-      indexVersion = if (snapshot.hasStableRowIds && kind == IndexKind.BTree) 1 else 0, files)
+      indexVersion = if ((snapshot.hasStableRowIds && kind == IndexKind.BTree) || kind == IndexKind.LabelList) 1 else 0, files)
     table.commit(Transaction.create(snapshot.version, Operation.CreateIndex(Seq(meta), replaced.map(_.proto))),
       Committer.Options(maxRetries = commitRetries))
     new IndexMetadata(meta, snapshot.manifest.path)
@@ -131,6 +135,8 @@ object IndexBuild {
           val addresses = root.getVector(1).asInstanceOf[org.apache.arrow.vector.BigIntVector]
           if (task.kind == IndexKind.ZoneMap.name) {
             ZoneMapWriter.writeZones(storage, task.runPath, fragment.id, root.getVector(0), addresses, task.rowsPerZone, allocator)
+          } else if (task.kind == IndexKind.LabelList.name) {
+            LabelListWriter.writeRun(storage, task.runPath, root.getVector(0), addresses, allocator)
           } else if (task.kind == IndexKind.BloomFilter.name) {
             BloomFilterWriter.writeZones(storage, task.runPath, fragment.id, root.getVector(0), addresses, task.rowsPerZone,
               task.probability, allocator)
@@ -171,7 +177,7 @@ object IndexBuild {
   /** The options each kind takes; any other is an error, never ignored. */
   private val Options: Map[IndexKind, Set[String]] = Map(IndexKind.BTree -> Set("zone_size", "batch_size"),
     IndexKind.Bitmap -> Set.empty, IndexKind.ZoneMap -> Set("rows_per_zone"),
-    IndexKind.BloomFilter -> Set("number_of_items", "probability"))
+    IndexKind.BloomFilter -> Set("number_of_items", "probability"), IndexKind.LabelList -> Set.empty)
 
   /** Checks a new index's name, column, kind and options against `snapshot`; the checked column. */
   private[table] def check(snapshot: Snapshot, name: String, column: String, kind: String, params: Map[String, String],
@@ -186,7 +192,13 @@ object IndexBuild {
     val field = snapshot.schema.field(column).getOrElse(throw new InvalidArgumentException(
       s"Cannot create index '$name' on $root: it has no column '$column' (its columns: " +
         s"${snapshot.schema.fields.map(_.name).mkString(", ")})."))
-    val arrow = LanceFileReader.readField(field).getType
+    val keyField = if (k == IndexKind.LabelList) field.children.headOption.filter(_ => field.logicalType match {
+      case io.sparklance.core.schema.LogicalType.List(_, false) => true
+      case _ => false
+    }).getOrElse(throw new UnsupportedFeatureException(s"Cannot create a " +
+      s"LABEL_LIST index on column '$column' of $root: it is not a list; LABEL_LIST indexes take lists of numbers, " +
+      "strings, binaries, booleans, dates or timestamps.")) else field
+    val arrow = LanceFileReader.readField(keyField).getType
     if (!KeyOrder.supports(arrow)) {
       throw new UnsupportedFeatureException(s"Cannot create a ${k.name} index on column '$column' of $root: its type " +
         s"$arrow cannot be indexed; ${k.name} indexes take numbers, strings, binaries, booleans, dates and timestamps.")
