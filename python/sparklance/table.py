@@ -242,22 +242,24 @@ class LanceTable:
 
     def list_indices(self) -> List[Dict[str, Any]]:
         """The indexes of the latest version, built by sparklance or pylance, as dicts: ``name``, ``type``
-        (``"BTREE"``, ``"BITMAP"``, ...), ``columns``, ``uuid``, ``fragments`` (how many fragments it covers; those
-        appended or compacted since it was built are not covered) and ``created_at``. An index pylance extended
+        (``"BTREE"``, ``"BITMAP"``, ...), ``columns``, ``uuid``, ``fragments`` (how many fragments it was built
+        over; fragments appended or compacted since are not covered) and ``created_at``. An index pylance extended
         with delta segments has one entry per segment."""
         with translated():
             return _index_rows(self._spark.sql(f"SHOW INDEXES FROM {self._sql_name}"))
 
     def drop_index(self, name: str) -> int:
-        """Drops the index ``name`` (every segment of it) and returns the new version. Its files stay, for the
-        older versions that use it. An unknown name raises ``InvalidArgumentError``."""
+        """Drops the index ``name`` (every segment of it) and returns the new version. Its files stay while older
+        versions list it (``vacuum`` removes them with those versions). An unknown name raises
+        ``InvalidArgumentError``."""
         with translated():
             statement = f"DROP INDEX {_index_word('index name', name)} ON {self._sql_name}"
             return int(self._spark.sql(statement).collect()[0][0])
 
     def optimize_index(self, name: str) -> Dict[str, Any]:
-        """Rebuilds the index ``name`` over every fragment of the latest version (those appended or compacted since
-        it was built included), committed in its place; returns it as :meth:`list_indices` describes it."""
+        """Rebuilds the index ``name``, with the options it was built with, over every fragment of the latest
+        version (those appended or compacted since it was built included), committed in its place; returns it as
+        :meth:`list_indices` describes it."""
         with translated():
             statement = f"ALTER TABLE {self._sql_name} OPTIMIZE INDEX {_index_word('index name', name)}"
             return _index_rows(self._spark.sql(statement))[0]
