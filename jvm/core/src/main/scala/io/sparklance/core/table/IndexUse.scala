@@ -48,9 +48,7 @@ object IndexUse {
    * fragments. B-trees hold row addresses, on tables with stable row ids too.
    */
   def plan(snapshot: Snapshot, predicates: Seq[Predicate]): IndexUse = {
-    // Bitmaps of tables with stable row ids hold row ids, not addresses.
-    val indexes = snapshot.indexes.filter(i => Searchable.contains(i.kind) &&
-      !(snapshot.hasStableRowIds && i.kind == IndexKind.Bitmap))
+    val indexes = snapshot.indexes.filter(i => Searchable.contains(i.kind))
     if (indexes.isEmpty) return None
     val fragments = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
     // One query per column: conjuncts on the same column (a range's two ends) are searched together.
@@ -122,7 +120,10 @@ object IndexUse {
       Some(group.map { i =>
         i.kind match {
           case IndexKind.BTree => BTreeIndex.search(snapshot.storage, i.dir(snapshot.root), query, allocator)
-          case IndexKind.Bitmap => BitmapIndex.search(snapshot.storage, i.dir(snapshot.root), query, allocator, physicalRows)
+          case IndexKind.Bitmap =>
+            val found = BitmapIndex.search(snapshot.storage, i.dir(snapshot.root), query, allocator, physicalRows)
+            // Bitmaps of tables with stable row ids hold row ids, not addresses.
+            if (snapshot.hasStableRowIds) addressesOf(snapshot, found, i) else found
           case IndexKind.ZoneMap => ZoneMapIndex.search(snapshot.storage, i.dir(snapshot.root), query, allocator)
           case IndexKind.BloomFilter => BloomFilterIndex.search(snapshot.storage, i.dir(snapshot.root), query, keys, allocator)
           case other => throw new IllegalStateException(s"no search for $other")
@@ -133,6 +134,23 @@ object IndexUse {
         IndexUse.log.warn(s"Not using index '${group.head.name}' of ${snapshot.root}@${snapshot.version}: ${e.getMessage}")
         scala.None
     } finally allocator.close()
+  }
+
+  /**
+   * The rows whose stable row ids `ids` holds (as a selection by the ids' upper and lower 32 bits), by address: the
+   * row id sequences of the fragments the index covers are read and matched.
+   */
+  private def addressesOf(snapshot: Snapshot, ids: RowSelection, index: IndexMetadata): RowSelection = {
+    val wanted = new org.roaringbitmap.longlong.Roaring64NavigableMap()
+    ids.byFragment.foreach { case (high, low) => low.forEach((l: Int) => wanted.addLong((high << 32) | (l & 0xFFFFFFFFL))) }
+    val builder = new RowSelection.Builder(ids.exact)
+    if (!wanted.isEmpty) snapshot.fragments.filter(f => index.covers(f.id)).foreach { f =>
+      snapshot.rowIds(f).foreach { seq =>
+        var j = 0
+        while (j < seq.length) { if (wanted.contains(seq(j))) builder.addRange(f.id, j, j + 1L); j += 1 }
+      }
+    }
+    builder.result()
   }
 
   private val log = org.slf4j.LoggerFactory.getLogger(classOf[IndexUse])
