@@ -59,7 +59,7 @@ object LanceIndexes {
 
   /**
    * The indexes of the latest version, one row per index (delta indexes of one name each have a row): `name`,
-   * `type`, `columns`, `uuid`, `fragments` (how many it covers), `created_at`.
+   * `type`, `columns`, `uuid`, `fragments` (how many of the version's fragments it covers), `created_at`.
    */
   def list(spark: SparkSession, location: String): DataFrame = LanceSparkException.translate {
     val conf = LanceCatalog.settingsFor(spark, location)
@@ -67,7 +67,7 @@ object LanceIndexes {
     describe(spark, snapshot.indexes.map { i =>
       val columns = i.fieldIds.map(id => snapshot.schema.field(id).map(_.name).getOrElse(s"<field $id>"))
       val created = if (i.proto.hasCreatedAt) Timestamp.from(java.time.Instant.ofEpochMilli(i.proto.getCreatedAt)) else null
-      Row(i.name, i.kind.name, columns, i.uuid, i.fragmentBitmap.getCardinality, created)
+      Row(i.name, i.kind.name, columns, i.uuid, snapshot.fragments.count(f => i.covers(f.id)), created)
     })
   }
 

@@ -14,18 +14,28 @@ import io.sparklance.core.table.Predicate.Op
 object SparkPredicates {
 
   def of(f: Filter): Option[Predicate] = f match {
-    case EqualTo(a, v) => Some(Predicate.Compare(a, Op.Eq, v))
-    case GreaterThan(a, v) => Some(Predicate.Compare(a, Op.Gt, v))
-    case GreaterThanOrEqual(a, v) => Some(Predicate.Compare(a, Op.Ge, v))
-    case LessThan(a, v) => Some(Predicate.Compare(a, Op.Lt, v))
-    case LessThanOrEqual(a, v) => Some(Predicate.Compare(a, Op.Le, v))
-    case In(a, vs) => Some(Predicate.In(a, vs.toSeq))
-    case IsNull(a) => Some(Predicate.IsNull(a))
-    case IsNotNull(a) => Some(Predicate.IsNotNull(a))
+    case EqualTo(a, v) => Some(Predicate.Compare(column(a), Op.Eq, v))
+    case GreaterThan(a, v) => Some(Predicate.Compare(column(a), Op.Gt, v))
+    case GreaterThanOrEqual(a, v) => Some(Predicate.Compare(column(a), Op.Ge, v))
+    case LessThan(a, v) => Some(Predicate.Compare(column(a), Op.Lt, v))
+    case LessThanOrEqual(a, v) => Some(Predicate.Compare(column(a), Op.Le, v))
+    case In(a, vs) => Some(Predicate.In(column(a), vs.toSeq))
+    case IsNull(a) => Some(Predicate.IsNull(column(a)))
+    case IsNotNull(a) => Some(Predicate.IsNotNull(column(a)))
     case And(l, r) => for (x <- of(l); y <- of(r)) yield Predicate.And(x, y)
     case Or(l, r) => for (x <- of(l); y <- of(r)) yield Predicate.Or(x, y)
     case _ => None
   }
+
+  /**
+   * The column a V1 filter names: Spark quotes a name that is not a plain identifier (`my col`) and joins the parts
+   * of a nested one with dots; a top-level name comes back unquoted, a nested one as Spark gave it (the core reads
+   * names with a dot as nested, which no predicate is used on).
+   */
+  private def column(attribute: String): String =
+    if (!attribute.contains('`')) attribute
+    else scala.util.Try(org.apache.spark.sql.catalyst.parser.CatalystSqlParser.parseMultipartIdentifier(attribute))
+      .toOption.collect { case Seq(one) => one }.getOrElse(attribute)
 
   /** A DataSourceV2 comparison or `IN` of one column with literals (what DELETE hands a table). */
   def of(p: V2Predicate): Option[Predicate] = {

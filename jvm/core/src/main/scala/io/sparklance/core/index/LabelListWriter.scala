@@ -14,7 +14,8 @@ import io.sparklance.core.storage.Storage
  * Builds a label list index (docs/dev/scalar-indexes.md §5): a bitmap index over the items of a list column, whose
  * key null holds the rows with a null item, and whose global buffer 1 holds the rows whose list is null (empty
  * lists are nowhere). Each fragment's items are sorted into a run as for a bitmap, its null lists beside it
- * (`.nulls`); the driver merges them with [[BitmapWriter]].
+ * (`.nulls`, a [[RowIdTreeMap]]); the driver merges them with [[BitmapWriter]]. Rows are row addresses, or row ids
+ * on tables with stable row ids, as upstream keeps them.
  */
 object LabelListWriter {
 
@@ -38,7 +39,8 @@ object LabelListWriter {
     while (i < n) { if (!lists.isNull(i)) { val (a, b) = bounds(i); total += b - a }; i += 1 }
     val keys = values.getField.createVector(allocator)
     val ids = new UInt8Vector("ids", allocator)
-    val nullLists = new RoaringBitmap()
+    // Row addresses, or row ids on tables with stable row ids: by their upper 32 bits, as a RowIdTreeMap holds them.
+    val nullLists = scala.collection.mutable.HashMap.empty[Long, RoaringBitmap]
     try {
       keys.setInitialCapacity(total.toInt)
       keys.allocateNew()
@@ -48,7 +50,7 @@ object LabelListWriter {
       i = 0
       while (i < n) {
         val address = addresses.get(i)
-        if (lists.isNull(i)) nullLists.add((address & 0xFFFFFFFFL).toInt)
+        if (lists.isNull(i)) nullLists.getOrElseUpdate(address >>> 32, new RoaringBitmap()).add((address & 0xFFFFFFFFL).toInt)
         else {
           val (a, b) = bounds(i)
           var j = a
@@ -59,10 +61,7 @@ object LabelListWriter {
       keys.setValueCount(k)
       ids.setValueCount(k)
       BTreeWriter.writeRun(storage, path, keys, ids, allocator)
-      nullLists.runOptimize()
-      val bytes = ByteBuffer.allocate(nullLists.serializedSizeInBytes())
-      nullLists.serialize(bytes)
-      storage.create(path + ".nulls", bytes.array())
+      storage.create(path + ".nulls", RowIdTreeMap.encode(nullLists))
     } finally {
       keys.close()
       ids.close()
@@ -72,11 +71,10 @@ object LabelListWriter {
   /** Merges the runs (by fragment id) into the index file. */
   def merge(storage: Storage, runs: Seq[(Long, String)], dir: String, allocator: BufferAllocator,
       itemType: org.apache.arrow.vector.types.pojo.ArrowType): Seq[(String, Long)] = {
-    val nulls = runs.flatMap { case (fragment, run) =>
-      val b = new RoaringBitmap()
-      b.deserialize(ByteBuffer.wrap(storage.readAll(run + ".nulls")))
-      if (b.isEmpty) None else Some(fragment -> b)
-    }.toMap
-    BitmapWriter.merge(storage, runs.map(_._2), dir, itemType, allocator, Some(nulls))
+    val nulls = new RowSelection.Builder(exact = true)
+    runs.foreach { case (_, run) =>
+      RowIdTreeMap.decodeInto(run + ".nulls", ByteBuffer.wrap(storage.readAll(run + ".nulls")), nulls, _ => 0L)
+    }
+    BitmapWriter.merge(storage, runs.map(_._2), dir, itemType, allocator, Some(nulls.result().byFragment))
   }
 }
