@@ -1,6 +1,6 @@
 """Scalar indexes against pylance 14, both ways: pylance builds B-tree, bitmap, zone map and bloom filter indexes
 and Spark's filtered reads through them must return exactly the rows a full scan holds; Spark builds B-tree,
-bitmap and zone map indexes (CREATE INDEX) whose files must hold what pylance's own hold, and pylance must list
+bitmap, zone map and bloom filter indexes (CREATE INDEX) whose files must hold what pylance's own hold, and pylance must list
 them, use them (``ScalarIndexQuery`` in its plan), answer through them as a full scan does and validate the table.
 Then an index's life across appends, deletes, updates, merges, compaction, schema changes, time travel and DROP
 INDEX, the Python API (``LanceTable.create_index`` ...), refused input, and damaged index files (the scan must fall
@@ -220,7 +220,7 @@ class Pred:
         results = [c.holds(row) for c in self.conds]
         return all(results) if self.joiner == "AND" else any(results)
 
-    def spark_uses_index(self, indexes: Dict[str, "Index"], stable_row_ids: bool) -> Dict[str, Optional[bool]]:
+    def spark_uses_index(self, indexes: Dict[str, "Index"]) -> Dict[str, Optional[bool]]:
         """Per indexed column the predicate names: whether Spark's scan must use its index (True), must not (False),
         or either (None: conditions that Spark's optimizer may fold together or rewrite, and what an index kind
         does not promise). Only the conditions of a top-level AND are answered by an index."""
@@ -233,8 +233,6 @@ class Pred:
             forms = {c.spark_uses_index() for c in mine}
             must = forms.pop() if len(forms) == 1 else None
             kind = indexes[column].kind
-            if must and kind == "BITMAP" and stable_row_ids:
-                must = None   # its bitmaps hold row ids; sparklance does not search them
             if must and kind == "BLOOMFILTER" and (column == "b" or len(mine) > 1 or
                                                    mine[0].op not in ("=", "IN", "IS NULL")):
                 must = None   # a bloom filter answers =, IN and IS NULL on integers and strings
@@ -347,8 +345,11 @@ def change_randomly(spark, d: Draw, path: str, case: Case, next_id: int, indexes
                 lance.write_dataset(rows, path, mode="append", max_rows_per_file=r.choice([30, 200]))
                 case.steps.append(f"pylance appends ids {next_id}..{next_id + n - 1}")
             else:
-                # pyspark takes no uint32 from Arrow; Spark reads and writes the column as BIGINT.
-                rows = rows.set_column(rows.schema.get_field_index("u32"), "u32", rows.column("u32").cast(pa.int64()))
+                # pyspark takes no uint32 (nor, before 3.5, large_string) from Arrow; Spark reads and writes the
+                # columns as BIGINT and STRING.
+                rows = rows.cast(pa.schema([pa.field(f.name, pa.int64() if f.name == "u32" else
+                                                     pa.string() if f.type == pa.large_string() else f.type)
+                                            for f in rows.schema]))
                 arrow_df(spark, rows).write.format("lance").mode("append").save(path)
                 case.steps.append(f"Spark appends ids {next_id}..{next_id + n - 1}")
             next_id += n
@@ -411,7 +412,7 @@ def check_predicates(spark, d: Draw, case: Case, indexes: Dict[str, Index], spar
                                         f"{sorted(set(got) - set(want))[:10]}\n  plan: {plan}"))
             continue
         # A predicate Spark folds to false reads nothing: there is no scan to look at.
-        expected = pred.spark_uses_index(indexes, case.stable_row_ids) if "LanceScan(" in plan else {}
+        expected = pred.spark_uses_index(indexes) if "LanceScan(" in plan else {}
         for column, must in expected.items():
             index = indexes[column]
             if must and coverage[column] and not uses(plan, index.name, column):
@@ -428,7 +429,8 @@ def check_predicates(spark, d: Draw, case: Case, indexes: Dict[str, Index], spar
             first = pred.conds[0]
             index = indexes.get(first.column)
             # pylance, like Spark, makes `b = false` into `NOT b`, which its zone maps do not answer.
-            plain = first.op in ("=", "<", "<=", ">", ">=") and first.values != (False,)
+            plain = first.op in (("=",) if index and index.kind == "BLOOMFILTER" else ("=", "<", "<=", ">", ">=")) \
+                and first.values != (False,)
             if pred.joiner == "AND" and plain and index and coverage[first.column]:
                 explained = ds.scanner(filter=where, columns=["id"]).explain_plan(True)
                 if f"@{index.name}({index.pylance_kind})" not in explained or "ScalarIndexQuery" not in explained:
@@ -554,8 +556,8 @@ def same_files(ours: Path, theirs: Path) -> List[str]:
 
 
 def test_differential_spark_builds_pylance_reads(spark, wh):
-    """Spark builds B-tree, bitmap and zone map indexes (LanceTable.create_index); pylance must list them, find
-    the files it writes itself for the same rows, use them, answer through them as a full scan does, keep them up
+    """Spark builds B-tree, bitmap, zone map and bloom filter indexes (LanceTable.create_index); pylance must list
+    them, find the files it writes itself for the same rows, use them, answer through them as a full scan does, keep them up
     (merge, remap) and validate the table."""
     failures, stats = [], dict.fromkeys(["predicates", "through an index", "with rows"], 0)
     for i in range(N):
@@ -568,8 +570,10 @@ def test_differential_spark_builds_pylance_reads(spark, wh):
         indexes = {}
         live = lance.dataset(case.path).count_rows()
         for c in d.rng.sample(KEYS, d.rng.randint(1, len(KEYS))):
-            # Zone maps on tables with stable row ids are refused: test_zone_maps_need_row_addresses
-            kind = d.rng.choice(["BTREE", "BTREE", "BITMAP"] + ([] if case.stable_row_ids else ["ZONEMAP"]))
+            # Zone indexes on tables with stable row ids are refused (test_zone_indexes_need_row_addresses), and
+            # there are no bloom filters on booleans.
+            kind = d.rng.choice(["BTREE", "BTREE", "BITMAP"] + ([] if case.stable_row_ids else ["ZONEMAP"] +
+                                                             ([] if c == "b" else ["BLOOMFILTER"])))
             parameters = random_parameters(d.rng, kind)
             name = f"{c}_by_spark"
             made = t.create_index(c, kind.lower(), name=name, **parameters)
@@ -583,8 +587,9 @@ def test_differential_spark_builds_pylance_reads(spark, wh):
         described = {x.name: x for x in ds.describe_indices()}
         for c, index in indexes.items():
             x = described.get(index.name)
+            package = "lance.index.pb" if index.kind == "BLOOMFILTER" else "lance.table"
             if x is None or x.field_names != [c] or x.num_rows_indexed != live or \
-                    x.type_url != f"/lance.table.{index.pylance_kind}IndexDetails":
+                    x.type_url != f"/{package}.{index.pylance_kind}IndexDetails":
                 failures.append(case.report(f"pylance describes {index.name} as {x}; want field {c}, {live} rows"))
         ds.validate()
         failures += check_predicates(spark, d, case, indexes, spark_built=True, stats=stats)
@@ -806,9 +811,6 @@ def test_compaction_leaves_the_new_fragments_uncovered(spark, wh, kind):
     lance.dataset(path).validate()
 
 
-@pytest.mark.xfail(strict=True, reason="SHOW INDEXES counts the fragments in the index's bitmap, which after a "
-                   "compaction still names the fragments it replaced: 4 here, though the index covers 3 of the "
-                   "table's 4 fragments (0, 2, 3; not the new 4)")
 def test_show_indexes_counts_the_fragments_an_index_covers(spark, wh):
     t = compact_fragment_1(spark, str(wh / "db" / "compact_count.lance"), "btree")
     assert t.list_indices()[0]["fragments"] == 3
@@ -834,8 +836,8 @@ def test_pylance_delta_segments(spark, wh):
 
 
 def test_spark_changes_keep_pylance_indexes_of_other_kinds(spark, wh):
-    """Full-text, n-gram, label list and bloom filter indexes, which sparklance does not build, stay correct for
-    pylance through sparklance's DELETE, append and compaction."""
+    """Full-text, n-gram, label list and bloom filter indexes built by pylance stay correct for pylance through
+    sparklance's DELETE, append and compaction, and OPTIMIZE INDEX rebuilds the bloom filter."""
     path = str(wh / "db" / "kinds.lance")
     words = ["apple", "banana", "cherry", "date", "elder", "fig"]
     n = 800
@@ -871,9 +873,11 @@ def test_spark_changes_keep_pylance_indexes_of_other_kinds(spark, wh):
     assert answers() == kept
     lance.dataset(path).validate()
     assert spark_read(spark, path, "k = 5")[0] == kept[3]
-    with pytest.raises(sparklance.UnsupportedFeatureError, match="Cannot create a BLOOMFILTER index on .*: "
-                       "sparklance builds BTREE, BITMAP, ZONEMAP indexes"):
-        t.optimize_index("k_idx")
+    assert t.optimize_index("k_idx")["type"] == "BLOOMFILTER"
+    assert covered(lance.dataset(path), "k_idx") == {f.fragment_id for f in lance.dataset(path).get_fragments()}
+    ids, plan = spark_read(spark, path, "k = 5")
+    assert answers() == kept and ids == kept[3] and uses(plan, "k_idx", "k"), plan
+    lance.dataset(path).validate()
 
 
 def test_time_travel_restore_and_overwrite(spark, wh):
@@ -956,13 +960,14 @@ def test_refused(spark, typed, call, error, message):
     assert not (Path(typed) / "_indices").exists() or not any((Path(typed) / "_indices").iterdir())
 
 
-def test_zone_maps_need_row_addresses(spark, wh):
-    path = str(wh / "db" / "stable_zones.lance")
+@pytest.mark.parametrize("kind", ["zonemap", "bloomfilter"])
+def test_zone_indexes_need_row_addresses(spark, wh, kind):
+    path = str(wh / "db" / f"stable_{kind}.lance")
     simple_table(path, enable_stable_row_ids=True)
     t = LanceTable.for_path(spark, path)
-    with pytest.raises(sparklance.UnsupportedFeatureError, match="it has stable row ids, for which sparklance does "
-                       "not build zone maps yet. Create it with pylance, or use a BTREE index"):
-        t.create_index("k", "zonemap")
+    with pytest.raises(sparklance.UnsupportedFeatureError, match=f"Cannot create a {kind.upper()} index on .*: it has "
+                       "stable row ids, for which sparklance does not build zone indexes yet. Create it with pylance"):
+        t.create_index("k", kind)
     assert t.list_indices() == []
 
 
@@ -1004,6 +1009,49 @@ def test_spark_builds_large_string_keys(spark, wh):
     lance.dataset(path).validate()
 
 
+@pytest.mark.parametrize("stable_row_ids", [False, True])
+def test_label_list_built_by_spark(spark, wh, stable_row_ids):
+    """A label list index on a list column (null lists, empty lists, null items) holds what pylance's holds, and
+    pylance answers array_has_any / array_has_all through it as a full scan does."""
+    path = str(wh / "db" / f"labels_{stable_row_ids}.lance")
+    labels = [["a"], None, [], ["a", "b"], ["b", None], ["c", "a", "c"], [None], ["d"]]
+    lance.write_dataset(pa.table({"id": pa.array(range(400), pa.int64()),
+                                  "tags": pa.array([labels[i % 8] for i in range(400)], pa.list_(pa.string()))}),
+                        path, max_rows_per_file=90, enable_stable_row_ids=stable_row_ids)
+    lance.dataset(path).delete("id % 13 = 2")
+    twin = path.replace(".lance", "_pylance.lance")
+    shutil.copytree(path, twin)
+    made = LanceTable.for_path(spark, path).create_index("tags", "label_list")
+    assert (made["name"], made["type"], made["columns"]) == ("tags_idx", "LABEL_LIST", ["tags"])
+    lance.dataset(twin).create_scalar_index("tags", "LABEL_LIST")
+    ds = lance.dataset(path)
+    ds.validate()
+    rows = ds.to_table().to_pylist()
+    for where, keep in (("array_has_any(tags, ['a'])", lambda t: "a" in t),
+                        ("array_has_any(tags, ['b', 'd'])", lambda t: "b" in t or "d" in t),
+                        ("array_has_all(tags, ['a', 'b'])", lambda t: "a" in t and "b" in t),
+                        ("NOT array_has_any(tags, ['a'])", lambda t: "a" not in t)):   # null lists are neither
+        want = sorted(r["id"] for r in rows if r["tags"] is not None and keep(r["tags"]))
+        assert "@tags_idx(LabelList)" in ds.scanner(filter=where).explain_plan(True), where
+        assert pylance_ids(path, where) == want and want, where
+    assert same_files(index_dir(path, "tags_idx"), index_dir(twin, "tags_idx")) == []
+    assert spark_read(spark, path, "array_contains(tags, 'a')")[0] == \
+        sorted(r["id"] for r in rows if r["tags"] is not None and "a" in r["tags"])
+
+
+@pytest.mark.xfail(strict=True, reason="CREATE INDEX USING bloomfilter on a BOOLEAN column succeeds, though "
+                   "pylance builds no bloom filter there; pylance then fails every query on the column "
+                   "('Unsupported data type in bloom filter query: Boolean(true)')")
+def test_no_bloom_filter_on_booleans(spark, wh):
+    path = str(wh / "db" / "bloom_bool.lance")
+    lance.write_dataset(pa.table({"id": pa.array(range(50), pa.int64()), "b": [i % 3 == 0 for i in range(50)]}), path)
+    try:
+        LanceTable.for_path(spark, path).create_index("b", "bloomfilter")
+    except sparklance.UnsupportedFeatureError as e:
+        assert "BLOOMFILTER" in str(e) and "'b'" in str(e)
+    assert pylance_ids(path, "b = true") == list(range(0, 50, 3))
+
+
 @pytest.fixture(scope="module")
 def spaced(spark, wh) -> str:
     """A table with a B-tree on a column whose name needs quoting in SQL: `my col`."""
@@ -1017,17 +1065,10 @@ def spaced(spark, wh) -> str:
 
 def test_a_column_name_that_needs_quoting(spark, spaced):
     want = list(range(3, 300, 7))
-    assert spark_read(spark, spaced, "`my col` = 3")[0] == want
+    ids, plan = spark_read(spark, spaced, "`my col` = 3")
+    assert ids == want and uses(plan, "my col_idx", "my col"), plan
     assert "@my col_idx(BTree)" in lance.dataset(spaced).scanner(filter="`my col` = 3").explain_plan(True)
     assert pylance_ids(spaced, "`my col` = 3") == want
-
-
-@pytest.mark.xfail(strict=True, reason="Spark hands the scan filters on `my col` with the name quoted, as it quotes "
-                   "names that are not plain identifiers, and SparkPredicates keeps the quotes: no filter on such a "
-                   "column is pushed (no `batches where`), so no index is used either")
-def test_an_index_on_a_column_name_that_needs_quoting_is_used(spark, spaced):
-    ids, plan = spark_read(spark, spaced, "`my col` = 3")
-    assert ids == list(range(3, 300, 7)) and uses(plan, "my col_idx", "my col"), plan
 
 
 def test_keys_that_are_never_searched(spark, wh, typed):

@@ -242,9 +242,9 @@ class LanceTable:
 
     def list_indices(self) -> List[Dict[str, Any]]:
         """The indexes of the latest version, built by sparklance or pylance, as dicts: ``name``, ``type``
-        (``"BTREE"``, ``"BITMAP"``, ...), ``columns``, ``uuid``, ``fragments`` (how many fragments it was built
-        over; fragments appended or compacted since are not covered) and ``created_at``. An index pylance extended
-        with delta segments has one entry per segment."""
+        (``"BTREE"``, ``"BITMAP"``, ...), ``columns``, ``uuid``, ``fragments`` (how many of the version's fragments
+        it covers: fragments appended or compacted since it was built are not covered) and ``created_at``. An
+        index pylance extended with delta segments has one entry per segment."""
         with translated():
             return _index_rows(self._spark.sql(f"SHOW INDEXES FROM {self._sql_name}"))
 
