@@ -32,7 +32,7 @@ object LanceIndexes {
     val root = build.root
     try {
       val runs = if (tasks.isEmpty) Nil else spark.sparkContext.parallelize(tasks, tasks.size)
-        .map(t => IndexBuild.run(Table.forPath(root, serializableConf.value).storage, t)).collect().toSeq
+        .map(t => Table.forPath(root, serializableConf.value).runIndexTask(t)).collect().toSeq
       val index = build.commit(runs)
       describe(spark, Seq(Row(index.name, index.kind.name, Seq(build.column.name), index.uuid,
         index.fragmentBitmap.getCardinality, Timestamp.from(java.time.Instant.now()))))
@@ -66,8 +66,7 @@ object LanceIndexes {
     val snapshot = TableAccess.load(conf, TableAccess.qualify(conf, location), TimeTravel.Latest)
     describe(spark, snapshot.indexes.map { i =>
       val columns = i.fieldIds.map(id => snapshot.schema.field(id).map(_.name).getOrElse(s"<field $id>"))
-      val created = if (i.proto.hasCreatedAt) Timestamp.from(java.time.Instant.ofEpochMilli(i.proto.getCreatedAt)) else null
-      Row(i.name, i.kind.name, columns, i.uuid, snapshot.fragments.count(f => i.covers(f.id)), created)
+      Row(i.name, i.kind.name, columns, i.uuid, snapshot.fragmentsCovered(i), i.createdAt.map(Timestamp.from).orNull)
     })
   }
 

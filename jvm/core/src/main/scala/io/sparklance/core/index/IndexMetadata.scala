@@ -30,6 +30,10 @@ final class IndexMetadata(val proto: TableProtos.IndexMetadata, manifestPath: St
 
   def kind: IndexKind = IndexKind.of(proto)
 
+  /** When the index was created, if recorded. */
+  def createdAt: Option[java.time.Instant] =
+    if (proto.hasCreatedAt) Some(java.time.Instant.ofEpochMilli(proto.getCreatedAt)) else None
+
   /** The index format version its writer records (`index_version`), 0 when absent. */
   def indexVersion: Int = if (proto.hasIndexVersion) proto.getIndexVersion else 0
 

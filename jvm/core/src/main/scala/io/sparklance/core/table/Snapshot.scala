@@ -69,6 +69,9 @@ final class Snapshot(val dataset: Dataset, val manifest: Manifest, val naming: M
       .flatMap(_.getIndicesList.asScala.map(new IndexMetadata(_, manifest.path)))
   }
 
+  /** How many of this version's fragments `index` covers (its bitmap may name fragments compacted since). */
+  def fragmentsCovered(index: IndexMetadata): Int = fragments.count(f => index.covers(f.id))
+
   /** A scan of every column of this version; narrow it with the scan's `with...` methods. */
   def newScan(): Scan = Scan.of(this)
 

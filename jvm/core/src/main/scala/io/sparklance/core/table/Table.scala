@@ -149,6 +149,9 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
     new IndexBuild(this, snapshot, name, field, k, lower, replace)
   }
 
+  /** Runs a task of an index build (on any machine, from its [[IndexBuild.Task]]); returns what its commit takes. */
+  def runIndexTask(task: IndexBuild.Task): String = IndexBuild.run(storage, task)
+
   /**
    * Index `name` rebuilt over every fragment of `snapshot` (those appended since it was built and those compaction
    * rewrote), with the kind, column and options it was built with, to commit in its place (OPTIMIZE INDEX).
