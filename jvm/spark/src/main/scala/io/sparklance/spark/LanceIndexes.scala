@@ -35,7 +35,7 @@ object LanceIndexes {
         .map(t => Table.forPath(root, serializableConf.value).runIndexTask(t)).collect().toSeq
       val index = build.commit(runs)
       describe(spark, Seq(Row(index.name, index.kind.name, Seq(build.column.name), index.uuid,
-        index.fragmentBitmap.getCardinality, Timestamp.from(java.time.Instant.now()))))
+        index.fragmentBitmap.getCardinality, index.createdAt.map(Timestamp.from).orNull)))
     } catch {
       case NonFatal(e) => build.abort(); throw e
     }

@@ -187,8 +187,9 @@ object IndexBuild {
       throw new InvalidArgumentException(s"'$name' is not a valid index name: use letters, digits and underscores.")
     }
     val k = IndexKind.buildableNamed(kind).getOrElse(throw new UnsupportedFeatureException(
-      s"Cannot create a $kind index on $root: sparklance builds ${IndexKind.buildable.map(_.name).mkString(", ")} " +
-        "indexes. Create other kinds with pylance (create_scalar_index); sparklance keeps them."))
+      s"Cannot create index '$name' on $root: sparklance does not build ${kind.toUpperCase(Locale.ROOT)} indexes; it " +
+        s"builds ${IndexKind.buildable.map(_.name).mkString(", ")}. Create other kinds with pylance " +
+        "(create_scalar_index); sparklance keeps them."))
     val field = snapshot.schema.field(column).getOrElse(throw new InvalidArgumentException(
       s"Cannot create index '$name' on $root: it has no column '$column' (its columns: " +
         s"${snapshot.schema.fields.map(_.name).mkString(", ")})."))
@@ -203,11 +204,16 @@ object IndexBuild {
       throw new UnsupportedFeatureException(s"Cannot create a ${k.name} index on column '$column' of $root: its type " +
         s"$arrow cannot be indexed; ${k.name} indexes take numbers, strings, binaries, booleans, dates and timestamps.")
     }
-    val unknown = params.keySet.map(_.toLowerCase(Locale.ROOT)) -- Options.getOrElse(k, Set.empty)
+    if (k == IndexKind.BloomFilter && arrow.isInstanceOf[org.apache.arrow.vector.types.pojo.ArrowType.Bool]) {
+      throw new UnsupportedFeatureException(s"Cannot create a BLOOMFILTER index on column '$column' of $root: it is a " +
+        "boolean, which upstream's bloom filters do not take. Use a BITMAP index.")
+    }
+    val known = Options.getOrElse(k, Set.empty)
+    val unknown = params.keySet.map(_.toLowerCase(Locale.ROOT)) -- known
     if (unknown.nonEmpty) {
       throw new InvalidArgumentException(s"Unknown option${if (unknown.size > 1) "s" else ""} " +
-        s"${unknown.toSeq.sorted.mkString(", ")} for a ${k.name} index; it takes: " +
-        s"${Options.getOrElse(k, Set.empty).toSeq.sorted.mkString(", ")}.")
+        s"${unknown.toSeq.sorted.mkString(", ")} for a ${k.name} index; " +
+        (if (known.isEmpty) "it takes none." else s"it takes: ${known.toSeq.sorted.mkString(", ")}."))
     }
     if ((k == IndexKind.ZoneMap || k == IndexKind.BloomFilter) && snapshot.hasStableRowIds) {
       throw new UnsupportedFeatureException(s"Cannot create a ${k.name} index on $root: it has stable row ids, for " +

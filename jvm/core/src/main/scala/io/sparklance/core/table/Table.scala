@@ -12,6 +12,7 @@ import io.sparklance.core.{FileVersion, InvalidArgumentException, NotATableExcep
 import io.sparklance.core.commit.{CommitHandler, FileSystemCommitHandler}
 import io.sparklance.core.file.LanceFileReader
 import io.sparklance.core.format.DataFile
+import io.sparklance.core.index.IndexKind
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.{HadoopStorage, Storage}
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
@@ -160,6 +161,10 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
     val existing = snapshot.indexes.find(_.name == name).getOrElse(throw new InvalidArgumentException(
       s"Table $root has no index named '$name'. Its indexes: " +
         (if (snapshot.indexes.isEmpty) "none." else snapshot.indexes.map(_.name).distinct.mkString(", ") + ".")))
+    if (!IndexKind.buildable.contains(existing.kind)) {
+      throw new io.sparklance.core.UnsupportedFeatureException(s"Cannot rebuild index '$name' of $root: it is a " +
+        s"${existing.kind} index, which sparklance does not build. Optimize it with pylance (optimize_indices).")
+    }
     val column = existing.fieldIds match {
       case Seq(id) => snapshot.schema.field(id).map(_.name)
       case _ => None
