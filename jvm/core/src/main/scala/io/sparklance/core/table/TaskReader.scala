@@ -1,7 +1,6 @@
 package io.sparklance.core.table
 
 import java.io.Closeable
-import java.nio.charset.StandardCharsets
 
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
@@ -32,6 +31,8 @@ final class TaskReader private[table] (storage: Storage, task: ScanTask, allocat
   private lazy val filterFields = fields.filter(f => ctx.filters.exists(_.columns.contains(f.name)))
   private lazy val otherFields = fields.filterNot(f => filterFields.exists(_.id == f.id))
   private def filtering = ctx.filters.nonEmpty && filterFields.nonEmpty
+  private lazy val predicate = BatchPredicate.compile(ctx.filters, filterFields)
+  private var selection = new Array[Int](0)
   private var position = 0L
   private var emitted = 0L
 
@@ -80,12 +81,9 @@ final class TaskReader private[table] (storage: Storage, task: ScanTask, allocat
    */
   private def readIfAnyMatch(from: Long, to: Long): Option[VectorSchemaRoot] = {
     val filtered = reader.read(from, to, allocator, filterFields, withMetadata = false)
-    val byName = filtered.getFieldVectors.asScala.map(v => v.getName -> v).toMap
     val n = filtered.getRowCount
-    var i = 0
-    var found = false
-    while (!found && i < n) { found = ctx.filters.forall(p => PredicateEval.matches(p, byName, i)); i += 1 }
-    if (!found) {
+    if (selection.length < n) selection = new Array[Int](n)
+    if (predicate.select(filtered.getVector, n, selection) == 0) {
       filtered.close()
       None
     } else {
@@ -101,66 +99,4 @@ final class TaskReader private[table] (storage: Storage, task: ScanTask, allocat
   }
 
   override def close(): Unit = if (reader != null) { reader.close(); reader = null }
-}
-
-/**
- * Evaluates a [[Predicate]] on a row of Arrow vectors with Spark's SQL semantics (the semantics of the engines
- * that hand predicates to the core): nulls match nothing but `IS NULL`; NaN equals NaN and is larger than every
- * other value; `-0.0 = 0.0`; strings compare by their UTF-8 bytes.
- */
-private[table] object PredicateEval {
-
-  def matches(p: Predicate, column: String => FieldVector, i: Int): Boolean = p match {
-    case Predicate.And(l, r) => matches(l, column, i) && matches(r, column, i)
-    case Predicate.Or(l, r) => matches(l, column, i) || matches(r, column, i)
-    case Predicate.IsNull(a) => column(a).isNull(i)
-    case Predicate.IsNotNull(a) => !column(a).isNull(i)
-    case Predicate.Compare(a, op, v) => compare(column(a), i, v).exists { c =>
-      op match {
-        case Predicate.Op.Eq => c == 0
-        case Predicate.Op.Gt => c > 0
-        case Predicate.Op.Ge => c >= 0
-        case Predicate.Op.Lt => c < 0
-        case Predicate.Op.Le => c <= 0
-      }
-    }
-    case Predicate.In(a, vs) => val c = column(a); vs.exists(v => compare(c, i, v).contains(0))
-  }
-
-  /** The sign of (value at i) - v, or None when the value is null or the two cannot be compared. */
-  private def compare(vector: FieldVector, i: Int, v: Any): Option[Int] = {
-    if (vector.isNull(i)) return None
-    def num(x: Any): Option[Double] = x match {
-      case n: java.lang.Number => Some(n.doubleValue())
-      case _ => None
-    }
-    def long(x: Any): Option[Long] = x match {
-      case n @ (_: java.lang.Long | _: java.lang.Integer | _: java.lang.Short | _: java.lang.Byte) => Some(n.asInstanceOf[Number].longValue())
-      case _ => None
-    }
-    def doubles(a: Double, b: Double): Int = if (a == b) 0 else java.lang.Double.compare(a, b)
-    def integral(x: Long): Option[Int] = long(v).map(java.lang.Long.compare(x, _)).orElse(num(v).map(doubles(x.toDouble, _)))
-    def bytes(b: Array[Byte]): Option[Int] = v match {
-      case x: String => Some(Integer.signum(java.util.Arrays.compareUnsigned(b, x.getBytes(StandardCharsets.UTF_8))))
-      case _ => None
-    }
-    vector match {
-      case b: BigIntVector => integral(b.get(i))
-      case b: IntVector => integral(b.get(i).toLong)
-      case b: SmallIntVector => integral(b.get(i).toLong)
-      case b: TinyIntVector => integral(b.get(i).toLong)
-      case d: Float8Vector => num(v).map(doubles(d.get(i), _))
-      case d: Float4Vector => v match {
-        case f: java.lang.Float => Some(if (d.get(i) == f.floatValue()) 0 else java.lang.Float.compare(d.get(i), f))
-        case _ => num(v).map(doubles(d.get(i).toDouble, _))
-      }
-      case b: BitVector => v match {
-        case x: java.lang.Boolean => Some(java.lang.Boolean.compare(b.get(i) == 1, x))
-        case _ => None
-      }
-      case s: VarCharVector => bytes(s.get(i))
-      case s: LargeVarCharVector => bytes(s.get(i))
-      case _ => None
-    }
-  }
 }
