@@ -70,6 +70,21 @@ private[file] final class ColumnPages(in: InputFile, val metadata: FileMetadata)
     offsets.zip(sizes).map { case (o, s) => new Slice(array, base + (o - start).toInt, s.toInt) }.toArray
   }
 
+  /**
+   * Bytes [from, from + length) of buffer `buffer` of `page`, read alone: what a reader that decodes parts of a page
+   * reads (on storage that does not coalesce requests; the others fetch whole pages ahead).
+   */
+  def bufferRange(page: File2Protos.ColumnMetadata.Page, buffer: Int, from: Long, length: Long): Slice = {
+    if (buffer < 0 || buffer >= page.getBufferOffsetsCount) {
+      throw new CorruptFileException(path, s"a page has ${page.getBufferOffsetsCount} buffers, buffer $buffer was asked for")
+    }
+    val size = page.getBufferSizes(buffer)
+    if (from < 0 || length < 0 || length > size - from || length > Int.MaxValue - 64) {
+      throw new CorruptFileException(path, s"bytes [$from, ${from + length}) of a page buffer of $size bytes")
+    }
+    Slice.of(read(page.getBufferOffsets(buffer) + from, length.toInt))
+  }
+
   /** Bytes [position, position + size) of this file, checked to lie inside it (what blob descriptors point at). */
   def bytes(position: Long, size: Long): Array[Byte] = {
     if (position < 0 || size < 0 || size > fileSize - position || size > Int.MaxValue - 64) {
@@ -97,6 +112,36 @@ private[file] final class ColumnPages(in: InputFile, val metadata: FileMetadata)
         val value = decode
         lastPage(column) = (page, value)
         value
+    }
+
+  // The reader of the last page of each column read in parts (chunk index, decoders, dictionary): made once per page.
+  private val partReaders = scala.collection.mutable.HashMap.empty[Int, (Int, AnyRef)]
+
+  // The last run of chunks decoded in each column read in parts: (page, first chunk, end chunk, decoded). Reads of
+  // neighbouring rows (a take, batches not aligned to chunks) decode a chunk once.
+  private val lastChunks = scala.collection.mutable.HashMap.empty[Int, (Int, Int, Int, AnyRef)]
+
+  /** The part reader of `page` of `column`: the column's last one if it is that page's, else `make` (kept). */
+  def partReader[T <: AnyRef](column: Int, page: Int)(make: => T): T =
+    partReaders.get(column) match {
+      case Some((p, value)) if p == page => value.asInstanceOf[T]
+      case _ =>
+        val value = make
+        partReaders(column) = (page, value)
+        value
+    }
+
+  /**
+   * Chunks [from, to) of `page` of `column` decoded, as (first chunk decoded, value): the column's last decoded run
+   * if it holds them, else `decode(from, to)` (kept).
+   */
+  def decodedChunks[T <: AnyRef](column: Int, page: Int, from: Int, to: Int)(decode: (Int, Int) => T): (Int, T) =
+    lastChunks.get(column) match {
+      case Some((p, a, b, value)) if p == page && a <= from && to <= b => (a, value.asInstanceOf[T])
+      case _ =>
+        val value = decode(from, to)
+        lastChunks(column) = (page, from, to, value)
+        (from, value)
     }
 
   def close(): Unit = {
