@@ -63,7 +63,37 @@ final class FragmentReader(
    */
   def read(from: Long, to: Long, allocator: BufferAllocator, fields: Seq[LanceField], withMetadata: Boolean): VectorSchemaRoot = {
     require(from >= 0 && to >= from && to <= fragment.physicalRows, s"rows [$from, $to) of fragment ${fragment.id}")
-    val live = deletions.liveOffsets(from, to)
+    readLive(from, to, deletions.liveOffsets(from, to), allocator, fields, withMetadata)
+  }
+
+  /** The live rows among physical offsets `offsets` of the whole projection, then the metadata columns. */
+  def readRows(offsets: Array[Long], allocator: BufferAllocator): VectorSchemaRoot = readRows(offsets, allocator, projection)
+
+  /**
+   * The rows at the given physical offsets of some of the projected fields (in the order given), followed by the
+   * metadata columns: a read of rows chosen elsewhere (by a filter on other columns, by an index). The offsets
+   * must be ascending and distinct, within the fragment; deleted rows among them are skipped, so the result holds
+   * the live ones, in order, and `_rowaddr` (or `_rowid`) says which each is. Pages are read only where they hold
+   * the rows (on storage that does not coalesce requests, only the chunks that hold them).
+   */
+  def readRows(offsets: Array[Long], allocator: BufferAllocator, fields: Seq[LanceField]): VectorSchemaRoot = {
+    var i = 0
+    while (i < offsets.length) {
+      val o = offsets(i)
+      if (o < 0 || o >= fragment.physicalRows || (i > 0 && o <= offsets(i - 1))) {
+        throw new IllegalArgumentException(s"row offsets of fragment ${fragment.id} (${fragment.physicalRows} rows) must " +
+          s"be ascending, distinct and within it: offset $o at position $i")
+      }
+      i += 1
+    }
+    val live = if (deletions.isEmpty) offsets else offsets.filter(o => !deletions.contains(o.toInt))
+    val (from, to) = if (live.isEmpty) (0L, 0L) else (live.head, live.last + 1)
+    readLive(from, to, Some(live), allocator, fields, withMetadata = true)
+  }
+
+  /** Rows `live` (all of [from, to) when None) of `fields`, then the metadata columns if asked for. */
+  private def readLive(from: Long, to: Long, live: Option[Array[Long]], allocator: BufferAllocator, fields: Seq[LanceField],
+      withMetadata: Boolean): VectorSchemaRoot = {
     val count = live.map(_.length).getOrElse((to - from).toInt)
     val vectors = mutable.ArrayBuffer.empty[FieldVector]
     try {

@@ -354,22 +354,25 @@ object BatchPredicate {
 
   /** Strings equal to one of `values`. */
   private final case class Strings(c: String, values: Array[Array[Byte]]) extends Node {
-    private val bytes = new Utf8Bytes
+    private val strings = new Utf8Values
 
     override def filter(column: String => FieldVector, sel: Array[Int], n: Int, out: Array[Int]): Int = {
       val v = column(c)
-      if (!bytes.bind(v)) return Everything.filter(column, sel, n, out)
+      if (!strings.load(v)) return Everything.filter(column, sel, n, out)
       val m = nonNull(v, sel, n, out)
+      val data = strings.data
+      val offsets = strings.offsets
       var kept = 0
       var k = 0
       while (k < m) {
         val row = out(k)
-        val len = bytes.length(row)
+        val start = offsets(row)
+        val len = offsets(row + 1) - start
         var hit = false
         var j = 0
         while (!hit && j < values.length) {
           val want = values(j)
-          hit = want.length == len && java.util.Arrays.equals(bytes.load(row, len), 0, len, want, 0, len)
+          hit = want.length == len && java.util.Arrays.equals(data, start, start + len, want, 0, len)
           j += 1
         }
         out(kept) = row
@@ -384,24 +387,26 @@ object BatchPredicate {
   /** Strings between two bounds (null: unbounded), in the order of their unsigned bytes. */
   private final case class StringRange(c: String, low: Array[Byte], lowInclusive: Boolean, high: Array[Byte],
       highInclusive: Boolean) extends Node {
-    private val bytes = new Utf8Bytes
+    private val strings = new Utf8Values
 
     override def filter(column: String => FieldVector, sel: Array[Int], n: Int, out: Array[Int]): Int = {
       val v = column(c)
-      if (!bytes.bind(v)) return Everything.filter(column, sel, n, out)
+      if (!strings.load(v)) return Everything.filter(column, sel, n, out)
       val m = nonNull(v, sel, n, out)
+      val data = strings.data
+      val offsets = strings.offsets
       var kept = 0
       var k = 0
       while (k < m) {
         val row = out(k)
-        val len = bytes.length(row)
-        val b = bytes.load(row, len)
+        val start = offsets(row)
+        val end = offsets(row + 1)
         val aboveLow = low == null || {
-          val cmp = java.util.Arrays.compareUnsigned(b, 0, len, low, 0, low.length)
+          val cmp = java.util.Arrays.compareUnsigned(data, start, end, low, 0, low.length)
           cmp > 0 || (cmp == 0 && lowInclusive)
         }
         val belowHigh = high == null || {
-          val cmp = java.util.Arrays.compareUnsigned(b, 0, len, high, 0, high.length)
+          val cmp = java.util.Arrays.compareUnsigned(data, start, end, high, 0, high.length)
           cmp < 0 || (cmp == 0 && highInclusive)
         }
         out(kept) = row
@@ -412,28 +417,38 @@ object BatchPredicate {
     }
   }
 
-  /** The bytes of a string vector's values, copied row by row into one scratch array. */
-  private final class Utf8Bytes {
-    private var scratch = new Array[Byte](64)
-    private var offsets: org.apache.arrow.memory.ArrowBuf = _
-    private var data: org.apache.arrow.memory.ArrowBuf = _
-    private var large = false
+  /**
+   * The values of a string vector copied to heap arrays, offsets and bytes (one copy of its data buffer per
+   * batch), into arrays reused from batch to batch.
+   */
+  private final class Utf8Values {
+    var offsets = new Array[Int](0)
+    var data = new Array[Byte](0)
 
-    def bind(v: FieldVector): Boolean = v match {
-      case s: VarCharVector => offsets = s.getOffsetBuffer; data = s.getDataBuffer; large = false; true
-      case s: LargeVarCharVector => offsets = s.getOffsetBuffer; data = s.getDataBuffer; large = true; true
-      case _ => false
-    }
-
-    private def start(row: Int): Long = if (large) offsets.getLong(row.toLong << 3) else offsets.getInt(row.toLong << 2)
-
-    def length(row: Int): Int = (start(row + 1) - start(row)).toInt
-
-    /** The bytes of `row` (its first `len`), in an array reused by the next call. */
-    def load(row: Int, len: Int): Array[Byte] = {
-      if (scratch.length < len) scratch = new Array[Byte](math.max(len, scratch.length * 2))
-      data.getBytes(start(row), scratch, 0, len)
-      scratch
+    /** Loads the values of `v`; false if it is not a string vector, or holds more bytes than an array can. */
+    def load(v: FieldVector): Boolean = {
+      val rows = v.getValueCount
+      if (offsets.length < rows + 1) offsets = new Array[Int](math.max(rows + 1, offsets.length * 2))
+      val large = v match {
+        case _: VarCharVector => Some(false)
+        case _: LargeVarCharVector => Some(true)
+        case _ => None
+      }
+      large.exists { isLarge =>
+        val o = v.getOffsetBuffer
+        def offset(i: Int): Long = if (rows == 0) 0L else if (isLarge) o.getLong(8L * i) else o.getInt(4L * i).toLong
+        val first = offset(0)
+        val total = offset(rows) - first
+        total >= 0 && total <= Int.MaxValue - 64 && {
+          var i = 0
+          if (isLarge) while (i <= rows) { offsets(i) = (o.getLong(8L * i) - first).toInt; i += 1 }
+          else if (rows > 0) while (i <= rows) { offsets(i) = o.getInt(4L * i) - first.toInt; i += 1 }
+          else offsets(0) = 0
+          if (data.length < total) data = new Array[Byte](math.max(total.toInt, data.length * 2))
+          if (total > 0) v.getDataBuffer.getBytes(first, data, 0, total.toInt)
+          true
+        }
+      }
     }
   }
 }

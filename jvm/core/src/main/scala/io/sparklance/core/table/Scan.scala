@@ -103,7 +103,10 @@ object Scan {
   object FilterUse {
     /** A predicate on `_fragid`: the scan reads exactly the fragments it keeps; nobody needs to evaluate it again. */
     case object SelectsFragments extends FilterUse
-    /** A predicate on data columns: batches where no row matches are skipped; the rest come back whole. */
+    /**
+     * A predicate on data columns: rows where it cannot hold are skipped (whole batches, or all but the matching
+     * rows of a batch: [[TaskReader]]); rows it does not hold on may still come back, so the caller evaluates it.
+     */
     case object SkipsBatches extends FilterUse
     case object Unused extends FilterUse
   }

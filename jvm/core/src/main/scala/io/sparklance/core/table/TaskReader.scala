@@ -9,16 +9,21 @@ import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector._
 
 import io.sparklance.core.MetadataColumn
-import io.sparklance.core.format.{Fragment, FragmentFiles}
+import io.sparklance.core.file.RowCopier
+import io.sparklance.core.format.{DeletionVector, Fragment, FragmentFiles}
 import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.storage.Storage
 
 /**
  * Reads a [[ScanTask]] in batches of live rows: for each fragment slice, its deletion vector is applied, its row ids
  * are read when `_rowid` is asked for, and batches of at most the scan's `batchRows` physical rows are returned as
- * Arrow roots owned by the caller: the projection's columns in order, then the metadata columns. With predicates, a
- * batch is read in two steps: the filtered columns first, then (only if a row can match) the other columns; a batch
- * without a possible match is skipped. Stops once the scan's limit is reached. Not thread safe.
+ * Arrow roots owned by the caller: the projection's columns in order, then the metadata columns. Stops once the
+ * scan's limit is reached. Not thread safe.
+ *
+ * With predicates, a batch is read in two steps: the filtered columns first, on which the predicates select rows
+ * ([[BatchPredicate]]), then the other columns. A batch where no row matches is skipped; one where few rows match
+ * (fewer than one in [[TaskReader.LateRowsRatio]]) comes back as just those rows, the other columns read only at
+ * their offsets; otherwise the whole batch comes back, and the caller drops the rows that do not match.
  */
 final class TaskReader private[table] (storage: Storage, task: ScanTask, allocator: BufferAllocator) extends Closeable {
   private val ctx = task.context
@@ -28,6 +33,7 @@ final class TaskReader private[table] (storage: Storage, task: ScanTask, allocat
   private var slice: ScanTask.Slice = _
   private var fragment: Fragment = _
   private var reader: FragmentReader = _
+  private var deletions: DeletionVector = _
   private lazy val filterFields = fields.filter(f => ctx.filters.exists(_.columns.contains(f.name)))
   private lazy val otherFields = fields.filterNot(f => filterFields.exists(_.id == f.id))
   private def filtering = ctx.filters.nonEmpty && filterFields.nonEmpty
@@ -45,7 +51,7 @@ final class TaskReader private[table] (storage: Storage, task: ScanTask, allocat
     if (!slices.hasNext) return false
     slice = slices.next()
     fragment = slice.parsed
-    val deletions = FragmentFiles.deletionVector(storage, ctx.layout, fragment)
+    deletions = FragmentFiles.deletionVector(storage, ctx.layout, fragment)
     val rowIds =
       if (metadata.contains(MetadataColumn.RowId)) FragmentFiles.rowIds(storage, ctx.layout.root, ctx.manifestPath, fragment, ctx.stableRowIds)
       else None
@@ -62,7 +68,7 @@ final class TaskReader private[table] (storage: Storage, task: ScanTask, allocat
       if (position >= slice.to) more = advance()
       else {
         val end = math.min(slice.to, position + ctx.batchRows)
-        val root = if (filtering) readIfAnyMatch(position, end) else Some(reader.read(position, end, allocator))
+        val root = if (filtering) readMatching(position, end) else Some(reader.read(position, end, allocator))
         position = end
         root.foreach { r =>
           if (r.getRowCount > 0) {
@@ -76,27 +82,70 @@ final class TaskReader private[table] (storage: Storage, task: ScanTask, allocat
   }
 
   /**
-   * Rows [from, to) if one of them can match the predicates: the filtered columns are read and evaluated, and kept
-   * for the batch when a row matches (each column is decoded once).
+   * Rows [from, to) where the predicates can hold: none (None), the rows selected alone when they are few, or all.
+   * The filtered columns are decoded once.
    */
-  private def readIfAnyMatch(from: Long, to: Long): Option[VectorSchemaRoot] = {
+  private def readMatching(from: Long, to: Long): Option[VectorSchemaRoot] = {
     val filtered = reader.read(from, to, allocator, filterFields, withMetadata = false)
     val n = filtered.getRowCount
     if (selection.length < n) selection = new Array[Int](n)
-    if (predicate.select(filtered.getVector, n, selection) == 0) {
+    val selected =
+      try predicate.select(filtered.getVector, n, selection)
+      catch { case NonFatal(e) => filtered.close(); throw e }
+    if (selected == 0) {
       filtered.close()
       None
+    } else if (selected.toLong * TaskReader.LateRowsRatio < n) {
+      try Some(selectedRows(from, to, filtered, selected)) finally filtered.close()
     } else {
       val rest =
         try reader.read(from, to, allocator, otherFields, withMetadata = true)
         catch { case NonFatal(e) => filtered.close(); throw e }
-      // The projection's order, then the metadata columns (which close the rest).
-      val byId = (filterFields.zip(filtered.getFieldVectors.asScala) ++ otherFields.zip(rest.getFieldVectors.asScala))
-        .map { case (f, v) => f.id -> v }.toMap
-      val vectors = fields.map(f => byId(f.id)) ++ rest.getFieldVectors.asScala.drop(otherFields.size)
-      Some(new VectorSchemaRoot(vectors.map(_.getField).asJava, vectors.asJava, n))
+      Some(assemble(filtered.getFieldVectors.asScala.toSeq, rest, n))
     }
   }
 
+  /**
+   * The rows `selection(0 until count)` of the live rows of [from, to): the filtered columns' vectors cut down to
+   * them, and the other columns and the metadata columns read at their physical offsets.
+   */
+  private def selectedRows(from: Long, to: Long, filtered: VectorSchemaRoot, count: Int): VectorSchemaRoot = {
+    val live = deletions.liveOffsets(from, to)
+    val offsets = new Array[Long](count)
+    var i = 0
+    while (i < count) {
+      val row = selection(i)
+      offsets(i) = live match {
+        case Some(l) => l(row)
+        case None => from + row
+      }
+      i += 1
+    }
+    val kept = scala.collection.mutable.ArrayBuffer.empty[FieldVector]
+    try {
+      filtered.getFieldVectors.asScala.foreach(v => kept += RowCopier.select(v, selection, count, allocator))
+      assemble(kept.toSeq, reader.readRows(offsets, allocator, otherFields), count)
+    } catch { case NonFatal(e) => kept.foreach(_.close()); throw e }
+  }
+
+  /**
+   * One root of the filtered columns' vectors and `rest` (the other columns, then the metadata columns), in the
+   * projection's order, then the metadata columns. Takes over all of the vectors.
+   */
+  private def assemble(filteredVectors: Seq[FieldVector], rest: VectorSchemaRoot, rows: Int): VectorSchemaRoot = {
+    val others = rest.getFieldVectors.asScala.toSeq
+    val byId = (filterFields.zip(filteredVectors) ++ otherFields.zip(others)).map { case (f, v) => f.id -> v }.toMap
+    val vectors = fields.map(f => byId(f.id)) ++ others.drop(otherFields.size)
+    new VectorSchemaRoot(vectors.map(_.getField).asJava, vectors.asJava, rows)
+  }
+
   override def close(): Unit = if (reader != null) { reader.close(); reader = null }
+}
+
+object TaskReader {
+  /**
+   * A filtered batch comes back as just its matching rows when fewer than one row in this many matches: copying a
+   * few rows out and reading the other columns at their offsets costs less than reading every row of them.
+   */
+  val LateRowsRatio = 4
 }
