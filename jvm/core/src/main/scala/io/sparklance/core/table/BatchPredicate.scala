@@ -218,15 +218,19 @@ object BatchPredicate {
   private final case class Nulls(c: String, wanted: Boolean) extends Node {
     override def filter(column: String => FieldVector, sel: Array[Int], n: Int, out: Array[Int]): Int = {
       val v = column(c)
-      var m = 0
-      var k = 0
-      while (k < n) {
-        val row = sel(k)
-        out(m) = row
-        if (v.isNull(row) == wanted) m += 1
-        k += 1
+      if (v.getNullCount == 0) { if (wanted) 0 else Everything.filter(column, sel, n, out) }
+      else if (!wanted) nonNull(v, sel, n, out)
+      else {
+        var m = 0
+        var k = 0
+        while (k < n) {
+          val row = sel(k)
+          out(m) = row
+          if (v.isNull(row)) m += 1
+          k += 1
+        }
+        m
       }
-      m
     }
     override def toString = s"$c IS${if (wanted) "" else " NOT"} NULL"
   }
