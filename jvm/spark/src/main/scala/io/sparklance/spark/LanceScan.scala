@@ -32,7 +32,7 @@ final class LanceScanBuilder(table: LanceTable, options: ReadOptions, hadoopConf
    * returned to Spark too, which evaluates them on the rows the scan returns. Others are Spark's alone.
    */
   override def pushFilters(filters: Array[Filter]): Array[Filter] = if (!options.pushDownFilters) filters else {
-    def use(f: Filter) = SparkPredicates.of(f).map(lance.Scan.filterUse(table.snapshot.schema, _))
+    def use(f: Filter) = predicate(f).map(lance.Scan.filterUse(table.snapshot.schema, _))
       .getOrElse(lance.Scan.FilterUse.Unused)
     val (mine, rest) = filters.partition(use(_) == lance.Scan.FilterUse.SelectsFragments)
     fragmentFilters = mine
@@ -41,6 +41,8 @@ final class LanceScanBuilder(table: LanceTable, options: ReadOptions, hadoopConf
   }
 
   override def pushedFilters(): Array[Filter] = fragmentFilters ++ dataFilters
+
+  private def predicate(f: Filter) = SparkPredicates.of(f, table.snapshot.schema, table.nanoseconds)
 
   private var required: StructType = table.schema
   private var limit: Option[Int] = None
@@ -63,7 +65,7 @@ final class LanceScanBuilder(table: LanceTable, options: ReadOptions, hadoopConf
     aggregation.groupByExpressions().isEmpty && aggregation.aggregateExpressions().toSeq.forall(_.isInstanceOf[CountStar])
 
   private def coreScan: lance.Scan =
-    table.snapshot.newScan().withFilters((fragmentFilters ++ dataFilters).toSeq.flatMap(p => SparkPredicates.of(p)))
+    table.snapshot.newScan().withFilters((fragmentFilters ++ dataFilters).toSeq.flatMap(predicate))
       .withBatchRows(options.batchSize)
 
   override def build(): Scan =
