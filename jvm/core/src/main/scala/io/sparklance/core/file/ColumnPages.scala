@@ -7,7 +7,8 @@ import io.sparklance.proto.File2Protos
 
 /**
  * The pages of a data file's columns, as a [[FieldReader]] sees them: each column's metadata, the bytes of its pages
- * (one request per page, or fetched ahead of a read in coalesced requests), and the last page decoded in each column.
+ * (one request per page, or fetched ahead of a read in coalesced requests, or ranges of a page's buffers), and the
+ * last page, or run of a page's parts, decoded in each column.
  *
  * Every page buffer's range was checked against the file's size when the metadata was read ([[FileMetadata.read]]).
  * Not thread safe, like the file reader that owns it.
@@ -114,33 +115,33 @@ private[file] final class ColumnPages(in: InputFile, val metadata: FileMetadata)
         value
     }
 
-  // The reader of the last page of each column read in parts (chunk index, decoders, dictionary): made once per page.
-  private val partReaders = scala.collection.mutable.HashMap.empty[Int, (Int, AnyRef)]
+  // The parts of the last page of each column read in parts (its chunk index, decoders, dictionary): made once.
+  private val pageParts = scala.collection.mutable.HashMap.empty[Int, (Int, AnyRef)]
 
-  // The last run of chunks decoded in each column read in parts: (page, first chunk, end chunk, decoded). Reads of
-  // neighbouring rows (a take, batches not aligned to chunks) decode a chunk once.
-  private val lastChunks = scala.collection.mutable.HashMap.empty[Int, (Int, Int, Int, AnyRef)]
+  // The last run of parts decoded in each column read in parts: (page, first part, end part, decoded). Reads of
+  // neighbouring rows (a take, batches not aligned to parts) decode a part once.
+  private val lastParts = scala.collection.mutable.HashMap.empty[Int, (Int, Int, Int, AnyRef)]
 
-  /** The part reader of `page` of `column`: the column's last one if it is that page's, else `make` (kept). */
-  def partReader[T <: AnyRef](column: Int, page: Int)(make: => T): T =
-    partReaders.get(column) match {
+  /** The parts of `page` of `column`: the column's last ones if they are that page's, else `make` (kept). */
+  def parts[T <: AnyRef](column: Int, page: Int)(make: => T): T =
+    pageParts.get(column) match {
       case Some((p, value)) if p == page => value.asInstanceOf[T]
       case _ =>
         val value = make
-        partReaders(column) = (page, value)
+        pageParts(column) = (page, value)
         value
     }
 
   /**
-   * Chunks [from, to) of `page` of `column` decoded, as (first chunk decoded, value): the column's last decoded run
+   * Parts [from, to) of `page` of `column` decoded, as (first part decoded, value): the column's last decoded run
    * if it holds them, else `decode(from, to)` (kept).
    */
-  def decodedChunks[T <: AnyRef](column: Int, page: Int, from: Int, to: Int)(decode: (Int, Int) => T): (Int, T) =
-    lastChunks.get(column) match {
+  def decodedParts[T <: AnyRef](column: Int, page: Int, from: Int, to: Int)(decode: (Int, Int) => T): (Int, T) =
+    lastParts.get(column) match {
       case Some((p, a, b, value)) if p == page && a <= from && to <= b => (a, value.asInstanceOf[T])
       case _ =>
         val value = decode(from, to)
-        lastChunks(column) = (page, from, to, value)
+        lastParts(column) = (page, from, to, value)
         (from, value)
     }
 

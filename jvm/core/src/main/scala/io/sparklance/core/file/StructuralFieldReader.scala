@@ -69,10 +69,10 @@ private[file] final class StructuralFieldReader(pages: ColumnPages) extends Fiel
       if (end > from && start < to) {
         val lo = (math.max(from, start) - start).toInt
         val hi = (math.min(to, end) - start).toInt
-        // The decoded rows: a run of chunks holding [lo, hi), or the whole page; `first` is their first row.
+        // The decoded rows: a run of parts holding [lo, hi), or the whole page; `first` is their first row.
         val (decoded, first) = pageParts(field, column, pi, page) match {
           case Some(parts) =>
-            val (run, d) = pages.decodedChunks(column, pi, parts.holding(lo), parts.holding(hi - 1) + 1) { (a, b) =>
+            val (run, d) = pages.decodedParts(column, pi, parts.holding(lo), parts.holding(hi - 1) + 1) { (a, b) =>
               val (start, end) = parts.span(a, b)
               val d = guard(field, column, pi, "")(parts.decode(pages.bufferRange(page, parts.buffer, start, end - start), a, b))
               checkRows(field, column, pi, d, parts.firstRow(b) - parts.firstRow(a))
@@ -131,7 +131,7 @@ private[file] final class StructuralFieldReader(pages: ColumnPages) extends Fiel
   private def pageParts(field: LanceField, column: Int, pi: Int, page: io.sparklance.proto.File2Protos.ColumnMetadata.Page)
       : Option[StructuralFieldReader.Parts] =
     if (pages.coalesces) None
-    else pages.partReader(column, pi) {
+    else pages.parts(column, pi) {
       val layout = StructuralPages.layout(path, field, column, pi, page)
       def corrupt(what: String) = new CorruptFileException(path, s"page $pi of column $column (field '${field.name}'): $what")
       def buffer(i: Int) = pages.bufferRange(page, i, 0, page.getBufferSizes(i))
@@ -147,7 +147,7 @@ private[file] final class StructuralFieldReader(pages: ColumnPages) extends Fiel
           val z = layout.getFullZipLayout
           val stride = FullZipPage.fixedStride(z)
           val items = z.getNumItems & 0xFFFFFFFFL
-          if (items * stride != page.getBufferSizes(0)) {
+          if (items > Int.MaxValue - 16 || items * stride != page.getBufferSizes(0)) {
             throw corrupt(s"a full-zip page of $items items of $stride bytes holds ${page.getBufferSizes(0)} bytes")
           }
           Some(new StructuralFieldReader.FullZipParts(z, items.toInt, stride, ColumnLayout.shapeOf(field), maxBytes(page)))
