@@ -2,7 +2,6 @@ package io.sparklance.spark
 
 import java.util.OptionalLong
 
-import org.apache.hadoop.conf.Configuration
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
@@ -19,7 +18,7 @@ import io.sparklance.core.schema.{LanceField, LogicalType}
  * Plans a scan of a pinned table version: the projection Spark asks for (nested fields pruned), LIMIT, and
  * COUNT(*) answered from the manifest without reading data files. The plan itself is the core's [[lance.Scan]].
  */
-final class LanceScanBuilder(table: LanceTable, options: ReadOptions, hadoopConf: Configuration)
+final class LanceScanBuilder(table: LanceTable, options: ReadOptions)
     extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownLimit
     with SupportsPushDownAggregates with SupportsPushDownFilters {
 
@@ -70,7 +69,7 @@ final class LanceScanBuilder(table: LanceTable, options: ReadOptions, hadoopConf
 
   override def build(): Scan =
     if (countOnly) new LanceCountScan(table, coreScan, fragmentFilters)
-    else new LanceScan(table, coreScan, required, limit, options, hadoopConf, fragmentFilters, dataFilters)
+    else new LanceScan(table, coreScan, required, limit, options, fragmentFilters, dataFilters)
 }
 
 /** COUNT(*) from the manifest: physical rows minus deleted rows, summed over the (selected) fragments. */
@@ -95,7 +94,7 @@ object CountReaderFactory extends PartitionReaderFactory {
 }
 
 final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType, limit: Option[Int],
-    options: ReadOptions, hadoopConf: Configuration, fragmentFilters: Array[Filter], dataFilters: Array[Filter])
+    options: ReadOptions, fragmentFilters: Array[Filter], dataFilters: Array[Filter])
     extends Scan with Batch with SupportsReportStatistics {
 
   private val snapshot = table.snapshot
@@ -134,8 +133,7 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
       (if (dataFilters.nonEmpty) s", batches where ${dataFilters.mkString(" and ")}" else "") + ")"
 
   override def planInputPartitions(): Array[InputPartition] = {
-    // Spark's own wrapper: its Kryo serializer knows it (spark.serializer applies to broadcasts).
-    val conf = SparkSession.active.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
+    val conf = table.hadoopConfFor(SparkSession.active.sparkContext)
     scan.planTasks(options.rowsPerPartition).map(t => LancePartition(snapshot.root, t, conf): InputPartition).toArray
   }
 
