@@ -104,3 +104,78 @@ def test_filtered_batches_keep_column_order_metadata_columns_and_deletions(spark
     assert len(want) > 10
     assert sorted((r.pad, r.s, r.id, r._rowaddr, r.i32, r._rowid) for r in got) == \
         sorted((w["pad"], w["s"], w["id"], w["_rowaddr"], w["i32"], w["_rowid"]) for w in want)
+
+
+def test_date_timestamp_and_decimal_filters_are_pushed_and_exact(spark, tmp_path):
+    """Dates and timestamps of every unit compare by the integer the column stores, translated from the literal
+    as Spark reads the column (milliseconds of a date64 as their day, nanoseconds rounded down to microseconds);
+    decimals by value. Results must equal the same query with the scan's filters off, with java.time literals too."""
+    import datetime as dt
+    from decimal import Decimal
+
+    n = 3000
+    day0 = 19000
+    us0 = 1_700_000_000_123_456
+
+    def col(i, v, every):
+        return None if i % every == 0 else v
+
+    table = pa.table({
+        "id": pa.array(range(n), pa.int64()),
+        "d32": pa.array([col(i, day0 + i % 50, 37) for i in range(n)], pa.date32()),
+        "d64": pa.array([col(i, (day0 + i % 50) * 86_400_000 + (i * 7919) % 86_400_000, 41) for i in range(n)], pa.date64()),
+        "ts_s": pa.array([col(i, us0 // 1_000_000 + i * 3, 43) for i in range(n)], pa.timestamp("s", tz="UTC")),
+        "ts_ms": pa.array([col(i, us0 // 1000 + i * 7, 47) for i in range(n)], pa.timestamp("ms", tz="UTC")),
+        "ts_us": pa.array([col(i, us0 + i * 11, 53) for i in range(n)], pa.timestamp("us", tz="UTC")),
+        "ts_ns": pa.array([col(i, us0 * 1000 + i * 1500, 59) for i in range(n)], pa.timestamp("ns", tz="UTC")),
+        "ntz": pa.array([col(i, us0 + i * 13, 61) for i in range(n)], pa.timestamp("us")),
+        "dec": pa.array([col(i, Decimal(i % 400 - 200) / 8, 67) for i in range(n)], pa.decimal128(10, 3)),
+    })
+    path = str(tmp_path / "temporal.lance")
+    lance.write_dataset(table, path, max_rows_per_file=1000)
+
+    def ts(us):
+        return dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=us)
+
+    def lit(kind, us):
+        return f"{kind} '{ts(us).isoformat(sep=' ')}'"
+
+    day = (dt.date(1970, 1, 1) + dt.timedelta(days=day0 + 7)).isoformat()
+    ns_row = us0 * 1000 + 3 * 1500          # rows 2 and 3 fall in the same microsecond
+    cases = [
+        f"d32 = DATE '{day}'", f"d32 > DATE '{day}'", f"d32 BETWEEN DATE '{day}' AND DATE '{day}' + 3",
+        f"d32 IN (DATE '{day}', DATE '2000-01-01')",
+        f"d64 = DATE '{day}'", f"d64 <= DATE '{day}'", f"d64 IN (DATE '{day}', DATE '2000-01-01')",
+        f"ts_s = {lit('TIMESTAMP', (us0 // 1_000_000 + 30) * 1_000_000)}", f"ts_s > {lit('TIMESTAMP', us0 + 900_000_000)}",
+        f"ts_ms = {lit('TIMESTAMP', (us0 // 1000 + 70) * 1000)}", f"ts_ms >= {lit('TIMESTAMP', us0 + 10_000_500)}",
+        f"ts_ms < {lit('TIMESTAMP', us0 + 10_000_500)}", f"ts_ms = {lit('TIMESTAMP', (us0 // 1000 + 70) * 1000 + 1)}",
+        f"ts_us = {lit('TIMESTAMP', us0 + 110)}", f"ts_us BETWEEN {lit('TIMESTAMP', us0 + 100)} AND {lit('TIMESTAMP', us0 + 500)}",
+        f"ts_ns = {lit('TIMESTAMP', ns_row // 1000)}", f"ts_ns > {lit('TIMESTAMP', ns_row // 1000 + 2000)}",
+        f"ts_ns IN ({lit('TIMESTAMP', ns_row // 1000)}, {lit('TIMESTAMP', ns_row // 1000 + 30)})",
+        f"ntz = {lit('TIMESTAMP_NTZ', us0 + 130)}", f"ntz < {lit('TIMESTAMP_NTZ', us0 + 1300)}",
+        "dec = 3.125", "dec > -1.1", "dec <= 3.124",
+        "dec IN (CAST(0 AS DECIMAL(10, 3)), CAST(2.5 AS DECIMAL(10, 3)), CAST(-7.125 AS DECIMAL(10, 3)))",
+    ]
+    conf = spark.conf
+    saved = {k: conf.get(k) for k in ("spark.sql.session.timeZone", "spark.sql.datetime.java8API.enabled")}
+    try:
+        conf.set("spark.sql.session.timeZone", "UTC")
+        pushed = spark.read.format("lance").option("batch_size", 128).load(path)
+        plain = spark.read.format("lance").option("pushDownFilters", "false").load(path)
+        selected = set()
+        for java8 in ("false", "true"):
+            conf.set("spark.sql.datetime.java8API.enabled", java8)
+            for where in cases:
+                column = where.split(" ")[0]
+                got = pushed.where(where).select("id")
+                plan = got._jdf.queryExecution().executedPlan().toString()
+                assert "batches where " in plan and f"({column}," in plan.split("batches where ")[1], (where, plan)
+                want = sorted(r.id for r in plain.where(where).select("id").collect())
+                assert sorted(r.id for r in got.collect()) == want, (where, java8)
+                if 0 < len(want) < n * 0.9:
+                    selected.add(where)
+        # All but the equality with a timestamp between two of the column's milliseconds select some rows, not all.
+        assert set(cases) - selected == {cases[12]}, f"cases selecting nothing or everything: {set(cases) - selected}"
+    finally:
+        for k, v in saved.items():
+            conf.set(k, v)

@@ -2,7 +2,6 @@ package io.sparklance.spark
 
 import java.util.OptionalLong
 
-import org.apache.hadoop.conf.Configuration
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
@@ -19,7 +18,7 @@ import io.sparklance.core.schema.{LanceField, LogicalType}
  * Plans a scan of a pinned table version: the projection Spark asks for (nested fields pruned), LIMIT, and
  * COUNT(*) answered from the manifest without reading data files. The plan itself is the core's [[lance.Scan]].
  */
-final class LanceScanBuilder(table: LanceTable, options: ReadOptions, hadoopConf: Configuration)
+final class LanceScanBuilder(table: LanceTable, options: ReadOptions)
     extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownLimit
     with SupportsPushDownAggregates with SupportsPushDownFilters {
 
@@ -32,7 +31,7 @@ final class LanceScanBuilder(table: LanceTable, options: ReadOptions, hadoopConf
    * returned to Spark too, which evaluates them on the rows the scan returns. Others are Spark's alone.
    */
   override def pushFilters(filters: Array[Filter]): Array[Filter] = if (!options.pushDownFilters) filters else {
-    def use(f: Filter) = SparkPredicates.of(f).map(lance.Scan.filterUse(table.snapshot.schema, _))
+    def use(f: Filter) = predicate(f).map(lance.Scan.filterUse(table.snapshot.schema, _))
       .getOrElse(lance.Scan.FilterUse.Unused)
     val (mine, rest) = filters.partition(use(_) == lance.Scan.FilterUse.SelectsFragments)
     fragmentFilters = mine
@@ -41,6 +40,8 @@ final class LanceScanBuilder(table: LanceTable, options: ReadOptions, hadoopConf
   }
 
   override def pushedFilters(): Array[Filter] = fragmentFilters ++ dataFilters
+
+  private def predicate(f: Filter) = SparkPredicates.of(f, table.snapshot.schema, table.nanoseconds)
 
   private var required: StructType = table.schema
   private var limit: Option[Int] = None
@@ -63,12 +64,12 @@ final class LanceScanBuilder(table: LanceTable, options: ReadOptions, hadoopConf
     aggregation.groupByExpressions().isEmpty && aggregation.aggregateExpressions().toSeq.forall(_.isInstanceOf[CountStar])
 
   private def coreScan: lance.Scan =
-    table.snapshot.newScan().withFilters((fragmentFilters ++ dataFilters).toSeq.flatMap(p => SparkPredicates.of(p)))
+    table.snapshot.newScan().withFilters((fragmentFilters ++ dataFilters).toSeq.flatMap(predicate))
       .withBatchRows(options.batchSize)
 
   override def build(): Scan =
     if (countOnly) new LanceCountScan(table, coreScan, fragmentFilters)
-    else new LanceScan(table, coreScan, required, limit, options, hadoopConf, fragmentFilters, dataFilters)
+    else new LanceScan(table, coreScan, required, limit, options, fragmentFilters, dataFilters)
 }
 
 /** COUNT(*) from the manifest: physical rows minus deleted rows, summed over the (selected) fragments. */
@@ -93,7 +94,7 @@ object CountReaderFactory extends PartitionReaderFactory {
 }
 
 final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType, limit: Option[Int],
-    options: ReadOptions, hadoopConf: Configuration, fragmentFilters: Array[Filter], dataFilters: Array[Filter])
+    options: ReadOptions, fragmentFilters: Array[Filter], dataFilters: Array[Filter])
     extends Scan with Batch with SupportsReportStatistics {
 
   private val snapshot = table.snapshot
@@ -133,8 +134,7 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
       (if (!scan.indexUse.isEmpty) s", using ${scan.indexUse}" else "") + ")"
 
   override def planInputPartitions(): Array[InputPartition] = {
-    // Spark's own wrapper: its Kryo serializer knows it (spark.serializer applies to broadcasts).
-    val conf = SparkSession.active.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
+    val conf = table.hadoopConfFor(SparkSession.active.sparkContext)
     scan.planTasks(options.rowsPerPartition).map(t => LancePartition(snapshot.root, t, conf): InputPartition).toArray
   }
 

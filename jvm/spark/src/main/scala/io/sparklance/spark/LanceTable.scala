@@ -5,6 +5,8 @@ import java.util
 import scala.jdk.CollectionConverters._
 
 import org.apache.hadoop.conf.Configuration
+import org.apache.spark.broadcast.Broadcast
+import org.apache.spark.util.SerializableConfiguration
 import org.apache.spark.sql.connector.catalog.{MetadataColumn => SparkMetadataColumn, SupportsDeleteV2, SupportsMetadataColumns, SupportsRead, SupportsRowLevelOperations, SupportsWrite, Table, TableCapability}
 import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, RowLevelOperationBuilder, RowLevelOperationInfo, WriteBuilder}
@@ -28,6 +30,20 @@ final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoop
     with SupportsDeleteV2 {
 
   override def name(): String = tableName
+
+  private var broadcastConf: (org.apache.spark.SparkContext, Broadcast[SerializableConfiguration]) = _
+
+  /**
+   * The Hadoop configuration broadcast to the executors of `sc`, once per table and context: a table read by path
+   * serves every query of its DataFrame, which would otherwise each broadcast it again.
+   */
+  def hadoopConfFor(sc: org.apache.spark.SparkContext): Broadcast[SerializableConfiguration] = synchronized {
+    if (broadcastConf == null || (broadcastConf._1 ne sc)) {
+      // Spark's own wrapper: its Kryo serializer knows it (spark.serializer applies to broadcasts).
+      broadcastConf = (sc, sc.broadcast(new SerializableConfiguration(hadoopConf)))
+    }
+    broadcastConf._2
+  }
 
   /**
    * The table's columns (docs/types.md); for a read given a schema (`spark.read.schema(...)`), the columns that
@@ -98,7 +114,7 @@ final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoop
           "(or TIMESTAMP AS OF), or the options versionAsOf / timestampAsOf."))
       }
     }
-    new LanceScanBuilder(this, ReadOptions(passed, snapshot.config), hadoopConf)
+    new LanceScanBuilder(this, ReadOptions(passed, snapshot.config))
   }
 
   override def toString: String = s"LanceTable($tableName@${snapshot.version})"

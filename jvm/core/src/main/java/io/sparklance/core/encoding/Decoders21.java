@@ -207,7 +207,7 @@ public final class Decoders21 {
 
   static DataBlock.FixedWidth flat(int bits, Slice buf, int n) {
     long need = bits == 1 ? (n + 7L) / 8 : (long) n * (bits / 8);
-    buf.require(0, need, "flat values (" + n + " x " + bits + " bits)");
+    if (need > buf.length) buf.require(0, need, "flat values (" + n + " x " + bits + " bits)");
     return new DataBlock.FixedWidth(bits, java.util.Arrays.copyOfRange(buf.array, buf.offset, buf.offset + (int) need), n);
   }
 
@@ -218,7 +218,7 @@ public final class Decoders21 {
     buf.require(0, wordBytes, "the bit width of an inline-bitpacked chunk");
     long width = LittleEndian.getUnsigned(buf.array, buf.offset, wordBytes);
     if (width > bits) throw new EncodingException("an inline-bitpacked chunk of " + bits + "-bit values claims width " + width);
-    buf.require(wordBytes, FastLanes.packedBytes((int) width), "an inline-bitpacked chunk of width " + width);
+    buf.require(wordBytes, FastLanes.packedBytes((int) width), "an inline-bitpacked chunk of width", (int) width);
     byte[] out = new byte[FastLanes.BLOCK * wordBytes];
     FastLanes.unpack(bits, (int) width, buf.array, buf.offset + wordBytes, out, 0);
     return new DataBlock.FixedWidth(bits, n == FastLanes.BLOCK ? out : java.util.Arrays.copyOf(out, n * wordBytes), n);

@@ -85,6 +85,20 @@ public final class FullZipPage {
     return new MiniBlockPage.Decoded(u, values);
   }
 
+  /**
+   * The bytes every item of a page takes, when that is one number: fixed-width values without repetition and
+   * without list layers (every item visible, so each is a control word and a value); -1 otherwise. Items [a, b)
+   * of such a page are bytes [a * stride, b * stride) of buffer 0, and decode as a page of `b - a` items.
+   */
+  public static long fixedStride(FullZipLayout layout) {
+    if (layout.getDetailsCase() != FullZipLayout.DetailsCase.BITS_PER_VALUE || layout.getBitsRep() != 0) return -1;
+    int bitsDef = layout.getBitsDef();
+    if (bitsDef > 16) return -1;
+    for (int l : RepDef.layers(layout.getLayersList())) if (RepDef.isList(l)) return -1;
+    int cw = bitsDef == 0 ? 0 : bitsDef <= 8 ? 1 : 2;
+    return cw + checkedBytes(layout.getBitsPerValue());
+  }
+
   /** Flat values or plain fixed-size lists of flat values, stored contiguously; null for anything else. */
   private static DataBlock contiguousFixed(CompressiveEncoding e, Slice data, int n, int valueBytes) {
     if ((long) n * valueBytes != data.length) throw new EncodingException("a full-zip page of " + n + " values of "

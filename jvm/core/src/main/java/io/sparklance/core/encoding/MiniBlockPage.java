@@ -33,110 +33,196 @@ public final class MiniBlockPage {
   private static final int ALIGN = 8;
 
   public static Decoded decode(MiniBlockLayout layout, Slice[] buffers, long maxBytes) {
-    boolean large = layout.getHasLargeChunk();
-    boolean hasRep = layout.hasRepCompression();
-    boolean hasDef = layout.hasDefCompression();
-    boolean hasDict = layout.hasDictionary();
-    int[] layers = RepDef.layers(layout.getLayersList());
-    if (layout.getNumItems() > Integer.MAX_VALUE - 16) throw new EncodingException("a page of " + layout.getNumItems() + " items");
-    int numItems = (int) layout.getNumItems();
-    int expectedBuffers = 2 + (hasDict ? 1 : 0) + (layout.getRepetitionIndexDepth() > 0 ? 1 : 0);
-    if (buffers.length < expectedBuffers) {
-      throw new EncodingException("a mini-block page needs " + expectedBuffers + " buffers, it has " + buffers.length);
-    }
-    Decoders21.MiniBlockDecoder values = Decoders21.miniBlock(layout.getValueCompression(), maxBytes);
-    if (values.numBuffers() != layout.getNumBuffers()) {
-      throw new EncodingException("the layout lists " + layout.getNumBuffers() + " value buffers per chunk, its encoding "
-          + Decoders21.describe(layout.getValueCompression()) + " uses " + values.numBuffers());
-    }
-    Decoders21.BlockDecoder repDecoder = hasRep ? Decoders21.block(layout.getRepCompression(), maxBytes) : null;
-    Decoders21.BlockDecoder defDecoder = hasDef ? Decoders21.block(layout.getDefCompression(), maxBytes) : null;
+    checkBuffers(layout, buffers);
+    Reader reader = new Reader(layout, buffers, maxBytes);
+    return reader.decode(buffers[1], 0, reader.chunks.count());
+  }
 
-    Slice meta = buffers[0];
-    Slice data = buffers[1];
-    int wordBytes = large ? 4 : 2;
-    if (meta.length % wordBytes != 0) throw new EncodingException("chunk metadata of " + meta.length + " bytes");
-    int numChunks = meta.length / wordBytes;
-    int nb = values.numBuffers();
+  private static void checkBuffers(MiniBlockLayout layout, Slice[] buffers) {
+    int expected = 2 + (layout.hasDictionary() ? 1 : 0) + (layout.getRepetitionIndexDepth() > 0 ? 1 : 0);
+    if (buffers.length < expected) {
+      throw new EncodingException("a mini-block page needs " + expected + " buffers, it has " + buffers.length);
+    }
+  }
 
-    List<DataBlock> parts = new ArrayList<>(numChunks);
-    short[] rep = null, def = null;
-    int levelCount = 0;
-    int levelCap = 0;
-    int itemsSoFar = 0;
-    int pos = 0;
-    for (int c = 0; c < numChunks; c++) {
-      long word = large ? meta.u32(c * 4) : meta.u16(c * 2);
-      int log = (int) (word & 0xF);
-      long size = ((word >>> 4) + 1) * ALIGN;
-      int chunkItems;
-      if (c < numChunks - 1) {
-        if (log == 0) throw new EncodingException("chunk " + c + " of " + numChunks + " claims no values");
-        chunkItems = 1 << log;
+  /**
+   * Where each chunk of a page lies in its chunk buffer and which items it holds, from the chunk metadata buffer;
+   * every chunk is checked to lie inside a chunk buffer of `dataLength` bytes.
+   */
+  public static final class Chunks {
+    private final long[] starts;     // byte offset of each chunk in the chunk buffer, and the buffer's used length
+    private final int[] firstItems;  // first item of each chunk, and the page's item count
+
+    public Chunks(MiniBlockLayout layout, Slice meta, long dataLength) {
+      boolean large = layout.getHasLargeChunk();
+      if (layout.getNumItems() > Integer.MAX_VALUE - 16) throw new EncodingException("a page of " + layout.getNumItems() + " items");
+      int numItems = (int) layout.getNumItems();
+      int wordBytes = large ? 4 : 2;
+      if (meta.length % wordBytes != 0) throw new EncodingException("chunk metadata of " + meta.length + " bytes");
+      int numChunks = meta.length / wordBytes;
+      starts = new long[numChunks + 1];
+      firstItems = new int[numChunks + 1];
+      long pos = 0;
+      int itemsSoFar = 0;
+      for (int c = 0; c < numChunks; c++) {
+        long word = large ? meta.u32(c * 4) : meta.u16(c * 2);
+        int log = (int) (word & 0xF);
+        long size = ((word >>> 4) + 1) * ALIGN;
+        int chunkItems;
+        if (c < numChunks - 1) {
+          if (log == 0) throw new EncodingException("chunk " + c + " of " + numChunks + " claims no values");
+          chunkItems = 1 << log;
+        } else {
+          chunkItems = numItems - itemsSoFar;
+        }
+        if (chunkItems < 0 || itemsSoFar + (long) chunkItems > numItems) {
+          throw new EncodingException("chunks hold more than the page's " + numItems + " items");
+        }
+        if (size > dataLength - pos) {
+          throw new EncodingException("chunk " + c + " needs " + size + " bytes at offset " + pos + ", but the buffer has " + dataLength);
+        }
+        starts[c] = pos;
+        firstItems[c] = itemsSoFar;
+        pos += size;
+        itemsSoFar += chunkItems;
+      }
+      if (itemsSoFar != numItems) throw new EncodingException("chunks hold " + itemsSoFar + " items, the page says " + numItems);
+      starts[numChunks] = pos;
+      firstItems[numChunks] = itemsSoFar;
+    }
+
+    public int count() { return starts.length - 1; }
+
+    /** The offset of chunk `c` in the chunk buffer; `count()` gives the end of the last chunk. */
+    public long start(int c) { return starts[c]; }
+
+    /** The first item of chunk `c`; `count()` gives the page's item count. */
+    public int firstItem(int c) { return firstItems[c]; }
+
+    /** The chunk holding item `item` (0 <= item < the page's item count). */
+    public int holding(long item) {
+      int i = java.util.Arrays.binarySearch(firstItems, 0, count(), (int) item);
+      return i >= 0 ? i : -i - 2;
+    }
+  }
+
+  /**
+   * Decodes chunks of one page: the decoders of its layout, its chunks and its dictionary, made once per page.
+   * Without repetition an item is a row, so a read of some rows decodes just the chunks that hold them.
+   */
+  public static final class Reader {
+    public final Chunks chunks;
+    private final MiniBlockLayout layout;
+    private final Decoders21.MiniBlockDecoder values;
+    private final Decoders21.BlockDecoder repDecoder;
+    private final Decoders21.BlockDecoder defDecoder;
+    private final DataBlock dictionary;
+    private final int[] layers;
+
+    /** The reader of a page whose buffers are given; only the metadata and dictionary buffers are read here. */
+    public Reader(MiniBlockLayout layout, Slice[] buffers, long maxBytes) {
+      this(layout, buffers[0], buffers[1].length, layout.hasDictionary() ? buffers[2] : null, maxBytes);
+    }
+
+    /**
+     * The reader of a page from its chunk metadata buffer, the length of its chunk buffer and its dictionary buffer
+     * (null when the layout has none).
+     */
+    public Reader(MiniBlockLayout layout, Slice meta, long dataLength, Slice dictionaryBuffer, long maxBytes) {
+      this.layout = layout;
+      layers = RepDef.layers(layout.getLayersList());
+      values = Decoders21.miniBlock(layout.getValueCompression(), maxBytes);
+      if (values.numBuffers() != layout.getNumBuffers()) {
+        throw new EncodingException("the layout lists " + layout.getNumBuffers() + " value buffers per chunk, its encoding "
+            + Decoders21.describe(layout.getValueCompression()) + " uses " + values.numBuffers());
+      }
+      repDecoder = layout.hasRepCompression() ? Decoders21.block(layout.getRepCompression(), maxBytes) : null;
+      defDecoder = layout.hasDefCompression() ? Decoders21.block(layout.getDefCompression(), maxBytes) : null;
+      chunks = new Chunks(layout, meta, dataLength);
+      if (layout.hasDictionary()) {
+        if (dictionaryBuffer == null) throw new EncodingException("a dictionary page without its dictionary buffer");
+        if (layout.getNumDictionaryItems() > Integer.MAX_VALUE - 16) throw new EncodingException("a dictionary of " + layout.getNumDictionaryItems() + " items");
+        dictionary = Decoders21.block(layout.getDictionary(), maxBytes).decode(dictionaryBuffer, (int) layout.getNumDictionaryItems());
       } else {
-        chunkItems = numItems - itemsSoFar;
-      }
-      if (chunkItems < 0 || itemsSoFar + (long) chunkItems > numItems) {
-        throw new EncodingException("chunks hold more than the page's " + numItems + " items");
-      }
-      data.require(pos, size, "chunk " + c);
-      Slice chunk = data.slice(pos, (int) size);
-      pos += (int) size;
-
-      int h = 0;
-      chunk.require(0, 2, "a chunk header");
-      int numLevels = chunk.u16(h); h += 2;
-      int repSize = 0, defSize = 0;
-      if (hasRep) { chunk.require(h, 2, "a chunk header"); repSize = chunk.u16(h); h += 2; }
-      if (hasDef) { chunk.require(h, 2, "a chunk header"); defSize = chunk.u16(h); h += 2; }
-      long[] sizes = new long[nb];
-      for (int b = 0; b < nb; b++) {
-        chunk.require(h, wordBytes, "a chunk header");
-        sizes[b] = large ? chunk.u32(h) : chunk.u16(h);
-        h += wordBytes;
-      }
-      h = pad(h);
-      Slice repBuf = null, defBuf = null;
-      if (hasRep) { chunk.require(h, repSize, "repetition levels"); repBuf = chunk.slice(h, repSize); h = pad(h + repSize); }
-      if (hasDef) { chunk.require(h, defSize, "definition levels"); defBuf = chunk.slice(h, defSize); h = pad(h + defSize); }
-      numLevels = provenLevels(hasRep ? inferLevels(layout.getRepCompression(), repBuf) : -1,
-          hasDef ? inferLevels(layout.getDefCompression(), defBuf) : -1, numLevels, c);
-      // Without repetition every item has exactly one definition level.
-      if (hasDef && !hasRep && numLevels != chunkItems) {
-        throw new EncodingException("chunk " + c + " holds " + chunkItems + " items but " + numLevels + " definition levels");
-      }
-      Slice[] vb = new Slice[nb];
-      for (int b = 0; b < nb; b++) {
-        chunk.require(h, sizes[b], "value buffer " + b);
-        vb[b] = chunk.slice(h, (int) sizes[b]);
-        h = pad(h + (int) sizes[b]);
-      }
-      parts.add(values.decode(vb, chunkItems));
-      itemsSoFar += chunkItems;
-
-      if (hasRep || hasDef) {
-        if ((long) levelCount + numLevels > Integer.MAX_VALUE - 16) {
-          throw new EncodingException("chunks hold more than " + (Integer.MAX_VALUE - 16) + " levels");
-        }
-        if (levelCount + numLevels > levelCap) {
-          levelCap = Math.max(levelCap * 2, levelCount + numLevels);
-          if (hasRep) rep = rep == null ? new short[levelCap] : java.util.Arrays.copyOf(rep, levelCap);
-          if (hasDef) def = def == null ? new short[levelCap] : java.util.Arrays.copyOf(def, levelCap);
-        }
-        if (hasRep) copyLevels(repDecoder.decode(repBuf, numLevels), rep, levelCount, numLevels);
-        if (hasDef) copyLevels(defDecoder.decode(defBuf, numLevels), def, levelCount, numLevels);
-        levelCount += numLevels;
+        dictionary = null;
       }
     }
-    if (itemsSoFar != numItems) throw new EncodingException("chunks hold " + itemsSoFar + " items, the page says " + numItems);
-    DataBlock block = parts.isEmpty() ? Decoders21.flat(8, Slice.of(new byte[0]), 0) : Blocks.concat(parts);
-    if (hasDict) {
-      if (!(block instanceof DataBlock.FixedWidth)) throw new EncodingException("dictionary indices that are not integers");
-      if (layout.getNumDictionaryItems() > Integer.MAX_VALUE - 16) throw new EncodingException("a dictionary of " + layout.getNumDictionaryItems() + " items");
-      DataBlock dict = Decoders21.block(layout.getDictionary(), maxBytes).decode(buffers[2], (int) layout.getNumDictionaryItems());
-      block = new DataBlock.Dictionary((DataBlock.FixedWidth) block, dict);
+
+    /** Whether an item of this page is a row: the page has no repetition levels. */
+    public boolean itemsAreRows() { return repDecoder == null; }
+
+    /**
+     * Chunks [from, to) of the page, from `data`: the chunk buffer's bytes from the start of chunk `from` to the end
+     * of chunk `to - 1`. The levels and items are those of the chunks' items alone.
+     */
+    public Decoded decode(Slice data, int from, int to) {
+      boolean hasRep = repDecoder != null;
+      boolean hasDef = defDecoder != null;
+      int nb = values.numBuffers();
+      int wordBytes = layout.getHasLargeChunk() ? 4 : 2;
+      long base = chunks.start(from);
+      data.require(0, chunks.start(to) - base, "chunks", from);
+      List<DataBlock> parts = new ArrayList<>(to - from);
+      short[] rep = null, def = null;
+      int levelCount = 0;
+      int levelCap = 0;
+      for (int c = from; c < to; c++) {
+        int chunkItems = chunks.firstItem(c + 1) - chunks.firstItem(c);
+        Slice chunk = data.slice((int) (chunks.start(c) - base), (int) (chunks.start(c + 1) - chunks.start(c)));
+
+        int h = 0;
+        chunk.require(0, 2, "the header of chunk", c);
+        int numLevels = chunk.u16(h); h += 2;
+        int repSize = 0, defSize = 0;
+        if (hasRep) { chunk.require(h, 2, "the header of chunk", c); repSize = chunk.u16(h); h += 2; }
+        if (hasDef) { chunk.require(h, 2, "the header of chunk", c); defSize = chunk.u16(h); h += 2; }
+        long[] sizes = new long[nb];
+        for (int b = 0; b < nb; b++) {
+          chunk.require(h, wordBytes, "the header of chunk", c);
+          sizes[b] = wordBytes == 4 ? chunk.u32(h) : chunk.u16(h);
+          h += wordBytes;
+        }
+        h = pad(h);
+        Slice repBuf = null, defBuf = null;
+        if (hasRep) { chunk.require(h, repSize, "the repetition levels of chunk", c); repBuf = chunk.slice(h, repSize); h = pad(h + repSize); }
+        if (hasDef) { chunk.require(h, defSize, "the definition levels of chunk", c); defBuf = chunk.slice(h, defSize); h = pad(h + defSize); }
+        numLevels = provenLevels(hasRep ? inferLevels(layout.getRepCompression(), repBuf) : -1,
+            hasDef ? inferLevels(layout.getDefCompression(), defBuf) : -1, numLevels, c);
+        // Without repetition every item has exactly one definition level.
+        if (hasDef && !hasRep && numLevels != chunkItems) {
+          throw new EncodingException("chunk " + c + " holds " + chunkItems + " items but " + numLevels + " definition levels");
+        }
+        Slice[] vb = new Slice[nb];
+        for (int b = 0; b < nb; b++) {
+          if (sizes[b] > chunk.length - h) chunk.require(h, sizes[b], "value buffer " + b + " of chunk " + c);
+          vb[b] = chunk.slice(h, (int) sizes[b]);
+          h = pad(h + (int) sizes[b]);
+        }
+        parts.add(values.decode(vb, chunkItems));
+
+        if (hasRep || hasDef) {
+          if ((long) levelCount + numLevels > Integer.MAX_VALUE - 16) {
+            throw new EncodingException("chunks hold more than " + (Integer.MAX_VALUE - 16) + " levels");
+          }
+          if (levelCount + numLevels > levelCap) {
+            levelCap = Math.max(levelCap * 2, levelCount + numLevels);
+            if (hasRep) rep = rep == null ? new short[levelCap] : java.util.Arrays.copyOf(rep, levelCap);
+            if (hasDef) def = def == null ? new short[levelCap] : java.util.Arrays.copyOf(def, levelCap);
+          }
+          if (hasRep) copyLevels(repDecoder.decode(repBuf, numLevels), rep, levelCount, numLevels);
+          if (hasDef) copyLevels(defDecoder.decode(defBuf, numLevels), def, levelCount, numLevels);
+          levelCount += numLevels;
+        }
+      }
+      int numItems = chunks.firstItem(to) - chunks.firstItem(from);
+      DataBlock block = parts.isEmpty() ? Decoders21.flat(8, Slice.of(new byte[0]), 0)
+          : Blocks.concat(parts);
+      if (dictionary != null) {
+        if (!(block instanceof DataBlock.FixedWidth)) throw new EncodingException("dictionary indices that are not integers");
+        block = new DataBlock.Dictionary((DataBlock.FixedWidth) block, dictionary);
+      }
+      return new Decoded(new RepDef.Unraveler(rep, def, levelCount, layers, numItems), block);
     }
-    return new Decoded(new RepDef.Unraveler(rep, def, levelCount, layers, numItems), block);
   }
 
   /**

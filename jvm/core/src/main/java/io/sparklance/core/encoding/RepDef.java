@@ -141,6 +141,11 @@ public final class RepDef {
      * sliced once per batch). Returns the unraveler and the matching item range {itemFrom, itemTo}.
      */
     public Object[] slice(int from, int to) {
+      if (rep == null && def == null) {
+        // No levels: a row is an item.
+        if (from < 0 || to > numItems || from > to) throw new EncodingException("rows [" + from + ", " + to + ") of " + numItems);
+        return new Object[] {new Unraveler(null, null, 0, layers, to - from), new int[] {from, to}};
+      }
       indexRows();
       int rows = entryOfRow.length - 1;
       if (from < 0 || to > rows || from > to) throw new EncodingException("rows [" + from + ", " + to + ") of " + rows);

@@ -36,6 +36,11 @@ public final class Slice {
     }
   }
 
+  /** Checks that `n` bytes are available at relative offset `off`; the message names `what` and `index` (built only on failure). */
+  public void require(long off, long n, String what, int index) {
+    if (off < 0 || n < 0 || n > length - off) require(off, n, what + " " + index);
+  }
+
   public int u8(int i) { return array[offset + i] & 0xFF; }
   public int u16(int i) { return LittleEndian.getUnsignedShort(array, offset + i); }
   public long u32(int i) { return LittleEndian.getUnsignedInt(array, offset + i); }

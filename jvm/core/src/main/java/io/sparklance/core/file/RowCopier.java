@@ -1,9 +1,11 @@
 package io.sparklance.core.file;
 
 import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BaseFixedWidthVector;
 import org.apache.arrow.vector.BaseLargeVariableWidthVector;
 import org.apache.arrow.vector.BaseVariableWidthVector;
+import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.NullVector;
 import org.apache.arrow.vector.ValueVector;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
@@ -18,8 +20,26 @@ import org.apache.arrow.vector.complex.StructVector;
  *
  * Rows must be copied into increasing slots of the target (list and variable-width offsets are appended).
  */
-final class RowCopier {
+public final class RowCopier {
   private RowCopier() {}
+
+  /**
+   * A new vector, owned by the caller, of rows `rows[0..count)` of `from` in that order (any order, repeats
+   * allowed): what keeps the rows of a batch that a filter selected.
+   */
+  public static FieldVector select(FieldVector from, int[] rows, int count, BufferAllocator allocator) {
+    FieldVector to = from.getField().createVector(allocator);
+    try {
+      to.setInitialCapacity(count);
+      to.allocateNew();
+      for (int i = 0; i < count; i++) copy(from, rows[i], to, i);
+      to.setValueCount(count);
+      return to;
+    } catch (RuntimeException e) {
+      to.close();
+      throw e;
+    }
+  }
 
   static void copy(ValueVector from, int row, ValueVector to, int slot) {
     if (from instanceof NullVector) return;   // nothing but the row count, set by the caller

@@ -7,7 +7,8 @@ import io.sparklance.proto.File2Protos
 
 /**
  * The pages of a data file's columns, as a [[FieldReader]] sees them: each column's metadata, the bytes of its pages
- * (one request per page, or fetched ahead of a read in coalesced requests), and the last page decoded in each column.
+ * (one request per page, or fetched ahead of a read in coalesced requests, or ranges of a page's buffers), and the
+ * last page, or run of a page's parts, decoded in each column.
  *
  * Every page buffer's range was checked against the file's size when the metadata was read ([[FileMetadata.read]]).
  * Not thread safe, like the file reader that owns it.
@@ -70,6 +71,21 @@ private[file] final class ColumnPages(in: InputFile, val metadata: FileMetadata)
     offsets.zip(sizes).map { case (o, s) => new Slice(array, base + (o - start).toInt, s.toInt) }.toArray
   }
 
+  /**
+   * Bytes [from, from + length) of buffer `buffer` of `page`, read alone: what a reader that decodes parts of a page
+   * reads (on storage that does not coalesce requests; the others fetch whole pages ahead).
+   */
+  def bufferRange(page: File2Protos.ColumnMetadata.Page, buffer: Int, from: Long, length: Long): Slice = {
+    if (buffer < 0 || buffer >= page.getBufferOffsetsCount) {
+      throw new CorruptFileException(path, s"a page has ${page.getBufferOffsetsCount} buffers, buffer $buffer was asked for")
+    }
+    val size = page.getBufferSizes(buffer)
+    if (from < 0 || length < 0 || length > size - from || length > Int.MaxValue - 64) {
+      throw new CorruptFileException(path, s"bytes [$from, ${from + length}) of a page buffer of $size bytes")
+    }
+    Slice.of(read(page.getBufferOffsets(buffer) + from, length.toInt))
+  }
+
   /** Bytes [position, position + size) of this file, checked to lie inside it (what blob descriptors point at). */
   def bytes(position: Long, size: Long): Array[Byte] = {
     if (position < 0 || size < 0 || size > fileSize - position || size > Int.MaxValue - 64) {
@@ -97,6 +113,36 @@ private[file] final class ColumnPages(in: InputFile, val metadata: FileMetadata)
         val value = decode
         lastPage(column) = (page, value)
         value
+    }
+
+  // The parts of the last page of each column read in parts (its chunk index, decoders, dictionary): made once.
+  private val pageParts = scala.collection.mutable.HashMap.empty[Int, (Int, AnyRef)]
+
+  // The last run of parts decoded in each column read in parts: (page, first part, end part, decoded). Reads of
+  // neighbouring rows (a take, batches not aligned to parts) decode a part once.
+  private val lastParts = scala.collection.mutable.HashMap.empty[Int, (Int, Int, Int, AnyRef)]
+
+  /** The parts of `page` of `column`: the column's last ones if they are that page's, else `make` (kept). */
+  def parts[T <: AnyRef](column: Int, page: Int)(make: => T): T =
+    pageParts.get(column) match {
+      case Some((p, value)) if p == page => value.asInstanceOf[T]
+      case _ =>
+        val value = make
+        pageParts(column) = (page, value)
+        value
+    }
+
+  /**
+   * Parts [from, to) of `page` of `column` decoded, as (first part decoded, value): the column's last decoded run
+   * if it holds them, else `decode(from, to)` (kept).
+   */
+  def decodedParts[T <: AnyRef](column: Int, page: Int, from: Int, to: Int)(decode: (Int, Int) => T): (Int, T) =
+    lastParts.get(column) match {
+      case Some((p, a, b, value)) if p == page && a <= from && to <= b => (a, value.asInstanceOf[T])
+      case _ =>
+        val value = decode(from, to)
+        lastParts(column) = (page, from, to, value)
+        (from, value)
     }
 
   def close(): Unit = {

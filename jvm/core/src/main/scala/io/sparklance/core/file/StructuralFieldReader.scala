@@ -7,6 +7,7 @@ import org.apache.arrow.vector.FieldVector
 import io.sparklance.core.{CorruptFileException, UnsupportedFeatureException}
 import io.sparklance.core.encoding._
 import io.sparklance.core.schema.{LanceField, LogicalType}
+import io.sparklance.proto.Encodings21Protos
 
 /**
  * Reads fields of a file of version 2.1 or 2.2 (docs/dev/file-format-2.1.md): one column per leaf, a packed struct
@@ -66,18 +67,21 @@ private[file] final class StructuralFieldReader(pages: ColumnPages) extends Fiel
       }
       pageStart = end
       if (end > from && start < to) {
-        val decoded = pages.decoded(column, pi) {
-          val d = decodePage(field, column, pi, page)
-          val rows = guard(field, column, pi, "")(d.levels.numRows())
-          if (rows != page.getLength) {
-            throw new CorruptFileException(path, s"page $pi of column $column (field '${field.name}'): its levels " +
-              s"describe $rows rows, its metadata says ${page.getLength}")
-          }
-          d
-        }
         val lo = (math.max(from, start) - start).toInt
         val hi = (math.min(to, end) - start).toInt
-        val sliced = guard(field, column, pi, "")(decoded.levels.slice(lo, hi))
+        // The decoded rows: a run of parts holding [lo, hi), or the whole page; `first` is their first row.
+        val (decoded, first) = pageParts(field, column, pi, page) match {
+          case Some(parts) =>
+            val (run, d) = pages.decodedParts(column, pi, parts.holding(lo), parts.holding(hi - 1) + 1) { (a, b) =>
+              val (start, end) = parts.span(a, b)
+              val d = guard(field, column, pi, "")(parts.decode(pages.bufferRange(page, parts.buffer, start, end - start), a, b))
+              checkRows(field, column, pi, d, parts.firstRow(b) - parts.firstRow(a))
+            }
+            (d, parts.firstRow(run))
+          case None =>
+            (pages.decoded(column, pi)(checkRows(field, column, pi, decodePage(field, column, pi, page), page.getLength)), 0)
+        }
+        val sliced = guard(field, column, pi, "")(decoded.levels.slice(lo - first, hi - first))
         val levels = sliced(0).asInstanceOf[RepDef.Unraveler]
         val items = sliced(1).asInstanceOf[Array[Int]]
         unravelers.add(levels)
@@ -108,15 +112,64 @@ private[file] final class StructuralFieldReader(pages: ColumnPages) extends Fiel
     }
   }
 
+  /** `d`, checked to describe `rows` rows. */
+  private def checkRows(field: LanceField, column: Int, pi: Int, d: MiniBlockPage.Decoded, rows: Long): MiniBlockPage.Decoded = {
+    val described = guard(field, column, pi, "")(d.levels.numRows())
+    if (described != rows) {
+      throw new CorruptFileException(path, s"page $pi of column $column (field '${field.name}'): its levels " +
+        s"describe $described rows, its metadata says $rows")
+    }
+    d
+  }
+
+  /**
+   * The parts of a page on storage that does not coalesce requests, when a row is found without decoding the rows
+   * before it: a mini-block page without repetition (its chunks), or a full-zip page whose items all take the same
+   * bytes (each row). Such a page is read and decoded by runs of parts, only those holding the rows asked for, so
+   * that a read of a few rows costs a few parts rather than the page. None for other pages, decoded whole and kept.
+   */
+  private def pageParts(field: LanceField, column: Int, pi: Int, page: io.sparklance.proto.File2Protos.ColumnMetadata.Page)
+      : Option[StructuralFieldReader.Parts] =
+    if (pages.coalesces) None
+    else pages.parts(column, pi) {
+      val layout = StructuralPages.layout(path, field, column, pi, page)
+      def corrupt(what: String) = new CorruptFileException(path, s"page $pi of column $column (field '${field.name}'): $what")
+      def buffer(i: Int) = pages.bufferRange(page, i, 0, page.getBufferSizes(i))
+      val parts: Option[StructuralFieldReader.Parts] = guard(field, column, pi, StructuralPages.describe(layout)) {
+        if (layout.hasMiniBlockLayout && !layout.getMiniBlockLayout.hasRepCompression) {
+          val m = layout.getMiniBlockLayout
+          val needed = 2 + (if (m.hasDictionary) 1 else 0)
+          if (page.getBufferOffsetsCount < needed) throw corrupt(s"a mini-block page needs $needed buffers, it has ${page.getBufferOffsetsCount}")
+          Some(new StructuralFieldReader.MiniBlockParts(new MiniBlockPage.Reader(m, buffer(0), page.getBufferSizes(1),
+            if (m.hasDictionary) buffer(2) else null, maxBytes(page))))
+        } else if (layout.hasFullZipLayout && FullZipPage.fixedStride(layout.getFullZipLayout) > 0) {
+          if (page.getBufferOffsetsCount < 1) throw corrupt("a full-zip page without buffers")
+          val z = layout.getFullZipLayout
+          val stride = FullZipPage.fixedStride(z)
+          val items = z.getNumItems & 0xFFFFFFFFL
+          if (items > Int.MaxValue - 16 || items * stride != page.getBufferSizes(0)) {
+            throw corrupt(s"a full-zip page of $items items of $stride bytes holds ${page.getBufferSizes(0)} bytes")
+          }
+          Some(new StructuralFieldReader.FullZipParts(z, items.toInt, stride, ColumnLayout.shapeOf(field), maxBytes(page)))
+        } else None
+      }
+      parts.foreach { p =>
+        if (p.firstRow(p.count) != page.getLength) throw corrupt(s"its parts hold ${p.firstRow(p.count)} rows, its metadata says ${page.getLength}")
+      }
+      parts
+    }
+
+  private def maxBytes(page: io.sparklance.proto.File2Protos.ColumnMetadata.Page): Long =
+    math.min(Int.MaxValue.toLong - 64, math.max(256L << 20, 64L * page.getBufferSizesList.asScala.map(_.longValue).sum))
+
   private def emptyBlock(field: LanceField): DataBlock = ColumnLayout.shapeOf(field).zeros(0)
 
   private def decodePage(field: LanceField, column: Int, pi: Int, page: io.sparklance.proto.File2Protos.ColumnMetadata.Page)
       : MiniBlockPage.Decoded = {
     val layout = StructuralPages.layout(path, field, column, pi, page)
     val buffers = pages.buffers(page)
-    val maxBytes = math.min(Int.MaxValue.toLong - 64, math.max(256L << 20, 64L * buffers.map(_.length.toLong).sum))
     guard(field, column, pi, StructuralPages.describe(layout)) {
-      StructuralPages.decode(layout, buffers, page.getLength, ColumnLayout.shapeOf(field), maxBytes, pages)
+      StructuralPages.decode(layout, buffers, page.getLength, ColumnLayout.shapeOf(field), maxBytes(page), pages)
     }
   }
 
@@ -133,4 +186,43 @@ private[file] final class StructuralFieldReader(pages: ColumnPages) extends Fiel
           s"${e.getMessage}, which this reader does not support yet. Rewrite the table with pylance using default " +
           "encodings, or upgrade sparklance.")
     }
+}
+
+private[file] object StructuralFieldReader {
+
+  /** A page read in parts: runs of consecutive parts [a, b), each holding consecutive rows. */
+  sealed abstract class Parts {
+    def count: Int
+    /** The part holding row `row` of the page. */
+    def holding(row: Int): Int
+    /** The first row of part `p`; `firstRow(count)` is the page's row count. */
+    def firstRow(p: Int): Int
+    /** The page buffer holding the parts. */
+    def buffer: Int
+    /** Where parts [a, b) lie in that buffer: [start, end). */
+    def span(a: Int, b: Int): (Long, Long)
+    /** Parts [a, b) from the bytes of their span. */
+    def decode(bytes: Slice, a: Int, b: Int): MiniBlockPage.Decoded
+  }
+
+  final class MiniBlockParts(reader: MiniBlockPage.Reader) extends Parts {
+    private val chunks = reader.chunks
+    override def count: Int = chunks.count
+    override def holding(row: Int): Int = chunks.holding(row)
+    override def firstRow(p: Int): Int = chunks.firstItem(p)
+    override def buffer: Int = 1
+    override def span(a: Int, b: Int): (Long, Long) = (chunks.start(a), chunks.start(b))
+    override def decode(bytes: Slice, a: Int, b: Int): MiniBlockPage.Decoded = reader.decode(bytes, a, b)
+  }
+
+  final class FullZipParts(layout: Encodings21Protos.FullZipLayout, rows: Int, stride: Long, shape: LeafShape,
+      maxBytes: Long) extends Parts {
+    override def count: Int = rows
+    override def holding(row: Int): Int = row
+    override def firstRow(p: Int): Int = p
+    override def buffer: Int = 0
+    override def span(a: Int, b: Int): (Long, Long) = (a * stride, b * stride)
+    override def decode(bytes: Slice, a: Int, b: Int): MiniBlockPage.Decoded =
+      FullZipPage.decode(layout.toBuilder.setNumItems(b - a).build(), Array(bytes), shape, maxBytes)
+  }
 }

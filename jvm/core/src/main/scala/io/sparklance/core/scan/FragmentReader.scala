@@ -66,19 +66,34 @@ final class FragmentReader(
     readLive(from, to, deletions.liveOffsets(from, to), allocator, fields, withMetadata)
   }
 
+  /** The live rows among physical offsets `offsets` of the whole projection, then the metadata columns. */
+  def readRows(offsets: Array[Long], allocator: BufferAllocator): VectorSchemaRoot = readRows(offsets, allocator, projection)
+
   /**
-   * The live rows among the physical offsets `rows` (ascending, e.g. those an index selected) of some of the
-   * projected fields, followed by the metadata columns if asked for.
+   * The rows at the given physical offsets of some of the projected fields (in the order given), followed by the
+   * metadata columns: a read of rows chosen elsewhere (by a filter on other columns, by an index). The offsets
+   * must be ascending and distinct, within the fragment; deleted rows among them are skipped, so the result holds
+   * the live ones, in order, and `_rowaddr` (or `_rowid`) says which each is. Pages are read only where they hold
+   * the rows (on storage that does not coalesce requests, only the chunks that hold them).
    */
-  def readRows(rows: Array[Int], allocator: BufferAllocator, fields: Seq[LanceField], withMetadata: Boolean): VectorSchemaRoot = {
-    require(rows.nonEmpty && rows.head >= 0 && rows.last < fragment.physicalRows,
-      s"rows ${rows.headOption.getOrElse(0)}..${rows.lastOption.getOrElse(0)} of fragment ${fragment.id}")
-    val live = rows.iterator.filterNot(deletions.contains).map(_.toLong).toArray
-    readLive(rows.head.toLong, rows.last.toLong + 1, Some(live), allocator, fields, withMetadata)
+  def readRows(offsets: Array[Long], allocator: BufferAllocator, fields: Seq[LanceField]): VectorSchemaRoot = {
+    var i = 0
+    while (i < offsets.length) {
+      val o = offsets(i)
+      if (o < 0 || o >= fragment.physicalRows || (i > 0 && o <= offsets(i - 1))) {
+        throw new IllegalArgumentException(s"row offsets of fragment ${fragment.id} (${fragment.physicalRows} rows) must " +
+          s"be ascending, distinct and within it: offset $o at position $i")
+      }
+      i += 1
+    }
+    val live = if (deletions.isEmpty) offsets else offsets.filter(o => !deletions.contains(o.toInt))
+    val (from, to) = if (live.isEmpty) (0L, 0L) else (live.head, live.last + 1)
+    readLive(from, to, Some(live), allocator, fields, withMetadata = true)
   }
 
-  private def readLive(from: Long, to: Long, live: Option[Array[Long]], allocator: BufferAllocator,
-      fields: Seq[LanceField], withMetadata: Boolean): VectorSchemaRoot = {
+  /** Rows `live` (all of [from, to) when None) of `fields`, then the metadata columns if asked for. */
+  private def readLive(from: Long, to: Long, live: Option[Array[Long]], allocator: BufferAllocator, fields: Seq[LanceField],
+      withMetadata: Boolean): VectorSchemaRoot = {
     val count = live.map(_.length).getOrElse((to - from).toInt)
     val vectors = mutable.ArrayBuffer.empty[FieldVector]
     try {

@@ -1,12 +1,14 @@
 package io.sparklance.core.table
 
+import io.sparklance.core.schema.LogicalType
+
 /**
  * A condition on the rows of a table that a scan can use, in the core's own terms (the Spark module translates
  * Spark's filters into these). Values are Java boxed numbers, booleans or strings.
  *
  * What a scan does with a predicate ([[Scan.filterUse]]): one on the `_fragid` metadata column selects fragments
- * exactly; one on top-level columns of the types [[Predicate.readable]] lists lets the scan skip batches in which no
- * row can match (the caller still evaluates it on the rows returned); any other is not used.
+ * exactly; one comparing top-level columns with literals as [[Predicate.comparable]] allows lets the scan skip rows
+ * that cannot match (the caller still evaluates it on the rows returned); any other is not used.
  */
 sealed trait Predicate extends Serializable {
   /** The columns the predicate reads. */
@@ -47,11 +49,35 @@ object Predicate {
     case other => String.valueOf(other)
   }
 
-  /** Whether a literal is of a kind the scan compares: an integral or floating number, a boolean or a string. */
-  private[table] def literalOk(v: Any): Boolean = v match {
-    case _: java.lang.Long | _: java.lang.Integer | _: java.lang.Short | _: java.lang.Byte | _: java.lang.Double |
-         _: java.lang.Float | _: String | _: java.lang.Boolean => true
-    case _ => false
+  /** The largest precision of a decimal column a scan compares: its unscaled values fit a signed 64-bit integer. */
+  val MaxLongDecimalPrecision = 18
+
+  /**
+   * Whether a scan compares the values of a column of type `t` with literal `v`, and how:
+   *  - signed integers with integral literals (`Byte`, `Short`, `Integer`, `Long`) exactly, and with floating ones
+   *    (`Float`, `Double`) as doubles;
+   *  - dates and timestamps with integral literals, by the integer stored (days of `date32`, milliseconds of
+   *    `date64`, counts of the timestamp's unit since the epoch, whatever its time zone): an engine translates its
+   *    own date and time literals into the column's unit;
+   *  - floats and doubles with integral or floating literals, as doubles (NaN above all, -0.0 equal to 0.0);
+   *  - booleans with booleans; strings with strings, by their unsigned UTF-8 bytes;
+   *  - 128-bit decimals of precision up to [[MaxLongDecimalPrecision]] with `java.math.BigDecimal`s, by value.
+   */
+  def comparable(t: LogicalType, v: Any): Boolean = {
+    val integral = v match {
+      case _: java.lang.Long | _: java.lang.Integer | _: java.lang.Short | _: java.lang.Byte => true
+      case _ => false
+    }
+    val floating = v.isInstanceOf[java.lang.Double] || v.isInstanceOf[java.lang.Float]
+    t match {
+      case LogicalType.Int(_, true) => integral || floating
+      case LogicalType.Date32 | LogicalType.Date64 | LogicalType.Timestamp(_, _) => integral
+      case LogicalType.Float | LogicalType.Double => integral || floating
+      case LogicalType.Bool => v.isInstanceOf[java.lang.Boolean]
+      case LogicalType.Utf8(_) => v.isInstanceOf[String]
+      case LogicalType.Decimal(128, p, _) => p <= MaxLongDecimalPrecision && v.isInstanceOf[java.math.BigDecimal]
+      case _ => false
+    }
   }
 
   private[table] def fragmentId(v: Any): Option[Long] = v match {

@@ -123,15 +123,18 @@ object Scan {
   object FilterUse {
     /** A predicate on `_fragid`: the scan reads exactly the fragments it keeps; nobody needs to evaluate it again. */
     case object SelectsFragments extends FilterUse
-    /** A predicate on data columns: batches where no row matches are skipped; the rest come back whole. */
+    /**
+     * A predicate on data columns: rows where it cannot hold are skipped (whole batches, or all but the matching
+     * rows of a batch: [[TaskReader]]); rows it does not hold on may still come back, so the caller evaluates it.
+     */
     case object SkipsBatches extends FilterUse
     case object Unused extends FilterUse
   }
 
   /**
-   * What a scan of a table with `schema` does with `p`. Batch skipping takes `=`, `<`, `<=`, `>`, `>=`, `IN`,
-   * `IS NULL`, `IS NOT NULL` and `AND`/`OR` of those, on top-level columns of signed integer, float, double, string
-   * and boolean type, with literals of a number, string or boolean.
+   * What a scan of a table with `schema` does with `p`. Row skipping takes `=`, `<`, `<=`, `>`, `>=` and `IN` of a
+   * top-level column with literals it can compare ([[Predicate.comparable]]), `IS NULL` and `IS NOT NULL` of a
+   * top-level column of one of those types, and `AND`/`OR` of those.
    */
   def filterUse(schema: LanceSchema, p: Predicate): FilterUse =
     if (selectsFragments(p)) FilterUse.SelectsFragments
@@ -146,16 +149,19 @@ object Scan {
     case _ => false
   }
 
-  private def columnOk(schema: LanceSchema, name: String): Boolean =
-    !name.contains('.') && schema.field(name).exists(f => f.logicalType match {
-      case LogicalType.Int(_, true) | LogicalType.Float | LogicalType.Double | LogicalType.Bool => true
-      case LogicalType.Utf8(_) => true
-      case _ => false
-    })
+  private def column(schema: LanceSchema, name: String): Option[LogicalType] =
+    if (name.contains('.')) None else schema.field(name).map(_.logicalType)
+
+  private def columnOk(schema: LanceSchema, name: String): Boolean = column(schema, name).exists {
+    case LogicalType.Int(_, true) | LogicalType.Float | LogicalType.Double | LogicalType.Bool | LogicalType.Utf8(_) |
+         LogicalType.Date32 | LogicalType.Date64 | LogicalType.Timestamp(_, _) => true
+    case LogicalType.Decimal(128, p, _) => p <= Predicate.MaxLongDecimalPrecision
+    case _ => false
+  }
 
   private def skipsBatches(schema: LanceSchema, p: Predicate): Boolean = p match {
-    case Predicate.Compare(c, _, v) => columnOk(schema, c) && Predicate.literalOk(v)
-    case Predicate.In(c, vs) => columnOk(schema, c) && vs.nonEmpty && vs.forall(Predicate.literalOk)
+    case Predicate.Compare(c, _, v) => column(schema, c).exists(Predicate.comparable(_, v))
+    case Predicate.In(c, vs) => vs.nonEmpty && column(schema, c).exists(t => vs.forall(Predicate.comparable(t, _)))
     case Predicate.IsNull(c) => columnOk(schema, c)
     case Predicate.IsNotNull(c) => columnOk(schema, c)
     case Predicate.And(l, r) => skipsBatches(schema, l) && skipsBatches(schema, r)

@@ -1,7 +1,6 @@
 package io.sparklance.core.table
 
 import java.io.Closeable
-import java.nio.charset.StandardCharsets
 
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
@@ -10,16 +9,21 @@ import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector._
 
 import io.sparklance.core.MetadataColumn
-import io.sparklance.core.format.{Fragment, FragmentFiles}
+import io.sparklance.core.file.RowCopier
+import io.sparklance.core.format.{DeletionVector, Fragment, FragmentFiles}
 import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.storage.Storage
 
 /**
  * Reads a [[ScanTask]] in batches of live rows: for each fragment slice, its deletion vector is applied, its row ids
  * are read when `_rowid` is asked for, and batches of at most the scan's `batchRows` physical rows are returned as
- * Arrow roots owned by the caller: the projection's columns in order, then the metadata columns. With predicates, a
- * batch is read in two steps: the filtered columns first, then (only if a row can match) the other columns; a batch
- * without a possible match is skipped. Stops once the scan's limit is reached. Not thread safe.
+ * Arrow roots owned by the caller: the projection's columns in order, then the metadata columns. Stops once the
+ * scan's limit is reached. Not thread safe.
+ *
+ * With predicates, a batch is read in two steps: the filtered columns first, on which the predicates select rows
+ * ([[BatchPredicate]]), then the other columns. A batch where no row matches is skipped; one where few rows match
+ * (fewer than one in [[TaskReader.LateRowsRatio]]) comes back as just those rows, the other columns read only at
+ * their offsets; otherwise the whole batch comes back, and the caller drops the rows that do not match.
  */
 final class TaskReader private[table] (storage: Storage, task: ScanTask, allocator: BufferAllocator) extends Closeable {
   private val ctx = task.context
@@ -29,9 +33,12 @@ final class TaskReader private[table] (storage: Storage, task: ScanTask, allocat
   private var slice: ScanTask.Slice = _
   private var fragment: Fragment = _
   private var reader: FragmentReader = _
+  private var deletions: DeletionVector = _
   private lazy val filterFields = fields.filter(f => ctx.filters.exists(_.columns.contains(f.name)))
   private lazy val otherFields = fields.filterNot(f => filterFields.exists(_.id == f.id))
   private def filtering = ctx.filters.nonEmpty && filterFields.nonEmpty
+  private lazy val predicate = BatchPredicate.compile(ctx.filters, filterFields)
+  private var selection = new Array[Int](0)
   private var position = 0L
   private var emitted = 0L
 
@@ -44,7 +51,7 @@ final class TaskReader private[table] (storage: Storage, task: ScanTask, allocat
     if (!slices.hasNext) return false
     slice = slices.next()
     fragment = slice.parsed
-    val deletions = FragmentFiles.deletionVector(storage, ctx.layout, fragment)
+    deletions = FragmentFiles.deletionVector(storage, ctx.layout, fragment)
     val rowIds =
       if (metadata.contains(MetadataColumn.RowId)) FragmentFiles.rowIds(storage, ctx.layout.root, ctx.manifestPath, fragment, ctx.stableRowIds)
       else None
@@ -65,11 +72,11 @@ final class TaskReader private[table] (storage: Storage, task: ScanTask, allocat
         val at = (position - slice.from).toInt
         val chunk = java.util.Arrays.copyOfRange(rows, at, math.min(rows.length, at + ctx.batchRows))
         position = if (at + chunk.length >= rows.length) slice.to else slice.from + at + chunk.length
-        val r = reader.readRows(chunk, allocator, fields, withMetadata = true)
+        val r = reader.readRows(chunk.map(_.toLong), allocator, fields)
         if (r.getRowCount > 0) { emitted += r.getRowCount; result = Some(r) } else r.close()
       } else {
         val end = math.min(slice.to, position + ctx.batchRows)
-        val root = if (filtering) readIfAnyMatch(position, end) else Some(reader.read(position, end, allocator))
+        val root = if (filtering) readMatching(position, end) else Some(reader.read(position, end, allocator))
         position = end
         root.foreach { r =>
           if (r.getRowCount > 0) {
@@ -83,92 +90,70 @@ final class TaskReader private[table] (storage: Storage, task: ScanTask, allocat
   }
 
   /**
-   * Rows [from, to) if one of them can match the predicates: the filtered columns are read and evaluated, and kept
-   * for the batch when a row matches (each column is decoded once).
+   * Rows [from, to) where the predicates can hold: none (None), the rows selected alone when they are few, or all.
+   * The filtered columns are decoded once.
    */
-  private def readIfAnyMatch(from: Long, to: Long): Option[VectorSchemaRoot] = {
+  private def readMatching(from: Long, to: Long): Option[VectorSchemaRoot] = {
     val filtered = reader.read(from, to, allocator, filterFields, withMetadata = false)
-    val byName = filtered.getFieldVectors.asScala.map(v => v.getName -> v).toMap
     val n = filtered.getRowCount
-    var i = 0
-    var found = false
-    while (!found && i < n) { found = ctx.filters.forall(p => PredicateEval.matches(p, byName, i)); i += 1 }
-    if (!found) {
+    if (selection.length < n) selection = new Array[Int](n)
+    val selected =
+      try predicate.select(filtered.getVector, n, selection)
+      catch { case NonFatal(e) => filtered.close(); throw e }
+    if (selected == 0) {
       filtered.close()
       None
+    } else if (selected.toLong * TaskReader.LateRowsRatio < n) {
+      try Some(selectedRows(from, to, filtered, selected)) finally filtered.close()
     } else {
       val rest =
         try reader.read(from, to, allocator, otherFields, withMetadata = true)
         catch { case NonFatal(e) => filtered.close(); throw e }
-      // The projection's order, then the metadata columns (which close the rest).
-      val byId = (filterFields.zip(filtered.getFieldVectors.asScala) ++ otherFields.zip(rest.getFieldVectors.asScala))
-        .map { case (f, v) => f.id -> v }.toMap
-      val vectors = fields.map(f => byId(f.id)) ++ rest.getFieldVectors.asScala.drop(otherFields.size)
-      Some(new VectorSchemaRoot(vectors.map(_.getField).asJava, vectors.asJava, n))
+      Some(assemble(filtered.getFieldVectors.asScala.toSeq, rest, n))
     }
+  }
+
+  /**
+   * The rows `selection(0 until count)` of the live rows of [from, to): the filtered columns' vectors cut down to
+   * them, and the other columns and the metadata columns read at their physical offsets.
+   */
+  private def selectedRows(from: Long, to: Long, filtered: VectorSchemaRoot, count: Int): VectorSchemaRoot = {
+    val live = deletions.liveOffsets(from, to)
+    val offsets = new Array[Long](count)
+    var i = 0
+    while (i < count) {
+      val row = selection(i)
+      offsets(i) = live match {
+        case Some(l) => l(row)
+        case None => from + row
+      }
+      i += 1
+    }
+    val kept = scala.collection.mutable.ArrayBuffer.empty[FieldVector]
+    try {
+      filtered.getFieldVectors.asScala.foreach(v => kept += RowCopier.select(v, selection, count, allocator))
+      assemble(kept.toSeq, reader.readRows(offsets, allocator, otherFields), count)
+    } catch { case NonFatal(e) => kept.foreach(_.close()); throw e }
+  }
+
+  /**
+   * One root of the filtered columns' vectors and `rest` (the other columns, then the metadata columns), in the
+   * projection's order, then the metadata columns. Takes over all of the vectors.
+   */
+  private def assemble(filteredVectors: Seq[FieldVector], rest: VectorSchemaRoot, rows: Int): VectorSchemaRoot = {
+    val others = rest.getFieldVectors.asScala.toSeq
+    val byId = (filterFields.zip(filteredVectors) ++ otherFields.zip(others)).map { case (f, v) => f.id -> v }.toMap
+    val vectors = fields.map(f => byId(f.id)) ++ others.drop(otherFields.size)
+    new VectorSchemaRoot(vectors.map(_.getField).asJava, vectors.asJava, rows)
   }
 
   override def close(): Unit = if (reader != null) { reader.close(); reader = null }
 }
 
-/**
- * Evaluates a [[Predicate]] on a row of Arrow vectors with Spark's SQL semantics (the semantics of the engines
- * that hand predicates to the core): nulls match nothing but `IS NULL`; NaN equals NaN and is larger than every
- * other value; `-0.0 = 0.0`; strings compare by their UTF-8 bytes.
- */
-private[table] object PredicateEval {
-
-  def matches(p: Predicate, column: String => FieldVector, i: Int): Boolean = p match {
-    case Predicate.And(l, r) => matches(l, column, i) && matches(r, column, i)
-    case Predicate.Or(l, r) => matches(l, column, i) || matches(r, column, i)
-    case Predicate.IsNull(a) => column(a).isNull(i)
-    case Predicate.IsNotNull(a) => !column(a).isNull(i)
-    case Predicate.Compare(a, op, v) => compare(column(a), i, v).exists { c =>
-      op match {
-        case Predicate.Op.Eq => c == 0
-        case Predicate.Op.Gt => c > 0
-        case Predicate.Op.Ge => c >= 0
-        case Predicate.Op.Lt => c < 0
-        case Predicate.Op.Le => c <= 0
-      }
-    }
-    case Predicate.In(a, vs) => val c = column(a); vs.exists(v => compare(c, i, v).contains(0))
-  }
-
-  /** The sign of (value at i) - v, or None when the value is null or the two cannot be compared. */
-  private def compare(vector: FieldVector, i: Int, v: Any): Option[Int] = {
-    if (vector.isNull(i)) return None
-    def num(x: Any): Option[Double] = x match {
-      case n: java.lang.Number => Some(n.doubleValue())
-      case _ => None
-    }
-    def long(x: Any): Option[Long] = x match {
-      case n @ (_: java.lang.Long | _: java.lang.Integer | _: java.lang.Short | _: java.lang.Byte) => Some(n.asInstanceOf[Number].longValue())
-      case _ => None
-    }
-    def doubles(a: Double, b: Double): Int = if (a == b) 0 else java.lang.Double.compare(a, b)
-    def integral(x: Long): Option[Int] = long(v).map(java.lang.Long.compare(x, _)).orElse(num(v).map(doubles(x.toDouble, _)))
-    def bytes(b: Array[Byte]): Option[Int] = v match {
-      case x: String => Some(Integer.signum(java.util.Arrays.compareUnsigned(b, x.getBytes(StandardCharsets.UTF_8))))
-      case _ => None
-    }
-    vector match {
-      case b: BigIntVector => integral(b.get(i))
-      case b: IntVector => integral(b.get(i).toLong)
-      case b: SmallIntVector => integral(b.get(i).toLong)
-      case b: TinyIntVector => integral(b.get(i).toLong)
-      case d: Float8Vector => num(v).map(doubles(d.get(i), _))
-      case d: Float4Vector => v match {
-        case f: java.lang.Float => Some(if (d.get(i) == f.floatValue()) 0 else java.lang.Float.compare(d.get(i), f))
-        case _ => num(v).map(doubles(d.get(i).toDouble, _))
-      }
-      case b: BitVector => v match {
-        case x: java.lang.Boolean => Some(java.lang.Boolean.compare(b.get(i) == 1, x))
-        case _ => None
-      }
-      case s: VarCharVector => bytes(s.get(i))
-      case s: LargeVarCharVector => bytes(s.get(i))
-      case _ => None
-    }
-  }
+object TaskReader {
+  /**
+   * A filtered batch comes back as just its matching rows when fewer than one row in this many matches: copying a
+   * few rows out and reading the other columns at their offsets costs less than reading every row of them.
+   */
+  val LateRowsRatio = 4
 }

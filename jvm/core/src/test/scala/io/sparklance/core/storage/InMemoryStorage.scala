@@ -29,6 +29,9 @@ class InMemoryStorage extends Storage {
   /** Ranged reads served, over all files. */
   val reads = new AtomicInteger()
 
+  /** Bytes those reads returned. */
+  val bytesRead = new java.util.concurrent.atomic.AtomicLong()
+
   def failNext(operation: String, times: Int): Unit = faults.put(operation, new AtomicInteger(times))
 
   def failCommits(times: Int): Unit = commitFailures.set(times)
@@ -76,6 +79,7 @@ class InMemoryStorage extends Storage {
       override def coalesceGap: Long = gap
       override def read(offset: Long, len: Int): ByteBuffer = {
         reads.incrementAndGet()
+        bytesRead.addAndGet(math.max(len, 0).toLong)
         if (offset < 0 || len < 0 || offset + len > bytes.length) {
           throw new CorruptFileException(path, s"a read of $len bytes at offset $offset goes past the end of the " +
             s"file, which is ${bytes.length} bytes long")

@@ -1,0 +1,194 @@
+package io.sparklance.core.table
+
+import java.nio.charset.StandardCharsets.UTF_8
+
+import scala.util.Random
+
+import org.apache.arrow.memory.RootAllocator
+import org.apache.arrow.vector.{BigIntVector, FieldVector, Float8Vector, VarCharVector, VectorSchemaRoot}
+import org.apache.arrow.vector.types.FloatingPointPrecision
+import org.apache.arrow.vector.types.pojo.{ArrowType, Field, Schema}
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.sparklance.core.{FileVersion, MetadataColumn}
+import io.sparklance.core.commit.CommitHandler
+import io.sparklance.core.format.FragmentFiles
+import io.sparklance.core.scan.FragmentReader
+import io.sparklance.core.schema.ArrowSchemas
+import io.sparklance.core.storage.InMemoryStorage
+
+/**
+ * Selective scans: a batch where few rows match comes back as exactly those rows, with the other columns read at
+ * their offsets and the metadata columns of each kept row, across fragments with deletion vectors; and
+ * [[FragmentReader.readRows]], which reads rows at explicit offsets.
+ */
+class TaskReaderSuite extends AnyFunSuite with BeforeAndAfterAll {
+  import TaskReaderSuite.Row
+
+  private val allocator = new RootAllocator()
+  override def afterAll(): Unit = allocator.close()
+
+  private val schema = ArrowSchemas.fromArrow(new Schema(java.util.List.of(
+    Field.notNullable("id", new ArrowType.Int(64, true)),
+    Field.nullable("x", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)),
+    Field.nullable("s", ArrowType.Utf8.INSTANCE))))
+
+  private def batch(rows: Seq[Row]): VectorSchemaRoot = {
+    val id = new BigIntVector("id", allocator)
+    val x = new Float8Vector("x", allocator)
+    val s = new VarCharVector("s", allocator)
+    id.allocateNew(rows.size); x.allocateNew(rows.size); s.allocateNew()
+    rows.zipWithIndex.foreach { case (row, i) =>
+      id.set(i, row.id)
+      row.x.fold(x.setNull(i))(x.set(i, _))
+      row.s.fold(s.setNull(i))(v => s.setSafe(i, v.getBytes(UTF_8)))
+    }
+    Seq[FieldVector](id, x, s).foreach(_.setValueCount(rows.size))
+    new VectorSchemaRoot(java.util.List.of[FieldVector](id, x, s))
+  }
+
+  /** A table of 3 fragments of 2000 rows with ids 0 until 6000; about a tenth of the rows deleted. */
+  private def table(r: Random): (Table, Map[Long, Row]) = {
+    val storage = new InMemoryStorage
+    val table = Table.open(storage, CommitHandler.forStorage(storage), "mem://t.lance")
+    val rows = (0 until 6000).map(i => Row(i, Option.when(i % 7 != 0)(r.nextInt(100) / 4.0),
+      Option.when(i % 11 != 0)(s"v-${r.nextInt(50)}")))
+    val w = table.newDataWriter(schema, FileVersion.V2_2, 2000, 1L << 20)
+    try {
+      rows.grouped(500).foreach { g => val b = batch(g); try w.write(b) finally b.close() }
+      table.newOverwrite(0, schema, FileVersion.V2_2, Map.empty).commit(Seq(w.finish()))
+    } finally w.close()
+    val addresses = table.latest().fragments.sortBy(_.id).flatMap(f => (0L until f.physicalRows).map(o => (f.id << 32) | o))
+    assert(addresses.size == rows.size)
+    val byAddress = addresses.zip(rows).toMap
+    val doomed = new DeletedRows
+    val deleted = byAddress.keys.filter(_ => r.nextInt(10) == 0).toSet
+    deleted.foreach(doomed.add)
+    table.newDelete(table.latest()).delete(DeletedRows.fromBytes(doomed.toBytes)).commit()
+    (table, byAddress -- deleted)
+  }
+
+  /** (row address, row, _rowid, _fragid) of every row a scan returns, and the sizes of the batches. */
+  private def read(table: Table, scan: Scan): (Seq[(Long, Row, Long, Long)], Seq[Int]) = {
+    val sizes = Seq.newBuilder[Int]
+    val rows = scan.withMetadataColumns(Seq(MetadataColumn.RowAddress, MetadataColumn.RowId, MetadataColumn.FragmentId))
+      .planTasks(1L << 20).flatMap { task =>
+        val reader = table.read(task, allocator)
+        try Iterator.continually(reader.next()).takeWhile(_.isDefined).flatten.flatMap { root =>
+          try {
+            sizes += root.getRowCount
+            val id = root.getVector("id").asInstanceOf[BigIntVector]
+            val x = root.getVector("x").asInstanceOf[Float8Vector]
+            val s = root.getVector("s").asInstanceOf[VarCharVector]
+            def long(name: String, i: Int) = root.getVector(name).asInstanceOf[BigIntVector].get(i)
+            (0 until root.getRowCount).map { i =>
+              (long("_rowaddr", i), Row(id.get(i), Option.when(!x.isNull(i))(x.get(i)),
+                Option.when(!s.isNull(i))(new String(s.get(i), UTF_8))), long("_rowid", i), long("_fragid", i))
+            }
+          } finally root.close()
+        }.toList
+        finally reader.close()
+      }
+    (rows, sizes.result())
+  }
+
+  test("batches where few rows match come back as exactly those rows, with their metadata, across deletions") {
+    (1 to 6).foreach { seed =>
+      val r = new Random(seed)
+      val (t, live) = table(r)
+      val batchRows = 256 + r.nextInt(512)
+      val ids = live.values.map(_.id).toIndexedSeq
+      // At most one row in eight of the table: fewer than one in four of every batch matches.
+      val picked = Seq.fill(1 + r.nextInt(batchRows / 64))(ids(r.nextInt(ids.size))).distinct
+      val byId = Predicate.In("id", picked.map(java.lang.Long.valueOf))
+      val predicates = Seq(
+        Seq(byId),
+        Seq(Predicate.Or(byId, Predicate.Compare("s", Predicate.Op.Eq, "v-7")), Predicate.Compare("x", Predicate.Op.Gt, 24.0)),
+        Seq(Predicate.Compare("s", Predicate.Op.Eq, "v-13"), Predicate.IsNull("x")))
+      predicates.foreach { ps =>
+        val scan = t.latest().newScan().withFilters(ps).withBatchRows(batchRows)
+        assert(scan.dataFilters == ps)
+        val (got, sizes) = read(t, scan)
+        val want = live.filter { case (_, row) => ps.forall(TaskReaderSuite.matches(_, row)) }
+        assert(got.map(g => g._1 -> g._2).toMap == want, s"seed $seed, $ps: rows")
+        assert(got.size == want.size, s"seed $seed, $ps: rows came back more than once")
+        got.foreach { case (address, _, rowId, fragmentId) =>
+          assert(rowId == address && fragmentId == address >>> 32, s"seed $seed, $ps: metadata of $address")
+        }
+        assert(sizes.forall(n => n.toLong * TaskReader.LateRowsRatio < batchRows), s"seed $seed, $ps: batch sizes $sizes")
+      }
+    }
+  }
+
+  test("a batch where many rows match comes back whole, for the caller to filter") {
+    val (t, live) = table(new Random(9))
+    val p = Predicate.Compare("id", Predicate.Op.Lt, java.lang.Long.valueOf(100))
+    val (got, _) = read(t, t.latest().newScan().withFilters(Seq(p)).withBatchRows(128))
+    assert(got.map(_._2.id).toSet == live.values.map(_.id).filter(_ < 128).toSet)
+  }
+
+  test("readRows reads the live rows among explicit offsets, with their metadata") {
+    val (t, live) = table(new Random(5))
+    val snapshot = t.latest()
+    val fragment = snapshot.fragments.maxBy(_.id)
+    val deletions = FragmentFiles.deletionVector(t.storage, snapshot.layout, fragment)
+    assert(!deletions.isEmpty, "the test needs deleted rows")
+    val reader = new FragmentReader(t.storage, snapshot.layout, fragment, snapshot.schema.fields,
+      Seq(MetadataColumn.RowAddress, MetadataColumn.FragmentId), deletions, None)
+    try {
+      val offsets = (Seq(0L, 1L, fragment.physicalRows - 1) ++ deletions.toSortedArray.take(3).map(_.toLong) ++
+        Seq(700L, 701L, 1500L)).distinct.sorted.toArray
+      val root = reader.readRows(offsets, allocator, snapshot.schema.fields.reverse)
+      try {
+        val wantOffsets = offsets.filterNot(o => deletions.contains(o.toInt)).toSeq
+        assert(root.getSchema.getFields.toString.startsWith("[s: Utf8, x: FloatingPoint(DOUBLE), id: Int(64, true) not null"))
+        val address = root.getVector("_rowaddr").asInstanceOf[BigIntVector]
+        val id = root.getVector("id").asInstanceOf[BigIntVector]
+        assert((0 until root.getRowCount).map(i => address.get(i)) == wantOffsets.map(o => (fragment.id << 32) | o))
+        assert((0 until root.getRowCount).map(i => id.get(i)) == wantOffsets.map(o => live((fragment.id << 32) | o).id))
+        assert((0 until root.getRowCount).forall(i => root.getVector("_fragid").asInstanceOf[BigIntVector].get(i) == fragment.id))
+      } finally root.close()
+      val empty = reader.readRows(Array.empty[Long], allocator)
+      try assert(empty.getRowCount == 0 && empty.getFieldVectors.size == 5) finally empty.close()
+      val e = intercept[IllegalArgumentException](reader.readRows(Array(5L, 3L), allocator))
+      assert(e.getMessage == s"row offsets of fragment ${fragment.id} (${fragment.physicalRows} rows) must be ascending, " +
+        "distinct and within it: offset 3 at position 1")
+    } finally reader.close()
+  }
+}
+
+object TaskReaderSuite {
+  final case class Row(id: Long, x: Option[Double], s: Option[String])
+
+  def matches(p: Predicate, row: Row): Boolean = {
+    def value(c: String): Option[Any] = c match {
+      case "id" => Some(row.id)
+      case "x" => row.x
+      case "s" => row.s
+    }
+    def cmp(v: Any, lit: Any): Int = (v, lit) match {
+      case (a: Long, b: java.lang.Long) => java.lang.Long.compare(a, b)
+      case (a: Double, b: java.lang.Double) => java.lang.Double.compare(a, b)
+      case (a: String, b: String) => a.compareTo(b)
+      case other => throw new IllegalArgumentException(s"no comparison for $other")
+    }
+    p match {
+      case Predicate.And(l, r) => matches(l, row) && matches(r, row)
+      case Predicate.Or(l, r) => matches(l, row) || matches(r, row)
+      case Predicate.IsNull(c) => value(c).isEmpty
+      case Predicate.IsNotNull(c) => value(c).isDefined
+      case Predicate.In(c, vs) => value(c).exists(v => vs.exists(cmp(v, _) == 0))
+      case Predicate.Compare(c, op, lit) => value(c).exists { v =>
+        val k = cmp(v, lit)
+        op match {
+          case Predicate.Op.Eq => k == 0
+          case Predicate.Op.Lt => k < 0
+          case Predicate.Op.Le => k <= 0
+          case Predicate.Op.Gt => k > 0
+          case Predicate.Op.Ge => k >= 0
+        }
+      }
+    }
+  }
+}
