@@ -187,23 +187,7 @@ object BatchPredicateSuite {
 
   /** The semantics, one row at a time over boxed values: the oracle of the compiled predicates. */
   object Reference {
-    def matches(p: Predicate, row: Map[String, Option[Any]]): Boolean = p match {
-      case Predicate.And(l, r) => matches(l, row) && matches(r, row)
-      case Predicate.Or(l, r) => matches(l, row) || matches(r, row)
-      case Predicate.IsNull(c) => row(c).isEmpty
-      case Predicate.IsNotNull(c) => row(c).isDefined
-      case Predicate.In(c, vs) => row(c).exists(v => vs.exists(compare(c, v, _) == 0))
-      case Predicate.Compare(c, op, lit) => row(c).exists { v =>
-        val k = compare(c, v, lit)
-        op match {
-          case Predicate.Op.Eq => k == 0
-          case Predicate.Op.Lt => k < 0
-          case Predicate.Op.Le => k <= 0
-          case Predicate.Op.Gt => k > 0
-          case Predicate.Op.Ge => k >= 0
-        }
-      }
-    }
+    def matches(p: Predicate, row: Map[String, Option[Any]]): Boolean = PredicateModel.matches(p, row, compare)
 
     /** Spark's order of doubles: NaN equals NaN and is above everything; -0.0 equals 0.0. */
     private def doubles(a: Double, b: Double): Int =

@@ -99,23 +99,8 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
     case other => fail(s"no comparison for $other")
   }
 
-  private def matches(p: Predicate, row: Row): Boolean = p match {
-    case Predicate.And(l, r) => matches(l, row) && matches(r, row)
-    case Predicate.Or(l, r) => matches(l, row) || matches(r, row)
-    case Predicate.IsNull(c) => value(row, c).isEmpty
-    case Predicate.IsNotNull(c) => value(row, c).isDefined
-    case Predicate.In(c, vs) => value(row, c).exists(v => vs.exists(compare(v, _) == 0))
-    case Predicate.Compare(c, op, lit) => value(row, c).exists { v =>
-      val k = compare(v, lit)
-      op match {
-        case Predicate.Op.Eq => k == 0
-        case Predicate.Op.Lt => k < 0
-        case Predicate.Op.Le => k <= 0
-        case Predicate.Op.Gt => k > 0
-        case Predicate.Op.Ge => k >= 0
-      }
-    }
-  }
+  private def matches(p: Predicate, row: Row): Boolean =
+    PredicateModel.matches(p, value(row, _), (_, v, literal) => compare(v, literal))
 
   private def randomPredicate(r: Random, depth: Int = 0): Predicate = {
     val ops = Seq(Predicate.Op.Eq, Predicate.Op.Lt, Predicate.Op.Le, Predicate.Op.Gt, Predicate.Op.Ge)

@@ -173,22 +173,6 @@ object TaskReaderSuite {
       case (a: String, b: String) => a.compareTo(b)
       case other => throw new IllegalArgumentException(s"no comparison for $other")
     }
-    p match {
-      case Predicate.And(l, r) => matches(l, row) && matches(r, row)
-      case Predicate.Or(l, r) => matches(l, row) || matches(r, row)
-      case Predicate.IsNull(c) => value(c).isEmpty
-      case Predicate.IsNotNull(c) => value(c).isDefined
-      case Predicate.In(c, vs) => value(c).exists(v => vs.exists(cmp(v, _) == 0))
-      case Predicate.Compare(c, op, lit) => value(c).exists { v =>
-        val k = cmp(v, lit)
-        op match {
-          case Predicate.Op.Eq => k == 0
-          case Predicate.Op.Lt => k < 0
-          case Predicate.Op.Le => k <= 0
-          case Predicate.Op.Gt => k > 0
-          case Predicate.Op.Ge => k >= 0
-        }
-      }
-    }
+    PredicateModel.matches(p, value, (_, v, literal) => cmp(v, literal))
   }
 }

@@ -1,0 +1,25 @@
+package io.sparklance.core.table
+
+/**
+ * The semantics of a [[Predicate]] on one row of boxed values, for tests to compare scans with: nulls (None) match
+ * nothing but IS NULL; `compare(column, value, literal)` gives the sign of value - literal in the suite's own terms.
+ */
+object PredicateModel {
+  def matches(p: Predicate, value: String => Option[Any], compare: (String, Any, Any) => Int): Boolean = p match {
+    case Predicate.And(l, r) => matches(l, value, compare) && matches(r, value, compare)
+    case Predicate.Or(l, r) => matches(l, value, compare) || matches(r, value, compare)
+    case Predicate.IsNull(c) => value(c).isEmpty
+    case Predicate.IsNotNull(c) => value(c).isDefined
+    case Predicate.In(c, vs) => value(c).exists(v => vs.exists(compare(c, v, _) == 0))
+    case Predicate.Compare(c, op, literal) => value(c).exists { v =>
+      val k = compare(c, v, literal)
+      op match {
+        case Predicate.Op.Eq => k == 0
+        case Predicate.Op.Lt => k < 0
+        case Predicate.Op.Le => k <= 0
+        case Predicate.Op.Gt => k > 0
+        case Predicate.Op.Ge => k >= 0
+      }
+    }
+  }
+}
