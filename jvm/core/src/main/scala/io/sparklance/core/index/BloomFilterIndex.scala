@@ -58,14 +58,7 @@ object BloomFilterIndex {
             }
             hashes.exists(mayContain(filter, _))
         }
-        if (hit) {
-          val from = start.get(i)
-          val n = length.get(i)
-          if (from < 0 || n < 0 || from + n > 0xFFFFFFFFL) {
-            throw new CorruptFileException(path, s"zone $i spans rows [$from, ${from + n}) of fragment ${fragment.get(i)}")
-          }
-          builder.addRange(fragment.get(i), from, from + n)
-        }
+        if (hit) IndexFiles.addZone(path, i, fragment.get(i), start.get(i), length.get(i), builder)
         i += 1
       }
     }

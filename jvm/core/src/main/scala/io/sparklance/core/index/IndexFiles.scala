@@ -34,6 +34,14 @@ private[index] object IndexFiles {
   def column(path: String, root: VectorSchemaRoot, name: String): FieldVector =
     Option(root.getVector(name)).getOrElse(throw new CorruptFileException(path, s"the index file has no column '$name'"))
 
+  /** Adds the rows of zone `i` (physical rows [from, from + length) of a fragment), checked, to `builder`. */
+  def addZone(path: String, i: Int, fragment: Long, from: Long, length: Long, builder: RowSelection.Builder): Unit = {
+    if (from < 0 || length < 0 || from + length > 0xFFFFFFFFL) {
+      throw new CorruptFileException(path, s"zone $i spans rows [$from, ${from + length}) of fragment $fragment")
+    }
+    builder.addRange(fragment, from, from + length)
+  }
+
   def positiveInt(path: String, key: String, value: String): Int =
     scala.util.Try(value.trim.toInt).toOption.filter(_ > 0).getOrElse(throw new CorruptFileException(path,
       s"its schema metadata '$key' is '$value', not a positive number"))

@@ -33,14 +33,7 @@ object ZoneMapIndex {
       while (i < root.getRowCount) {
         val hit = (query.matchesNull && nulls.get(i) != 0) ||
           (query.matchesValues && !min.isNull(i) && !max.isNull(i) && query.overlaps(min, i, max, i))
-        if (hit) {
-          val from = start.get(i)
-          val n = length(i)
-          if (from < 0 || n < 0 || from + n > 0xFFFFFFFFL) {
-            throw new CorruptFileException(path, s"zone $i spans rows [$from, ${from + n}) of fragment ${fragment.get(i)}")
-          }
-          builder.addRange(fragment.get(i), from, from + n)
-        }
+        if (hit) IndexFiles.addZone(path, i, fragment.get(i), start.get(i), length(i), builder)
         i += 1
       }
     }
