@@ -5,6 +5,8 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BaseFixedWidthVector;
 import org.apache.arrow.vector.BaseLargeVariableWidthVector;
 import org.apache.arrow.vector.BaseVariableWidthVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.BitVectorHelper;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.NullVector;
 import org.apache.arrow.vector.ValueVector;
@@ -73,7 +75,19 @@ public final class RowCopier {
     } else if (from instanceof FixedSizeListVector) {
       FixedSizeListVector f = (FixedSizeListVector) from, t = (FixedSizeListVector) to;
       int d = f.getListSize();
-      for (int j = 0; j < d; j++) copy(f.getDataVector(), row * d + j, t.getDataVector(), slot * d + j);
+      ValueVector items = f.getDataVector();
+      if (items instanceof BaseFixedWidthVector && !(items instanceof BitVector)) {
+        // A vector's items are contiguous: one copy of their bytes, and their validity bit by bit.
+        BaseFixedWidthVector fi = (BaseFixedWidthVector) items, ti = (BaseFixedWidthVector) t.getDataVector();
+        long w = fi.getTypeWidth();
+        while (ti.getValueCapacity() < (slot + 1) * d) ti.reAlloc();
+        ti.getDataBuffer().setBytes((long) slot * d * w, fi.getDataBuffer(), (long) row * d * w, d * w);
+        ArrowBuf fv = fi.getValidityBuffer(), tv = ti.getValidityBuffer();
+        if (d % 8 == 0) tv.setBytes((long) slot * d / 8, fv, (long) row * d / 8, d / 8);   // whole bytes of bits
+        else for (int j = 0; j < d; j++) BitVectorHelper.setValidityBit(tv, slot * d + j, BitVectorHelper.get(fv, row * d + j));
+      } else {
+        for (int j = 0; j < d; j++) copy(items, row * d + j, t.getDataVector(), slot * d + j);
+      }
       if (f.isNull(row)) t.setNull(slot); else t.setNotNull(slot);
     } else {
       to.copyFromSafe(row, slot, from);

@@ -79,14 +79,25 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
    * read as one range, so a page is decoded once per cluster of requested rows, not once per row.
    */
   def take(fields: Seq[LanceField], rows: Array[Long], allocator: BufferAllocator): VectorSchemaRoot = {
-    rows.foreach { r =>
+    var k = 0
+    var ascending = true
+    while (k < rows.length) {
+      val r = rows(k)
       if (r < 0 || r >= numRows) throw new IllegalArgumentException(s"row $r of a file of $numRows rows ($path)")
+      ascending &&= k == 0 || r > rows(k - 1)
+      k += 1
     }
-    val sorted = rows.distinct.sorted
-    val ranges = scala.collection.mutable.ArrayBuffer.empty[(Long, Long)]
-    sorted.foreach { r =>
-      if (ranges.nonEmpty && r - ranges.last._2 < LanceFileReader.TakeGap) ranges(ranges.size - 1) = (ranges.last._1, r + 1)
-      else ranges += ((r, r + 1))
+    val sorted = if (ascending) rows else rows.distinct.sorted
+    // Ranges [starts(i), ends(i)) of rows closer than TakeGap.
+    val starts = new Array[Long](sorted.length)
+    val ends = new Array[Long](sorted.length)
+    var ranges = 0
+    k = 0
+    while (k < sorted.length) {
+      val r = sorted(k)
+      if (ranges > 0 && r - ends(ranges - 1) < LanceFileReader.TakeGap) ends(ranges - 1) = r + 1
+      else { starts(ranges) = r; ends(ranges) = r + 1; ranges += 1 }
+      k += 1
     }
     val out = VectorSchemaRoot.create(new org.apache.arrow.vector.types.pojo.Schema(
       fields.map(LanceFileReader.readField).asJava), allocator)
@@ -94,21 +105,27 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
       out.getFieldVectors.asScala.foreach(_.setInitialCapacity(rows.length))
       out.allocateNew()
       // Variable-width vectors must be written in order, so read every range first, then copy row by row.
-      val parts = scala.collection.mutable.ArrayBuffer.empty[VectorSchemaRoot]
+      val parts = new Array[VectorSchemaRoot](ranges)
       try {
-        ranges.foreach { case (from, to) => parts += read(fields, from, to, allocator) }
-        val starts = ranges.map(_._1).toArray
+        var p = 0
+        while (p < ranges) { parts(p) = read(fields, starts(p), ends(p), allocator); p += 1 }
+        val sources = parts.map(_.getFieldVectors.asScala.toArray)
+        val targets = out.getFieldVectors.asScala.toArray
         var dst = 0
+        p = 0
         while (dst < rows.length) {
           val r = rows(dst)
-          var p = java.util.Arrays.binarySearch(starts, r)
-          if (p < 0) p = -p - 2
+          // Ascending rows move through the ranges in order; others are looked up.
+          if (!(r >= starts(p) && r < ends(p))) {
+            p = java.util.Arrays.binarySearch(starts, 0, ranges, r)
+            if (p < 0) p = -p - 2
+          }
           val src = (r - starts(p)).toInt
           var i = 0
-          while (i < fields.size) { RowCopier.copy(parts(p).getVector(i), src, out.getVector(i), dst); i += 1 }
+          while (i < targets.length) { RowCopier.copy(sources(p)(i), src, targets(i), dst); i += 1 }
           dst += 1
         }
-      } finally parts.foreach(_.close())
+      } finally parts.foreach(r => if (r != null) r.close())
       out.setRowCount(rows.length)
       out
     } catch {
@@ -171,8 +188,12 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
 
 object LanceFileReader {
 
-  /** Requested rows closer than this are read as one range by `take`. */
-  private val TakeGap = 512L
+  /**
+   * Requested rows closer than this are read as one range by `take`. Reads decode pages by parts (mini-block
+   * chunks of 32 to 4096 rows in pylance's files), so a range should not span much more than the rows it needs;
+   * each range is one read of every field, so ranges should not be many.
+   */
+  private val TakeGap = 128L
 
   /** Opens a data file; `knownLength` (the size a manifest records, or -1) spares object stores a status request. */
   def open(storage: Storage, path: String, knownLength: Long = -1L): LanceFileReader = {

