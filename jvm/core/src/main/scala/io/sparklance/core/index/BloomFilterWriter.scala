@@ -84,7 +84,7 @@ object BloomFilterWriter {
 
   /**
    * Writes the zones of one fragment's live rows (`keys`, at offsets `addresses` & 0xFFFFFFFF) to a run file at
-   * `path`, and its null rows to `path` + ".nulls".
+   * `path`, and its null rows beside it ([[ZoneRuns]]).
    */
   def writeZones(storage: Storage, path: String, fragmentId: Long, keys: FieldVector, addresses: BigIntVector,
       items: Int, probability: Double, allocator: BufferAllocator): Unit = {
@@ -116,7 +116,7 @@ object BloomFilterWriter {
         root.getVector(4).asInstanceOf[VarBinaryVector].setSafe(z, filter.array())
         z += 1
       }
-      ZoneRuns.write(storage, path, root, zones, nulls)
+      ZoneRuns.write(storage, path, root, zones, fragmentId, nulls)
     } finally root.close()
   }
 

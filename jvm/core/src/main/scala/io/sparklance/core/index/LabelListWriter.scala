@@ -1,7 +1,5 @@
 package io.sparklance.core.index
 
-import java.nio.ByteBuffer
-
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.{BigIntVector, FieldVector, UInt8Vector}
 import org.apache.arrow.vector.complex.{BaseRepeatedValueVector, LargeListVector, ListVector}
@@ -61,7 +59,7 @@ object LabelListWriter {
       keys.setValueCount(k)
       ids.setValueCount(k)
       BTreeWriter.writeRun(storage, path, keys, ids, allocator)
-      storage.create(path + ".nulls", RowIdTreeMap.encode(nullLists))
+      ZoneRuns.writeNulls(storage, path, nullLists)
     } finally {
       keys.close()
       ids.close()
@@ -71,10 +69,6 @@ object LabelListWriter {
   /** Merges the runs (by fragment id) into the index file. */
   def merge(storage: Storage, runs: Seq[(Long, String)], dir: String, allocator: BufferAllocator,
       itemType: org.apache.arrow.vector.types.pojo.ArrowType): Seq[(String, Long)] = {
-    val nulls = new RowSelection.Builder(exact = true)
-    runs.foreach { case (_, run) =>
-      RowIdTreeMap.decodeInto(run + ".nulls", ByteBuffer.wrap(storage.readAll(run + ".nulls")), nulls, _ => 0L)
-    }
-    BitmapWriter.merge(storage, runs.map(_._2), dir, itemType, allocator, Some(nulls.result().byFragment))
+    BitmapWriter.merge(storage, runs.map(_._2), dir, itemType, allocator, Some(ZoneRuns.readNulls(storage, runs.map(_._2))))
   }
 }

@@ -41,7 +41,7 @@ object ZoneMapWriter {
 
   /**
    * Writes the zones of one fragment's live rows (`keys`, at physical offsets `addresses` & 0xFFFFFFFF) to a run
-   * file at `path`, and its null rows to `path` + ".nulls" (a portable Roaring bitmap of offsets).
+   * file at `path`, and its null rows beside it ([[ZoneRuns]]).
    */
   def writeZones(storage: Storage, path: String, fragmentId: Long, keys: FieldVector, addresses: BigIntVector,
       rowsPerZone: Int, allocator: BufferAllocator): Unit = {
@@ -85,7 +85,7 @@ object ZoneMapWriter {
         root.getVector(6).asInstanceOf[UInt8Vector].set(z, last - first + 1)
         z += 1
       }
-      ZoneRuns.write(storage, path, root, zones, nulls)
+      ZoneRuns.write(storage, path, root, zones, fragmentId, nulls)
     } finally root.close()
   }
 
