@@ -87,6 +87,11 @@ CASES = [
      "which is not a valid file name"),
     ("nulls in a field made not nullable", "mixed-2.1", "manifest", 0, ("proto", "1#7.6#0", "drop", None), CORRUPT,
      "field 'st.b' holds nulls, but the table schema declares it not nullable"),
+    # Fuzz seed 29, mutant 66: byte 328 is the length of the values buffer of a zstd-bodied batch (8 bytes of "not
+    # compressed" marker, then the 4-byte row offset 14): 12 became 8. Arrow's Java loader grew the empty buffer
+    # with zeros, and row 0 was deleted instead of row 14; pyarrow: "Buffer #1 too small".
+    ("an Arrow deletion file whose values buffer lost its bytes", "strings-2.1", "deletion", 1, ("flip", 328, 2),
+     CORRUPT, "a batch of its Arrow IPC data has 1 rows, but its values buffer holds 0 bytes"),
     # Fuzz seed 11, mutant 753: the deletion file's allocator bound overflowed ("maximum allocation limit must be
     # non-negative") before the row count was checked.
     ("physical rows of 2^63 - 1 with a deletion file", "mixed-2.0", "manifest", 0,

@@ -6,9 +6,11 @@ import java.nio.channels.Channels
 
 import scala.util.control.NonFatal
 
-import org.apache.arrow.memory.RootAllocator
+import org.apache.arrow.memory.{ArrowBuf, RootAllocator}
 import org.apache.arrow.vector.{IntVector, UInt4Vector, VectorSchemaRoot}
+import org.apache.arrow.vector.compression.CompressionUtil
 import org.apache.arrow.vector.ipc.{ArrowFileReader, ArrowFileWriter, SeekableReadChannel}
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 import org.apache.arrow.vector.util.ByteArrayReadableSeekableByteChannel
 import org.roaringbitmap.RoaringBitmap
@@ -111,7 +113,12 @@ object DeletionVector {
 
   private def readArrow(path: String, bytes: Array[Byte], allocator: RootAllocator): RoaringBitmap = {
       val reader = new ArrowFileReader(
-        new SeekableReadChannel(new ByteArrayReadableSeekableByteChannel(bytes)), allocator, ArrowIpcCodecs.INSTANCE)
+        new SeekableReadChannel(new ByteArrayReadableSeekableByteChannel(bytes)), allocator, ArrowIpcCodecs.INSTANCE) {
+        override protected def loadRecordBatch(batch: ArrowRecordBatch): Unit = {
+          checkBufferSizes(path, batch)
+          super.loadRecordBatch(batch)
+        }
+      }
       try {
         val root = reader.getVectorSchemaRoot
         val fields = root.getSchema.getFields
@@ -140,6 +147,45 @@ object DeletionVector {
         }
         bitmap
       } finally reader.close()
+  }
+
+  /**
+   * Arrow's loader does not check that a batch's buffers hold its rows: a vector given a too-short buffer grows it
+   * with zeros when the row count is set, so a damaged length read as row 0 deleted. The one column's buffers are
+   * checked here, by the sizes they have once decompressed (a compressed buffer starts with that size, or -1 when
+   * its bytes follow as they are).
+   */
+  private def checkBufferSizes(path: String, batch: ArrowRecordBatch): Unit = {
+    val rows = batch.getLength.toLong
+    val nodes = batch.getNodes
+    val buffers = batch.getBuffers
+    if (nodes.size != 1 || buffers.size != 2) {
+      throw new CorruptFileException(path, s"a batch of its Arrow IPC data has ${nodes.size} columns and " +
+        s"${buffers.size} buffers, not 1 column of 2 buffers")
+    }
+    val node = nodes.get(0)
+    if (node.getLength != rows || node.getNullCount < 0 || node.getNullCount > rows) {
+      throw new CorruptFileException(path, s"a batch of its Arrow IPC data has $rows rows, but its column " +
+        s"${node.getLength} rows and ${node.getNullCount} nulls")
+    }
+    val compressed = batch.getBodyCompression.getCodec != CompressionUtil.CodecType.NO_COMPRESSION.getType
+    def size(buffer: ArrowBuf): Long =
+      if (!compressed || buffer.capacity == 0) buffer.capacity
+      else if (buffer.capacity < CompressionUtil.SIZE_OF_UNCOMPRESSED_LENGTH) -1L
+      else {
+        val declared = buffer.getLong(0)
+        if (declared == CompressionUtil.NO_COMPRESSION_LENGTH) buffer.capacity - CompressionUtil.SIZE_OF_UNCOMPRESSED_LENGTH
+        else declared
+      }
+    def check(what: String, buffer: ArrowBuf, needed: Long): Unit = {
+      val held = size(buffer)
+      if (held < needed) {
+        throw new CorruptFileException(path, s"a batch of its Arrow IPC data has $rows rows, but its $what buffer " +
+          (if (held < 0) s"is ${buffer.capacity} bytes, too short for a compressed buffer" else s"holds $held bytes"))
+      }
+    }
+    if (node.getNullCount > 0) check("validity", buffers.get(0), (rows + 7) / 8)
+    check("values", buffers.get(1), 4L * rows)
   }
 
   // On a damaged file Arrow's reader can fail between allocating a buffer and handing it over; the allocator
