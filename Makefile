@@ -26,7 +26,7 @@ SBT_OPTS := -Dsbt.repository.config=project/repositories -Dsbt.override.build.re
 SBT := java $(SBT_OPTS) -jar $(SBT_LAUNCHER)
 
 .PHONY: help venv sbt jar jars wheel publish-local s3-classpath test test-jvm test-python test-lines test-all-sparks \
-  fuzz demo bench clean
+  fuzz demo bench bench-tpch clean
 
 help:
 	@echo "make demo   build everything and run the demo pipeline over a local Lance warehouse"
@@ -37,6 +37,7 @@ help:
 	@echo "make wheel  build the Python wheel (with every jar inside) into build/dist/"
 	@echo "make publish-local  publish every jar to build/m2 for spark-submit --packages"
 	@echo "make test-all-sparks  the cross-version suite on every Spark line"
+	@echo "make bench-tpch SF=1  TPC-H through Spark: Lance (ours and pylance-written) against Parquet, into $(BENCH_DIR)/"
 
 # The package itself is installed in editable mode, so that `import sparklance` and the `sparklance` command work
 # from .venv; it finds the jar `make jar` builds in build/.
@@ -174,3 +175,10 @@ bench: venv sbt
 	$(VPY) integration/bench/rowlevel_bench.py $(BENCH_DIR)/rowlevel
 	$(MAKE) s3-classpath
 	$(VPY) integration/bench/s3_read_bench.py $(BENCH_DIR)/s3
+	$(MAKE) bench-tpch
+
+# TPC-H (tpchgen-cli data) at scale factor SF: per-query times, ratios, geometric means, sizes, and a chart.
+SF ?= 1
+ROUNDS ?= 3
+bench-tpch: venv jar
+	$(VPY) integration/bench/tpch_bench.py $(BENCH_DIR)/tpch $(SF) --rounds $(ROUNDS)
