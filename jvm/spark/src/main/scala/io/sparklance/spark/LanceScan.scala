@@ -140,14 +140,32 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
 
   override def createReaderFactory(): PartitionReaderFactory = LanceReaderFactory(readSchema, options.columnar)
 
+  /**
+   * What the scan reads, for Spark's planner (broadcast or not, join order): the rows of the fragments it keeps (only
+   * those an index selected, where one is used), and the bytes of their data files in proportion to those rows and
+   * to the columns read, scaled as Spark scales a Parquet scan (by the default sizes of the columns read against
+   * the table's). A fragment whose file sizes the manifest does not record counts its rows at the table's default
+   * row size, never nothing: an estimate of 0 would broadcast any table.
+   */
   override def estimateStatistics(): Statistics = {
-    val bytes = snapshot.newScan().estimatedBytes
-    val rows = snapshot.numRows
+    val tableRowBytes = math.max(1, SparkSchemas.toSpark(snapshot.schema, table.nanoseconds).defaultSize)
+    var rows = 0L
+    var bytes = 0.0
+    scan.fragments.foreach { f =>
+      val selected = scan.indexUse.rows(f.id).map(_.getLongCardinality).getOrElse(f.numRows)
+      val sizes = f.files.map(_.fileSizeBytes)
+      val fileBytes = if (sizes.forall(_.isDefined)) sizes.flatten.sum.toDouble else f.physicalRows.toDouble * tableRowBytes
+      rows += selected
+      bytes += fileBytes * selected / math.max(1L, f.physicalRows)
+    }
+    val readBytes = math.max(1L, (bytes * readSchema.defaultSize / tableRowBytes).toLong)
+    val readRows = limit.map(l => math.min(rows, l.toLong)).getOrElse(rows)
     new Statistics {
-      override def sizeInBytes(): OptionalLong = OptionalLong.of(math.max(bytes, 1L))
-      override def numRows(): OptionalLong = OptionalLong.of(rows)
+      override def sizeInBytes(): OptionalLong = OptionalLong.of(readBytes)
+      override def numRows(): OptionalLong = OptionalLong.of(readRows)
     }
   }
+
 }
 
 /** One partition: a task of the core's scan, and what reopens the table on an executor. Plain data. */
