@@ -5,6 +5,7 @@ import org.apache.arrow.vector.BaseLargeVariableWidthVector;
 import org.apache.arrow.vector.BaseVariableWidthVector;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.DateDayVector;
+import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.Float8Vector;
@@ -21,6 +22,7 @@ import org.apache.arrow.vector.complex.ListVector;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.sql.types.DecimalType;
 import org.apache.spark.sql.vectorized.ArrowColumnVector;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarArray;
@@ -33,7 +35,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  * {@code ArrowColumnVector} does for the same types, without the per-value reference-count and bounds checks of
  * Arrow's getters, which show in scan-heavy queries. Only for vectors the reader built and owns, whose buffers stay
  * valid and unchanged while Spark reads the batch. Used for fixed-width numbers, dates, microsecond timestamps,
- * strings, binaries and lists of those ({@link #of} falls back to {@code ArrowColumnVector} for anything else).
+ * decimals of up to 18 digits, strings, binaries and lists of those ({@link #of} falls back to
+ * {@code ArrowColumnVector} for anything else).
  */
 public final class DirectColumnVector extends ColumnVector {
   private final FieldVector vector;
@@ -87,7 +90,10 @@ public final class DirectColumnVector extends ColumnVector {
         || vector instanceof Float4Vector || vector instanceof SmallIntVector || vector instanceof TinyIntVector
         || vector instanceof DateDayVector || vector instanceof TimeStampMicroVector || vector instanceof TimeStampMicroTZVector
         || vector instanceof VarCharVector || vector instanceof LargeVarCharVector || vector instanceof VarBinaryVector
-        || vector instanceof LargeVarBinaryVector;
+        || vector instanceof LargeVarBinaryVector
+        || (vector instanceof DecimalVector && type instanceof DecimalType
+            && ((DecimalType) type).precision() <= Decimal.MAX_LONG_DIGITS()
+            && ((DecimalType) type).scale() == ((DecimalVector) vector).getScale());
     return direct ? new DirectColumnVector(type, vector, null) : new ArrowColumnVector(vector);
   }
 
@@ -142,6 +148,18 @@ public final class DirectColumnVector extends ColumnVector {
   }
 
   @Override public ColumnarMap getMap(int ordinal) { throw new UnsupportedOperationException(); }
-  @Override public Decimal getDecimal(int rowId, int precision, int scale) { throw new UnsupportedOperationException(); }
+  /**
+   * A decimal of up to 18 digits, whose unscaled value fits the low 8 of its 16 little-endian bytes (the high 8 are
+   * then their sign): read as Spark's Parquet reader reads such decimals, without a BigDecimal per value. A value
+   * that does not fit (damaged data) goes the slow way, where Spark refuses it as too wide for the type.
+   */
+  @Override
+  public Decimal getDecimal(int rowId, int precision, int scale) {
+    if (isNullAt(rowId)) return null;
+    long low = Platform.getLong(null, data + 16L * rowId);
+    long high = Platform.getLong(null, data + 16L * rowId + 8);
+    if (high == (low >> 63)) return Decimal.createUnsafe(low, precision, scale);
+    return Decimal.apply(((DecimalVector) vector).getObject(rowId), precision, scale);
+  }
   @Override public ColumnVector getChild(int ordinal) { throw new UnsupportedOperationException(); }
 }
