@@ -329,43 +329,65 @@ public final class StructuralPageEncoder {
   }
 
   /**
-   * Replaces the page's values by indices into a dictionary of its distinct values, in order of first appearance
-   * (file-format-2.1.md §3.5, §8.12). Null slots get index 0. The dictionary is a variable-width block for
-   * strings and binaries, flat values otherwise.
+   * Replaces the page's values by indices of the key's width into a dictionary of its distinct values (a
+   * dictionary-typed column: every page gets one, whatever its cardinality).
    */
   private void buildDictionary() {
     int keyBytes = s.dictionaryKeyBits / 8;
-    java.util.HashMap<java.nio.ByteBuffer, Integer> index = new java.util.HashMap<>();
-    Growable.Bytes indices = new Growable.Bytes(s.numVisible * keyBytes);
-    Growable.Bytes items = new Growable.Bytes(1024);
-    Growable.Longs itemEnds = new Growable.Longs(64);
+    DictionaryBuilder d = collectDictionary(Long.MAX_VALUE, Integer.MAX_VALUE);
+    if (keyBytes < 8 && d.items() - 1 > (1L << (8 * keyBytes - 1)) - 1) {
+      throw new IllegalStateException(d.items() + " distinct values overflow a " + (8 * keyBytes) + "-bit dictionary key");
+    }
+    useDictionary(d, keyBytes);
+  }
+
+  /**
+   * The page's distinct values in order of first appearance and each visible slot's item (-1 for a null slot), or
+   * null as soon as there are more than `maxItems` items or the dictionary block would take `budget` bytes or more.
+   */
+  private DictionaryBuilder collectDictionary(long budget, int maxItems) {
     boolean variable = s.valueKind == LeafShredder.VARIABLE;
+    int ob = variable ? s.width / 8 : 0;
+    DictionaryBuilder d = new DictionaryBuilder();
+    byte[] data = s.values.data;
+    long[] valueEnds = s.ends.data;
+    short[] defs = s.def.data;
     int v = 0;
     for (int i = 0; i < s.def.size; i++) {
-      if (!visible(i)) continue;
-      int id = 0;
-      if (s.def.data[i] == 0) {
-        int start = variable ? (v == 0 ? 0 : (int) s.ends.data[v - 1]) : v * s.width;
-        int end = variable ? (int) s.ends.data[v] : start + s.width;
-        java.nio.ByteBuffer key = java.nio.ByteBuffer.wrap(java.util.Arrays.copyOfRange(s.values.data, start, end));
-        Integer known = index.get(key);
-        if (known == null) {
-          known = index.size();
-          index.put(key, known);
-          items.add(s.values.data, start, end - start);
-          itemEnds.add(items.size);
-        }
-        id = known;
+      if (defs[i] > s.maxVisibleDef) continue;
+      if (defs[i] == 0) {
+        int start = variable ? (v == 0 ? 0 : (int) valueEnds[v - 1]) : v * s.width;
+        int end = variable ? (int) valueEnds[v] : start + s.width;
+        d.add(data, start, end - start);
+        if (d.items() > maxItems || dictionaryBytes(d, ob) >= budget) return null;
+      } else {
+        d.addNull();
       }
-      indices.uint(id, keyBytes);
       v++;
     }
-    if (index.size() - 1 > (keyBytes == 8 ? Long.MAX_VALUE : (1L << (8 * keyBytes - 1)) - 1)) {
-      throw new IllegalStateException(index.size() + " distinct values overflow a " + (8 * keyBytes) + "-bit dictionary key");
+    return d;
+  }
+
+  /**
+   * Makes the page's values the indices of `d` (`keyBytes` each; null slots get index 0) and its dictionary the
+   * dictionary block of `d` (file-format-2.1.md §3.5, §8.12), LZ4-compressed in 2.2 as pylance 14 writes it
+   * (`General(LZ4, ...)`), plain in 2.1 as pylance does.
+   */
+  private void useDictionary(DictionaryBuilder d, int keyBytes) {
+    int n = d.rows();
+    Growable.Bytes indices = new Growable.Bytes(n * keyBytes);
+    int[] rows = d.rowItems();
+    for (int k = 0; k < n; k++) indices.uint(Math.max(rows[k], 0), keyBytes);
+    dictionaryItems = d.items();
+    Growable.Bytes block = dictionaryBlock(d.itemBytes(), d.itemEnds(), dictionaryItems);
+    if (v22) {
+      dictionary = new Growable.Bytes(block.size / 2 + 64);
+      Codecs.lz4Compress(block.data, 0, block.size, dictionary);
+      dictionaryEncoding = general(CompressionScheme.COMPRESSION_ALGORITHM_LZ4, dictionaryBlockEncoding());
+    } else {
+      dictionary = block;
+      dictionaryEncoding = dictionaryBlockEncoding();
     }
-    dictionaryItems = index.size();
-    dictionary = dictionaryBlock(items, itemEnds, dictionaryItems);
-    dictionaryEncoding = dictionaryBlockEncoding();
     kind = LeafShredder.FIXED;
     width = keyBytes;
     values = indices;
@@ -396,46 +418,14 @@ public final class StructuralPageEncoder {
    */
   private boolean dictionaryEncode() {
     int n = s.numVisible;
-    boolean variable = s.valueKind == LeafShredder.VARIABLE;
-    int ob = variable ? s.width / 8 : 0;
-    long plain = variable ? s.values.size + (long) n * ob : plainFixedBytes();
+    int ob = s.valueKind == LeafShredder.VARIABLE ? s.width / 8 : 0;
+    long plain = ob > 0 ? s.values.size + (long) n * ob : plainFixedBytes();
     long budget = Math.min((long) (plain * DICTIONARY_SIZE_RATIO), DICTIONARY_MAX_BYTES);
-    DictionaryBuilder d = new DictionaryBuilder();
-    byte[] data = s.values.data;
-    long[] valueEnds = s.ends.data;
-    short[] defs = s.def.data;
-    int v = 0;
-    for (int i = 0; i < s.def.size; i++) {
-      if (defs[i] > s.maxVisibleDef) continue;
-      if (defs[i] == 0) {
-        int start = variable ? (v == 0 ? 0 : (int) valueEnds[v - 1]) : v * s.width;
-        int end = variable ? (int) valueEnds[v] : start + s.width;
-        d.add(data, start, end - start);
-        if (d.items() > DICTIONARY_MAX_ITEMS || dictionaryBytes(d, ob) >= budget) return false;
-      } else {
-        d.addNull();
-      }
-      v++;
+    DictionaryBuilder d = collectDictionary(budget, DICTIONARY_MAX_ITEMS);
+    if (d == null || d.items() == 0 || dictionaryBytes(d, ob) + ((long) n * indexBits(d.items()) + 7) / 8 >= budget) {
+      return false;
     }
-    if (d.items() == 0 || dictionaryBytes(d, ob) + ((long) n * indexBits(d.items()) + 7) / 8 >= budget) return false;
-    Growable.Bytes indices = new Growable.Bytes(4 * n);
-    int[] rows = d.rowItems();
-    for (int k = 0; k < n; k++) LittleEndian.putInt(indices.data, 4 * k, Math.max(rows[k], 0));
-    indices.size = 4 * n;
-    dictionaryItems = d.items();
-    Growable.Bytes block = dictionaryBlock(d.itemBytes(), d.itemEnds(), dictionaryItems);
-    if (v22) {
-      dictionary = new Growable.Bytes(block.size / 2 + 64);
-      Codecs.lz4Compress(block.data, 0, block.size, dictionary);
-      dictionaryEncoding = general(CompressionScheme.COMPRESSION_ALGORITHM_LZ4, dictionaryBlockEncoding());
-    } else {
-      dictionary = block;
-      dictionaryEncoding = dictionaryBlockEncoding();
-    }
-    kind = LeafShredder.FIXED;
-    width = 4;
-    values = indices;
-    ends = null;
+    useDictionary(d, 4);
     bitpackable = true;
     return true;
   }

@@ -91,11 +91,15 @@ class StructuralWriterSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(layouts(reader).head.getMiniBlockLayout.getValueCompression.hasFlat) // random bytes need all 8 bits
   }
 
-  test("dictionary-typed columns get a dictionary per page and indices of the key's width") {
+  test("dictionary-typed columns get a dictionary per page (LZ4 in 2.2) and indices of the key's width") {
     val reader = roundTrip(FileVersion.V2_1, schema(leaf("c", "dict:string:int16:false")), Seq(3000))
     val mb = layouts(reader).head.getMiniBlockLayout
     assert(mb.hasDictionary && mb.getNumDictionaryItems > 0)
     assert(mb.getValueCompression.hasInlineBitpacking && mb.getValueCompression.getInlineBitpacking.getUncompressedBitsPerValue == 16)
+    assert(mb.getDictionary.hasVariable)
+    val v22 = layouts(roundTrip(FileVersion.V2_2, schema(leaf("c", "dict:string:int16:false")), Seq(3000))).head.getMiniBlockLayout
+    assert(v22.getDictionary.getGeneral.getCompression.getScheme == Encodings21Protos.CompressionScheme.COMPRESSION_ALGORITHM_LZ4)
+    assert(v22.getDictionary.getGeneral.getValues.hasVariable)
   }
 
   private def dictionaryLayouts(reader: LanceFileReader): Seq[Encodings21Protos.MiniBlockLayout] =
