@@ -6,8 +6,11 @@ list of nulls; a null struct, a struct of nulls). Each column is kept as a small
 values, so that a case prints as a short, self-contained pyarrow snippet (``Case.snippet``), and the table is built
 by evaluating exactly that snippet (``Case.table``): what a failure prints is what was tested.
 
-Everything is derived from ``random.Random(f"{seed}/{version}/{index}")``: a case is reproducible from its seed,
-file version and number alone.
+About a third of the columns are low-cardinality: their primitive values are drawn from a small pool (1 to 100
+values per type), so that writers choose dictionary pages for them.
+
+Everything is derived from ``random.Random(f"{seed}/{version}/{index}")`` (and, for the pools, a second generator
+seeded from the same three): a case is reproducible from its seed, file version and number alone.
 """
 
 from __future__ import annotations
@@ -171,6 +174,9 @@ class Shape:
     empty_p: float
     max_len: int
     struct_nulls: bool   # file version 2.0 does not store struct validity
+    pool_size: int = 0   # > 0: primitive values come from a pool of this many values per type
+    pool_rng: Optional[random.Random] = None
+    pools: Dict[str, List[Any]] = dataclasses.field(default_factory=dict)
 
 
 def random_value(r: random.Random, t: T, shape: Shape, nullable: bool = True) -> Any:
@@ -178,7 +184,11 @@ def random_value(r: random.Random, t: T, shape: Shape, nullable: bool = True) ->
     if nullable and r.random() < shape.null_p and (kind != "struct" or shape.struct_nulls):
         return None
     if kind == "prim":
-        return PRIMITIVES[t[1]][1](r)
+        make = PRIMITIVES[t[1]][1]
+        if shape.pool_size:
+            pool = shape.pools.setdefault(t[1], [make(shape.pool_rng) for _ in range(shape.pool_size)])
+            return pool[r.randrange(len(pool))]
+        return make(r)
     if kind in ("list", "large_list"):
         if r.random() < shape.empty_p:
             return []
@@ -302,7 +312,8 @@ class Case:
         return dataclasses.replace(self, columns=cols)
 
 
-def random_column(r: random.Random, name: str, n: int, version: str) -> Column:
+def random_column(r: random.Random, name: str, n: int, version: str,
+                  low: Optional[random.Random] = None) -> Column:
     top_only = ["bfloat16"] + (["json"] if version != "2.0" else [])
     if r.random() < 0.08:
         t: T = ("prim", r.choice(top_only))
@@ -310,6 +321,9 @@ def random_column(r: random.Random, name: str, n: int, version: str) -> Column:
         t = random_type(r, 0, version)
     shape = Shape(null_p=r.choice([0.0, 0.05, 0.3, 0.8, 1.0]), empty_p=r.choice([0.0, 0.2, 0.6]),
                   max_len=r.choice([1, 3, 6]), struct_nulls=version != "2.0")
+    if low is not None and low.random() < 0.35:
+        shape.pool_size = low.choice([1, 2, 3, 7, 40, 100])
+        shape.pool_rng = low
     values = [random_value(r, t, shape) for _ in range(n)]
     if r.random() < 0.3 and n > 4:
         # Runs of nulls and non-nulls, so that boundaries of pages, batches and files fall inside and between them.
@@ -323,7 +337,8 @@ def random_case(seed: str, version: str, index: int) -> Case:
     r = random.Random(f"{seed}/{version}/{index}")
     n = r.choice([0, 1, 2, 3, 7, 31, 64, 100, 257, 600, 1500])
     columns = [Column("id", ("prim", "int64"), list(range(n)))]
-    columns += [random_column(r, f"c{i}", n, version) for i in range(r.randint(1, 4))]
+    low = random.Random(f"{seed}/{version}/{index}/low-cardinality")
+    columns += [random_column(r, f"c{i}", n, version, low) for i in range(r.randint(1, 4))]
     kwargs: Dict[str, Any] = {}
     if r.random() < 0.6:
         kwargs["max_rows_per_file"] = r.choice([5, 40, 256])

@@ -22,7 +22,8 @@ import io.sparklance.proto.Encodings21Protos.Variable;
  * strings), and an all-null (2.1) / constant (2.2) page when no value is valid.
  *
  * Encodings chosen: values flat, or inline-bitpacked when an integer column's chunks need fewer bits; variable-width
- * values with 32/64-bit offsets; levels out-of-line bitpacked.
+ * values with 32/64-bit offsets; levels out-of-line bitpacked. A page of few distinct values becomes a mini-block
+ * page of bitpacked 32-bit indices into a page dictionary, as pylance writes it (see {@link #dictionaryCandidate}).
  */
 public final class StructuralPageEncoder {
 
@@ -49,10 +50,19 @@ public final class StructuralPageEncoder {
   static final int ZSTD_LEVEL = 3;
   /** Full-zip values of at least this many bytes are compressed one by one when a sample shows that it pays. */
   static final int PER_VALUE_ZSTD_MIN_BYTES = 128;
+  /** Pages of fewer values are never dictionary-encoded (upstream `LANCE_ENCODING_DICT_TOO_SMALL`, 100). */
+  static final int DICTIONARY_MIN_VALUES = 100;
+  /** A page dictionary holds at most this many items (upstream `DEFAULT_DICT_MAX_CARDINALITY`, 100,000). */
+  static final int DICTIONARY_MAX_ITEMS = 100_000;
+  /** A page dictionary holds at most this many bytes, so that it stays one LZ4 block well below 2 GiB. */
+  static final long DICTIONARY_MAX_BYTES = 64L << 20;
+  /** A dictionary page must be smaller than this fraction of the plain values (upstream `dict-size-ratio`, 0.8). */
+  static final double DICTIONARY_SIZE_RATIO = 0.8;
 
   private final LeafShredder s;
   private final boolean v22;
-  private final boolean bitpackable;
+  private final boolean integerLike;
+  private boolean bitpackable;
   /** Page definition code of each full code. */
   private final int[] map;
   private final RepDefLayer[] layers;
@@ -76,6 +86,7 @@ public final class StructuralPageEncoder {
     this.width = s.width;
     this.values = s.values;
     this.ends = s.ends;
+    this.integerLike = bitpackable;
     this.bitpackable = bitpackable || s.dictionaryKeyBits > 0;
     // Layers innermost first; a layer is nullable (or emptyable) only if this page has such a level.
     int n = s.nullCode.length;
@@ -142,6 +153,11 @@ public final class StructuralPageEncoder {
         throw new IllegalStateException("a dictionary page whose chunks exceed the mini-block limits (over 65535 levels)");
       }
       return p;
+    }
+    if (dictionaryCandidate() && dictionaryEncode()) {
+      Page p = miniBlock();
+      if (p != null) return p;
+      undoDictionary();
     }
     boolean wide = s.valueKind == LeafShredder.FIXED_SIZE_LIST || s.valueKind == LeafShredder.VARIABLE_PACKED_STRUCT
         || (s.valueKind == LeafShredder.VARIABLE && s.maxValueBytes >= MINIBLOCK_MAX_VALUE_BYTES);
@@ -313,58 +329,164 @@ public final class StructuralPageEncoder {
   }
 
   /**
-   * Replaces the page's values by indices into a dictionary of its distinct values, in order of first appearance
-   * (file-format-2.1.md §3.5, §8.12). Null slots get index 0. The dictionary is a variable-width block for
-   * strings and binaries, flat values otherwise.
+   * Replaces the page's values by indices of the key's width into a dictionary of its distinct values (a
+   * dictionary-typed column: every page gets one, whatever its cardinality).
    */
   private void buildDictionary() {
     int keyBytes = s.dictionaryKeyBits / 8;
-    java.util.HashMap<java.nio.ByteBuffer, Integer> index = new java.util.HashMap<>();
-    Growable.Bytes indices = new Growable.Bytes(s.numVisible * keyBytes);
-    Growable.Bytes items = new Growable.Bytes(1024);
-    Growable.Longs itemEnds = new Growable.Longs(64);
+    DictionaryBuilder d = collectDictionary(Long.MAX_VALUE, Integer.MAX_VALUE);
+    if (keyBytes < 8 && d.items() - 1 > (1L << (8 * keyBytes - 1)) - 1) {
+      throw new IllegalStateException(d.items() + " distinct values overflow a " + (8 * keyBytes) + "-bit dictionary key");
+    }
+    useDictionary(d, keyBytes);
+  }
+
+  /**
+   * The page's distinct values in order of first appearance and each visible slot's item (-1 for a null slot), or
+   * null as soon as there are more than `maxItems` items or the dictionary block would take `budget` bytes or more.
+   */
+  private DictionaryBuilder collectDictionary(long budget, int maxItems) {
     boolean variable = s.valueKind == LeafShredder.VARIABLE;
+    int ob = variable ? s.width / 8 : 0;
+    DictionaryBuilder d = new DictionaryBuilder();
+    byte[] data = s.values.data;
+    long[] valueEnds = s.ends.data;
+    short[] defs = s.def.data;
     int v = 0;
     for (int i = 0; i < s.def.size; i++) {
-      if (!visible(i)) continue;
-      int id = 0;
-      if (s.def.data[i] == 0) {
-        int start = variable ? (v == 0 ? 0 : (int) s.ends.data[v - 1]) : v * s.width;
-        int end = variable ? (int) s.ends.data[v] : start + s.width;
-        java.nio.ByteBuffer key = java.nio.ByteBuffer.wrap(java.util.Arrays.copyOfRange(s.values.data, start, end));
-        Integer known = index.get(key);
-        if (known == null) {
-          known = index.size();
-          index.put(key, known);
-          items.add(s.values.data, start, end - start);
-          itemEnds.add(items.size);
-        }
-        id = known;
+      if (defs[i] > s.maxVisibleDef) continue;
+      if (defs[i] == 0) {
+        int start = variable ? (v == 0 ? 0 : (int) valueEnds[v - 1]) : v * s.width;
+        int end = variable ? (int) valueEnds[v] : start + s.width;
+        d.add(data, start, end - start);
+        if (d.items() > maxItems || dictionaryBytes(d, ob) >= budget) return null;
+      } else {
+        d.addNull();
       }
-      indices.uint(id, keyBytes);
       v++;
     }
-    if (index.size() - 1 > (keyBytes == 8 ? Long.MAX_VALUE : (1L << (8 * keyBytes - 1)) - 1)) {
-      throw new IllegalStateException(index.size() + " distinct values overflow a " + (8 * keyBytes) + "-bit dictionary key");
-    }
-    dictionaryItems = index.size();
-    dictionary = new Growable.Bytes(items.size + 8 * (dictionaryItems + 3));
-    if (variable) {
-      int ob = s.width / 8;
-      dictionary.uint(s.width, ob);
-      dictionary.uint((long) ob * (dictionaryItems + 3), ob);
-      dictionary.uint(0, ob);
-      for (int k = 0; k < dictionaryItems; k++) dictionary.uint(itemEnds.data[k], ob);
-      dictionary.add(items.data, 0, items.size);
-      dictionaryEncoding = CompressiveEncoding.newBuilder().setVariable(Variable.newBuilder().setOffsets(flat(s.width))).build();
+    return d;
+  }
+
+  /**
+   * Makes the page's values the indices of `d` (`keyBytes` each; null slots get index 0) and its dictionary the
+   * dictionary block of `d` (file-format-2.1.md §3.5, §8.12), LZ4-compressed in 2.2 as pylance 14 writes it
+   * (`General(LZ4, ...)`), plain in 2.1 as pylance does.
+   */
+  private void useDictionary(DictionaryBuilder d, int keyBytes) {
+    int n = d.rows();
+    Growable.Bytes indices = new Growable.Bytes(n * keyBytes);
+    int[] rows = d.rowItems();
+    for (int k = 0; k < n; k++) indices.uint(Math.max(rows[k], 0), keyBytes);
+    dictionaryItems = d.items();
+    Growable.Bytes block = dictionaryBlock(d.itemBytes(), d.itemEnds(), dictionaryItems);
+    if (v22) {
+      dictionary = new Growable.Bytes(block.size / 2 + 64);
+      Codecs.lz4Compress(block.data, 0, block.size, dictionary);
+      dictionaryEncoding = general(CompressionScheme.COMPRESSION_ALGORITHM_LZ4, dictionaryBlockEncoding());
     } else {
-      dictionary.add(items.data, 0, items.size);
-      dictionaryEncoding = flat(8L * s.width);
+      dictionary = block;
+      dictionaryEncoding = dictionaryBlockEncoding();
     }
     kind = LeafShredder.FIXED;
     width = keyBytes;
     values = indices;
     ends = null;
+  }
+
+  /**
+   * Whether the page's values may become indices into a page dictionary. The candidates are those pylance 14
+   * dictionary-encodes (lance-encoding `PrimitiveStructuralEncoder::should_dictionary_encode`, `dict.rs`): pages of at
+   * least {@link #DICTIONARY_MIN_VALUES} values of strings and binaries, of 128-bit values (decimal128,
+   * fixed_size_binary(16)) and, in 2.2 only, of 64-bit values (int64, double, timestamps). Not JSON (its values are
+   * JSONB), nor 32-bit or narrower values, which pylance leaves to bitpacking.
+   */
+  private boolean dictionaryCandidate() {
+    if (s.json || s.numVisible < DICTIONARY_MIN_VALUES) return false;
+    if (s.valueKind == LeafShredder.VARIABLE) return true;
+    return s.valueKind == LeafShredder.FIXED && (s.width == 16 || (v22 && s.width == 8));
+  }
+
+  /**
+   * Replaces the page's values by 32-bit indices into a dictionary of its distinct values (in order of first
+   * appearance; null slots get index 0) when that pays: at most {@link #DICTIONARY_MAX_ITEMS} items, and the
+   * dictionary plus the indices at the bits the largest needs smaller than {@link #DICTIONARY_SIZE_RATIO} of the plain
+   * values (their bytes and offsets; for integers, their bitpacked size). pylance 14 takes the same ratio of its
+   * encoded size to the plain size. Gives up, leaving the page as it was, as soon as the dictionary alone exceeds
+   * the budget. In 2.2 the dictionary is LZ4-compressed, as pylance 14 writes it (`General(LZ4, ...)`); 2.1 keeps it
+   * plain, as pylance does.
+   */
+  private boolean dictionaryEncode() {
+    int n = s.numVisible;
+    int ob = s.valueKind == LeafShredder.VARIABLE ? s.width / 8 : 0;
+    long plain = ob > 0 ? s.values.size + (long) n * ob : plainFixedBytes();
+    long budget = Math.min((long) (plain * DICTIONARY_SIZE_RATIO), DICTIONARY_MAX_BYTES);
+    DictionaryBuilder d = collectDictionary(budget, DICTIONARY_MAX_ITEMS);
+    if (d == null || d.items() == 0 || dictionaryBytes(d, ob) + ((long) n * indexBits(d.items()) + 7) / 8 >= budget) {
+      return false;
+    }
+    useDictionary(d, 4);
+    bitpackable = true;
+    return true;
+  }
+
+  /** Puts back the page's own values after a dictionary page did not fit the mini-block limits. */
+  private void undoDictionary() {
+    kind = s.valueKind;
+    width = s.width;
+    values = s.values;
+    ends = s.ends;
+    dictionary = null;
+    dictionaryEncoding = null;
+    dictionaryItems = 0;
+    bitpackable = integerLike;
+  }
+
+  /** Bytes of the plain fixed-width values: flat, or for integers bitpacked per block of 1024 to the bits it needs. */
+  private long plainFixedBytes() {
+    int n = s.numVisible;
+    long flat = (long) n * s.width;
+    if (!integerLike || s.width != 8) return flat;
+    long packed = 0;
+    for (int from = 0; from < n; from += FastLanes.BLOCK) {
+      packed += 8 + (long) bitWidth(s.values.data, from, Math.min(n, from + FastLanes.BLOCK), 8) * FastLanes.BLOCK / 8;
+    }
+    return Math.min(flat, packed);
+  }
+
+  /** Bytes the dictionary block of `d` takes: its values and, for variable-width values, its offsets and header. */
+  private static long dictionaryBytes(DictionaryBuilder d, int offsetBytes) {
+    return d.itemBytes().size + (offsetBytes == 0 ? 0 : (long) offsetBytes * (d.items() + 3));
+  }
+
+  /** Bits of the largest index into a dictionary of `items` items. */
+  private static int indexBits(int items) {
+    return items <= 1 ? 0 : 32 - Integer.numberOfLeadingZeros(items - 1);
+  }
+
+  /**
+   * The plain dictionary block of `count` items (file-format-2.1.md §8.12): for variable-width values upstream's
+   * variable block (the offset width, the start of the bytes, `count + 1` offsets, the bytes), each field as wide as
+   * an offset; for fixed-width values the values back to back.
+   */
+  private Growable.Bytes dictionaryBlock(Growable.Bytes items, Growable.Longs itemEnds, int count) {
+    Growable.Bytes block = new Growable.Bytes(items.size + 8 * (count + 3));
+    if (s.valueKind == LeafShredder.VARIABLE) {
+      int ob = s.width / 8;
+      block.uint(s.width, ob);
+      block.uint((long) ob * (count + 3), ob);
+      block.uint(0, ob);
+      for (int k = 0; k < count; k++) block.uint(itemEnds.data[k], ob);
+    }
+    block.add(items.data, 0, items.size);
+    return block;
+  }
+
+  private CompressiveEncoding dictionaryBlockEncoding() {
+    if (s.valueKind == LeafShredder.VARIABLE) {
+      return CompressiveEncoding.newBuilder().setVariable(Variable.newBuilder().setOffsets(flat(s.width))).build();
+    }
+    return flat(8L * s.width);
   }
 
   /** Values in the chunk starting at value `v`: a power of two (except in the last chunk) within the byte target. */
@@ -428,9 +550,12 @@ public final class StructuralPageEncoder {
   }
 
   private static CompressiveEncoding zstd(CompressiveEncoding inner) {
+    return general(CompressionScheme.COMPRESSION_ALGORITHM_ZSTD, inner);
+  }
+
+  private static CompressiveEncoding general(CompressionScheme scheme, CompressiveEncoding inner) {
     return CompressiveEncoding.newBuilder().setGeneral(General.newBuilder()
-        .setCompression(BufferCompression.newBuilder().setScheme(CompressionScheme.COMPRESSION_ALGORITHM_ZSTD))
-        .setValues(inner)).build();
+        .setCompression(BufferCompression.newBuilder().setScheme(scheme)).setValues(inner)).build();
   }
 
   private static CompressiveEncoding flat(long bits) {

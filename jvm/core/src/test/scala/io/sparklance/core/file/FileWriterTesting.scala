@@ -17,15 +17,18 @@ import io.sparklance.proto.{Encodings20Protos, FileProtos}
 
 /** Random Arrow data, schemas from logical type strings, and a write-then-read round trip, for the writer suites. */
 object FileWriterTesting extends org.scalatest.Assertions {
-  /** Writes `batches` batches of random rows for the schema, reads the file back and compares every batch. */
+  /**
+   * Writes `batches` batches of random rows for the schema, reads the file back and compares every batch. With
+   * `distinct` > 0, fixed-width values are drawn from that many random values.
+   */
   def roundTrip(allocator: BufferAllocator, version: FileVersion, schema: LanceSchema, rows: Seq[Int], nullRate: Double = 0.2,
-      maxPageBytes: Long = 8L << 20, seed: Int = 1, structNulls: Boolean = false): LanceFileReader = {
+      maxPageBytes: Long = 8L << 20, seed: Int = 1, structNulls: Boolean = false, distinct: Int = 0): LanceFileReader = {
     val storage = new InMemoryStorage
     val arrow = new org.apache.arrow.vector.types.pojo.Schema(schema.fields.map(LanceFileReader.readField).asJava)
     val r = new Random(seed)
     val batches = rows.map { n =>
       val root = VectorSchemaRoot.create(arrow, allocator)
-      root.getFieldVectors.asScala.foreach(v => fill(v, n, r, nullRate, structNulls))
+      root.getFieldVectors.asScala.foreach(v => fill(v, n, r, nullRate, structNulls, distinct))
       root.setRowCount(n)
       root
     }
@@ -89,32 +92,32 @@ object FileWriterTesting extends org.scalatest.Assertions {
 
   /** Fills a vector with n random values, about `nullRate` of them null (structs are never null). */
   /** Random lengths (0-4, or null) for `n` lists, their items filled into `items`. */
-  private def fillLists(n: Int, r: Random, nullRate: Double, structNulls: Boolean, items: FieldVector,
+  private def fillLists(n: Int, r: Random, nullRate: Double, structNulls: Boolean, distinct: Int, items: FieldVector,
       setNull: Int => Unit, setLength: (Int, Int) => Unit): Unit = {
     val lens = Array.fill(n)(if (r.nextDouble() < nullRate) -1 else r.nextInt(5))
-    fill(items, lens.filter(_ > 0).sum, r, nullRate, structNulls)
+    fill(items, lens.filter(_ > 0).sum, r, nullRate, structNulls, distinct)
     lens.indices.foreach(i => if (lens(i) < 0) setNull(i) else setLength(i, lens(i)))
   }
 
-  def fill(v: FieldVector, n: Int, r: Random, nullRate: Double, structNulls: Boolean = false): Unit = {
+  def fill(v: FieldVector, n: Int, r: Random, nullRate: Double, structNulls: Boolean = false, distinct: Int = 0): Unit = {
     def isNull = r.nextDouble() < nullRate
     v match {
       case s: StructVector =>
         s.allocateNew()
-        s.getChildrenFromFields.asScala.foreach(c => fill(c, n, r, nullRate, structNulls))
+        s.getChildrenFromFields.asScala.foreach(c => fill(c, n, r, nullRate, structNulls, distinct))
         (0 until n).foreach(i => if (structNulls && isNull) s.setNull(i) else s.setIndexDefined(i))
         s.setValueCount(n)
       case l: ListVector =>
         l.allocateNew()
-        fillLists(n, r, nullRate, structNulls, l.getDataVector, l.setNull, (i, len) => { l.startNewValue(i); l.endValue(i, len) })
+        fillLists(n, r, nullRate, structNulls, distinct, l.getDataVector, l.setNull, (i, len) => { l.startNewValue(i); l.endValue(i, len) })
         l.setValueCount(n)
       case l: LargeListVector =>
         l.allocateNew()
-        fillLists(n, r, nullRate, structNulls, l.getDataVector, l.setNull, (i, len) => { l.startNewValue(i.toLong); l.endValue(i, len) })
+        fillLists(n, r, nullRate, structNulls, distinct, l.getDataVector, l.setNull, (i, len) => { l.startNewValue(i.toLong); l.endValue(i, len) })
         l.setValueCount(n)
       case l: FixedSizeListVector =>
         l.allocateNew()
-        fill(l.getDataVector, n * l.getListSize, r, nullRate, structNulls)
+        fill(l.getDataVector, n * l.getListSize, r, nullRate, structNulls, distinct)
         (0 until n).foreach(i => if (isNull) l.setNull(i) else l.setNotNull(i))
         l.setValueCount(n)
       case b: BitVector =>
@@ -126,9 +129,14 @@ object FileWriterTesting extends org.scalatest.Assertions {
         f.allocateNew(n)
         val w = f.getTypeWidth
         val bytes = new Array[Byte](w)
+        val pool = Array.fill(distinct) { val b = new Array[Byte](w); r.nextBytes(b); b }
         (0 until n).foreach { i =>
           if (isNull) f.setNull(i)
-          else { r.nextBytes(bytes); f.getDataBuffer.setBytes(i.toLong * w, bytes); f.setIndexDefined(i) }
+          else {
+            val value = if (distinct > 0) pool(r.nextInt(distinct)) else { r.nextBytes(bytes); bytes }
+            f.getDataBuffer.setBytes(i.toLong * w, value)
+            f.setIndexDefined(i)
+          }
         }
         f.setValueCount(n)
       case vw: BaseVariableWidthVector =>

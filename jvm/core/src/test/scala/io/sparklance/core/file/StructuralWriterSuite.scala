@@ -24,8 +24,8 @@ class StructuralWriterSuite extends AnyFunSuite with BeforeAndAfterAll {
   private val versions = Seq(FileVersion.V2_1, FileVersion.V2_2)
 
   private def roundTrip(version: FileVersion, s: LanceSchema, rows: Seq[Int], nullRate: Double = 0.2,
-      maxPageBytes: Long = 8L << 20): LanceFileReader =
-    FileWriterTesting.roundTrip(allocator, version, s, rows, nullRate, maxPageBytes, structNulls = true)
+      maxPageBytes: Long = 8L << 20, distinct: Int = 0): LanceFileReader =
+    FileWriterTesting.roundTrip(allocator, version, s, rows, nullRate, maxPageBytes, structNulls = true, distinct = distinct)
 
   private val leaves = Seq("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
     "halffloat", "float", "double", "decimal:128:10:2", "decimal:256:40:3", "date32:day", "date64:ms", "time32:s",
@@ -91,11 +91,63 @@ class StructuralWriterSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(layouts(reader).head.getMiniBlockLayout.getValueCompression.hasFlat) // random bytes need all 8 bits
   }
 
-  test("dictionary-typed columns get a dictionary per page and indices of the key's width") {
+  test("dictionary-typed columns get a dictionary per page (LZ4 in 2.2) and indices of the key's width") {
     val reader = roundTrip(FileVersion.V2_1, schema(leaf("c", "dict:string:int16:false")), Seq(3000))
     val mb = layouts(reader).head.getMiniBlockLayout
     assert(mb.hasDictionary && mb.getNumDictionaryItems > 0)
     assert(mb.getValueCompression.hasInlineBitpacking && mb.getValueCompression.getInlineBitpacking.getUncompressedBitsPerValue == 16)
+    assert(mb.getDictionary.hasVariable)
+    val v22 = layouts(roundTrip(FileVersion.V2_2, schema(leaf("c", "dict:string:int16:false")), Seq(3000))).head.getMiniBlockLayout
+    assert(v22.getDictionary.getGeneral.getCompression.getScheme == Encodings21Protos.CompressionScheme.COMPRESSION_ALGORITHM_LZ4)
+    assert(v22.getDictionary.getGeneral.getValues.hasVariable)
+  }
+
+  private def dictionaryLayouts(reader: LanceFileReader): Seq[Encodings21Protos.MiniBlockLayout] =
+    layouts(reader).filter(l => l.hasMiniBlockLayout && l.getMiniBlockLayout.hasDictionary).map(_.getMiniBlockLayout)
+
+  private val dictionaryLeaves = Seq("decimal:128:15:2", "fixed_size_binary:16", "int64", "double", "timestamp:us:UTC",
+    "string", "large_string", "binary", "large_binary")
+
+  for (v <- versions; t <- dictionaryLeaves) {
+    // 64-bit values get a dictionary in 2.2 only, as pylance 14 writes them.
+    val expected = v == FileVersion.V2_2 || !Set("int64", "double", "timestamp:us:UTC").contains(t)
+    test(s"$v low-cardinality $t pages are ${if (expected) "" else "not "}dictionary pages, and read back") {
+      def check(reader: LanceFileReader, items: Int => Boolean): Unit = {
+        val all = layouts(reader).filter(_.hasMiniBlockLayout)
+        val dict = dictionaryLayouts(reader)
+        if (!expected) assert(dict.isEmpty) else {
+          assert(dict.nonEmpty && dict.size == all.size)
+          dict.foreach { mb =>
+            assert(items(mb.getNumDictionaryItems.toInt), mb.getNumDictionaryItems)
+            assert(mb.getValueCompression.getInlineBitpacking.getUncompressedBitsPerValue == 32)
+            val d = mb.getDictionary
+            if (v == FileVersion.V2_2) {
+              assert(d.getGeneral.getCompression.getScheme == Encodings21Protos.CompressionScheme.COMPRESSION_ALGORITHM_LZ4)
+            } else assert(d.hasFlat || d.hasVariable)
+          }
+        }
+      }
+      check(roundTrip(v, schema(leaf("c", t)), Seq(3000, 1, 999), distinct = 7), n => n >= 1 && n <= 50)
+      check(roundTrip(v, schema(leaf("c", t)), Seq(600), nullRate = 0, distinct = 1), n => n <= 50)
+      check(roundTrip(v, schema(leaf("c", t)), Seq(500, 700), nullRate = 0.9, distinct = 3), n => n >= 1 && n <= 50)
+      val paged = roundTrip(v, schema(leaf("c", t)), Seq(6000), maxPageBytes = 2048, distinct = 5)
+      assert(layouts(paged).size > 2)
+      check(paged, n => n >= 1 && n <= 50)
+      // In a struct with nulls, and under lists with nulls and empties.
+      roundTrip(v, schema(struct("s", leaf("c", t), leaf("i", "int32"))), Seq(2000, 300), distinct = 4)
+      roundTrip(v, schema(list("l", leaf("item", t))), Seq(2000, 300), distinct = 4)
+      roundTrip(v, schema(list("l", list("item", leaf("item", t)))), Seq(1500), distinct = 2, maxPageBytes = 4096)
+    }
+  }
+
+  test("pages of distinct values, or of fewer than 100 values, are not dictionary pages") {
+    for (v <- versions; t <- Seq("decimal:128:15:2", "int64", "double")) {
+      assert(dictionaryLayouts(roundTrip(v, schema(leaf("c", t)), Seq(3000))).isEmpty, s"$v $t")
+      assert(dictionaryLayouts(roundTrip(v, schema(leaf("c", t)), Seq(99), distinct = 2)).isEmpty, s"$v $t")
+    }
+    // 32-bit values are left to bitpacking, as pylance does.
+    assert(dictionaryLayouts(roundTrip(FileVersion.V2_2, schema(leaf("c", "int32")), Seq(3000), distinct = 3)).isEmpty)
+    assert(dictionaryLayouts(roundTrip(FileVersion.V2_2, schema(leaf("c", "string")), Seq(99))).isEmpty)
   }
 
   private val packedWithString = LanceSchema.fromProtos("t", Seq(
