@@ -151,12 +151,14 @@ public final class LeafShredder {
 
   private void shredFlat(FieldVector v, int from, int to) {
     int leafNull = nullCode[0];
+    // Nulls are counted in [from, to) alone: the vector's own null count reads all of its validity bits, on
+    // every slice of a large vector.
+    int nulls = 0;
     for (int i = from; i < to; i++) {
       boolean isNull = v.isNull(i);
+      if (isNull) nulls++;
       def.add(isNull ? leafNull : 0);
     }
-    int nulls = 0;
-    if (v.getNullCount() > 0) for (int i = from; i < to; i++) if (v.isNull(i)) nulls++;
     if (nulls > 0) seen[leafNull] = true;
     if (nulls < to - from) seen[0] = true;
     if (valueKind == FIXED && nulls == 0) {
