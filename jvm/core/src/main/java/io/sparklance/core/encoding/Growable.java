@@ -111,6 +111,13 @@ public final class Growable {
       data[size++] = (short) v;
     }
 
+    /** Adds `n` zeros. */
+    public void addZeros(int n) {
+      if (size + n > data.length) data = Arrays.copyOf(data, grownLength(data.length, size + (long) n, "shorts"));
+      Arrays.fill(data, size, size + n, (short) 0);
+      size += n;
+    }
+
     public void clear() { size = 0; }
   }
 

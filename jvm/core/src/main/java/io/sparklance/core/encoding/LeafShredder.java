@@ -151,12 +151,14 @@ public final class LeafShredder {
 
   private void shredFlat(FieldVector v, int from, int to) {
     int leafNull = nullCode[0];
-    for (int i = from; i < to; i++) {
-      boolean isNull = v.isNull(i);
-      def.add(isNull ? leafNull : 0);
+    // Nulls are counted in [from, to) alone: the vector's own null count reads all of its validity bits, on
+    // every slice of a large vector.
+    int nulls = nullsIn(v, from, to);
+    if (nulls == 0) {
+      def.addZeros(to - from);
+    } else {
+      for (int i = from; i < to; i++) def.add(v.isNull(i) ? leafNull : 0);
     }
-    int nulls = 0;
-    if (v.getNullCount() > 0) for (int i = from; i < to; i++) if (v.isNull(i)) nulls++;
     if (nulls > 0) seen[leafNull] = true;
     if (nulls < to - from) seen[0] = true;
     if (valueKind == FIXED && nulls == 0) {
@@ -171,6 +173,12 @@ public final class LeafShredder {
         if (v.isNull(i)) { placeholder(); numVisible++; } else { value(v, i); numVisible++; numValid++; }
       }
     }
+  }
+
+  private static int nullsIn(FieldVector v, int from, int to) {
+    int nulls = 0;
+    for (int i = from; i < to; i++) if (v.isNull(i)) nulls++;
+    return nulls;
   }
 
   private void level(int r, int d) {

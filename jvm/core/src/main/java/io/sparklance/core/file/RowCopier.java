@@ -34,13 +34,65 @@ public final class RowCopier {
     try {
       to.setInitialCapacity(count);
       to.allocateNew();
-      for (int i = 0; i < count; i++) copy(from, rows[i], to, i);
+      if (isFixedWidth(from)) {
+        BaseFixedWidthVector f = (BaseFixedWidthVector) from, t = (BaseFixedWidthVector) to;
+        boolean nulls = f.getNullCount() > 0;
+        for (int i = 0; i < count; i++) copyFixed(f, rows[i], t, i, nulls);
+      } else {
+        for (int i = 0; i < count; i++) copy(from, rows[i], to, i);
+      }
       to.setValueCount(count);
       return to;
     } catch (RuntimeException e) {
       to.close();
       throw e;
     }
+  }
+
+  /**
+   * Copies rows [row, row + count) of `from` into slots [slot, slot + count) of `to`, a vector of the same type
+   * whose value count the caller sets; fixed-width values are copied as one block of bytes.
+   */
+  public static void copyRange(FieldVector from, int row, int count, FieldVector to, int slot) {
+    if (isFixedWidth(from)) {
+      BaseFixedWidthVector f = (BaseFixedWidthVector) from, t = (BaseFixedWidthVector) to;
+      while (t.getValueCapacity() < slot + count) t.reAlloc();
+      long w = f.getTypeWidth();
+      t.getDataBuffer().setBytes(slot * w, f.getDataBuffer(), row * w, count * w);
+      copyBits(f.getValidityBuffer(), row, t.getValidityBuffer(), slot, count);
+    } else {
+      for (int i = 0; i < count; i++) copy(from, row + i, to, slot + i);
+    }
+  }
+
+  /** Copies bits [from, from + count) of `f` to bits [to, to + count) of `t`, a byte at a time where `t` is aligned. */
+  static void copyBits(ArrowBuf f, long from, ArrowBuf t, long to, int count) {
+    int i = 0;
+    while (i < count && ((to + i) & 7) != 0) { BitVectorHelper.setValidityBit(t, (int) (to + i), BitVectorHelper.get(f, (int) (from + i))); i++; }
+    while (count - i >= 8) {
+      long s = from + i;
+      int shift = (int) (s & 7);
+      int b = (f.getByte(s >>> 3) & 0xFF) >>> shift;
+      if (shift != 0) b |= (f.getByte((s >>> 3) + 1) & 0xFF) << (8 - shift);
+      t.setByte((to + i) >>> 3, (byte) b);
+      i += 8;
+    }
+    while (i < count) { BitVectorHelper.setValidityBit(t, (int) (to + i), BitVectorHelper.get(f, (int) (from + i))); i++; }
+  }
+
+  private static boolean isFixedWidth(ValueVector v) {
+    return v instanceof BaseFixedWidthVector && !(v instanceof BitVector);
+  }
+
+  /** One value of a fixed-width vector into a slot within `to`'s capacity; with no `nulls` in `from`, valid. */
+  private static void copyFixed(BaseFixedWidthVector from, int row, BaseFixedWidthVector to, int slot, boolean nulls) {
+    int w = from.getTypeWidth();
+    ArrowBuf f = from.getDataBuffer(), t = to.getDataBuffer();
+    if (w == 8) t.setLong(8L * slot, f.getLong(8L * row));
+    else if (w == 4) t.setInt(4L * slot, f.getInt(4L * row));
+    else t.setBytes((long) slot * w, f, (long) row * w, w);
+    boolean valid = !nulls || BitVectorHelper.get(from.getValidityBuffer(), row) != 0;
+    BitVectorHelper.setValidityBit(to.getValidityBuffer(), slot, valid ? 1 : 0);
   }
 
   static void copy(ValueVector from, int row, ValueVector to, int slot) {

@@ -31,7 +31,11 @@ public abstract class KeyOrder {
 
   /** Sorts `perm` (row numbers of `v`) by key, ties by row number; stable. */
   public final void sort(FieldVector v, int[] perm) {
-    int[] tmp = new int[perm.length];
+    int n = perm.length;
+    int sorted = 1;
+    while (sorted < n && compare(v, perm[sorted - 1], v, perm[sorted]) <= 0) sorted++;
+    if (sorted >= n) return;   // already in order, as a sorted or clustered column's fragments often are
+    int[] tmp = new int[n];
     mergeSort(v, perm, tmp, 0, perm.length);
   }
 

@@ -202,6 +202,17 @@ object LanceFileReader {
     catch { case NonFatal(e) => in.close(); throw e }
   }
 
+  /**
+   * Opens a file that is never rewritten in place: a data file a manifest names (`data/<uuid>.lance`) or a file of
+   * an index (under `_indices/<uuid>/`). Its metadata may come from [[FileMetadataCache.Shared]], which spares
+   * reading and parsing it again for each query that reads a few rows of it.
+   */
+  def openImmutable(storage: Storage, path: String, knownLength: Long = -1L): LanceFileReader = {
+    val in = storage.open(path, knownLength)
+    try new LanceFileReader(storage, in, FileMetadataCache.Shared(in)(FileMetadata.read(in)))
+    catch { case NonFatal(e) => in.close(); throw e }
+  }
+
   /** The fields of a field's subtree stored as columns in 2.1+ ([[ColumnLayout.leavesOf]]). */
   def leavesOf(f: LanceField): Seq[LanceField] = ColumnLayout.leavesOf(f)
 

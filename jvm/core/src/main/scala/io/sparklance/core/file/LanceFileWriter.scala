@@ -194,8 +194,12 @@ object LanceFileWriter {
   val Alignment = 64
   private val Padding = Array.fill[Byte](Alignment)(0x48)
 
-  /** Options of one file: target page size and the knobs of the encoders. */
-  final case class Options(maxPageBytes: Long = 8L << 20)
+  /**
+   * Options of one file: target page size and the knobs of the encoders. `bitpacking` lets file version 2.1+ pack
+   * integer values into fewer bits; off, they are stored flat, which is larger but quicker to write and read: for
+   * files written once and read once (an index build's sorted runs).
+   */
+  final case class Options(maxPageBytes: Long = 8L << 20, bitpacking: Boolean = true)
 
   /** Creates `path` (which must not exist) for a file of the given schema and version. */
   def create(storage: Storage, path: String, schema: LanceSchema, version: FileVersion,

@@ -21,7 +21,7 @@ final class StructuralFieldWriter(field: LanceField, version: FileVersion, optio
   private final class Leaf(val path: Seq[LanceField]) {
     val field: LanceField = path.last
     val shredder: LeafShredder = shredderFor(path, version)
-    val bitpackable: Boolean = isIntegerLike(field.logicalType)
+    val bitpackable: Boolean = options.bitpacking && isIntegerLike(field.logicalType)
     var firstRow = 0L
   }
 

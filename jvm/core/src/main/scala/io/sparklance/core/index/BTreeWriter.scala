@@ -5,11 +5,11 @@ import java.nio.charset.StandardCharsets
 import scala.jdk.CollectionConverters._
 
 import org.apache.arrow.memory.BufferAllocator
-import org.apache.arrow.vector.{FieldVector, UInt4Vector, UInt8Vector, VectorSchemaRoot}
+import org.apache.arrow.vector.{BaseIntVector, FieldVector, UInt4Vector, UInt8Vector, VectorSchemaRoot}
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 
 import io.sparklance.core.FileVersion
-import io.sparklance.core.file.LanceFileWriter
+import io.sparklance.core.file.{LanceFileWriter, RowCopier}
 import io.sparklance.core.schema.ArrowSchemas
 import io.sparklance.core.storage.Storage
 
@@ -32,27 +32,24 @@ object BTreeWriter {
    * Writes `keys` (a column's values) and `addresses` (their row addresses), sorted by key then address, to a run
    * file at `path` of file version 2.2. Returns the rows written.
    */
-  def writeRun(storage: Storage, path: String, keys: FieldVector, addresses: UInt8Vector, allocator: BufferAllocator): Long = {
+  def writeRun(storage: Storage, path: String, keys: FieldVector, addresses: BaseIntVector, allocator: BufferAllocator): Long = {
     val n = keys.getValueCount
-    val perm = Array.tabulate(n)(identity)
+    val perm = new Array[Int](n)
+    var r = 0
+    while (r < n) { perm(r) = r; r += 1 }
     KeyOrder.of(keys).sort(keys, perm)
-    val schema = new Schema(Seq(valuesField("values", keys.getField.getType), idsField("ids", U64)).asJava)
-    val root = VectorSchemaRoot.create(schema, allocator)
+    val sorted = RowCopier.select(keys, perm, n, allocator)
+    val ids = new UInt8Vector(idsField("ids", U64), allocator)
+    val root = new VectorSchemaRoot(Seq[FieldVector](sorted, ids).asJava)
     try {
-      val values = root.getVector(0)
-      val ids = root.getVector(1).asInstanceOf[UInt8Vector]
-      val copy = keys.makeTransferPair(values)
-      values.setInitialCapacity(n)
-      values.allocateNew()
       ids.allocateNew(n)
       var i = 0
-      while (i < n) {
-        copy.copyValueSafe(perm(i), i)
-        ids.set(i, addresses.get(perm(i)))
-        i += 1
-      }
+      while (i < n) { ids.set(i, addresses.getValueAsLong(perm(i))); i += 1 }
+      ids.setValueCount(n)
       root.setRowCount(n)
-      writeFile(storage, path, schema, Map.empty, Iterator.single(root))
+      val schema = new Schema(Seq(valuesField("values", keys.getField.getType), ids.getField).asJava)
+      // A run is read once, by the merge: stored flat, it is quicker to write and to read than bitpacked.
+      writeFile(storage, path, schema, Map.empty, Iterator.single(root), options = LanceFileWriter.Options(bitpacking = false))
       n.toLong
     } finally root.close()
   }
@@ -67,41 +64,48 @@ object BTreeWriter {
       idsField("page_idx", U32)).asJava)
     val lookup = VectorSchemaRoot.create(lookupSchema, allocator)
     val dataSchema = new Schema(Seq(valuesField("values", keys), idsField("ids", U64)).asJava)
-    val page = VectorSchemaRoot.create(dataSchema, allocator)
     val dataPath = Storage.join(dir, BTreeIndex.DataFile)
     val data = LanceFileWriter.create(storage, dataPath, ArrowSchemas.fromArrow(dataSchema), FileVersion.V2_2)
+    // Pages are encoded on a thread of their own while the runs are merged into the next ones.
+    val writer = new Background.PageWriter(data, PagesPending)
+    var page: VectorSchemaRoot = null
     try {
       var pages = 0
       var inPage = 0
       def startPage(): Unit = {
+        page = VectorSchemaRoot.create(dataSchema, allocator)
         page.getFieldVectors.asScala.foreach { v => v.setInitialCapacity(batchSize); v.allocateNew() }
         inPage = 0
       }
       def flushPage(): Unit = if (inPage > 0) {
         page.setRowCount(inPage)
         page.getFieldVectors.asScala.foreach(_.setValueCount(inPage))
-        data.write(page)
         val values = page.getVector(0)
-        val nulls = (0 until inPage).count(values.isNull)
         lookup.getVector(0).copyFromSafe(0, pages, values)
         lookup.getVector(1).copyFromSafe(inPage - 1, pages, values)
-        lookup.getVector(2).asInstanceOf[UInt4Vector].setSafe(pages, nulls)
+        lookup.getVector(2).asInstanceOf[UInt4Vector].setSafe(pages, values.getNullCount)
         lookup.getVector(3).asInstanceOf[UInt4Vector].setSafe(pages, pages)
         pages += 1
+        val full = page
+        page = null
+        writer.write(full)
         startPage()
       }
       lookup.getFieldVectors.asScala.foreach(_.allocateNew())
       startPage()
-      val values = page.getVector(0)
-      val ids = page.getVector(1).asInstanceOf[UInt8Vector]
-      SortedRuns.merge(storage, runs, allocator) { (v, row, id) =>
-        values.copyFromSafe(row, inPage, v)
-        ids.setSafe(inPage, id)
-        inPage += 1
-        if (inPage == batchSize) flushPage()
+      SortedRuns.mergeRanges(storage, runs, allocator) { (v, runIds, from, to) =>
+        var at = from
+        while (at < to) {
+          val n = math.min(to - at, batchSize - inPage)
+          RowCopier.copyRange(v, at, n, page.getVector(0), inPage)
+          RowCopier.copyRange(runIds, at, n, page.getVector(1), inPage)
+          inPage += n
+          at += n
+          if (inPage == batchSize) flushPage()
+        }
       }
       flushPage()
-      val dataSize = data.finish()
+      val dataSize = writer.finish()
       lookup.setRowCount(pages)
       lookup.getFieldVectors.asScala.foreach(_.setValueCount(pages))
       val lookupPath = Storage.join(dir, BTreeIndex.LookupFile)
@@ -109,17 +113,23 @@ object BTreeWriter {
         Map("batch_size" -> batchSize.toString, "range_partitioned" -> "false"), Iterator.single(lookup))
       Seq(BTreeIndex.DataFile -> dataSize, BTreeIndex.LookupFile -> lookupSize)
     } finally {
+      writer.close()
       data.close()
-      page.close()
+      if (page != null) page.close()
       lookup.close()
     }
   }
 
+  /** Pages of the B-tree waiting to be encoded while the merge goes on (each holds `batchSize` keys and ids). */
+  private val PagesPending = 64
+
   private[index] def writeFile(storage: Storage, path: String, schema: Schema, metadata: Map[String, String],
-      batches: Iterator[VectorSchemaRoot], globalBuffers: Seq[Array[Byte]] = Nil): Long = {
+      batches: Iterator[VectorSchemaRoot], globalBuffers: Seq[Array[Byte]] = Nil,
+      options: LanceFileWriter.Options = LanceFileWriter.Options()): Long = {
     val lance = ArrowSchemas.fromArrow(schema)
     val w = LanceFileWriter.create(storage, path,
-      lance.copy(metadata = metadata.map { case (k, v) => k -> v.getBytes(StandardCharsets.UTF_8) }), FileVersion.V2_2)
+      lance.copy(metadata = metadata.map { case (k, v) => k -> v.getBytes(StandardCharsets.UTF_8) }), FileVersion.V2_2,
+      options)
     try {
       batches.foreach(w.write)
       globalBuffers.foreach(w.addGlobalBuffer)

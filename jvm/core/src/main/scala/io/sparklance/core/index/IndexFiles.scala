@@ -14,7 +14,7 @@ import io.sparklance.core.storage.Storage
 private[index] object IndexFiles {
 
   def withReader[T](storage: Storage, path: String)(body: LanceFileReader => T): T = {
-    val reader = LanceFileReader.open(storage, path)
+    val reader = LanceFileReader.openImmutable(storage, path)
     try body(reader) finally reader.close()
   }
 

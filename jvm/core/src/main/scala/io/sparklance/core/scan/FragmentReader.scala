@@ -42,7 +42,7 @@ final class FragmentReader(
   private def reader(file: DataFile): LanceFileReader = {
     val path = layout.dataFilePath(file)
     readers.getOrElseUpdate(path, {
-      val r = LanceFileReader.open(storage, path, file.fileSizeBytes.getOrElse(-1L))
+      val r = LanceFileReader.openImmutable(storage, path, file.fileSizeBytes.getOrElse(-1L))
       if (r.numRows != fragment.physicalRows) {
         r.close()
         throw new io.sparklance.core.CorruptFileException(path, s"it holds ${r.numRows} rows, but the manifest of " +

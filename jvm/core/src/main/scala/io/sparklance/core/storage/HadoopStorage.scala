@@ -63,15 +63,15 @@ final class HadoopStorage(val conf: Configuration) extends Storage {
       case _ =>
         // Ranged reads of pages, not a sequential stream: each read asks for exactly its range.
         val builder = f.openFile(p).opt("fs.option.openfile.read.policy", "random")
-        val length =
-          if (knownLength >= 0) { builder.opt("fs.option.openfile.length", knownLength.toString); knownLength }
+        val (length, modified) =
+          if (knownLength >= 0) { builder.opt("fs.option.openfile.length", knownLength.toString); (knownLength, None) }
           else {
             val status = f.getFileStatus(p)
             builder.withFileStatus(status)
-            status.getLen
+            (status.getLen, Some(status.getModificationTime).filter(_ > 0).map(java.time.Instant.ofEpochMilli))
           }
         val stream = org.apache.hadoop.util.functional.FutureIO.awaitFuture(builder.build())
-        new HadoopInputFile(path, stream, length, conf.getLong(HadoopStorage.CoalesceGap, 1L << 20))
+        new HadoopInputFile(path, stream, length, conf.getLong(HadoopStorage.CoalesceGap, 1L << 20), modified)
     }
   }
 
@@ -238,6 +238,10 @@ private final class LocalInputFile(val path: String, file: java.nio.file.Path) e
     }
   val length: Long = channel.size()
 
+  override lazy val lastModified: Option[java.time.Instant] =
+    try Some(java.nio.file.Files.getLastModifiedTime(file).toInstant)
+    catch { case _: IOException => None }
+
   override def read(offset: Long, len: Int): ByteBuffer = {
     if (offset < 0 || len < 0 || offset + len > length) {
       throw new CorruptFileException(path,
@@ -259,8 +263,8 @@ private final class LocalInputFile(val path: String, file: java.nio.file.Path) e
   override def close(): Unit = channel.close()
 }
 
-private final class HadoopInputFile(val path: String, in: FSDataInputStream, val length: Long, override val coalesceGap: Long)
-    extends InputFile {
+private final class HadoopInputFile(val path: String, in: FSDataInputStream, val length: Long, override val coalesceGap: Long,
+    override val lastModified: Option[java.time.Instant]) extends InputFile {
   override def read(offset: Long, len: Int): ByteBuffer = {
     if (offset < 0 || len < 0 || offset + len > length) {
       throw new CorruptFileException(path,

@@ -122,4 +122,11 @@ trait InputFile extends Closeable {
    * bytes in between (object stores). Negative: never coalesce (local disk, where the page cache serves small reads).
    */
   def coalesceGap: Long = -1L
+
+  /**
+   * When the file was last written, where the storage knows it without another request (a local file's status;
+   * an object store's when its status was fetched to open it); None where it does not. With the path and length, it
+   * tells a file from another written at the same path later ([[io.sparklance.core.file.FileMetadataCache]]).
+   */
+  def lastModified: Option[java.time.Instant] = None
 }

@@ -5,7 +5,6 @@ import java.util.{Locale, UUID}
 import scala.util.control.NonFatal
 
 import org.apache.arrow.memory.RootAllocator
-import org.apache.arrow.vector.UInt8Vector
 import org.roaringbitmap.RoaringBitmap
 
 import io.sparklance.core.{InvalidArgumentException, MetadataColumn, UnsupportedFeatureException}
@@ -141,15 +140,7 @@ object IndexBuild {
             BloomFilterWriter.writeZones(storage, task.runPath, fragment.id, root.getVector(0), addresses, task.rowsPerZone,
               task.probability, allocator)
           } else {
-          val addresses = new UInt8Vector("ids", allocator)
-          try {
-            val from = root.getVector(1).asInstanceOf[org.apache.arrow.vector.BigIntVector]
-            addresses.allocateNew(root.getRowCount)
-            var i = 0
-            while (i < root.getRowCount) { addresses.set(i, from.get(i)); i += 1 }
-            addresses.setValueCount(root.getRowCount)
             BTreeWriter.writeRun(storage, task.runPath, root.getVector(0), addresses, allocator)
-          } finally addresses.close()
           }
         } finally root.close()
       } finally reader.close()
