@@ -149,16 +149,8 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
    */
   override def estimateStatistics(): Statistics = {
     val tableRowBytes = math.max(1, SparkSchemas.toSpark(snapshot.schema, table.nanoseconds).defaultSize)
-    var rows = 0L
-    var bytes = 0.0
-    scan.fragments.foreach { f =>
-      val selected = scan.indexUse.rows(f.id).map(_.getLongCardinality).getOrElse(f.numRows)
-      val sizes = f.files.map(_.fileSizeBytes)
-      val fileBytes = if (sizes.forall(_.isDefined)) sizes.flatten.sum.toDouble else f.physicalRows.toDouble * tableRowBytes
-      rows += selected
-      bytes += fileBytes * selected / math.max(1L, f.physicalRows)
-    }
-    val readBytes = math.max(1L, (bytes * readSchema.defaultSize / tableRowBytes).toLong)
+    val (rows, bytes) = scan.estimate(tableRowBytes)
+    val readBytes = math.max(1L, (bytes.toDouble * readSchema.defaultSize / tableRowBytes).toLong)
     val readRows = limit.map(l => math.min(rows, l.toLong)).getOrElse(rows)
     new Statistics {
       override def sizeInBytes(): OptionalLong = OptionalLong.of(readBytes)

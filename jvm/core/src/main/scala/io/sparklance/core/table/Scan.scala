@@ -66,8 +66,23 @@ final class Scan private[table] (
   /** The live rows of the selected fragments, from the manifest alone. */
   def countRows(): Long = fragments.map(_.numRows).sum
 
-  /** The size of the selected fragments' data files as the manifest records them (0 where it does not). */
-  def estimatedBytes: Long = fragments.flatMap(_.files.flatMap(_.fileSizeBytes)).sum
+  /**
+   * The rows the scan reads and the bytes of data files they stand for: per fragment kept, its live rows (or those an
+   * index selected) and its data files' recorded sizes in proportion to them. A fragment whose sizes the manifest
+   * does not record counts `defaultRowBytes` per physical row.
+   */
+  def estimate(defaultRowBytes: Long): (Long, Long) = {
+    var rows = 0L
+    var bytes = 0.0
+    fragments.foreach { f =>
+      val selected = indexUse.rows(f.id).map(_.getLongCardinality).getOrElse(f.numRows)
+      val sizes = f.files.map(_.fileSizeBytes)
+      val fileBytes = if (sizes.forall(_.isDefined)) sizes.flatten.sum.toDouble else f.physicalRows.toDouble * defaultRowBytes
+      rows += selected
+      bytes += fileBytes * selected / math.max(1L, f.physicalRows)
+    }
+    (rows, bytes.toLong)
+  }
 
   /**
    * The tasks of the scan: large fragments split into row ranges, small ranges packed together, each task about
