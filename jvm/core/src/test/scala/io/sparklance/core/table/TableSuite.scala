@@ -32,7 +32,9 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
     Field.nullable("x", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)),
     Field.nullable("s", ArrowType.Utf8.INSTANCE))))
 
-  private val doubles = Seq(0.0, -0.0, 1.5, -1.5, Double.NaN, Double.PositiveInfinity, Double.NegativeInfinity, 7.0)
+  // A NaN with the sign bit set sorts first in IEEE total order (index keys), last in SQL's.
+  private val doubles = Seq(0.0, -0.0, 1.5, -1.5, Double.NaN, Double.PositiveInfinity, Double.NegativeInfinity, 7.0,
+    java.lang.Double.longBitsToDouble(0xfff8000000000001L))
   private val strings = Seq("", "a", "b", "ab", "é", "z", "\u00ff", "日本")
 
   private def randomRow(r: Random): Row = Row.of(
@@ -176,7 +178,7 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
-  test("seeded tables with B-tree, bitmap and zone map indexes: indexed scans return every matching row, through appends, deletes and compaction") {
+  test("seeded tables with B-tree, bitmap, zone map and bloom filter indexes on integers, doubles (NaN, -0.0) and strings: indexed scans return every matching row, through appends, deletes and compaction") {
     (1 to 10).foreach { seed =>
       val r = new Random(seed * 31)
       val (_, table) = newTable()
@@ -195,12 +197,13 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
       }
       append(50 + r.nextInt(400))
       if (r.nextBoolean()) deleteSome()
-      val kinds = Seq("btree", "bitmap", "zonemap")
-      Seq("id", "s").foreach { c =>
+      val kinds = Seq("btree", "bitmap", "zonemap", "bloomfilter")
+      Seq("id", "x", "s").foreach { c =>
         val kind = kinds(r.nextInt(kinds.size))
         val options = kind match {
           case "btree" => Map("zone_size" -> (1 + r.nextInt(40)).toString)
           case "zonemap" => Map("rows_per_zone" -> (1 + r.nextInt(40)).toString)
+          case "bloomfilter" => Map("number_of_items" -> (1 + r.nextInt(40)).toString, "probability" -> "0.01")
           case _ => Map.empty[String, String]
         }
         table.newIndex(table.latest(), s"${c}_idx", c, kind, options, replace = false).runAndCommit()
@@ -209,12 +212,16 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
       if (r.nextBoolean()) deleteSome()
       if (r.nextInt(3) == 0) table.compact(50 + r.nextInt(300))
       val snapshot = table.latest()
-      assert(snapshot.indexes.map(_.name).sorted == Seq("id_idx", "s_idx"), s"seed $seed")
+      assert(snapshot.indexes.map(_.name).sorted == Seq("id_idx", "s_idx", "x_idx"), s"seed $seed")
       val model = read(table, snapshot.newScan(), 1L << 20).toMap
       var used = 0
       (0 until 30).foreach { _ =>
-        val c = if (r.nextBoolean()) "id" else "s"
-        def literal(): Any = if (c == "id") java.lang.Long.valueOf(r.nextInt(40) - 20L) else strings(r.nextInt(strings.size))
+        val c = Seq("id", "x", "s")(r.nextInt(3))
+        def literal(): Any = c match {
+          case "id" => java.lang.Long.valueOf(r.nextInt(40) - 20L)
+          case "x" => if (r.nextInt(5) == 0) java.lang.Long.valueOf(r.nextInt(5) - 2L) else java.lang.Double.valueOf(doubles(r.nextInt(doubles.size)))
+          case _ => strings(r.nextInt(strings.size))
+        }
         val ops = Seq(Predicate.Op.Eq, Predicate.Op.Lt, Predicate.Op.Le, Predicate.Op.Gt, Predicate.Op.Ge)
         val conjuncts: Seq[Predicate] = Seq.fill(1 + r.nextInt(2))(r.nextInt(4) match {
           case 0 | 1 => Predicate.Compare(c, ops(r.nextInt(ops.size)), literal())
