@@ -410,3 +410,33 @@ def test_float_keys_with_pylance(spark, wh):
         assert ids == [i for i in range(180) if values[i % 9] is not None and keep(values[i % 9])], (where, plan)
         assert "BTREE index 'f_idx' on f " in plan, plan
     assert "@f_idx(BTree)" in lance.dataset(path).scanner(filter="f > 1.0").explain_plan(True)
+
+
+@pytest.mark.parametrize("kind", ["BTREE", "BITMAP", "ZONEMAP"])
+def test_decimal_keys_pylance_builds(spark, wh, kind):
+    """pylance indexes DECIMAL(10, 2) columns (sparklance does not build such indexes, nor does pylance build bloom
+    filters on them); Spark's comparisons with decimal literals search them, by value whatever the literal's scale."""
+    import decimal
+    r = random.Random(f"{SEED}/decimal/{kind}")
+    path = str(wh / "db" / f"decimal_{kind}.lance")
+    domain = [decimal.Decimal(r.randint(-5000, 5000)) / 100 for _ in range(20)] + [decimal.Decimal("0.00")]
+    values = [None if r.random() < 0.1 else r.choice(domain) for _ in range(400)]
+    lance.write_dataset(pa.table({"id": pa.array(range(400), pa.int64()), "x": pa.array(values, pa.decimal128(10, 2))}),
+                        path, max_rows_per_file=120)
+    pylance_index(path, "x", kind, random_parameters(r, kind))
+    tests = {"=": lambda a, b: a == b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+             ">=": lambda a, b: a >= b}
+    for _ in range(12):
+        v = r.choice(domain) + r.choice([0, 0, decimal.Decimal("0.01"), decimal.Decimal("-0.01")])
+        op = r.choice(list(tests) + ["IN"])
+        literal = f"CAST('{v}' AS DECIMAL(12, 3))"   # another scale than the column's
+        if op == "IN":
+            vs = [v, r.choice(domain)]
+            where = f"x IN ({', '.join(f'{y}BD' for y in vs)})"
+            want = [i for i, x in enumerate(values) if x is not None and x in vs]
+        else:
+            where = f"x {op} {literal}"
+            want = [i for i, x in enumerate(values) if x is not None and tests[op](x, v)]
+        ids, plan = spark_read(spark, path, where)
+        assert ids == want, (where, plan)
+        assert f"{kind} index 'x_idx' on x " in plan, (where, plan)

@@ -97,7 +97,8 @@ object IndexQuery {
   /**
    * Whether keys stored in vectors like `keys` can be compared with `literal` with SQL semantics by [[Keys]]:
    * signed and unsigned integers, dates and timestamps (as their stored numbers) with integral literals, 32- and
-   * 64-bit floats with integral and floating literals (as doubles), strings with strings, booleans with booleans.
+   * 64-bit floats with integral and floating literals (as doubles), 128-bit decimals with `java.math.BigDecimal`s
+   * (by value, whatever the scales), strings with strings, booleans with booleans.
    */
   def comparable(keys: org.apache.arrow.vector.types.pojo.ArrowType, literal: Any): Boolean = {
     import org.apache.arrow.vector.types.pojo.ArrowType
@@ -110,6 +111,7 @@ object IndexQuery {
       case (_: ArrowType.Int | _: ArrowType.Date | _: ArrowType.Timestamp, _) => integral
       case (f: ArrowType.FloatingPoint, _) => f.getPrecision != FloatingPointPrecision.HALF &&
         (integral || literal.isInstanceOf[java.lang.Double] || literal.isInstanceOf[java.lang.Float])
+      case (d: ArrowType.Decimal, _: java.math.BigDecimal) => d.getBitWidth == 128
       case (_: ArrowType.Utf8 | _: ArrowType.LargeUtf8, _: String) => true
       case (_: ArrowType.Bool, _: java.lang.Boolean) => true
       case _ => false
@@ -134,6 +136,7 @@ private[index] object Keys {
     case t: TimeStampVector => java.lang.Long.compare(t.get(i), long(literal))
     case f: Float8Vector => doubles(f.get(i), literal)
     case f: Float4Vector => doubles(f.get(i).toDouble, literal)
+    case d: DecimalVector => Integer.signum(d.getObject(i).compareTo(literal.asInstanceOf[java.math.BigDecimal]))
     case other => throw new IllegalArgumentException(s"keys of type ${other.getField.getType} are not comparable")
   }
 
