@@ -30,7 +30,7 @@ from lance.indices.builder import IndexConfig
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import JAR, SPARK_LINE, cross_version, start_spark, warehouse_with  # noqa: E402
+from conftest import JAR, SPARK_LINE, cross_version, needs_update_and_merge, start_spark, warehouse_with  # noqa: E402
 
 from sparklance import LanceTable  # noqa: E402
 
@@ -219,6 +219,42 @@ def test_label_list_in_explain_and_with_pylance(spark, wh):
     # A condition Spark cannot fold into a literal is not searched.
     ids, plan = spark_read(spark, path, "array_contains(tags, substring('abc', 1 + CAST(id % 1 AS INT), 1))")
     assert ids == [i for i in range(160) if i % 8 in (0, 3, 5)] and "LABEL_LIST" not in plan, plan
+
+
+LABEL_ROWS = [["a"], None, [], ["a", "b"], ["b", None], ["c", "a", "c"], [None], ["d"]]
+
+
+def labelled_table(path: str) -> None:
+    lance.write_dataset(pa.table({"id": pa.array(range(160), pa.int64()),
+                                  "tags": pa.array([LABEL_ROWS[i % 8] for i in range(160)], pa.list_(pa.string()))}),
+                        path, max_rows_per_file=50)
+    lance.dataset(path).create_scalar_index("tags", "LABEL_LIST")
+
+
+@pytest.mark.parametrize("negated", [False, True])
+def test_delete_with_array_contains(spark, wh, negated):
+    """A DELETE whose condition holds array_contains (the scans it plans may search the label list) deletes exactly
+    the rows the condition is true on: under NOT, a null list or one with a null item and no 'a' stays."""
+    path = str(wh / "db" / f"labels_delete_{negated}.lance")
+    labelled_table(path)
+    spark.sql(f"DELETE FROM lance.`{path}` WHERE {'NOT ' if negated else ''}array_contains(tags, 'a')")
+
+    def stays(tags) -> bool:
+        if tags is None or ("a" not in tags and None in tags):
+            return True   # the condition is NULL either way
+        return ("a" in tags) == negated
+    assert sorted(lance.dataset(path).to_table().column("id").to_pylist()) == \
+        [i for i in range(160) if stays(LABEL_ROWS[i % 8])]
+
+
+@needs_update_and_merge
+def test_update_with_array_contains(spark, wh):
+    path = str(wh / "db" / "labels_update.lance")
+    labelled_table(path)
+    spark.sql(f"UPDATE lance.`{path}` SET id = id + 1000 WHERE array_contains(tags, 'b')")
+    hit = [LABEL_ROWS[i % 8] is not None and "b" in LABEL_ROWS[i % 8] for i in range(160)]
+    assert sorted(lance.dataset(path).to_table().column("id").to_pylist()) == \
+        sorted(i + 1000 if hit[i] else i for i in range(160))
 
 
 def test_array_contains_without_the_extensions(wh, tmp_path):
