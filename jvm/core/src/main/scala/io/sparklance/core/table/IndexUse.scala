@@ -7,7 +7,7 @@ import org.roaringbitmap.RoaringBitmap
 
 import io.sparklance.core.file.LanceFileReader
 import io.sparklance.core.index.{BitmapIndex, BloomFilterIndex, BTreeIndex, IndexKind, IndexMetadata, IndexQuery, RowSelection, ZoneMapIndex}
-import io.sparklance.core.schema.LanceField
+import io.sparklance.core.schema.{LanceField, LogicalType}
 
 /**
  * The scalar indexes a scan's predicates can use, and the rows they select: for each top-level conjunct on an
@@ -55,16 +55,17 @@ object IndexUse {
     val indexes = snapshot.indexes.filter(i => Searchable.contains(i.kind) || ItemsSearchable.contains(i.kind))
     if (indexes.isEmpty) return None
     val fragments = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
-    val usable = predicates.flatMap(conjuncts).flatMap { p =>
+    def usable(ps: Seq[Predicate]): Seq[(String, IndexQuery)] = ps.flatMap { p =>
       queryOf(p).filter { case (column, _) =>
         !column.contains('.') && snapshot.schema.field(column).exists(keysComparable(_, p))
-      }.map(_ -> p.isInstanceOf[Predicate.ListHasAny])
+      }
     }
+    val (onItems, onValues) = predicates.flatMap(conjuncts).partition(_.isInstanceOf[Predicate.ListHasAny])
     // One query per column on its values: conjuncts on the same column (a range's two ends) are searched together.
     // A query on a list's items is searched alone: two of them intersect the rows found (`array_has_all`).
-    val byColumn = usable.filter(!_._2).map(_._1).groupBy(_._1).toSeq.sortBy(_._1).map { case (column, qs) =>
+    val byColumn = usable(onValues).groupBy(_._1).toSeq.sortBy(_._1).map { case (column, qs) =>
       (column, qs.map(_._2).reduce((a, b) => IndexQuery.Both(a, b): IndexQuery), Searchable)
-    } ++ usable.filter(_._2).map { case ((column, query), _) => (column, query, ItemsSearchable) }
+    } ++ usable(onItems).map { case (column, query) => (column, query, ItemsSearchable) }
     val found = byColumn.flatMap { case (column, query, kinds) =>
       for {
         field <- snapshot.schema.field(column)
@@ -106,7 +107,7 @@ object IndexUse {
       case Predicate.Compare(_, _, v) => IndexQuery.comparable(t, v)
       case Predicate.In(_, vs) => vs.forall(IndexQuery.comparable(t, _))
       case Predicate.IsNull(_) => f.children.isEmpty
-      case Predicate.ListHasAny(_, vs) => f.logicalType.isInstanceOf[io.sparklance.core.schema.LogicalType.List] &&
+      case Predicate.ListHasAny(_, vs) => f.logicalType.isInstanceOf[LogicalType.List] &&
         f.children.headOption.exists { item =>
           val itemType = LanceFileReader.readField(item).getType
           item.children.isEmpty && vs.forall(IndexQuery.comparable(itemType, _))
