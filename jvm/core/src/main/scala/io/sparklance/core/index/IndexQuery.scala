@@ -39,10 +39,11 @@ object IndexQuery {
       lower.forall(b => within(Keys.compare(keys, i, b.value), b.inclusive, below = false)) &&
         upper.forall(b => within(Keys.compare(keys, i, b.value), b.inclusive, below = true))
 
-    // A float bound that is NaN says nothing usable: upstream sorts floats in IEEE total order, which puts NaNs
-    // with the sign bit below -Infinity and the others above +Infinity, while SQL puts every NaN above all.
+    // Upstream sorts floats in IEEE total order, which puts NaNs with the sign bit below -Infinity (right after the
+    // nulls) and the others above +Infinity, while SQL puts every NaN above all: a float page or zone may hold a NaN
+    // when its max is NaN, or its min is NaN or null, whatever the query's bounds.
     def overlaps(min: FieldVector, i: Int, max: FieldVector, j: Int): Boolean =
-      Keys.isNaN(max, j) || (!min.isNull(i) && Keys.isNaN(min, i)) || (
+      (Keys.isFloat(max) && (Keys.isNaN(max, j) || min.isNull(i) || Keys.isNaN(min, i))) || (
         lower.forall(b => within(Keys.compare(max, j, b.value), b.inclusive, below = false)) &&
           upper.forall(b => min.isNull(i) || within(Keys.compare(min, i, b.value), b.inclusive, below = true)))
 
@@ -139,6 +140,9 @@ private[index] object Keys {
     case d: DecimalVector => Integer.signum(d.getObject(i).compareTo(literal.asInstanceOf[java.math.BigDecimal]))
     case other => throw new IllegalArgumentException(s"keys of type ${other.getField.getType} are not comparable")
   }
+
+  /** Whether keys of `v` are floats. */
+  def isFloat(v: FieldVector): Boolean = v.isInstanceOf[Float8Vector] || v.isInstanceOf[Float4Vector]
 
   /** Whether the key at i is a NaN (so never for keys that are not floats). */
   def isNaN(v: FieldVector, i: Int): Boolean = v match {
