@@ -94,10 +94,22 @@ object CountReaderFactory extends PartitionReaderFactory {
 }
 
 final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType, limit: Option[Int],
-    options: ReadOptions, fragmentFilters: Array[Filter], dataFilters: Array[Filter])
+    options: ReadOptions, fragmentFilters: Array[Filter], dataFilters: Array[Filter],
+    listFilters: Seq[lance.Predicate] = Nil)
     extends Scan with Batch with SupportsReportStatistics {
 
   private val snapshot = table.snapshot
+
+  /**
+   * This scan, also using `predicates` on list items (found by [[ListItemFilters]] among the conditions Spark keeps
+   * above the scan), or this scan itself when it uses them all already.
+   */
+  def withListFilters(predicates: Seq[lance.Predicate]): LanceScan = {
+    val added = predicates.distinct.filterNot(listFilters.contains)
+    if (added.isEmpty || !options.pushDownFilters) this
+    else new LanceScan(table, base.withFilters(base.fragmentFilters ++ base.dataFilters ++ added), required, limit,
+      options, fragmentFilters, dataFilters, listFilters ++ added)
+  }
 
   /** The Lance fields the required schema names, pruned to the nested fields it keeps. */
   private lazy val projection: Seq[LanceField] = required.fields.toSeq.flatMap { sf =>
@@ -131,6 +143,7 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
       limit.map(l => s", limit=$l").getOrElse("") +
       (if (fragmentFilters.nonEmpty) s", fragments where ${fragmentFilters.mkString(" and ")}" else "") +
       (if (dataFilters.nonEmpty) s", batches where ${dataFilters.mkString(" and ")}" else "") +
+      (if (listFilters.nonEmpty) s", lists where ${listFilters.mkString(" and ")}" else "") +
       (if (!scan.indexUse.isEmpty) s", using ${scan.indexUse}" else "") + ")"
 
   override def planInputPartitions(): Array[InputPartition] = {

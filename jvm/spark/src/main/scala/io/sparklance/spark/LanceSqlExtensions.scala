@@ -33,11 +33,14 @@ import io.sparklance.core.util.Parse
  *   SHOW INDEXES FROM t                                           -- or IN t
  *   DROP INDEX name ON t                                          -- or ALTER TABLE t DROP INDEX name
  * }}}
- * Anything else goes to Spark's parser.
+ * Anything else goes to Spark's parser. The extensions also let reads of Lance tables search label list indexes with
+ * `array_contains` and `arrays_overlap` conditions ([[ListItemFilters]]), which Spark does not push to scans.
  */
 final class LanceSqlExtensions extends (SparkSessionExtensions => Unit) {
-  override def apply(e: SparkSessionExtensions): Unit =
+  override def apply(e: SparkSessionExtensions): Unit = {
     e.injectParser((_: SparkSession, delegate: ParserInterface) => new LanceSqlParser(delegate))
+    e.injectPlannerStrategy(_ => ListItemFilters)
+  }
 }
 
 final class LanceSqlParser(delegate: ParserInterface) extends ParserShim(delegate) {

@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets
 import net.jpountz.xxhash.XXHashFactory
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.{BitVector, UInt8Vector}
+import org.apache.arrow.vector.types.{DateUnit, FloatingPointPrecision}
 import org.apache.arrow.vector.types.pojo.ArrowType
 
 import io.sparklance.core.CorruptFileException
@@ -16,7 +17,7 @@ import io.sparklance.core.storage.Storage
  * fragment's live rows (`fragment_id`, `zone_start`, `zone_length` as in a zone map), `has_null`, and
  * `bloom_filter_data`, a split block bloom filter (Parquet's: blocks of eight 32-bit words, XXH64 with seed 0 of
  * the value's little-endian bytes or UTF-8 bytes). Answers `=`, `IN` and `IS NULL` with every row of the zones
- * that may hold a match: not exact.
+ * that may hold a match: not exact. Equality with NaN is not answered (a NaN key may have any bits).
  */
 object BloomFilterIndex {
   val File = "bloomfilter.lance"
@@ -32,13 +33,16 @@ object BloomFilterIndex {
     case _ => false
   }
 
+  /** The hashes a zone holding a key equal to one of the query's values has one of. */
+  private def hashesOf(query: IndexQuery, keys: ArrowType): Seq[Long] = query match {
+    case IndexQuery.In(vs) => vs.flatMap(bytesOf(keys, _)).flatten.map(hash)
+    case IndexQuery.Range(Some(l), _) => bytesOf(keys, l.value).toSeq.flatten.map(hash)
+    case _ => Nil
+  }
+
   def search(storage: Storage, dir: String, query: IndexQuery, keys: ArrowType, allocator: BufferAllocator): RowSelection = {
     val path = Storage.join(dir, File)
-    val hashes: Seq[Long] = query match {
-      case IndexQuery.In(vs) => vs.flatMap(bytesOf(keys, _)).map(hash)
-      case IndexQuery.Range(Some(l), _) => bytesOf(keys, l.value).map(hash).toSeq
-      case _ => Nil
-    }
+    val hashes = hashesOf(query, keys)
     val builder = new RowSelection.Builder(exact = false)
     IndexFiles.withAll(storage, path, allocator) { (_, root) =>
       val fragment = IndexFiles.column(path, root, "fragment_id").asInstanceOf[UInt8Vector]
@@ -93,13 +97,36 @@ object BloomFilterIndex {
     true
   }
 
-  /** The bytes upstream hashes for `value` in a column of type `keys`, if it hashes such values. */
-  private def bytesOf(keys: ArrowType, value: Any): Option[Array[Byte]] = (keys, value) match {
-    case (i: ArrowType.Int, n: java.lang.Number) if !value.isInstanceOf[java.lang.Double] && !value.isInstanceOf[java.lang.Float] =>
-      val b = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(n.longValue()).array()
-      Some(java.util.Arrays.copyOf(b, i.getBitWidth / 8))
-    case (_: ArrowType.Utf8 | _: ArrowType.LargeUtf8, s: String) => Some(s.getBytes(StandardCharsets.UTF_8))
-    case _ => None
+  /**
+   * The bytes upstream hashes for each stored key equal to `value` in a column of type `keys` (none when no key can
+   * equal it), if it hashes such values: integers, dates and timestamps as their stored number's little-endian
+   * bytes; floats as their IEEE bits, both zeros for a zero (SQL's -0.0 equals 0.0), but not NaN, whose keys may
+   * have any bits; strings as UTF-8.
+   */
+  private def bytesOf(keys: ArrowType, value: Any): Option[Seq[Array[Byte]]] = {
+    def little(n: Long, bytes: Int) = java.util.Arrays.copyOf(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(n).array(), bytes)
+    val integral = value match {
+      case n @ (_: java.lang.Long | _: java.lang.Integer | _: java.lang.Short | _: java.lang.Byte) => Some(n.asInstanceOf[Number].longValue())
+      case _ => None
+    }
+    (keys, value) match {
+      case (i: ArrowType.Int, _) => integral.map(n => Seq(little(n, i.getBitWidth / 8)))
+      case (d: ArrowType.Date, _) if d.getUnit == DateUnit.DAY =>
+        integral.map(n => if (n.toInt == n) Seq(little(n, 4)) else Nil)
+      case (_: ArrowType.Date | _: ArrowType.Timestamp, _) => integral.map(n => Seq(little(n, 8)))
+      case (f: ArrowType.FloatingPoint, n: java.lang.Number) if !java.lang.Double.isNaN(n.doubleValue()) =>
+        val d = n.doubleValue()
+        f.getPrecision match {
+          case FloatingPointPrecision.DOUBLE =>
+            Some((if (d == 0.0) Seq(0.0, -0.0) else Seq(d)).map(x => little(java.lang.Double.doubleToRawLongBits(x), 8)))
+          case FloatingPointPrecision.SINGLE =>
+            if (d.toFloat.toDouble != d) Some(Nil)
+            else Some((if (d == 0.0) Seq(0.0f, -0.0f) else Seq(d.toFloat)).map(x => little(java.lang.Float.floatToRawIntBits(x).toLong, 4)))
+          case _ => None
+        }
+      case (_: ArrowType.Utf8 | _: ArrowType.LargeUtf8, s: String) => Some(Seq(s.getBytes(StandardCharsets.UTF_8)))
+      case _ => None
+    }
   }
 
   /** The options the bloom filter in `dir` was built with (`number_of_items`, `probability`), as far as recorded. */

@@ -8,7 +8,8 @@ import io.sparklance.core.storage.Storage
 
 /**
  * A zone map index (docs/dev/scalar-indexes.md §6.1): `zonemap.lance` holds one row per zone of a fragment's live
- * rows, its `min` and `max` non-null values (null when the zone holds only nulls), `null_count`, `nan_count`,
+ * rows, its `min` and `max` non-null values (null when the zone holds only nulls), `null_count`, `nan_count` (a
+ * zone with NaNs is always searched),
  * `fragment_id`, `zone_start` (the physical offset of its first row) and `zone_length` (physical rows it spans).
  * A search returns every row of the zones that can hold a match: not exact, the rows must still be filtered.
  */
@@ -22,6 +23,7 @@ object ZoneMapIndex {
       val min = IndexFiles.column(path, root, "min")
       val max = IndexFiles.column(path, root, "max")
       val nulls = IndexFiles.column(path, root, "null_count").asInstanceOf[UInt4Vector]
+      val nans = IndexFiles.column(path, root, "nan_count").asInstanceOf[UInt4Vector]
       val fragment = IndexFiles.column(path, root, "fragment_id").asInstanceOf[UInt8Vector]
       val start = IndexFiles.column(path, root, "zone_start").asInstanceOf[UInt8Vector]
       val length = IndexFiles.column(path, root, "zone_length") match {
@@ -31,7 +33,10 @@ object ZoneMapIndex {
       }
       var i = 0
       while (i < root.getRowCount) {
+        // A zone with NaNs may hold a match whatever its bounds: how upstream bounds NaNs (max is NaN, min skips
+        // them) is not SQL's order, and a NaN with the sign bit may sort first.
         val hit = (query.matchesNull && nulls.get(i) != 0) ||
+          (query.matchesValues && nans.get(i) != 0) ||
           (query.matchesValues && !min.isNull(i) && !max.isNull(i) && query.overlaps(min, i, max, i))
         if (hit) IndexFiles.addZone(path, i, fragment.get(i), start.get(i), length(i), builder)
         i += 1

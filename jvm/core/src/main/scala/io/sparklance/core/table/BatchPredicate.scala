@@ -62,6 +62,7 @@ object BatchPredicate {
     case Predicate.IsNotNull(c) => Nulls(c, wanted = false)
     case Predicate.Compare(c, op, v) => types.get(c).map(t => compare(c, t, op, v)).getOrElse(Everything)
     case Predicate.In(c, vs) => types.get(c).map(t => in(c, t, vs)).getOrElse(Everything)
+    case Predicate.ListHasAny(_, _) => Everything
   }
 
   private def compare(c: String, t: LogicalType, op: Predicate.Op, v: Any): Node =

@@ -7,12 +7,13 @@ import org.roaringbitmap.RoaringBitmap
 
 import io.sparklance.core.file.LanceFileReader
 import io.sparklance.core.index.{BitmapIndex, BloomFilterIndex, BTreeIndex, IndexKind, IndexMetadata, IndexQuery, RowSelection, ZoneMapIndex}
-import io.sparklance.core.schema.LanceField
+import io.sparklance.core.schema.{LanceField, LogicalType}
 
 /**
  * The scalar indexes a scan's predicates can use, and the rows they select: for each top-level conjunct on an
- * indexed column (`=`, `<`, `<=`, `>`, `>=`, `IN`, `IS NULL`), the rows of the fragments the index covers that can
- * match. A fragment no used index covers (appended after the index was built, or rewritten since) is read whole.
+ * indexed column (`=`, `<`, `<=`, `>`, `>=`, `IN`, `IS NULL`), and each [[Predicate.ListHasAny]] on a list column
+ * with a label list index, the rows of the fragments the index covers that can match. A fragment no used index
+ * covers (appended after the index was built, or rewritten since) is read whole.
  *
  * The selection only narrows what is read: the scan's filters are still applied to the rows read, by the batch
  * filter and by the engine, so an index that selects too many rows costs time, never results. An index that
@@ -40,28 +41,36 @@ final class IndexUse private (val used: Seq[(IndexMetadata, String, IndexQuery)]
 object IndexUse {
   val None: IndexUse = new IndexUse(Nil, Nil)
 
-  /** Kinds searched, in order of preference when one column has several. */
+  /** Kinds searched for conditions on a column's values, in order of preference when one column has several. */
   private val Searchable: Seq[IndexKind] = Seq(IndexKind.BTree, IndexKind.Bitmap, IndexKind.ZoneMap, IndexKind.BloomFilter)
+
+  /** Kinds searched for conditions on a list's items. */
+  private val ItemsSearchable: Seq[IndexKind] = Seq(IndexKind.LabelList)
 
   /**
    * The indexes of `snapshot` that `predicates` (conjuncts a scan uses) can use: those covering at least one of its
    * fragments. B-trees hold row addresses, on tables with stable row ids too.
    */
   def plan(snapshot: Snapshot, predicates: Seq[Predicate]): IndexUse = {
-    val indexes = snapshot.indexes.filter(i => Searchable.contains(i.kind))
+    val indexes = snapshot.indexes.filter(i => Searchable.contains(i.kind) || ItemsSearchable.contains(i.kind))
     if (indexes.isEmpty) return None
     val fragments = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
-    // One query per column: conjuncts on the same column (a range's two ends) are searched together.
-    val byColumn = predicates.flatMap(conjuncts).flatMap { p =>
+    def usable(ps: Seq[Predicate]): Seq[(String, IndexQuery)] = ps.flatMap { p =>
       queryOf(p).filter { case (column, _) =>
         !column.contains('.') && snapshot.schema.field(column).exists(keysComparable(_, p))
       }
-    }.groupBy(_._1).toSeq.sortBy(_._1).map { case (column, qs) => column -> qs.map(_._2).reduce((a, b) => IndexQuery.Both(a, b): IndexQuery) }
-    val found = byColumn.flatMap { case (column, query) =>
+    }
+    val (onItems, onValues) = predicates.flatMap(conjuncts).partition(_.isInstanceOf[Predicate.ListHasAny])
+    // One query per column on its values: conjuncts on the same column (a range's two ends) are searched together.
+    // A query on a list's items is searched alone: two of them intersect the rows found (`array_has_all`).
+    val byColumn = usable(onValues).groupBy(_._1).toSeq.sortBy(_._1).map { case (column, qs) =>
+      (column, qs.map(_._2).reduce((a, b) => IndexQuery.Both(a, b): IndexQuery), Searchable)
+    } ++ usable(onItems).map { case (column, query) => (column, query, ItemsSearchable) }
+    val found = byColumn.flatMap { case (column, query, kinds) =>
       for {
         field <- snapshot.schema.field(column)
         keys = LanceFileReader.readField(field).getType
-        (_, group) <- groups(indexes.filter(i => i.kind != IndexKind.BloomFilter || BloomFilterIndex.answers(query, keys)), field)
+        (_, group) <- groups(indexes.filter(i => i.kind != IndexKind.BloomFilter || BloomFilterIndex.answers(query, keys)), field, kinds)
         if group.exists(i => RoaringBitmap.intersects(fragments, i.fragmentBitmap))
         selection <- search(snapshot, group, query, keys)
       } yield {
@@ -87,6 +96,7 @@ object IndexUse {
       }))
     case Predicate.In(c, vs) if vs.nonEmpty => Some(c -> IndexQuery.In(vs))
     case Predicate.IsNull(c) => Some(c -> IndexQuery.IsNull)
+    case Predicate.ListHasAny(c, vs) if vs.nonEmpty => Some(c -> IndexQuery.HasAny(vs))
     case _ => scala.None
   }
 
@@ -97,14 +107,19 @@ object IndexUse {
       case Predicate.Compare(_, _, v) => IndexQuery.comparable(t, v)
       case Predicate.In(_, vs) => vs.forall(IndexQuery.comparable(t, _))
       case Predicate.IsNull(_) => f.children.isEmpty
+      case Predicate.ListHasAny(_, vs) => f.logicalType.isInstanceOf[LogicalType.List] &&
+        f.children.headOption.exists { item =>
+          val itemType = LanceFileReader.readField(item).getType
+          item.children.isEmpty && vs.forall(IndexQuery.comparable(itemType, _))
+        }
       case _ => false
     }
   }
 
-  /** The indexes of `field` of the preferred searchable kind, grouped by name (delta indexes share one). */
-  private def groups(indexes: Seq[IndexMetadata], field: LanceField): Option[(IndexKind, Seq[IndexMetadata])] = {
+  /** The indexes of `field` of the preferred kind of `kinds`, grouped by name (delta indexes share one). */
+  private def groups(indexes: Seq[IndexMetadata], field: LanceField, kinds: Seq[IndexKind]): Option[(IndexKind, Seq[IndexMetadata])] = {
     val onField = indexes.filter(_.fieldIds == Seq(field.id))
-    Searchable.iterator.map(k => onField.filter(_.kind == k)).find(_.nonEmpty).map { ofKind =>
+    kinds.iterator.map(k => onField.filter(_.kind == k)).find(_.nonEmpty).map { ofKind =>
       val name = ofKind.head.name
       (ofKind.head.kind, ofKind.filter(_.name == name))
     }
@@ -120,7 +135,8 @@ object IndexUse {
       Some(group.map { i =>
         i.kind match {
           case IndexKind.BTree => BTreeIndex.search(snapshot.storage, i.dir(snapshot.root), query, allocator)
-          case IndexKind.Bitmap =>
+          case IndexKind.Bitmap | IndexKind.LabelList =>
+            // A label list is a bitmap index over the lists' items (docs/dev/scalar-indexes.md §5).
             val found = BitmapIndex.search(snapshot.storage, i.dir(snapshot.root), query, allocator, physicalRows)
             // Bitmaps of tables with stable row ids hold row ids, not addresses.
             if (snapshot.hasStableRowIds) addressesOf(snapshot, found, i) else found

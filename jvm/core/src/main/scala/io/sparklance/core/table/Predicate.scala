@@ -17,6 +17,7 @@ sealed trait Predicate extends Serializable {
     case Predicate.In(c, _) => Set(c)
     case Predicate.IsNull(c) => Set(c)
     case Predicate.IsNotNull(c) => Set(c)
+    case Predicate.ListHasAny(c, _) => Set(c)
     case Predicate.And(l, r) => l.columns ++ r.columns
     case Predicate.Or(l, r) => l.columns ++ r.columns
   }
@@ -41,6 +42,15 @@ object Predicate {
   }
   final case class IsNull(column: String) extends Predicate { override def toString = s"$column IS NULL" }
   final case class IsNotNull(column: String) extends Predicate { override def toString = s"$column IS NOT NULL" }
+
+  /**
+   * The list in `column` holds an item equal to one of `values` (Spark's `array_contains` for one value and
+   * `arrays_overlap` with literals, upstream's `array_has_any`): true only then, so a null list, and a list that
+   * holds none of them but a null item, do not match. A scan uses it only through a label list index.
+   */
+  final case class ListHasAny(column: String, values: Seq[Any]) extends Predicate {
+    override def toString = s"array_has_any($column, [${values.map(show).mkString(", ")}])"
+  }
   final case class And(left: Predicate, right: Predicate) extends Predicate { override def toString = s"($left AND $right)" }
   final case class Or(left: Predicate, right: Predicate) extends Predicate { override def toString = s"($left OR $right)" }
 

@@ -90,7 +90,8 @@ final class Scan private[table] (
    */
   def planTasks(rowsPerTask: Long): Seq[ScanTask] = {
     val fieldsBytes = LanceSchema(projection.toIndexedSeq, Map.empty).toBytes
-    val readable = dataFilters.filter(_.columns.forall(c => projection.exists(_.name == c)))
+    // Batches do not evaluate a list's items: a label list index alone uses those predicates.
+    val readable = dataFilters.filter(p => !p.isInstanceOf[Predicate.ListHasAny] && p.columns.forall(c => projection.exists(_.name == c)))
     val context = ScanTask.Context(snapshot.layout, snapshot.manifest.path, fieldsBytes, metadataColumns.map(_.name),
       snapshot.manifest.hasStableRowIds, batchRows, limit, readable)
     val slices = fragments.flatMap { fragment =>
@@ -149,7 +150,9 @@ object Scan {
   /**
    * What a scan of a table with `schema` does with `p`. Row skipping takes `=`, `<`, `<=`, `>`, `>=` and `IN` of a
    * top-level column with literals it can compare ([[Predicate.comparable]]), `IS NULL` and `IS NOT NULL` of a
-   * top-level column of one of those types, and `AND`/`OR` of those.
+   * top-level column of one of those types, and `AND`/`OR` of those; and [[Predicate.ListHasAny]] of a top-level
+   * list column with literals its items compare with, which only a label list index uses (batches do not evaluate
+   * it).
    */
   def filterUse(schema: LanceSchema, p: Predicate): FilterUse =
     if (selectsFragments(p)) FilterUse.SelectsFragments
@@ -179,6 +182,8 @@ object Scan {
     case Predicate.In(c, vs) => vs.nonEmpty && column(schema, c).exists(t => vs.forall(Predicate.comparable(t, _)))
     case Predicate.IsNull(c) => columnOk(schema, c)
     case Predicate.IsNotNull(c) => columnOk(schema, c)
+    case Predicate.ListHasAny(c, vs) => vs.nonEmpty && column(schema, c).exists(_.isInstanceOf[LogicalType.List]) &&
+      schema.field(c).flatMap(_.children.headOption).exists(item => vs.forall(Predicate.comparable(item.logicalType, _)))
     case Predicate.And(l, r) => skipsBatches(schema, l) && skipsBatches(schema, r)
     case Predicate.Or(l, r) => skipsBatches(schema, l) && skipsBatches(schema, r)
   }

@@ -3,6 +3,7 @@ package io.sparklance.core.table
 /**
  * The semantics of a [[Predicate]] on one row of boxed values, for tests to compare scans with: nulls (None) match
  * nothing but IS NULL; `compare(column, value, literal)` gives the sign of value - literal in the suite's own terms.
+ * A list is a `Seq` of its items, None for a null item; `compare` then compares an item with a literal.
  */
 object PredicateModel {
   def matches(p: Predicate, value: String => Option[Any], compare: (String, Any, Any) => Int): Boolean = p match {
@@ -11,6 +12,10 @@ object PredicateModel {
     case Predicate.IsNull(c) => value(c).isEmpty
     case Predicate.IsNotNull(c) => value(c).isDefined
     case Predicate.In(c, vs) => value(c).exists(v => vs.exists(compare(c, v, _) == 0))
+    case Predicate.ListHasAny(c, vs) => value(c).exists {
+      case items: Seq[_] => items.exists(i => i != None && vs.exists(compare(c, i, _) == 0))
+      case other => throw new IllegalArgumentException(s"column $c holds $other, not a list")
+    }
     case Predicate.Compare(c, op, literal) => value(c).exists { v =>
       val k = compare(c, v, literal)
       op match {

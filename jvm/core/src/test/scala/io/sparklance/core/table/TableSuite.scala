@@ -32,7 +32,9 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
     Field.nullable("x", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)),
     Field.nullable("s", ArrowType.Utf8.INSTANCE))))
 
-  private val doubles = Seq(0.0, -0.0, 1.5, -1.5, Double.NaN, Double.PositiveInfinity, Double.NegativeInfinity, 7.0)
+  // A NaN with the sign bit set sorts first in IEEE total order (index keys), last in SQL's.
+  private val doubles = Seq(0.0, -0.0, 1.5, -1.5, Double.NaN, Double.PositiveInfinity, Double.NegativeInfinity, 7.0,
+    java.lang.Double.longBitsToDouble(0xfff8000000000001L))
   private val strings = Seq("", "a", "b", "ab", "é", "z", "\u00ff", "日本")
 
   private def randomRow(r: Random): Row = Row.of(
@@ -176,8 +178,8 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
-  test("seeded tables with B-tree, bitmap and zone map indexes: indexed scans return every matching row, through appends, deletes and compaction") {
-    (1 to 10).foreach { seed =>
+  test("seeded tables with B-tree, bitmap, zone map and bloom filter indexes on integers, doubles (NaN, -0.0) and strings: indexed scans return every matching row, through appends, deletes and compaction") {
+    (1 to 24).foreach { seed =>
       val r = new Random(seed * 31)
       val (_, table) = newTable()
       def append(n: Int): Unit = {
@@ -195,12 +197,13 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
       }
       append(50 + r.nextInt(400))
       if (r.nextBoolean()) deleteSome()
-      val kinds = Seq("btree", "bitmap", "zonemap")
-      Seq("id", "s").foreach { c =>
+      val kinds = Seq("btree", "bitmap", "zonemap", "bloomfilter")
+      Seq("id", "x", "s").foreach { c =>
         val kind = kinds(r.nextInt(kinds.size))
         val options = kind match {
           case "btree" => Map("zone_size" -> (1 + r.nextInt(40)).toString)
           case "zonemap" => Map("rows_per_zone" -> (1 + r.nextInt(40)).toString)
+          case "bloomfilter" => Map("number_of_items" -> (1 + r.nextInt(40)).toString, "probability" -> "0.01")
           case _ => Map.empty[String, String]
         }
         table.newIndex(table.latest(), s"${c}_idx", c, kind, options, replace = false).runAndCommit()
@@ -209,12 +212,16 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
       if (r.nextBoolean()) deleteSome()
       if (r.nextInt(3) == 0) table.compact(50 + r.nextInt(300))
       val snapshot = table.latest()
-      assert(snapshot.indexes.map(_.name).sorted == Seq("id_idx", "s_idx"), s"seed $seed")
+      assert(snapshot.indexes.map(_.name).sorted == Seq("id_idx", "s_idx", "x_idx"), s"seed $seed")
       val model = read(table, snapshot.newScan(), 1L << 20).toMap
       var used = 0
       (0 until 30).foreach { _ =>
-        val c = if (r.nextBoolean()) "id" else "s"
-        def literal(): Any = if (c == "id") java.lang.Long.valueOf(r.nextInt(40) - 20L) else strings(r.nextInt(strings.size))
+        val c = Seq("id", "x", "s")(r.nextInt(3))
+        def literal(): Any = c match {
+          case "id" => java.lang.Long.valueOf(r.nextInt(40) - 20L)
+          case "x" => if (r.nextInt(5) == 0) java.lang.Long.valueOf(r.nextInt(5) - 2L) else java.lang.Double.valueOf(doubles(r.nextInt(doubles.size)))
+          case _ => strings(r.nextInt(strings.size))
+        }
         val ops = Seq(Predicate.Op.Eq, Predicate.Op.Lt, Predicate.Op.Le, Predicate.Op.Gt, Predicate.Op.Ge)
         val conjuncts: Seq[Predicate] = Seq.fill(1 + r.nextInt(2))(r.nextInt(4) match {
           case 0 | 1 => Predicate.Compare(c, ops(r.nextInt(ops.size)), literal())
@@ -233,6 +240,41 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
       // A compaction takes the fragments it rewrote out of the indexes; one that rewrote all leaves nothing indexed.
       val covering = snapshot.indexes.exists(i => snapshot.fragments.exists(f => i.covers(f.id)))
       assert(used > 0 || !covering, s"seed $seed: no scan used an index")
+    }
+  }
+
+  test("float keys: a B-tree page or zone whose first keys are nulls then sign-bit NaNs is searched as SQL orders NaN (last)") {
+    val negativeNaN = java.lang.Double.longBitsToDouble(0xfff8000000000001L)
+    // Sorted: null, -NaN | -inf, -0.0, 0.0, 1.5 | 2.0, 7.0, NaN, NaN: the first page's max is -NaN; with zone_size 3
+    // a page is [null, -NaN, -inf], whose min is null and max a number.
+    val xs = Seq(Some(1.5), None, Some(negativeNaN), Some(Double.NegativeInfinity), Some(-0.0), Some(0.0), Some(2.0),
+      Some(7.0), Some(Double.NaN), Some(Double.NaN))
+    Seq(("btree", Map("zone_size" -> "3")), ("btree", Map("zone_size" -> "4")), ("bitmap", Map.empty[String, String]),
+        ("zonemap", Map("rows_per_zone" -> "2")), ("bloomfilter", Map("number_of_items" -> "2"))).foreach { case (kind, options) =>
+      val (_, table) = newTable()
+      val written = write(table, xs.zipWithIndex.map { case (x, i) => Row.of(Some(i.toLong), x, None) }, maxRowsPerFile = 100)
+      table.newOverwrite(0, schema, FileVersion.V2_2, Map.empty).commit(Seq(written))
+      table.newIndex(table.latest(), "x_idx", "x", kind, options, replace = false).runAndCommit()
+      val snapshot = table.latest()
+      val model = read(table, snapshot.newScan(), 1L << 20).toMap
+      Seq(Predicate.Compare("x", Predicate.Op.Eq, java.lang.Double.valueOf(Double.NaN)),
+        Predicate.Compare("x", Predicate.Op.Gt, java.lang.Double.valueOf(1.0)),
+        Predicate.Compare("x", Predicate.Op.Ge, java.lang.Double.valueOf(Double.PositiveInfinity)),
+        Predicate.Compare("x", Predicate.Op.Lt, java.lang.Double.valueOf(0.0)),
+        Predicate.Compare("x", Predicate.Op.Eq, java.lang.Double.valueOf(-0.0)),
+        Predicate.In("x", Seq(java.lang.Double.valueOf(0.0), java.lang.Double.valueOf(7.0))),
+        Predicate.IsNull("x")).foreach { p =>
+        val scan = snapshot.newScan().withFilters(Seq(p))
+        val got = read(table, scan, 1L << 20).map(_._1).toSet
+        val want = model.filter { case (_, row) => matches(p, row) }.keySet
+        assert(want.subsetOf(got), s"$kind $options, $p (${scan.indexUse}): rows lost ${want -- got}")
+        val bloomAnswers = p match {
+          case Predicate.IsNull(_) | Predicate.In(_, _) => true
+          case Predicate.Compare(_, Predicate.Op.Eq, v: java.lang.Double) => !v.isNaN
+          case _ => false
+        }
+        assert(!scan.indexUse.isEmpty || (kind == "bloomfilter" && !bloomAnswers), s"$kind, $p: no index used")
+      }
     }
   }
 
