@@ -153,6 +153,12 @@ def random_list_pred(r: random.Random, labels: List[str]) -> Tuple[str, callable
             lambda row: has(x, row) or has(y, row), 0)
 
 
+def differ(where, got, want, plan):
+    """What a differential failure reports: the rows missing and extra against a full scan, and the plan."""
+    return (f"WHERE {where}: {len(got)} rows, a full scan has {len(want)}; missing {sorted(set(want) - set(got))[:10]}, "
+            f"extra {sorted(set(got) - set(want))[:10]}\n  plan: {plan}")
+
+
 def test_differential_label_lists(spark, wh):
     """Label list indexes on a list<string> and a list<int32> column (null lists, empty lists, null items), built by
     pylance or Spark, on tables with deletes, unindexed appends and sometimes stable row ids: Spark's reads with
@@ -189,9 +195,7 @@ def test_differential_label_lists(spark, wh):
             stats["with rows"] += bool(want)
             stats["searched"] += "LABEL_LIST index" in plan
             if got != want:
-                failures.append(report(f"labels case {i}", steps, f"WHERE {where}: {len(got)} rows, a full scan has "
-                                       f"{len(want)}; missing {sorted(set(want) - set(got))[:10]}, extra "
-                                       f"{sorted(set(got) - set(want))[:10]}\n  plan: {plan}"))
+                failures.append(report(f"labels case {i}", steps, differ(where, got, want, plan)))
             elif "LanceScan(" in plan and indexed and plan.count("LABEL_LIST index") != searches:
                 failures.append(report(f"labels case {i}", steps, f"WHERE {where}: {plan.count('LABEL_LIST index')} "
                                        f"label list searches, not {searches}\n  plan: {plan}"))
@@ -420,9 +424,7 @@ def test_differential_float_date_timestamp_keys(spark, wh):
             searched = f"index '{c}_idx' on {c} " in plan
             stats["searched"] += searched
             if got != want:
-                failures.append(report(f"typed case {i}", steps, f"WHERE {where}: {len(got)} rows, a full scan "
-                                       f"has {len(want)}; missing {sorted(set(want) - set(got))[:10]}, extra "
-                                       f"{sorted(set(got) - set(want))[:10]}\n  plan: {plan}"))
+                failures.append(report(f"typed case {i}", steps, differ(where, got, want, plan)))
             elif "LanceScan(" in plan and covered(path, f"{c}_idx") and must(kinds[c]) and not searched:
                 failures.append(report(f"typed case {i}", steps, f"WHERE {where}: the {kinds[c]} index on {c} "
                                        f"was not searched\n  plan: {plan}"))
