@@ -71,7 +71,16 @@ CASES = [
     ("s IS NOT NULL AND id < 100", lambda r: r["s"] is not None and r["id"] < 100),
     ("b = true AND id < 50", lambda r: r["b"] is True and r["id"] < 50),
     ("pad LIKE 'xxxxxxxxxxxx%'", lambda r: r["pad"].startswith("x" * 12)),          # not pushed
-    ("NOT (id > 10)", lambda r: not r["id"] > 10),                                   # not pushed
+    ("NOT (id > 10)", lambda r: not r["id"] > 10),                                   # Spark makes it id <= 10
+    ("i32 <> -493", lambda r: r["i32"] is not None and r["i32"] != -493),
+    ("NOT (s = 'k007') AND id < 3000", lambda r: r["s"] is not None and r["s"] != "k007" and r["id"] < 3000),
+    ("f64 <> 0.0", lambda r: r["f64"] is not None and (math.isnan(r["f64"]) or r["f64"] != 0.0)),
+    ("f64 != double('NaN')", lambda r: r["f64"] is not None and not math.isnan(r["f64"])),
+    ("b <> true", lambda r: r["b"] is False),
+    ("id NOT IN (3, 19999, 77777)", lambda r: r["id"] not in (3, 19999)),
+    ("s NOT IN ('k001', 'k002') AND id < 2000", lambda r: r["s"] is not None and r["s"] not in ("k001", "k002")
+     and r["id"] < 2000),
+    ("i32 NOT IN (1, NULL)", lambda r: False),
 ]
 
 
@@ -82,6 +91,12 @@ def test_filter_results(spark, table, where, keep):
     assert [r["id"] for r in got] == [r["id"] for r in want]
     for g, w in zip(got, want):
         assert all(eq(g[k], w[k]) for k in w), (g, w)
+
+
+def test_not_equal_and_not_in_reach_the_scan(spark, table):
+    for where, part in (("i32 <> -493", "Not(EqualTo(i32,-493))"), ("id NOT IN (3, 19999)", "Not(In(id, [")):
+        plan = spark.sql(f"SELECT id FROM ft WHERE {where}")._jdf.queryExecution().executedPlan().toString()
+        assert part in plan.split("batches where ")[1], plan
 
 
 def test_pushed_filters_are_reported(spark, table):
@@ -156,6 +171,11 @@ def test_date_timestamp_and_decimal_filters_are_pushed_and_exact(spark, tmp_path
         f"ntz = {lit('TIMESTAMP_NTZ', us0 + 130)}", f"ntz < {lit('TIMESTAMP_NTZ', us0 + 1300)}",
         "dec = 3.125", "dec > -1.1", "dec <= 3.124",
         "dec IN (CAST(0 AS DECIMAL(10, 3)), CAST(2.5 AS DECIMAL(10, 3)), CAST(-7.125 AS DECIMAL(10, 3)))",
+        # <> and NOT IN: below or above the stored range that reads as the literal.
+        f"d64 <> DATE '{day}' AND id < 1000", f"ts_ns <> {lit('TIMESTAMP', ns_row // 1000)} AND id < 1000",
+        f"ts_s NOT IN ({lit('TIMESTAMP', (us0 // 1_000_000 + 30) * 1_000_000)}, "
+        f"{lit('TIMESTAMP', (us0 // 1_000_000 + 33) * 1_000_000)}) AND id < 1000",
+        "dec <> 3.125 AND id < 1000",
     ]
     conf = spark.conf
     saved = {k: conf.get(k) for k in ("spark.sql.session.timeZone", "spark.sql.datetime.java8API.enabled")}

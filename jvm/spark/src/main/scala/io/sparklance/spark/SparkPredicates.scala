@@ -11,8 +11,8 @@ import io.sparklance.core.table.Predicate
 import io.sparklance.core.table.Predicate.Op
 
 /**
- * Spark's filters as the core's [[Predicate]]s: comparisons, `IN`, `IS [NOT] NULL` and `AND`/`OR` of those, on a
- * column named by one name part. Anything else has no translation and stays Spark's alone.
+ * Spark's filters as the core's [[Predicate]]s: comparisons, `IN`, `IS [NOT] NULL`, `<>` and `NOT IN`, and
+ * `AND`/`OR` of those, on a column named by one name part. Anything else has no translation and stays Spark's alone.
  *
  * The core compares date and timestamp columns by the integer they store ([[Predicate.comparable]]), so a date or
  * timestamp literal becomes a comparison of that integer with the literal as Spark sees the column's values:
@@ -39,6 +39,8 @@ object SparkPredicates {
         case _ => None
       }
     }
+    def notEqual(a: String, v: Any): Option[Predicate] =
+      for (below <- compare(a, Op.Lt, v); above <- compare(a, Op.Gt, v)) yield Predicate.Or(below, above)
     def go(f: Filter): Option[Predicate] = f match {
       case EqualTo(a, v) => compare(column(a), Op.Eq, v)
       case GreaterThan(a, v) => compare(column(a), Op.Gt, v)
@@ -46,6 +48,11 @@ object SparkPredicates {
       case LessThan(a, v) => compare(column(a), Op.Lt, v)
       case LessThanOrEqual(a, v) => compare(column(a), Op.Le, v)
       case In(a, vs) => in(column(a), vs.toSeq)
+      // `a <> v` holds exactly where `a < v` or `a > v` does, nulls (neither) and NaN (above every number, equal
+      // to itself) included; `NOT IN` of literals without a null is the AND of those.
+      case Not(EqualTo(a, v)) if v != null => notEqual(column(a), v)
+      case Not(In(a, vs)) if vs.nonEmpty && !vs.contains(null) =>
+        vs.toSeq.map(notEqual(column(a), _)).reduceLeft((x, y) => for (p <- x; q <- y) yield Predicate.And(p, q))
       case IsNull(a) => Some(Predicate.IsNull(column(a)))
       case IsNotNull(a) => Some(Predicate.IsNotNull(column(a)))
       case And(l, r) => for (x <- go(l); y <- go(r)) yield Predicate.And(x, y)
