@@ -11,7 +11,7 @@ import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparklance.core.{FileVersion, MetadataColumn}
+import io.sparklance.core.FileVersion
 import io.sparklance.core.commit.CommitHandler
 import io.sparklance.core.schema.ArrowSchemas
 import io.sparklance.core.storage.InMemoryStorage
@@ -73,24 +73,14 @@ class LabelListUseSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   /** (row address, id, tags) of every row a scan returns. */
   private def read(table: Table, scan: Scan): Seq[(Long, Long, Tags)] =
-    scan.withMetadataColumns(Seq(MetadataColumn.RowAddress)).planTasks(64).flatMap { task =>
-      val reader = table.read(task, allocator)
-      try Iterator.continually(reader.next()).takeWhile(_.isDefined).flatten.flatMap { root =>
-        try {
-          val id = root.getVector("id").asInstanceOf[BigIntVector]
-          val tags = root.getVector("tags").asInstanceOf[ListVector]
-          val address = root.getVector("_rowaddr").asInstanceOf[BigIntVector]
-          (0 until root.getRowCount).map { i =>
-            val items = tags.getDataVector.asInstanceOf[VarCharVector]
-            val t: Tags = Option.when(!tags.isNull(i))((tags.getElementStartIndex(i) until tags.getElementEndIndex(i)).map { k =>
-              Option.when(!items.isNull(k))(new String(items.get(k), UTF_8))
-            })
-            (address.get(i), id.get(i), t)
-          }
-        } finally root.close()
-      }.toList
-      finally reader.close()
-    }
+    ScanRows(table, scan, 64, allocator) { (root, i) =>
+      val tags = root.getVector("tags").asInstanceOf[ListVector]
+      val items = tags.getDataVector.asInstanceOf[VarCharVector]
+      val t: Tags = Option.when(!tags.isNull(i))((tags.getElementStartIndex(i) until tags.getElementEndIndex(i)).map { k =>
+        Option.when(!items.isNull(k))(new String(items.get(k), UTF_8))
+      })
+      (root.getVector("id").asInstanceOf[BigIntVector].get(i), t)
+    }.map { case (address, (id, t)) => (address, id, t) }
 
   private def holds(p: Predicate.ListHasAny, t: Tags): Boolean = t.exists(_.exists(x => x.exists(p.values.contains)))
 

@@ -66,21 +66,12 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   /** Every row a scan returns, with its row address, reading every task. */
   private def read(table: Table, scan: Scan, rowsPerTask: Long): Seq[(Long, Row)] =
-    scan.withMetadataColumns(Seq(MetadataColumn.RowAddress)).planTasks(rowsPerTask).flatMap { task =>
-      val reader = table.read(task, allocator)
-      try Iterator.continually(reader.next()).takeWhile(_.isDefined).flatten.flatMap { root =>
-        try {
-          val id = root.getVector("id").asInstanceOf[BigIntVector]
-          val x = root.getVector("x").asInstanceOf[Float8Vector]
-          val s = root.getVector("s").asInstanceOf[VarCharVector]
-          val address = root.getVector("_rowaddr").asInstanceOf[BigIntVector]
-          (0 until root.getRowCount).map { i =>
-            address.get(i) -> Row.of(Option.when(!id.isNull(i))(id.get(i)), Option.when(!x.isNull(i))(x.get(i)),
-              Option.when(!s.isNull(i))(new String(s.get(i), UTF_8)))
-          }
-        } finally root.close()
-      }.toList
-      finally reader.close()
+    ScanRows(table, scan, rowsPerTask, allocator) { (root, i) =>
+      val id = root.getVector("id").asInstanceOf[BigIntVector]
+      val x = root.getVector("x").asInstanceOf[Float8Vector]
+      val s = root.getVector("s").asInstanceOf[VarCharVector]
+      Row.of(Option.when(!id.isNull(i))(id.get(i)), Option.when(!x.isNull(i))(x.get(i)),
+        Option.when(!s.isNull(i))(new String(s.get(i), UTF_8)))
     }
 
   // The model's predicate semantics (Spark's): nulls match nothing but IS NULL; NaN equals NaN and is above all.
