@@ -1,0 +1,98 @@
+package io.sparklance.core.index;
+
+import java.util.Locale;
+
+import io.sparklance.core.InvalidArgumentException;
+
+/**
+ * Lance's vector distances, smaller is nearer:
+ * <ul>
+ *   <li>{@code l2}: the squared Euclidean distance (no square root, as Lance reports it);</li>
+ *   <li>{@code cosine}: 1 - cos(angle); a zero vector on either side has no cosine (NaN);</li>
+ *   <li>{@code dot}: 1 - the dot product.</li>
+ * </ul>
+ * Computed in double over values that are float16, float32 or float64 in the file, and reported as float32, as
+ * Lance reports {@code _distance}. NaN means "no distance": Lance leaves such rows out of every search.
+ */
+public enum Distance {
+  L2 {
+    @Override public double between(double[] q, float[] v, int from) {
+      double s0 = 0, s1 = 0;
+      int n = q.length, i = 0;
+      for (; i + 1 < n; i += 2) {
+        double d0 = q[i] - v[from + i], d1 = q[i + 1] - v[from + i + 1];
+        s0 += d0 * d0;
+        s1 += d1 * d1;
+      }
+      if (i < n) { double d = q[i] - v[from + i]; s0 += d * d; }
+      return s0 + s1;
+    }
+  },
+  COSINE {
+    @Override public double between(double[] q, float[] v, int from) {
+      double dot = 0, qq = 0, vv = 0;
+      for (int i = 0; i < q.length; i++) {
+        double x = v[from + i];
+        dot += q[i] * x;
+        qq += q[i] * q[i];
+        vv += x * x;
+      }
+      return 1.0 - dot / (Math.sqrt(qq) * Math.sqrt(vv));
+    }
+  },
+  DOT {
+    @Override public double between(double[] q, float[] v, int from) {
+      double s0 = 0, s1 = 0;
+      int n = q.length, i = 0;
+      for (; i + 1 < n; i += 2) {
+        s0 += q[i] * v[from + i];
+        s1 += q[i + 1] * v[from + i + 1];
+      }
+      if (i < n) s0 += q[i] * v[from + i];
+      return 1.0 - (s0 + s1);
+    }
+  };
+
+  /** The distance between the query `q` and the vector of `q.length` values of `v` starting at `from`. */
+  public abstract double between(double[] q, float[] v, int from);
+
+  /** The distance of a vector held as doubles (float64 columns), by the same definition. */
+  public final double between(double[] q, double[] v) {
+    double s = 0, a = 0, b = 0;
+    switch (this) {
+      case L2:
+        for (int i = 0; i < q.length; i++) { double d = q[i] - v[i]; s += d * d; }
+        return s;
+      case COSINE:
+        for (int i = 0; i < q.length; i++) { s += q[i] * v[i]; a += q[i] * q[i]; b += v[i] * v[i]; }
+        return 1.0 - s / (Math.sqrt(a) * Math.sqrt(b));
+      default:
+        for (int i = 0; i < q.length; i++) s += q[i] * v[i];
+        return 1.0 - s;
+    }
+  }
+
+  /** Lance's name of the distance: {@code l2}, {@code cosine} or {@code dot}. */
+  public String lanceName() {
+    return name().toLowerCase(Locale.ROOT);
+  }
+
+  /**
+   * The distance a user names (case-insensitive; {@code euclidean} is {@code l2}, as in Lance), or an error that
+   * lists the ones there are. {@code hamming} (for uint8 vectors) is refused as not supported yet.
+   */
+  public static Distance named(String name, String option) {
+    String n = name == null ? "" : name.trim().toLowerCase(Locale.ROOT);
+    switch (n) {
+      case "l2": case "euclidean": return L2;
+      case "cosine": return COSINE;
+      case "dot": return DOT;
+      case "hamming":
+        throw new io.sparklance.core.UnsupportedFeatureException(
+            option + " = 'hamming' is not supported by sparklance yet; use l2, cosine or dot.");
+      default:
+        throw new InvalidArgumentException(
+            option + " = '" + name + "' is not a distance type; use l2, cosine or dot.");
+    }
+  }
+}
