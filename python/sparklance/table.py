@@ -264,5 +264,56 @@ class LanceTable:
             statement = f"ALTER TABLE {self._sql_name} OPTIMIZE INDEX {_index_word('index name', name)}"
             return _index_rows(self._spark.sql(statement))[0]
 
+    def search(self, vector: Any, k: int = 10, column: Optional[str] = None, metric: str = "l2",
+               filter: Optional[str] = None, prefilter: bool = False, columns: Optional[List[str]] = None,
+               with_row_id: bool = False, offset: int = 0, version: Union[int, str, None] = None,
+               distance_range: Optional[tuple] = None) -> "DataFrame":
+        """The ``k`` rows nearest to ``vector`` in the vector column ``column``, as a DataFrame (the SQL table
+        function ``vector_search``): the table's columns (or ``columns``), then ``_distance`` (Lance's ``l2``
+        (squared), ``cosine`` or ``dot`` distance, ``metric``), then ``_rowid`` with ``with_row_id``; nearest first.
+
+        ``vector`` is a sequence of numbers, or a sequence of such vectors (a batch: each is searched, and a leading
+        ``query_index`` column numbers them). ``column`` may be left out when the table has one vector column.
+        ``filter`` (SQL) applies to the nearest rows found, as in Lance, or before the search with ``prefilter=True``;
+        ``distance_range=(lower, upper)`` keeps distances ``lower <= d < upper`` (either may be None); ``offset``
+        drops the first rows of the ``k``; ``version`` is a version number or tag. The search is exact (no vector
+        index is used yet). Needs sparklance's SQL extensions (:func:`sparklance.session` configures them)."""
+        def number(x: Any) -> str:
+            value = float(x)
+            if value != value or value in (float("inf"), float("-inf")):
+                raise InvalidArgumentError(f"The query vector holds {value}; give finite numbers.")
+            return f"CAST({value!r} AS DOUBLE)"
+
+        def literal_vector(v: Any) -> str:
+            return "array(" + ", ".join(number(x) for x in v) + ")"
+
+        items = list(vector)
+        if not items:
+            raise InvalidArgumentError("The query vector is empty.")
+        batch = not isinstance(items[0], (int, float)) and hasattr(items[0], "__iter__")
+        query = ("array(" + ", ".join(literal_vector(v) for v in items) + ")") if batch else literal_vector(items)
+        if column is None:
+            vectors = [f.name for f in self.schema.fields
+                       if str(f.metadata.get("lance.logical_type", "")).startswith("fixed_size_list:")]
+            if len(vectors) != 1:
+                raise InvalidArgumentError(
+                    f"Name the vector column to search: the table has {len(vectors)} vector columns "
+                    f"({', '.join(vectors) or 'none'}).")
+            column = vectors[0]
+
+        def string(s: str) -> str:
+            return "'" + str(s).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+        # Positional, in vector_search's order, so that Spark 3.4 (which parses no named arguments) takes them too.
+        lower, upper = distance_range if distance_range is not None else (None, None)
+        args = [string(self._sql_name), query, string(column), str(int(k)), string(metric),
+                "array(" + ", ".join(string(c) for c in columns) + ")" if columns is not None else "NULL",
+                string(filter) if filter is not None else "NULL", "NULL", "NULL", "NULL", str(int(offset)),
+                "NULL" if version is None else str(int(version)) if isinstance(version, int) else string(version),
+                "NULL" if lower is None else number(lower), "NULL" if upper is None else number(upper), "NULL",
+                str(bool(prefilter)).lower(), str(bool(with_row_id)).lower()]
+        with translated():
+            return self._spark.sql(f"SELECT * FROM vector_search({', '.join(args)})")
+
     def __repr__(self) -> str:
         return f"LanceTable({self.path!r})"

@@ -5,7 +5,7 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.{Row, SparkSession, SparkSessionExtensions}
 import org.apache.spark.sql.catalyst.{FunctionIdentifier, TableIdentifier}
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, Expression}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, Expression, ExpressionInfo}
 import org.apache.spark.sql.catalyst.parser.ParserInterface
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.connector.catalog.Identifier
@@ -33,13 +33,16 @@ import io.sparklance.core.util.Parse
  *   SHOW INDEXES FROM t                                           -- or IN t
  *   DROP INDEX name ON t                                          -- or ALTER TABLE t DROP INDEX name
  * }}}
- * Anything else goes to Spark's parser. The extensions also let reads of Lance tables search label list indexes with
+ * Anything else goes to Spark's parser. The extensions also add the table function `vector_search` (nearest neighbours,
+ * [[VectorSearch]]), and let reads of Lance tables search label list indexes with
  * `array_contains` and `arrays_overlap` conditions ([[ListItemFilters]]), which Spark does not push to scans.
  */
 final class LanceSqlExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(e: SparkSessionExtensions): Unit = {
     e.injectParser((_: SparkSession, delegate: ParserInterface) => new LanceSqlParser(delegate))
     e.injectPlannerStrategy(_ => ListItemFilters)
+    e.injectTableFunction((FunctionIdentifier(VectorSearch.Name),
+      new ExpressionInfo(VectorSearch.getClass.getCanonicalName, VectorSearch.Name), VectorSearch.plan _))
   }
 }
 

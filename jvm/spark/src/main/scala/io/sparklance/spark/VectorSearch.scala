@@ -1,0 +1,244 @@
+package io.sparklance.spark
+
+import java.util.Locale
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.analysis.{UnresolvedAttribute, UnresolvedStar}
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.parser.CatalystSqlParser
+import org.apache.spark.sql.catalyst.plans.Cross
+import org.apache.spark.sql.catalyst.plans.logical._
+import org.apache.spark.sql.catalyst.util.{ArrayData, GenericArrayData}
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.UTF8String
+
+import io.sparklance.core.InvalidArgumentException
+import io.sparklance.core.index.Distance
+import io.sparklance.core.schema.LogicalType
+
+/**
+ * The `vector_search` table function of [[LanceSqlExtensions]]: the `num_results` rows of a table nearest to a query
+ * vector, as the other Lance connector's `VECTOR_SEARCH` returns them, with the arguments named
+ * (`table => 'lance.db.items', query_vector => array(...), vector_column => 'emb', num_results => 10`) or
+ * positional in the order of [[VectorSearch.Parameters]]:
+ *
+ * {{{
+ *   SELECT * FROM vector_search('lance.db.items', array(0.1, 0.2, 0.3), 'emb', 10, 'cosine')
+ * }}}
+ *
+ * The output is the table's columns (or `columns`), then `_distance` (float, smaller is nearer: Lance's squared
+ * `l2`, `cosine` or `dot` distance), then `_rowid` when `with_row_id` is true, nearest first, ties by row id. An array
+ * of query vectors searches each: a leading `query_index` column (0-based) numbers them.
+ *
+ * The search is exact: each task keeps the nearest rows of its split, and Spark merges them (Lance's flat search).
+ * A vector index is not used yet, so `nprobes`, `refine_factor` and `ef`, which tune an index search, are checked and
+ * change nothing; results are those of an exact search, which an index search approximates. Rows whose vector is
+ * null, holds a null or a NaN, or has no cosine (a zero vector) have no distance and are never returned, as in Lance.
+ * `filter` (a SQL condition) is applied after the nearest rows are found, as Lance does by default, so fewer than
+ * `num_results` rows may come back; with `prefilter => true` it is applied first. `lower_bound` (inclusive) and
+ * `upper_bound` (exclusive) keep only distances in that range before the nearest are chosen; `offset` skips the first
+ * rows of the result; `version` reads a version or tag of the table.
+ */
+object VectorSearch {
+  val Name = "vector_search"
+
+  /** The arguments, in their positional order. */
+  val Parameters: Seq[String] = Seq("table", "query_vector", "vector_column", "num_results", "distance_type", "columns",
+    "filter", "nprobes", "refine_factor", "ef", "offset", "version", "lower_bound", "upper_bound", "bypass_vector_index",
+    "prefilter", "with_row_id")
+
+  private val Required = Seq("table", "query_vector", "vector_column")
+
+  /** The plan of one call, from the call's arguments (foldable expressions). */
+  def plan(args: Seq[Expression]): LogicalPlan = LanceSparkException.translate(new Call(values(args)).plan)
+
+  /** Argument name -> value, from named and positional arguments; unknown, repeated or missing ones are errors. */
+  private def values(args: Seq[Expression]): Map[String, (Any, DataType)] = {
+    var named = false
+    val pairs = args.zipWithIndex.map {
+      case (NamedArgument(key, value), _) =>
+        named = true
+        key.toLowerCase(Locale.ROOT) -> value
+      case (value, i) =>
+        if (named) invalid(s"positional argument ${i + 1} follows a named one; name it too (the arguments are ${Parameters.mkString(", ")}).")
+        if (i >= Parameters.size) invalid(s"there are at most ${Parameters.size} arguments (${Parameters.mkString(", ")}).")
+        Parameters(i) -> value
+    }
+    pairs.groupBy(_._1).collect { case (k, vs) if vs.size > 1 => invalid(s"argument '$k' is given ${vs.size} times.") }
+    pairs.map(_._1).filterNot(Parameters.contains).foreach { k =>
+      invalid(s"there is no argument '$k'; the arguments are ${Parameters.mkString(", ")}.")
+    }
+    val supplied = pairs.map { case (k, e) =>
+      if (!e.foldable) invalid(s"argument '$k' must be a constant, not ${e.sql}.")
+      (k, (e.eval(InternalRow.empty), e.dataType))
+    }.toMap
+    Required.filterNot(k => supplied.get(k).exists(_._1 != null)).foreach(k => invalid(s"the argument '$k' is required."))
+    supplied
+  }
+
+  private def invalid(detail: String): Nothing = throw new InvalidArgumentException(s"$Name: $detail")
+
+  /** One call's arguments, checked, and the plan they make. */
+  private final class Call(args: Map[String, (Any, DataType)]) {
+    private def get(k: String): Option[(Any, DataType)] = args.get(k).filter(_._1 != null)
+
+    private def string(k: String): Option[String] = get(k).map {
+      case (s: UTF8String, StringType) => s.toString
+      case (s: UTF8String, _) => s.toString
+      case (v, t) => invalid(s"argument '$k' must be a string, not ${t.catalogString} $v.")
+    }
+
+    private def long(k: String): Option[Long] = get(k).map {
+      case (v: java.lang.Number, ByteType | ShortType | IntegerType | LongType) => v.longValue()
+      case (d: Decimal, _) if d.scale == 0 || d.toBigDecimal.isWhole => d.toLong
+      case (v, t) => invalid(s"argument '$k' must be a whole number, not ${t.catalogString} $v.")
+    }
+
+    private def double(k: String): Option[Double] = get(k).map {
+      case (v: java.lang.Number, _: NumericType) => v.doubleValue()
+      case (d: Decimal, _) => d.toDouble
+      case (v, t) => invalid(s"argument '$k' must be a number, not ${t.catalogString} $v.")
+    }
+
+    private def bool(k: String): Option[Boolean] = get(k).map {
+      case (b: java.lang.Boolean, BooleanType) => b.booleanValue()
+      case (v, t) => invalid(s"argument '$k' must be true or false, not ${t.catalogString} $v.")
+    }
+
+    private def positive(k: String): Option[Long] = long(k).map { n =>
+      if (n <= 0) invalid(s"argument '$k' must be positive, not $n.")
+      n
+    }
+
+    val table: Seq[String] = CatalystSqlParser.parseMultipartIdentifier(string("table").get)
+    val column: String = string("vector_column").get
+    val k: Long = positive("num_results").getOrElse(10L)
+    val metric: Distance = Distance.named(string("distance_type").getOrElse("l2"), s"$Name distance_type")
+    val offset: Long = long("offset").map { n => if (n < 0) invalid(s"argument 'offset' must not be negative, not $n."); n }.getOrElse(0L)
+    val version: Option[String] = get("version").map {
+      case (s: UTF8String, _) => s.toString
+      case _ => long("version").get.toString
+    }
+    val lower: Option[Double] = double("lower_bound")
+    val upper: Option[Double] = double("upper_bound")
+    val prefilter: Boolean = bool("prefilter").getOrElse(false)
+    val withRowId: Boolean = bool("with_row_id").getOrElse(false)
+    // Tuning of an index search; checked so that a typo is an error, and otherwise without effect (no index is used).
+    Seq("nprobes", "refine_factor", "ef").foreach(positive)
+    bool("bypass_vector_index")
+
+    val filter: Option[Expression] = string("filter").map { f =>
+      try CatalystSqlParser.parseExpression(f)
+      catch { case e: Exception => invalid(s"filter '$f' is not a SQL condition: ${e.getMessage.linesIterator.next()}") }
+    }
+
+    val columns: Option[Seq[String]] = get("columns").map {
+      case (a: ArrayData, ArrayType(StringType, _)) =>
+        (0 until a.numElements()).map { i =>
+          if (a.isNullAt(i)) invalid("argument 'columns' holds a null column name.")
+          a.getUTF8String(i).toString
+        }
+      case (_, t) => invalid(s"argument 'columns' must be an array of column names, not ${t.catalogString}.")
+    }
+
+    /** One query vector, or several (a batch): each a non-empty array of numbers without nulls, all of one length. */
+    val (queries: Seq[Array[Double]], batch: Boolean) = get("query_vector").get match {
+      case (a: ArrayData, ArrayType(inner: ArrayType, _)) =>
+        if (a.numElements() == 0) invalid("argument 'query_vector' is an empty array of query vectors.")
+        val qs = (0 until a.numElements()).map { i =>
+          if (a.isNullAt(i)) invalid(s"query vector $i of 'query_vector' is null.")
+          vector(a.getArray(i), inner.elementType, s"query vector $i of 'query_vector'")
+        }
+        if (qs.map(_.length).distinct.size > 1) invalid(s"the query vectors have different lengths: ${qs.map(_.length).distinct.mkString(", ")}.")
+        (qs, true)
+      case (a: ArrayData, ArrayType(et, _)) => (Seq(vector(a, et, "argument 'query_vector'")), false)
+      case (_, t) => invalid(s"argument 'query_vector' must be an array of numbers, not ${t.catalogString}.")
+    }
+
+    private def vector(a: ArrayData, et: DataType, what: String): Array[Double] = {
+      if (!et.isInstanceOf[NumericType]) invalid(s"$what must be an array of numbers, not array<${et.catalogString}>.")
+      if (a.numElements() == 0) invalid(s"$what is empty.")
+      (0 until a.numElements()).map { i =>
+        if (a.isNullAt(i)) invalid(s"$what holds a null at position $i.")
+        val x = a.get(i, et) match {
+          case d: Decimal => d.toDouble
+          case n: java.lang.Number => n.doubleValue()
+          case other => invalid(s"$what holds $other at position $i, not a number.")
+        }
+        if (x.isNaN || x.isInfinite) invalid(s"$what holds $x at position $i.")
+        x
+      }.toArray
+    }
+
+    /** The vector column is there, holds vectors of float or double, and of the query's length when the schema says. */
+    private def checkColumn(output: Seq[Attribute]): Unit = {
+      val resolver = SparkSession.active.sessionState.conf.resolver
+      val attr = output.find(a => resolver(a.name, column)).getOrElse(
+        invalid(s"vector_column '$column' is not a column of ${table.mkString(".")}; its columns are ${output.map(_.name).mkString(", ")}."))
+      attr.dataType match {
+        case ArrayType(FloatType | DoubleType, _) =>
+        case t => invalid(s"vector_column '$column' is ${t.catalogString}; a vector column is a list of float or double.")
+      }
+      val logical = if (attr.metadata.contains(SparkSchemas.LogicalTypeKey)) {
+        LogicalType.tryParse(attr.metadata.getString(SparkSchemas.LogicalTypeKey))
+      } else None
+      logical.collect { case LogicalType.FixedSizeList(_, dim) if dim != queries.head.length =>
+        invalid(s"the query vector has ${queries.head.length} values; vector_column '$column' holds vectors of $dim.")
+      }
+    }
+
+    def plan: LogicalPlan = {
+      // The table's columns keep the qualifier `__sparklance_t` through every node below the output, where they are
+      // named with it: a column added here cannot take their place.
+      val qualifier = "__sparklance_t"
+      val rowId = UnresolvedAttribute("_rowid")
+      // Resolved here, through the session's catalogs: left unresolved, a `lance.`/path`` name would be taken for a
+      // query on files by a rule that runs before the catalogs see it.
+      val relation: LogicalPlan = {
+        val name = table.map(p => "`" + p.replace("`", "``") + "`").mkString(".")
+        val asOf = version.fold("")(v => s" VERSION AS OF '${v.replace("'", "\\'")}'")
+        SparkSession.active.sql(s"SELECT *, _rowid FROM $name$asOf").queryExecution.analyzed
+      }
+      val tableColumns = relation.output.dropRight(1).map(_.name)
+      checkColumn(relation.output.dropRight(1))
+      val distance = UnresolvedAttribute("_distance")
+      val queryIndex = UnresolvedAttribute("query_index")
+      val (input, query) =
+        if (!batch) (SubqueryAlias(qualifier, relation), Literal.create(new GenericArrayData(queries.head.map(Double.box)), ArrayType(DoubleType, false)))
+        else {
+          val index = AttributeReference("query_index", IntegerType, nullable = false)()
+          val q = AttributeReference("__sparklance_query", ArrayType(DoubleType, containsNull = false), nullable = false)()
+          val rows = queries.zipWithIndex.map { case (v, i) => InternalRow(i, new GenericArrayData(v.map(Double.box))) }
+          (Join(SubqueryAlias(qualifier, relation), LocalRelation(Seq(index, q), rows), Cross, None, JoinHint.NONE), UnresolvedAttribute(q.name))
+        }
+      val prefiltered = if (prefilter) filter.fold(input)(Filter(_, input)) else input
+      val measured = Project(Seq(UnresolvedStar(None), Alias(VectorDistance(UnresolvedAttribute.quoted(column), query, metric,
+        column, lower.fold(Float.NegativeInfinity)(_.toFloat), upper.fold(Float.PositiveInfinity)(_.toFloat)), "_distance")()),
+        prefiltered)
+      // Rows without a distance sort last and are dropped after the nearest are taken, so that the distance is computed
+      // once per row (a filter below the sort would compute it again).
+      val order = Seq(SortOrder(distance, Ascending, NullsLast, Seq.empty), SortOrder(rowId, Ascending))
+      // A batch ranks each query's rows (1 = nearest); a second ranking after a filter counts the offset.
+      val (rank, rest) = (UnresolvedAttribute("__sparklance_rank"), UnresolvedAttribute("__sparklance_rest"))
+      def ranked(plan: LogicalPlan, as: UnresolvedAttribute): LogicalPlan = {
+        val window = WindowExpression(RowNumber(), WindowSpecDefinition(Seq(queryIndex), order, UnspecifiedFrame))
+        Project(Seq(UnresolvedStar(None), Alias(window, as.name)()), plan)
+      }
+      // The nearest `num_results`, then the filter (unless applied before), then the offset, as Lance orders them.
+      val nearest: LogicalPlan =
+        if (!batch) Filter(IsNotNull(distance), Limit(Literal(k.toInt), Sort(order, global = true, measured)))
+        else Filter(And(IsNotNull(distance), LessThanOrEqual(rank, Literal(k))), ranked(measured, rank))
+      val postfiltered = if (prefilter) nearest else filter.fold(nearest)(Filter(_, nearest))
+      val skipped =
+        if (offset == 0) postfiltered
+        else if (!batch) Offset(Literal(offset.toInt), Sort(order, global = true, postfiltered))
+        else Filter(GreaterThan(rest, Literal(offset)), ranked(postfiltered, rest))
+      val result = if (batch) Sort(SortOrder(queryIndex, Ascending) +: order, global = true, skipped) else skipped
+      val selected = columns.getOrElse(tableColumns).map(c => UnresolvedAttribute(Seq(qualifier, c)))
+      val output: Seq[NamedExpression] =
+        (if (batch) Seq(queryIndex) else Nil) ++ selected ++ Seq(distance) ++ (if (withRowId) Seq(rowId) else Nil)
+      Project(output, result)
+    }
+  }
+}
