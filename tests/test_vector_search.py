@@ -132,6 +132,24 @@ def test_exact_search_matches_pylance(spark, tmp_path):
             candidates = {i: numpy_distance(metric, q, stored[i]) for i in live}
             candidates = {i: d for i, d in candidates.items() if not np.isnan(d)}
             compare(ours, theirs, candidates, tol, what)
+        # The same searches as one batch: each query's rows are those of its own search.
+        qs = [np.array([rng.gauss(0, 3) for _ in range(dim)]) for _ in range(rng.randint(2, 4))]
+        if type_name == "float16":
+            qs = [q.astype(np.float16).astype(np.float64) for q in qs]
+        metric, k, offset = rng.choice(["l2", "cosine", "dot"]), rng.randint(1, 30), rng.choice([0, 2])
+        filt = rng.choice([None, "tag = 'b'"])
+        prefilter = filt is not None and rng.random() < 0.5
+        rows = LanceTable.for_path(spark, str(path)).search(
+            [[float(x) for x in q] for q in qs], k=k, column="emb", metric=metric, filter=filt, prefilter=prefilter,
+            offset=offset, columns=["id"]).collect()
+        for i, q in enumerate(qs):
+            what = f"seed {SEED} table {t} batch query {i} {metric} k={k} filter={filt} prefilter={prefilter} offset={offset}"
+            theirs_t = ds.to_table(nearest={"column": "emb", "q": q.astype(np.float32), "k": k, "metric": metric},
+                                   filter=filt, prefilter=prefilter, offset=offset or None, columns=["id"])
+            candidates = {j: numpy_distance(metric, q, stored[j]) for j in live}
+            compare([(r.id, r._distance) for r in rows if r.query_index == i],
+                    list(zip(theirs_t["id"].to_pylist(), theirs_t["_distance"].to_pylist())),
+                    {j: d for j, d in candidates.items() if not np.isnan(d)}, tol, what)
 
 
 def test_batch_and_ranges_match_single_searches(spark, tmp_path):

@@ -4,7 +4,7 @@ import java.util.Locale
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.analysis.{UnresolvedAttribute, UnresolvedStar}
+import org.apache.spark.sql.catalyst.analysis.{MultiAlias, UnresolvedAttribute, UnresolvedStar}
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.parser.CatalystSqlParser
 import org.apache.spark.sql.catalyst.plans.Cross
@@ -31,7 +31,8 @@ import io.sparklance.core.schema.LogicalType
  * `l2`, `cosine` or `dot` distance), then `_rowid` when `with_row_id` is true, nearest first, ties by row id. An array
  * of query vectors searches each: a leading `query_index` column (0-based) numbers them.
  *
- * The search is exact: each task keeps the nearest rows of its split, and Spark merges them (Lance's flat search).
+ * The search is exact: each task keeps the nearest rows of its split, and Spark merges them (Lance's flat search); a
+ * batch is one pass over the table, keeping each query's nearest rows per task.
  * A vector index is not used yet, so `nprobes`, `refine_factor` and `ef`, which tune an index search, are checked and
  * change nothing; results are those of an exact search, which an index search approximates. Rows whose vector is
  * null, holds a null or a NaN, or has no cosine (a zero vector) have no distance and are never returned, as in Lance.
@@ -219,23 +220,38 @@ object VectorSearch {
       // Rows without a distance sort last and are dropped after the nearest are taken, so that the distance is computed
       // once per row (a filter below the sort would compute it again).
       val order = Seq(SortOrder(distance, Ascending, NullsLast, Seq.empty), SortOrder(rowId, Ascending))
-      // A batch ranks each query's rows (1 = nearest); a second ranking after a filter counts the offset.
-      val (rank, rest) = (UnresolvedAttribute("__sparklance_rank"), UnresolvedAttribute("__sparklance_rest"))
-      def ranked(plan: LogicalPlan, as: UnresolvedAttribute): LogicalPlan = {
+      // A batch keeps each query's nearest rows in one aggregate per query (NearestRows) and ranks what is left after the
+      // filter to count the offset.
+      val rest = UnresolvedAttribute("__sparklance_rest")
+      def ranked(plan: LogicalPlan): LogicalPlan = {
         val window = WindowExpression(RowNumber(), WindowSpecDefinition(Seq(queryIndex), order, UnspecifiedFrame))
-        Project(Seq(UnresolvedStar(None), Alias(window, as.name)()), plan)
+        Project(Seq(UnresolvedStar(None), Alias(window, rest.name)()), plan)
+      }
+      val wanted = columns.getOrElse(tableColumns)
+      // The columns a batch's rows carry through the aggregate: those returned, and those the filter tests after it.
+      val carried = {
+        val tested = if (prefilter) Nil else filter.toSeq.flatMap(_.collect { case a: UnresolvedAttribute => a.nameParts.last })
+        val resolver = SparkSession.active.sessionState.conf.resolver
+        tableColumns.filter(c => (wanted ++ tested).exists(resolver(_, c)))
       }
       // The nearest `num_results`, then the filter (unless applied before), then the offset, as Lance orders them.
       val nearest: LogicalPlan =
         if (!batch) Filter(IsNotNull(distance), Limit(Literal(k.toInt), Sort(order, global = true, measured)))
-        else Filter(And(IsNotNull(distance), LessThanOrEqual(rank, Literal(k))), ranked(measured, rank))
+        else {
+          val fields = Seq("_distance" -> distance, "_rowid" -> rowId) ++ carried.map(c => c -> UnresolvedAttribute(Seq(qualifier, c)))
+          val row = CreateNamedStruct(fields.flatMap { case (n, e) => Seq(Literal(n), e) })
+          val found = UnresolvedAttribute("__sparklance_nearest")
+          val grouped = Aggregate(Seq(queryIndex),
+            Seq(queryIndex, Alias(NearestRows(row, k.toInt).toAggregateExpression(), found.name)()), measured)
+          Project(Seq(queryIndex, MultiAlias(Inline(found), fields.map(_._1))), grouped)
+        }
       val postfiltered = if (prefilter) nearest else filter.fold(nearest)(Filter(_, nearest))
       val skipped =
         if (offset == 0) postfiltered
         else if (!batch) Offset(Literal(offset.toInt), Sort(order, global = true, postfiltered))
-        else Filter(GreaterThan(rest, Literal(offset)), ranked(postfiltered, rest))
+        else Filter(GreaterThan(rest, Literal(offset)), ranked(postfiltered))
       val result = if (batch) Sort(SortOrder(queryIndex, Ascending) +: order, global = true, skipped) else skipped
-      val selected = columns.getOrElse(tableColumns).map(c => UnresolvedAttribute(Seq(qualifier, c)))
+      val selected = wanted.map(c => if (batch) UnresolvedAttribute.quoted(c) else UnresolvedAttribute(Seq(qualifier, c)))
       val output: Seq[NamedExpression] =
         (if (batch) Seq(queryIndex) else Nil) ++ selected ++ Seq(distance) ++ (if (withRowId) Seq(rowId) else Nil)
       Project(output, result)
