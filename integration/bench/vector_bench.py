@@ -2,7 +2,7 @@
 (``to_table(nearest=...)`` without an index), on the same table, with equal results checked.
 
 The rows: 1M float32 vectors of 128 values drawn around 256 centres (clustered, as embeddings are), written by
-pylance (4 fragments). Measured, best of 3 after a warm-up: one query's top 10 (l2), and a batch of 20 queries'
+pylance (4 fragments). Measured, best of 3 after a warm-up: one query's top 10 (l2), and a batch of 10 queries'
 top 10 (pylance: one call per query). Issue #17's bars are for searches with a vector index, which sparklance does
 not use yet; this is the exact baseline those will be compared with.
 Usage: python integration/bench/vector_bench.py OUT_DIR
@@ -20,7 +20,7 @@ import pyarrow as pa
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 
-ROWS, DIM, CENTRES, K, BATCH = 1_000_000, 128, 256, 10, 20
+ROWS, DIM, CENTRES, K, BATCH = 1_000_000, 128, 256, 10, 10
 
 
 def write(out: Path) -> str:
@@ -75,7 +75,7 @@ def main():
     for i, q in enumerate(queries):
         assert [r.id for r in batch_rows if r.query_index == i] == theirs(q), f"different neighbours for query {i}"
     one = (best(lambda: ours(queries[0])), best(lambda: theirs(queries[0])))
-    many = (best(lambda: ours(queries), rounds=2), best(lambda: [theirs(q) for q in queries], rounds=2))
+    many = (best(lambda: ours(queries), rounds=1), best(lambda: [theirs(q) for q in queries], rounds=1))
     print(f"{ROWS} x {DIM} float32, exact top {K} (l2); equal neighbours on all {BATCH} queries")
     print(f"{'search':<24}{'sparklance s':>14}{'pylance s':>12}{'ratio':>8}")
     for name, (a, b) in (("one query", one), (f"{BATCH} queries", many)):
