@@ -210,7 +210,7 @@ def test_bad_arguments_are_clear_errors(spark, tmp_path):
         f"vector_search({name}, array(1, 2, 3), 'emb', 2)": "query vector has 3 values; vector_column 'emb' holds vectors of 2",
         f"vector_search({name}, array(1, 2), 'nope', 2)": "vector_column 'nope' is not a column",
         f"vector_search({name}, array(1, 2), 's', 2)": "vector_column 's' is string",
-        f"vector_search({name}, array(1, 2), 'emb', 0)": "'num_results' must be positive",
+        f"vector_search({name}, array(1, 2), 'emb', 0)": "'num_results' must be positive and at most",
         f"vector_search({name}, array(1, 2), 'emb', 2, 'manhattan')": "'manhattan' is not a distance type",
         f"vector_search({name}, array(1, NULL), 'emb', 2)": "holds a null at position 1",
         f"vector_search({name}, array(1, 2), 'emb', 2, 'l2', NULL, 'id >')": "filter 'id >' is not a SQL condition",

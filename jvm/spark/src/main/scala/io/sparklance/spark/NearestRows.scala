@@ -34,7 +34,7 @@ case class NearestRows(row: Expression, k: Int, mutableAggBufferOffset: Int = 0,
 
   // The farthest kept row at the head, to be replaced by a nearer one.
   override def createAggregationBuffer(): PriorityQueue[InternalRow] =
-    new PriorityQueue[InternalRow](k + 1, (a: InternalRow, b: InternalRow) => compare(b, a))
+    new PriorityQueue[InternalRow](math.min(k, 1024) + 1, (a: InternalRow, b: InternalRow) => compare(b, a))
 
   private[this] def offer(heap: PriorityQueue[InternalRow], r: InternalRow): Unit =
     if (heap.size < k) heap.add(r.copy())

@@ -108,7 +108,7 @@ object VectorSearch {
     }
 
     private def positive(k: String): Option[Long] = long(k).map { n =>
-      if (n <= 0) invalid(s"argument '$k' must be positive, not $n.")
+      if (n <= 0 || n > Int.MaxValue) invalid(s"argument '$k' must be positive and at most ${Int.MaxValue}, not $n.")
       n
     }
 
@@ -116,7 +116,10 @@ object VectorSearch {
     val column: String = string("vector_column").get
     val k: Long = positive("num_results").getOrElse(10L)
     val metric: Distance = Distance.named(string("distance_type").getOrElse("l2"), s"$Name distance_type")
-    val offset: Long = long("offset").map { n => if (n < 0) invalid(s"argument 'offset' must not be negative, not $n."); n }.getOrElse(0L)
+    val offset: Long = long("offset").map { n =>
+      if (n < 0 || n > Int.MaxValue) invalid(s"argument 'offset' must be between 0 and ${Int.MaxValue}, not $n.")
+      n
+    }.getOrElse(0L)
     val version: Option[String] = get("version").map {
       case (s: UTF8String, _) => s.toString
       case _ => long("version").get.toString
