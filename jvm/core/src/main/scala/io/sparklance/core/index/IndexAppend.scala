@@ -1,0 +1,170 @@
+package io.sparklance.core.index
+
+import java.nio.ByteBuffer
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.vector.{FieldVector, UInt8Vector, VectorSchemaRoot}
+import org.apache.arrow.vector.types.pojo.{ArrowType, Schema}
+import org.roaringbitmap.RoaringBitmap
+
+import io.sparklance.core.FileVersion
+import io.sparklance.core.file.{LanceFileReader, LanceFileWriter, RowCopier}
+import io.sparklance.core.schema.ArrowSchemas
+import io.sparklance.core.storage.Storage
+
+/**
+ * The rows an existing index holds, as inputs of a new index of the same kind over more fragments: what upstream's
+ * `optimize_indices` does with a scalar index (`rust/lance/src/index/append.rs`), which merges the old index's
+ * sorted data with the keys of the fragments appended since (B-tree, bitmap, label list) or appends their zones
+ * (zone map, bloom filter), reading only the new fragments' column.
+ *
+ * Each method turns one segment's files (in `dir`) into what the build's merge takes, the sorted runs or zone runs
+ * [[IndexBuild]]'s tasks write for new fragments, leaving out rows of fragments no longer in the table (`keep`, by
+ * fragment id). The old files are only read.
+ */
+object IndexAppend {
+  private val ChunkRows = 1 << 16
+
+  /**
+   * Whether the segment in `dir` has the layout a merge of `kind` with keys of type `keys` reads; false sends the
+   * caller to a full rebuild (an index written by another writer version, or on a column of another type).
+   */
+  def mergeable(storage: Storage, dir: String, kind: IndexKind, keys: ArrowType): Boolean = {
+    def hasColumns(file: String, expected: Seq[(String, Option[ArrowType])]): Boolean =
+      IndexFiles.withReader(storage, Storage.join(dir, file)) { r =>
+        val fields = r.metadata.schema.fields
+        fields.size == expected.size && expected.zip(fields).forall { case ((name, t), f) =>
+          f.name == name && t.forall(_ == LanceFileReader.readField(f).getType)
+        }
+      }
+    val u64 = Some(new ArrowType.Int(64, false))
+    kind match {
+      case IndexKind.BTree => hasColumns(BTreeIndex.DataFile, Seq("values" -> Some(keys), "ids" -> u64))
+      case IndexKind.Bitmap | IndexKind.LabelList => hasColumns(BitmapIndex.File, Seq("keys" -> Some(keys), "bitmaps" -> None))
+      case IndexKind.ZoneMap => hasColumns(ZoneMapIndex.File, ZoneMapWriter.schema(keys).getFields.asScala.toSeq
+        .map(f => f.getName -> Some(f.getType))) && globalBuffers(storage, Storage.join(dir, ZoneMapIndex.File)) > 1
+      case IndexKind.BloomFilter => hasColumns(BloomFilterIndex.File, BloomFilterWriter.schema.getFields.asScala.toSeq
+        .map(f => f.getName -> Some(f.getType))) && globalBuffers(storage, Storage.join(dir, BloomFilterIndex.File)) > 1
+      case _ => false
+    }
+  }
+
+  private def globalBuffers(storage: Storage, path: String): Int =
+    IndexFiles.withReader(storage, path)(_.metadata.globalBuffers.size)
+
+  /**
+   * A B-tree segment's sorted rows: its `page_data.lance` is a sorted run as it is (`values`, `ids`, sorted by key
+   * then address), which [[BTreeWriter.merge]] filters by fragment.
+   */
+  def btreeRun(dir: String): String = Storage.join(dir, BTreeIndex.DataFile)
+
+  /**
+   * Writes the rows of a bitmap or label list segment as a sorted run at `run` (its keys ascending in [[KeyOrder]],
+   * each key's rows ascending), the rows of fragments `keep` refuses left out; for a label list, its null lists
+   * (global buffer 1) beside it as [[LabelListWriter]]'s runs keep them. `rowIds`: the bitmaps hold stable row ids,
+   * whose upper bits are no fragment id, so nothing is left out. `physicalRows` sizes an entry that holds a whole
+   * fragment.
+   */
+  def bitmapRun(storage: Storage, dir: String, run: String, labelList: Boolean, rowIds: Boolean, keep: Long => Boolean,
+      physicalRows: Long => Long, allocator: BufferAllocator): String = {
+    val path = Storage.join(dir, BitmapIndex.File)
+    IndexFiles.withReader(storage, path) { reader =>
+      val fields = IndexFiles.fields(reader, "keys", "bitmaps")
+      val keys = reader.read(Seq(fields.head), 0, reader.numRows, allocator)
+      try {
+        val k = keys.getVector(0)
+        val perm = Array.tabulate(keys.getRowCount)(identity)
+        KeyOrder.of(k).sort(k, perm)
+        val keyType = k.getField.getType
+        val schema = new Schema(Seq(BTreeWriter.valuesField("values", keyType),
+          BTreeWriter.idsField("ids", new ArrowType.Int(64, false))).asJava)
+        val out = LanceFileWriter.create(storage, run, ArrowSchemas.fromArrow(schema), FileVersion.V2_2,
+          LanceFileWriter.Options(bitpacking = false))
+        val chunk = VectorSchemaRoot.create(schema, allocator)
+        try {
+          chunk.getFieldVectors.asScala.foreach { v => v.setInitialCapacity(ChunkRows); v.allocateNew() }
+          val values = chunk.getVector(0)
+          val ids = chunk.getVector(1).asInstanceOf[UInt8Vector]
+          var rows = 0
+          def flush(): Unit = if (rows > 0) {
+            chunk.setRowCount(rows)
+            chunk.getFieldVectors.asScala.foreach(_.setValueCount(rows))
+            out.write(chunk)
+            chunk.getFieldVectors.asScala.foreach { v => v.clear(); v.setInitialCapacity(ChunkRows); v.allocateNew() }
+            rows = 0
+          }
+          def add(key: FieldVector, i: Int, id: Long): Unit = {
+            values.copyFromSafe(i, rows, key)
+            ids.setSafe(rows, id)
+            rows += 1
+            if (rows == ChunkRows) flush()
+          }
+          var from = 0
+          while (from < perm.length) {
+            val to = math.min(perm.length, from + 1024)
+            val bitmaps = reader.take(Seq(fields(1)), perm.slice(from, to).map(_.toLong), allocator)
+            try {
+              val b = bitmaps.getVector(0)
+              var j = 0
+              while (j < to - from) {
+                if (!b.isNull(j)) {
+                  val found = new RowSelection.Builder(exact = true)
+                  RowIdTreeMap.decodeInto(path, ByteBuffer.wrap(KeyOrder.bytes(b, j)), found, physicalRows)
+                  found.result().byFragment.toSeq.sortBy(_._1).foreach { case (high, low) =>
+                    if (rowIds || keep(high)) {
+                      val it = low.getIntIterator
+                      while (it.hasNext) add(k, perm(from + j), (high << 32) | (it.next() & 0xFFFFFFFFL))
+                    }
+                  }
+                }
+                j += 1
+              }
+            } finally bitmaps.close()
+            from = to
+          }
+          flush()
+          out.finish()
+        } finally {
+          chunk.close()
+          out.close()
+        }
+        if (labelList) ZoneRuns.writeNulls(storage, run, kept(nullRows(reader), rowIds, keep))
+      } finally keys.close()
+    }
+    run
+  }
+
+  /**
+   * Writes the zones of a zone map or bloom filter segment (`file` in `dir`) of the fragments `keep` takes as one
+   * zone run at `run`, with their null rows (the file's global buffer 1) beside it, as [[ZoneRuns]] keeps them.
+   */
+  def zoneRun(storage: Storage, dir: String, file: String, run: String, keep: Long => Boolean,
+      allocator: BufferAllocator): String = {
+    IndexFiles.withAll(storage, Storage.join(dir, file), allocator) { (reader, root) =>
+      val fragment = IndexFiles.column(reader.path, root, "fragment_id").asInstanceOf[UInt8Vector]
+      val rows = (0 until root.getRowCount).filter(i => keep(fragment.get(i))).toArray
+      val selected = root.getFieldVectors.asScala.map(v => RowCopier.select(v, rows, rows.length, allocator): FieldVector)
+      val zones = new VectorSchemaRoot(selected.asJava)
+      try {
+        zones.setRowCount(rows.length)
+        BTreeWriter.writeFile(storage, run, zones.getSchema, Map.empty, Iterator.single(zones))
+      } finally zones.close()
+      ZoneRuns.writeNulls(storage, run, kept(nullRows(reader), rowIds = false, keep))
+    }
+    run
+  }
+
+  /** The rows of a file's global buffer 1 (a [[RowIdTreeMap]]), by their upper 32 bits. */
+  private def nullRows(reader: LanceFileReader): Map[Long, RoaringBitmap] =
+    if (reader.metadata.globalBuffers.size < 2) Map.empty
+    else {
+      val rows = new RowSelection.Builder(exact = true)
+      RowIdTreeMap.decodeInto(reader.path, reader.globalBuffer(1), rows, _ => 0L)
+      rows.result().byFragment
+    }
+
+  private def kept(rows: Map[Long, RoaringBitmap], rowIds: Boolean, keep: Long => Boolean): Map[Long, RoaringBitmap] =
+    if (rowIds) rows else rows.filter { case (fragment, _) => keep(fragment) }
+}
