@@ -27,6 +27,7 @@ sys.path.insert(0, str(HERE.parent / "python"))
 from conftest import SPARK_LINE, arrow_df, cross_version, start_spark, warehouse_with  # noqa: E402
 from test_scalar_indexes import same_files  # noqa: E402
 
+import sparklance  # noqa: E402
 from sparklance import LanceTable  # noqa: E402
 
 pytestmark = [cross_version,
@@ -292,3 +293,44 @@ def column_conditions(column: str):
     out = [(f"{column} = {v}",) * 2 + ((lambda x: lambda r: r[column] == x)(v.strip("'") if column == "s" else int(v)),)
            for v in literals]
     return out + [(f"{column} IS NULL",) * 2 + (lambda r: r[column] is None,)]
+
+
+@pytest.mark.parametrize("by", ["spark", "pylance"])
+def test_shallow_clone_reads_the_source_indexes(spark, wh, by):
+    """A clone made by pylance's shallow_clone keeps its indexes under the source's path (the manifest's base
+    path): Spark's reads search them there, before and after pylance's optimize_indices on the clone (which writes
+    the merged index into the clone). sparklance does not write to tables with base paths: OPTIMIZE INDEX there is
+    refused and leaves nothing behind."""
+    source = str(wh / "db" / f"clone_source_{by}.lance")
+    clone = str(wh / "db" / f"clone_{by}.lance")
+    lance.write_dataset(rows(0, 600, 5), source, max_rows_per_file=200)
+    kinds = {"k": "btree", "s": "bitmap", "tags": "label_list"}
+    for column, kind in kinds.items():
+        if by == "spark":
+            LanceTable.for_path(spark, source).create_index(column, kind, name=f"{column}_idx")
+        else:
+            lance.dataset(source).create_scalar_index(column, kind.upper(), name=f"{column}_idx")
+    ds = lance.dataset(source)
+    ds.shallow_clone(clone, ds.version)
+    assert not (Path(clone) / "_indices").exists()
+
+    def check(path):
+        for column in kinds:
+            for theirs, ours, keep in column_conditions(column):
+                want = truth(path, keep)
+                got, plan = spark_ids(spark, path, ours)
+                assert got == want and f"index '{column}_idx'" in plan, (ours, plan)
+                assert pylance_ids(path, theirs) == want
+    check(clone)
+
+    lance.write_dataset(rows(600, 90, 6), clone, mode="append")
+    t = LanceTable.for_path(spark, clone)
+    version = t.version()
+    with pytest.raises(sparklance.UnsupportedFeatureError, match="writer feature flags 16"):
+        t.optimize_index("k_idx")
+    assert t.version() == version and not (Path(clone) / "_indices").exists()
+    lance.dataset(clone).optimize.optimize_indices(index_names=["k_idx"])
+    merged = [i for i in lance.dataset(clone).describe_indices() if i.name == "k_idx"][0].segments[0].uuid
+    assert (Path(clone) / "_indices" / merged).exists()
+    check(clone)
+    check(source)

@@ -224,6 +224,8 @@ object IndexBuild {
   private[table] def check(snapshot: Snapshot, name: String, column: String, kind: String, params: Map[String, String],
       replace: Boolean): (LanceField, IndexKind.Scalar) = {
     val root = snapshot.root
+    // Refused before any task writes a file, not at the commit.
+    io.sparklance.core.format.FeatureFlags.checkWritable(root, snapshot.version, snapshot.manifest.proto.getWriterFeatureFlags)
     if (name.isEmpty || name.exists(c => c.isControl || c == '/')) {
       throw new InvalidArgumentException(s"'$name' is not a valid index name: use letters, digits and underscores.")
     }
