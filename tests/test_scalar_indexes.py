@@ -570,10 +570,8 @@ def test_differential_spark_builds_pylance_reads(spark, wh):
         indexes = {}
         live = lance.dataset(case.path).count_rows()
         for c in d.rng.sample(KEYS, d.rng.randint(1, len(KEYS))):
-            # Zone indexes on tables with stable row ids are refused (test_zone_indexes_need_row_addresses), and
-            # there are no bloom filters on booleans.
-            kind = d.rng.choice(["BTREE", "BTREE", "BITMAP"] + ([] if case.stable_row_ids else ["ZONEMAP"] +
-                                                             ([] if c == "b" else ["BLOOMFILTER"])))
+            # There are no bloom filters on booleans.
+            kind = d.rng.choice(["BTREE", "BTREE", "BITMAP", "ZONEMAP"] + ([] if c == "b" else ["BLOOMFILTER"]))
             parameters = random_parameters(d.rng, kind)
             name = f"{c}_by_spark"
             made = t.create_index(c, kind.lower(), name=name, **parameters)
@@ -958,17 +956,6 @@ def test_refused(spark, typed, call, error, message):
         call(t)
     assert t.version() == before and t.list_indices() == []
     assert not (Path(typed) / "_indices").exists() or not any((Path(typed) / "_indices").iterdir())
-
-
-@pytest.mark.parametrize("kind", ["zonemap", "bloomfilter"])
-def test_zone_indexes_need_row_addresses(spark, wh, kind):
-    path = str(wh / "db" / f"stable_{kind}.lance")
-    simple_table(path, enable_stable_row_ids=True)
-    t = LanceTable.for_path(spark, path)
-    with pytest.raises(sparklance.UnsupportedFeatureError, match=f"Cannot create a {kind.upper()} index on .*: it has "
-                       "stable row ids, for which sparklance does not build zone indexes yet. Create it with pylance"):
-        t.create_index("k", kind)
-    assert t.list_indices() == []
 
 
 def test_refused_in_sql(spark, typed):

@@ -258,10 +258,6 @@ object IndexBuild {
         s"${unknown.toSeq.sorted.mkString(", ")} for a ${k.name} index; " +
         (if (known.isEmpty) "it takes none." else s"it takes: ${known.toSeq.sorted.mkString(", ")}."))
     }
-    if ((k == IndexKind.ZoneMap || k == IndexKind.BloomFilter) && snapshot.hasStableRowIds) {
-      throw new UnsupportedFeatureException(s"Cannot create a ${k.name} index on $root: it has stable row ids, for " +
-        "which sparklance does not build zone indexes yet. Create it with pylance, or use a BTREE or BITMAP index.")
-    }
     if (!replace && snapshot.indexes.exists(_.name == name)) {
       throw new InvalidArgumentException(s"Table $root already has an index named '$name'. Drop it first " +
         "(DROP INDEX), or create it with replace = true.")
