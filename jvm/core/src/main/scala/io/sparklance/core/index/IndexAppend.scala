@@ -137,6 +137,56 @@ object IndexAppend {
   }
 
   /**
+   * The keys of a bitmap or label list segment in [[KeyOrder]] and each key's rows, read in that order as a merge
+   * reaches them ([[BitmapWriter.merge]]): the merge unions them with the new fragments' rows key by key, so the
+   * old rows are never expanded. Rows of fragments `keep` refuses are left out (unless `rowIds`: the bitmaps hold
+   * stable row ids, whose upper bits are no fragment id); `physicalRows` sizes an entry that holds a whole fragment.
+   */
+  final class Bitmaps(storage: Storage, dir: String, rowIds: Boolean, keep: Long => Boolean,
+      physicalRows: Long => Long, allocator: BufferAllocator) extends AutoCloseable {
+    private val path = Storage.join(dir, BitmapIndex.File)
+    private val reader = LanceFileReader.open(storage, path)
+    private val fields = IndexFiles.fields(reader, "keys", "bitmaps")
+    private var chunk: VectorSchemaRoot = _
+    private var chunkFrom = 0
+
+    /** The keys, in file order; `key(i)` is the row of the i-th key in [[KeyOrder]]. */
+    val keys: FieldVector = try reader.read(Seq(fields.head), 0, reader.numRows, allocator).getVector(0)
+      catch { case e: Exception => reader.close(); throw e }
+    private val perm = Array.tabulate(keys.getValueCount)(identity)
+    KeyOrder.of(keys).sort(keys, perm)
+
+    def size: Int = perm.length
+
+    def key(i: Int): Int = perm(i)
+
+    /** The rows of the i-th key in [[KeyOrder]]; i must not go back. */
+    def rows(i: Int): Map[Long, RoaringBitmap] = {
+      if (chunk == null || i >= chunkFrom + chunk.getRowCount) {
+        if (chunk != null) chunk.close()
+        chunk = null
+        chunkFrom = i
+        chunk = reader.take(Seq(fields(1)), perm.slice(i, math.min(perm.length, i + 1024)).map(_.toLong), allocator)
+      }
+      val b = chunk.getVector(0)
+      val j = i - chunkFrom
+      if (b.isNull(j)) Map.empty
+      else {
+        val found = new RowSelection.Builder(exact = true)
+        RowIdTreeMap.decodeInto(path, ByteBuffer.wrap(KeyOrder.bytes(b, j)), found, physicalRows)
+        kept(found.result().byFragment, rowIds, keep)
+      }
+    }
+
+    /** A label list's null lists (global buffer 1), by their upper 32 bits. */
+    def nullLists: Map[Long, RoaringBitmap] = kept(nullRows(reader), rowIds, keep)
+
+    override def close(): Unit = {
+      try if (chunk != null) chunk.close() finally try keys.close() finally reader.close()
+    }
+  }
+
+  /**
    * Writes the zones of a zone map or bloom filter segment (`file` in `dir`) of the fragments `keep` takes as one
    * zone run at `run`, with their null rows (the file's global buffer 1) beside it, as [[ZoneRuns]] keeps them.
    */

@@ -106,20 +106,26 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
     val keys = LanceFileReader.readField(column).getType
     // Runs written here, removed once merged (an old B-tree's pages are read in place).
     val written = scala.collection.mutable.ArrayBuffer.empty[String] ++= results
+    // One old bitmap or label list is merged key by key; several (pylance's delta segments) as sorted runs.
+    val bitmaps = if (base.size == 1 && (kind == IndexKind.Bitmap || kind == IndexKind.LabelList)) {
+      Some(new IndexAppend.Bitmaps(table.storage, snapshot.indexDir(base.head), rowIds, kept, physicalRows, allocator))
+    } else None
     val files = try {
-      val old = oldRuns(allocator)
+      val old = if (bitmaps.isDefined) Nil else oldRuns(allocator)
       written ++= old.filter(_ => kind != IndexKind.BTree)
       val runs = old.map(-1L -> _) ++ fragments.map(_.id).zip(results)
       kind match {
         case IndexKind.BTree => BTreeWriter.merge(table.storage, runs.map(_._2), dir, keys, batchSize, allocator,
           if (merges) Some(kept) else None)
-        case IndexKind.Bitmap => BitmapWriter.merge(table.storage, runs.map(_._2), dir, keys, allocator)
-        case IndexKind.LabelList =>
-          LabelListWriter.merge(table.storage, runs, dir, allocator, LanceFileReader.readField(column.children.head).getType)
+        case IndexKind.Bitmap => BitmapWriter.merge(table.storage, runs.map(_._2), dir, keys, allocator, old = bitmaps)
+        case IndexKind.LabelList => LabelListWriter.merge(table.storage, runs, dir, allocator,
+          LanceFileReader.readField(column.children.head).getType, bitmaps)
         case IndexKind.ZoneMap => ZoneMapWriter.merge(table.storage, runs, dir, keys, rowsPerZone, allocator)
         case _ => BloomFilterWriter.merge(table.storage, runs, dir, rowsPerZone, probability, allocator)
       }
-    } finally allocator.close()
+    } finally {
+      try bitmaps.foreach(_.close()) finally allocator.close()
+    }
     written.foreach { r =>
       if (zones || kind == IndexKind.LabelList) ZoneRuns.delete(table.storage, r) else table.storage.delete(r)
     }
@@ -134,16 +140,20 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
   /** Whether a fragment (by id) is in the version. */
   private val kept: Long => Boolean = id => id <= 0xFFFFFFFFL && present.contains(id.toInt)
 
+  private val physicalRows: Long => Long = {
+    val rows = snapshot.fragments.map(f => f.id -> f.physicalRows).toMap
+    id => rows.getOrElse(id, 0L)
+  }
+
   /** The old index's rows as runs the merge takes, in the order of `base` ([[IndexAppend]]). */
   private def oldRuns(allocator: RootAllocator): Seq[String] = {
-    val rows = snapshot.fragments.map(f => f.id -> f.physicalRows).toMap
     base.zipWithIndex.map { case (index, n) =>
       val from = snapshot.indexDir(index)
       val run = Storage.join(dir, s"old-$n.lance")
       kind match {
         case IndexKind.BTree => IndexAppend.btreeRun(from)
         case IndexKind.Bitmap | IndexKind.LabelList => IndexAppend.bitmapRun(table.storage, from, run,
-          labelList = kind == IndexKind.LabelList, rowIds = rowIds, kept, id => rows.getOrElse(id, 0L), allocator)
+          labelList = kind == IndexKind.LabelList, rowIds = rowIds, kept, physicalRows, allocator)
         case IndexKind.ZoneMap => IndexAppend.zoneRun(table.storage, from, ZoneMapIndex.File, run, kept, allocator)
         case _ => IndexAppend.zoneRun(table.storage, from, BloomFilterIndex.File, run, kept, allocator)
       }
