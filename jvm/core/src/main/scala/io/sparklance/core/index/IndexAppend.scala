@@ -63,11 +63,11 @@ object IndexAppend {
   /**
    * Writes the rows of a bitmap or label list segment as a sorted run at `run` (its keys ascending in [[KeyOrder]],
    * each key's rows ascending), the rows of fragments `keep` refuses left out; for a label list, its null lists
-   * (global buffer 1) beside it as [[LabelListWriter]]'s runs keep them. `rowIds`: the bitmaps hold stable row ids,
-   * whose upper bits are no fragment id, so nothing is left out. `physicalRows` sizes an entry that holds a whole
-   * fragment.
+   * (global buffer 1) beside it as [[LabelListWriter]]'s runs keep them. `rowIds`: the bitmaps hold stable row ids
+   * (whose upper bits are no fragment id); only those it holds (by their upper 32 bits) are kept. `physicalRows`
+   * sizes an entry that holds a whole fragment.
    */
-  def bitmapRun(storage: Storage, dir: String, run: String, labelList: Boolean, rowIds: Boolean, keep: Long => Boolean,
+  def bitmapRun(storage: Storage, dir: String, run: String, labelList: Boolean, rowIds: Option[RowIds], keep: Long => Boolean,
       physicalRows: Long => Long, allocator: BufferAllocator): String = {
     val path = Storage.join(dir, BitmapIndex.File)
     IndexFiles.withReader(storage, path) { reader =>
@@ -112,11 +112,9 @@ object IndexAppend {
                 if (!b.isNull(j)) {
                   val found = new RowSelection.Builder(exact = true)
                   RowIdTreeMap.decodeInto(path, ByteBuffer.wrap(KeyOrder.bytes(b, j)), found, physicalRows)
-                  found.result().byFragment.toSeq.sortBy(_._1).foreach { case (high, low) =>
-                    if (rowIds || keep(high)) {
-                      val it = low.getIntIterator
-                      while (it.hasNext) add(k, perm(from + j), (high << 32) | (it.next() & 0xFFFFFFFFL))
-                    }
+                  kept(found.result().byFragment, rowIds, keep).toSeq.sortBy(_._1).foreach { case (high, low) =>
+                    val it = low.getIntIterator
+                    while (it.hasNext) add(k, perm(from + j), (high << 32) | (it.next() & 0xFFFFFFFFL))
                   }
                 }
                 j += 1
@@ -139,10 +137,10 @@ object IndexAppend {
   /**
    * The keys of a bitmap or label list segment in [[KeyOrder]] and each key's rows, read in that order as a merge
    * reaches them ([[BitmapWriter.merge]]): the merge unions them with the new fragments' rows key by key, so the
-   * old rows are never expanded. Rows of fragments `keep` refuses are left out (unless `rowIds`: the bitmaps hold
-   * stable row ids, whose upper bits are no fragment id); `physicalRows` sizes an entry that holds a whole fragment.
+   * old rows are never expanded. Rows of fragments `keep` refuses are left out; bitmaps of stable row ids keep
+   * only the row ids `rowIds` holds. `physicalRows` sizes an entry that holds a whole fragment.
    */
-  final class Bitmaps(storage: Storage, dir: String, rowIds: Boolean, keep: Long => Boolean,
+  final class Bitmaps(storage: Storage, dir: String, rowIds: Option[RowIds], keep: Long => Boolean,
       physicalRows: Long => Long, allocator: BufferAllocator) extends AutoCloseable {
     private val path = Storage.join(dir, BitmapIndex.File)
     private val reader = LanceFileReader.open(storage, path)
@@ -201,7 +199,7 @@ object IndexAppend {
         zones.setRowCount(rows.length)
         BTreeWriter.writeFile(storage, run, zones.getSchema, Map.empty, Iterator.single(zones))
       } finally zones.close()
-      ZoneRuns.writeNulls(storage, run, kept(nullRows(reader), rowIds = false, keep))
+      ZoneRuns.writeNulls(storage, run, kept(nullRows(reader), None, keep))
     }
     run
   }
@@ -215,6 +213,18 @@ object IndexAppend {
       rows.result().byFragment
     }
 
-  private def kept(rows: Map[Long, RoaringBitmap], rowIds: Boolean, keep: Long => Boolean): Map[Long, RoaringBitmap] =
-    if (rowIds) rows else rows.filter { case (fragment, _) => keep(fragment) }
+  /**
+   * Stable row ids by their upper 32 bits: those live in the fragments an old index covers. Upstream's merge keeps
+   * an old bitmap's row ids only there: a row deleted since is dropped, and a row an update moved to a new fragment
+   * (under its row id) is indexed again from there, with its new value, not kept under its old one.
+   */
+  type RowIds = Map[Long, RoaringBitmap]
+
+  private def kept(rows: Map[Long, RoaringBitmap], rowIds: Option[RowIds], keep: Long => Boolean): Map[Long, RoaringBitmap] =
+    rowIds match {
+      case Some(live) => rows.flatMap { case (high, low) =>
+        live.get(high).map(l => high -> RoaringBitmap.and(low, l)).filter(!_._2.isEmpty)
+      }
+      case None => rows.filter { case (fragment, _) => keep(fragment) }
+    }
 }

@@ -108,7 +108,7 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
     val written = scala.collection.mutable.ArrayBuffer.empty[String] ++= results
     // One old bitmap or label list is merged key by key; several (pylance's delta segments) as sorted runs.
     val bitmaps = if (base.size == 1 && (kind == IndexKind.Bitmap || kind == IndexKind.LabelList)) {
-      Some(new IndexAppend.Bitmaps(table.storage, snapshot.indexDir(base.head), rowIds, kept, physicalRows, allocator))
+      Some(new IndexAppend.Bitmaps(table.storage, snapshot.indexDir(base.head), liveRowIds, kept, physicalRows, allocator))
     } else None
     val files = try {
       val old = if (bitmaps.isDefined) Nil else oldRuns(allocator)
@@ -130,7 +130,10 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
       if (zones || kind == IndexKind.LabelList) ZoneRuns.delete(table.storage, r) else table.storage.delete(r)
     }
     val details = if (kind == IndexKind.ZoneMap) ZoneMapWriter.details(rowsPerZone) else com.google.protobuf.ByteString.EMPTY
-    val meta = IndexMetadata.create(uuid, name, Seq(column.id), snapshot.version, present.clone(), kind, details,
+    // A merged index keeps the version its oldest segment was built at, as pylance 14's optimize_indices records it
+    // (docs/dev/scalar-indexes.md §7).
+    val builtAt = if (merges) base.map(_.datasetVersion).min else snapshot.version
+    val meta = IndexMetadata.create(uuid, name, Seq(column.id), builtAt, present.clone(), kind, details,
       indexVersion = if ((snapshot.hasStableRowIds && kind == IndexKind.BTree) || kind == IndexKind.LabelList) 1 else 0, files)
     table.commit(Transaction.create(snapshot.version, Operation.CreateIndex(Seq(meta), replaced.map(_.proto))),
       Committer.Options(maxRetries = commitRetries))
@@ -139,6 +142,22 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
 
   /** Whether a fragment (by id) is in the version. */
   private val kept: Long => Boolean = id => id <= 0xFFFFFFFFL && present.contains(id.toInt)
+
+  /**
+   * For bitmaps of stable row ids: the row ids live in the fragments the old index covers (from their row id
+   * sequences and deletion files, not their data), which alone its rows are kept for ([[IndexAppend.RowIds]]).
+   */
+  private lazy val liveRowIds: Option[IndexAppend.RowIds] = if (!rowIds) None else Some {
+    val live = new io.sparklance.core.index.RowSelection.Builder(exact = true)
+    snapshot.fragments.filter(f => covered.contains(f.id.toInt)).foreach { f =>
+      val deleted = snapshot.deletionVector(f)
+      snapshot.rowIds(f).foreach { seq =>
+        var j = 0
+        while (j < seq.length) { if (!deleted.contains(j)) live.addAddress(seq(j)); j += 1 }
+      }
+    }
+    live.result().byFragment
+  }
 
   private val physicalRows: Long => Long = {
     val rows = snapshot.fragments.map(f => f.id -> f.physicalRows).toMap
@@ -153,7 +172,7 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
       kind match {
         case IndexKind.BTree => IndexAppend.btreeRun(from)
         case IndexKind.Bitmap | IndexKind.LabelList => IndexAppend.bitmapRun(table.storage, from, run,
-          labelList = kind == IndexKind.LabelList, rowIds = rowIds, kept, physicalRows, allocator)
+          labelList = kind == IndexKind.LabelList, liveRowIds, kept, physicalRows, allocator)
         case IndexKind.ZoneMap => IndexAppend.zoneRun(table.storage, from, ZoneMapIndex.File, run, kept, allocator)
         case _ => IndexAppend.zoneRun(table.storage, from, BloomFilterIndex.File, run, kept, allocator)
       }
