@@ -169,6 +169,7 @@ bench: venv sbt
 	$(VPY) integration/bench/spark_read_bench.py $(BENCH_DIR)/spark
 	$(VPY) integration/bench/index_bench.py $(BENCH_DIR)/index
 	$(VPY) integration/bench/vector_bench.py $(BENCH_DIR)/vector
+	$(VPY) integration/bench/index_optimize_bench.py $(BENCH_DIR)/index_optimize
 	$(VPY) integration/bench/file_size_bench.py $(BENCH_DIR)/file_sizes
 	$(MAKE) jars .venv-spark3.5/.installed
 	@echo "== the same scans on Spark 3.5 (Scala 2.12)"

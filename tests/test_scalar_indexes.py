@@ -329,8 +329,7 @@ def build_random_table(d: Draw, path: str, case: Case) -> int:
     return n
 
 
-def change_randomly(spark, d: Draw, path: str, case: Case, next_id: int, indexes: Dict[str, Index],
-                    spark_built: bool) -> int:
+def change_randomly(spark, d: Draw, path: str, case: Case, next_id: int, indexes: Dict[str, Index]) -> int:
     """Changes after the indexes exist: appends (pylance or Spark), deletes (pylance or Spark), updates (Spark),
     index upkeep (pylance delta segments or merges, sparklance OPTIMIZE INDEX) and compaction (pylance's or
     sparklance's)."""
@@ -378,7 +377,7 @@ def change_randomly(spark, d: Draw, path: str, case: Case, next_id: int, indexes
                 t.optimize(target_rows_per_fragment=target).collect()
                 case.steps.append(f"Spark OPTIMIZE target_rows_per_fragment={target}")
         else:
-            if spark_built and r.random() < 0.5:
+            if r.random() < 0.5:   # ours, also of pylance's indexes
                 name = r.choice(sorted(i.name for i in indexes.values()))
                 t.optimize_index(name)
                 case.steps.append(f"Spark OPTIMIZE INDEX {name}")
@@ -457,7 +456,7 @@ def test_differential_pylance_builds_spark_reads(spark, wh):
             indexes[c] = Index(f"{c}_idx", kind)
             case.steps.append(f"pylance creates {kind} {c}_idx on {c}, {parameters}")
         failures += check_predicates(spark, d, case, indexes, spark_built=False, stats=stats)
-        change_randomly(spark, d, case.path, case, next_id, indexes, spark_built=False)
+        change_randomly(spark, d, case.path, case, next_id, indexes)
         failures += check_predicates(spark, d, case, indexes, spark_built=False, stats=stats)
     print(f"\nseed {SEED}, {N} tables: {stats}")
     assert not failures, f"{len(failures)} failures:\n\n" + "\n\n".join(failures[:8])
@@ -570,10 +569,8 @@ def test_differential_spark_builds_pylance_reads(spark, wh):
         indexes = {}
         live = lance.dataset(case.path).count_rows()
         for c in d.rng.sample(KEYS, d.rng.randint(1, len(KEYS))):
-            # Zone indexes on tables with stable row ids are refused (test_zone_indexes_need_row_addresses), and
-            # there are no bloom filters on booleans.
-            kind = d.rng.choice(["BTREE", "BTREE", "BITMAP"] + ([] if case.stable_row_ids else ["ZONEMAP"] +
-                                                             ([] if c == "b" else ["BLOOMFILTER"])))
+            # There are no bloom filters on booleans.
+            kind = d.rng.choice(["BTREE", "BTREE", "BITMAP", "ZONEMAP"] + ([] if c == "b" else ["BLOOMFILTER"]))
             parameters = random_parameters(d.rng, kind)
             name = f"{c}_by_spark"
             made = t.create_index(c, kind.lower(), name=name, **parameters)
@@ -593,7 +590,7 @@ def test_differential_spark_builds_pylance_reads(spark, wh):
                 failures.append(case.report(f"pylance describes {index.name} as {x}; want field {c}, {live} rows"))
         ds.validate()
         failures += check_predicates(spark, d, case, indexes, spark_built=True, stats=stats)
-        change_randomly(spark, d, case.path, case, next_id, indexes, spark_built=True)
+        change_randomly(spark, d, case.path, case, next_id, indexes)
         lance.dataset(case.path).validate()
         failures += check_predicates(spark, d, case, indexes, spark_built=True, stats=stats)
     print(f"\nseed {SEED}, {N} tables: {stats}")
@@ -958,17 +955,6 @@ def test_refused(spark, typed, call, error, message):
         call(t)
     assert t.version() == before and t.list_indices() == []
     assert not (Path(typed) / "_indices").exists() or not any((Path(typed) / "_indices").iterdir())
-
-
-@pytest.mark.parametrize("kind", ["zonemap", "bloomfilter"])
-def test_zone_indexes_need_row_addresses(spark, wh, kind):
-    path = str(wh / "db" / f"stable_{kind}.lance")
-    simple_table(path, enable_stable_row_ids=True)
-    t = LanceTable.for_path(spark, path)
-    with pytest.raises(sparklance.UnsupportedFeatureError, match=f"Cannot create a {kind.upper()} index on .*: it has "
-                       "stable row ids, for which sparklance does not build zone indexes yet. Create it with pylance"):
-        t.create_index("k", kind)
-    assert t.list_indices() == []
 
 
 def test_refused_in_sql(spark, typed):

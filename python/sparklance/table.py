@@ -257,9 +257,11 @@ class LanceTable:
             return int(self._spark.sql(statement).collect()[0][0])
 
     def optimize_index(self, name: str) -> Dict[str, Any]:
-        """Rebuilds the index ``name``, with the options it was built with, over every fragment of the latest
-        version (those appended or compacted since it was built included), committed in its place; returns it as
-        :meth:`list_indices` describes it."""
+        """Brings the index ``name`` up to date with the latest version, as pylance's ``optimize_indices`` does:
+        the fragments it does not cover (appended or compacted since it was built) are read and merged with it,
+        with the options it was built with, into a new index committed in its place; returns it as
+        :meth:`list_indices` describes it. An index that already covers every fragment is returned as it is, and
+        nothing is committed."""
         with translated():
             statement = f"ALTER TABLE {self._sql_name} OPTIMIZE INDEX {_index_word('index name', name)}"
             return _index_rows(self._spark.sql(statement))[0]

@@ -42,14 +42,15 @@ object LanceIndexes {
   }
 
   /**
-   * Brings index `name` up to date with the latest version: rebuilt over every fragment (those appended since it
-   * was built, and those rewritten by compaction) and committed in place of the old one, with the same kind,
-   * column and options.
+   * Brings index `name` up to date with the latest version: the fragments it does not cover (appended since it was
+   * built, or rewritten by compaction) are read, one Spark task each, and merged with the old index into a new one
+   * committed in its place, with the same kind, column and options. An index that covers every fragment is
+   * returned as it is, and nothing is committed.
    */
   def optimize(spark: SparkSession, location: String, name: String): DataFrame = LanceSparkException.translate {
     val conf = LanceCatalog.settingsFor(spark, location)
     val snapshot = TableAccess.load(conf, TableAccess.qualify(conf, location), TimeTravel.Latest)
-    run(spark, conf, snapshot.table.newIndexRebuild(snapshot, name))
+    run(spark, conf, snapshot.table.newIndexUpdate(snapshot, name))
   }
 
   /** Drops every index named `name`; returns the new version. */

@@ -29,7 +29,7 @@ import io.sparklance.core.util.Parse
  *   SHOW TAGS t
  *   RESTORE TABLE t TO VERSION AS OF 3                           -- or AS OF 'tag'; the old version as a new one
  *   ALTER TABLE t CREATE INDEX name USING btree (col) [WITH (zone_size = 4096, replace = true)]
- *   ALTER TABLE t OPTIMIZE INDEX name                             -- rebuilt over every fragment
+ *   ALTER TABLE t OPTIMIZE INDEX name                             -- new fragments merged in
  *   SHOW INDEXES FROM t                                           -- or IN t
  *   DROP INDEX name ON t                                          -- or ALTER TABLE t DROP INDEX name
  * }}}
@@ -194,7 +194,7 @@ object LanceSqlParser {
     }
   }
 
-  /** Rebuilds an index over every fragment of the latest version (the fragments appended since are indexed too). */
+  /** Brings an index up to date with the latest version: the fragments it does not cover are indexed and merged in. */
   case class OptimizeIndexCommand(table: Seq[String], name: String) extends LeafRunnableCommand {
     override val output: Seq[Attribute] = indexColumns
     override def run(spark: SparkSession): Seq[Row] = LanceIndexes.optimize(spark, location(spark, table), name).collect().toSeq

@@ -59,6 +59,23 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
     new VectorSchemaRoot(vectors.map(_.getField).asJava, vectors.map(v => v: FieldVector).asJava, (to - from).toInt)
   }
 
+  /**
+   * The bytes of global buffer `i` (0 is the file descriptor; index files keep auxiliary data in later ones, such as
+   * a zone map's null rows), checked against the file's size.
+   */
+  def globalBuffer(i: Int): java.nio.ByteBuffer = {
+    val buffers = metadata.globalBuffers
+    if (i < 0 || i >= buffers.size) {
+      throw new CorruptFileException(path, s"it has ${buffers.size} global buffers, no global buffer $i")
+    }
+    val (position, size) = buffers(i)
+    if (position < 0 || size < 0 || size > Int.MaxValue || position + size > metadata.fileSize) {
+      throw new CorruptFileException(path, s"its global buffer $i spans bytes [$position, ${position + size}), past its " +
+        s"${metadata.fileSize} bytes")
+    }
+    in.read(position, size.toInt)
+  }
+
   /** Whether `prefetch` fetches anything: files of an object store, of version 2.1 or later. */
   def coalesces: Boolean = pages.coalesces && fieldReader.plansPages
 

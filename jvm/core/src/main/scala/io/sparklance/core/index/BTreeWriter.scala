@@ -56,10 +56,11 @@ object BTreeWriter {
 
   /**
    * Merges sorted runs into the B-tree's two files under `dir`, pages of `batchSize` rows; returns the files
-   * written, by name, with their sizes.
+   * written, by name, with their sizes. With `keep`, only rows whose fragment (an address's upper 32 bits) it
+   * takes are kept: an old index's pages merged with new fragments' runs leave out fragments no longer in the table.
    */
   def merge(storage: Storage, runs: Seq[String], dir: String, keys: ArrowType, batchSize: Int,
-      allocator: BufferAllocator): Seq[(String, Long)] = {
+      allocator: BufferAllocator, keep: Option[Long => Boolean] = None): Seq[(String, Long)] = {
     val lookupSchema = new Schema(Seq(valuesField("min", keys), valuesField("max", keys), idsField("null_count", U32),
       idsField("page_idx", U32)).asJava)
     val lookup = VectorSchemaRoot.create(lookupSchema, allocator)
@@ -93,7 +94,7 @@ object BTreeWriter {
       }
       lookup.getFieldVectors.asScala.foreach(_.allocateNew())
       startPage()
-      SortedRuns.mergeRanges(storage, runs, allocator) { (v, runIds, from, to) =>
+      def copy(v: FieldVector, runIds: UInt8Vector, from: Int, to: Int): Unit = {
         var at = from
         while (at < to) {
           val n = math.min(to - at, batchSize - inPage)
@@ -102,6 +103,20 @@ object BTreeWriter {
           inPage += n
           at += n
           if (inPage == batchSize) flushPage()
+        }
+      }
+      SortedRuns.mergeRanges(storage, runs, allocator) { (v, runIds, from, to) =>
+        keep match {
+          case None => copy(v, runIds, from, to)
+          case Some(k) =>
+            // The kept rows, in ranges.
+            var at = from
+            while (at < to) {
+              while (at < to && !k(runIds.get(at) >>> 32)) at += 1
+              val start = at
+              while (at < to && k(runIds.get(at) >>> 32)) at += 1
+              if (at > start) copy(v, runIds, start, at)
+            }
         }
       }
       flushPage()

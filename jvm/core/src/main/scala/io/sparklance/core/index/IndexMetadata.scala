@@ -9,7 +9,6 @@ import com.google.protobuf.ByteString
 import org.roaringbitmap.RoaringBitmap
 
 import io.sparklance.core.CorruptFileException
-import io.sparklance.core.storage.Storage
 import io.sparklance.proto.TableProtos
 
 /**
@@ -51,8 +50,8 @@ final class IndexMetadata(val proto: TableProtos.IndexMetadata, manifestPath: St
 
   def covers(fragmentId: Long): Boolean = fragmentId <= 0xFFFFFFFFL && fragmentBitmap.contains(fragmentId.toInt)
 
-  /** The directory of the index's files under the table root (or under the base path its `base_id` names). */
-  def dir(root: String): String = Storage.join(root, s"_indices/$uuid")
+  /** The base path (`Manifest.base_paths` id) whose `_indices/` holds the index's files, if not the table root. */
+  def baseId: Option[Int] = if (proto.hasBaseId) Some(proto.getBaseId) else None
 
   override def toString: String = s"$name ($kind, $uuid)"
 }

@@ -66,9 +66,11 @@ object LabelListWriter {
     }
   }
 
-  /** Merges the runs (by fragment id) into the index file. */
+  /** Merges the runs (by fragment id) into the index file, with the items and null lists of an old index. */
   def merge(storage: Storage, runs: Seq[(Long, String)], dir: String, allocator: BufferAllocator,
-      itemType: org.apache.arrow.vector.types.pojo.ArrowType): Seq[(String, Long)] = {
-    BitmapWriter.merge(storage, runs.map(_._2), dir, itemType, allocator, Some(ZoneRuns.readNulls(storage, runs.map(_._2))))
+      itemType: org.apache.arrow.vector.types.pojo.ArrowType, old: Option[IndexAppend.Bitmaps] = None): Seq[(String, Long)] = {
+    val nulls = scala.collection.mutable.HashMap.empty[Long, RoaringBitmap] ++= ZoneRuns.readNulls(storage, runs.map(_._2))
+    old.foreach(_.nullLists.foreach { case (high, low) => nulls.getOrElseUpdate(high, new RoaringBitmap()).or(low) })
+    BitmapWriter.merge(storage, runs.map(_._2), dir, itemType, allocator, Some(nulls), old)
   }
 }

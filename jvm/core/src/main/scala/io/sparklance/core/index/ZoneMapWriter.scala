@@ -22,7 +22,7 @@ object ZoneMapWriter {
   private val U64 = new ArrowType.Int(64, false)
   private val U32 = new ArrowType.Int(32, false)
 
-  private def schema(keys: ArrowType): Schema = new Schema(Seq(BTreeWriter.valuesField("min", keys),
+  private[index] def schema(keys: ArrowType): Schema = new Schema(Seq(BTreeWriter.valuesField("min", keys),
     BTreeWriter.valuesField("max", keys), BTreeWriter.idsField("null_count", U32), BTreeWriter.idsField("nan_count", U32),
     BTreeWriter.idsField("fragment_id", U64), BTreeWriter.idsField("zone_start", U64),
     BTreeWriter.idsField("zone_length", U64)).asJava)

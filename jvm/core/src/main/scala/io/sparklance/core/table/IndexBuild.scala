@@ -10,7 +10,7 @@ import org.roaringbitmap.RoaringBitmap
 import io.sparklance.core.{InvalidArgumentException, MetadataColumn, UnsupportedFeatureException}
 import io.sparklance.core.file.LanceFileReader
 import io.sparklance.core.format.{FragmentFiles, TableLayout}
-import io.sparklance.core.index.{BitmapWriter, BloomFilterIndex, BloomFilterWriter, BTreeIndex, BTreeWriter, IndexKind,
+import io.sparklance.core.index.{BitmapWriter, BloomFilterIndex, BloomFilterWriter, BTreeIndex, BTreeWriter, IndexAppend, IndexKind,
   IndexMetadata, KeyOrder, LabelListWriter, ZoneMapIndex, ZoneMapWriter, ZoneRuns}
 import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.schema.{LanceField, LanceSchema}
@@ -24,6 +24,12 @@ import io.sparklance.core.txn.{Committer, Operation, Transaction}
  * one machine (merges the runs into the index files) and commits it. Nothing is visible until the commit; [[abort]]
  * removes what was written.
  *
+ * Built over an existing index of the same name (`base`, its segments: [[Table.newIndexUpdate]], OPTIMIZE INDEX),
+ * the tasks read only the fragments the old index does not cover, and the commit merges the old index's rows with
+ * theirs ([[IndexAppend]]), as upstream's `optimize_indices` does: the new index covers every fragment of the
+ * version, under a new uuid, in place of the old segments. Rows of fragments no longer in the table are left out
+ * (those the index holds by row address); rows deleted since stay, dropped at read time by the deletion files.
+ *
  * Kinds and parameters (`WITH (...)`, names as the other Lance connector and pylance take them):
  *  - BTREE: `zone_size`, rows per page (default 4096; `batch_size` is accepted too). Each task sorts one fragment's
  *    keys into a run file; the driver merges the runs into the pages.
@@ -36,7 +42,8 @@ import io.sparklance.core.txn.{Committer, Operation, Transaction}
  *    0.00057), which size each zone's filter as upstream sizes it. Built like a zone map.
  */
 final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val name: String, val column: LanceField,
-    val kind: IndexKind.Scalar, params: Map[String, String], replace: Boolean) extends PendingCommit(table) {
+    val kind: IndexKind.Scalar, params: Map[String, String], replace: Boolean, base: Seq[IndexMetadata] = Nil)
+    extends PendingCommit(table) {
 
   retriesFrom(snapshot)
 
@@ -64,40 +71,112 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
   /** Bitmaps of tables with stable row ids hold row ids (upstream's choice); every other index row addresses. */
   private val rowIds = (kind == IndexKind.Bitmap || kind == IndexKind.LabelList) && snapshot.hasStableRowIds
 
-  /** The indexes of this name the new one replaces (with `replace`). */
+  /** The indexes of this name the new one replaces (with `replace`, or the segments it merges). */
   private val replaced: Seq[IndexMetadata] = snapshot.indexes.filter(_.name == name)
 
-  /** One task per fragment of the version. */
-  def tasks: Seq[IndexBuild.Task] = snapshot.fragments.map { f =>
+  /** The fragments of the version, by id. */
+  private val present = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
+
+  /** The fragments the old index covers, when merging with it. */
+  private val covered = base.foldLeft(new RoaringBitmap())((b, i) => RoaringBitmap.or(b, i.fragmentBitmap))
+
+  /** The fragments whose column the tasks read: every fragment, or those the old index does not cover. */
+  val fragments: IndexedSeq[io.sparklance.core.format.Fragment] =
+    if (base.isEmpty) snapshot.fragments else snapshot.fragments.filter(f => !covered.contains(f.id.toInt))
+
+  /** Whether the build merges an existing index with the fragments it does not cover, rather than reading all. */
+  def merges: Boolean = base.nonEmpty
+
+  /**
+   * Whether committing would change nothing: the old index is one segment covering every fragment of the version
+   * and no other. [[commit]] then returns it as it is.
+   */
+  def upToDate: Boolean = base.size == 1 && fragments.isEmpty && RoaringBitmap.andNot(covered, present).isEmpty
+
+  /** One task per fragment to read. */
+  def tasks: Seq[IndexBuild.Task] = fragments.map { f =>
     IndexBuild.Task(snapshot.layout, snapshot.manifest.path, f.proto.toByteArray,
       LanceSchema(IndexedSeq(column), Map.empty).toBytes, Storage.join(dir, s"run-${f.id}.lance"), kind.name,
       rowsPerZone, probability, rowIds)
   }
 
   /** Finishes the index from the tasks' results (run files) and commits it; returns its metadata. */
-  def commit(results: Seq[String]): IndexMetadata = committing {
+  def commit(results: Seq[String]): IndexMetadata = if (upToDate) base.head else committing {
     val allocator = new RootAllocator()
     val keys = LanceFileReader.readField(column).getType
-    val files = try kind match {
-      case IndexKind.BTree => BTreeWriter.merge(table.storage, results, dir, keys, batchSize, allocator)
-      case IndexKind.Bitmap => BitmapWriter.merge(table.storage, results, dir, keys, allocator)
-      case IndexKind.LabelList => LabelListWriter.merge(table.storage, snapshot.fragments.map(_.id).zip(results), dir,
-        allocator, LanceFileReader.readField(column.children.head).getType)
-      case IndexKind.ZoneMap =>
-        ZoneMapWriter.merge(table.storage, snapshot.fragments.map(_.id).zip(results), dir, keys, rowsPerZone, allocator)
-      case _ => BloomFilterWriter.merge(table.storage, snapshot.fragments.map(_.id).zip(results), dir, rowsPerZone,
-        probability, allocator)
-    } finally allocator.close()
-    results.foreach { r =>
+    // Runs written here, removed once merged (an old B-tree's pages are read in place).
+    val written = scala.collection.mutable.ArrayBuffer.empty[String] ++= results
+    // One old bitmap or label list is merged key by key; several (pylance's delta segments) as sorted runs.
+    val bitmaps = if (base.size == 1 && (kind == IndexKind.Bitmap || kind == IndexKind.LabelList)) {
+      Some(new IndexAppend.Bitmaps(table.storage, snapshot.indexDir(base.head), liveRowIds, kept, physicalRows, allocator))
+    } else None
+    val files = try {
+      val old = if (bitmaps.isDefined) Nil else oldRuns(allocator)
+      written ++= old.filter(_ => kind != IndexKind.BTree)
+      val runs = old.map(-1L -> _) ++ fragments.map(_.id).zip(results)
+      kind match {
+        case IndexKind.BTree => BTreeWriter.merge(table.storage, runs.map(_._2), dir, keys, batchSize, allocator,
+          if (merges) Some(kept) else None)
+        case IndexKind.Bitmap => BitmapWriter.merge(table.storage, runs.map(_._2), dir, keys, allocator, old = bitmaps)
+        case IndexKind.LabelList => LabelListWriter.merge(table.storage, runs, dir, allocator,
+          LanceFileReader.readField(column.children.head).getType, bitmaps)
+        case IndexKind.ZoneMap => ZoneMapWriter.merge(table.storage, runs, dir, keys, rowsPerZone, allocator)
+        case _ => BloomFilterWriter.merge(table.storage, runs, dir, rowsPerZone, probability, allocator)
+      }
+    } finally {
+      try bitmaps.foreach(_.close()) finally allocator.close()
+    }
+    written.foreach { r =>
       if (zones || kind == IndexKind.LabelList) ZoneRuns.delete(table.storage, r) else table.storage.delete(r)
     }
-    val fragments = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
     val details = if (kind == IndexKind.ZoneMap) ZoneMapWriter.details(rowsPerZone) else com.google.protobuf.ByteString.EMPTY
-    val meta = IndexMetadata.create(uuid, name, Seq(column.id), snapshot.version, fragments, kind, details,
+    // A merged index keeps the version its oldest segment was built at, as pylance 14's optimize_indices records it
+    // (docs/dev/scalar-indexes.md §7).
+    val builtAt = if (merges) base.map(_.datasetVersion).min else snapshot.version
+    val meta = IndexMetadata.create(uuid, name, Seq(column.id), builtAt, present.clone(), kind, details,
       indexVersion = if ((snapshot.hasStableRowIds && kind == IndexKind.BTree) || kind == IndexKind.LabelList) 1 else 0, files)
     table.commit(Transaction.create(snapshot.version, Operation.CreateIndex(Seq(meta), replaced.map(_.proto))),
       Committer.Options(maxRetries = commitRetries))
     new IndexMetadata(meta, snapshot.manifest.path)
+  }
+
+  /** Whether a fragment (by id) is in the version. */
+  private val kept: Long => Boolean = id => id <= 0xFFFFFFFFL && present.contains(id.toInt)
+
+  /**
+   * For bitmaps of stable row ids: the row ids live in the fragments the old index covers (from their row id
+   * sequences and deletion files, not their data), which alone its rows are kept for ([[IndexAppend.RowIds]]).
+   */
+  private lazy val liveRowIds: Option[IndexAppend.RowIds] = if (!rowIds) None else Some {
+    val live = new io.sparklance.core.index.RowSelection.Builder(exact = true)
+    snapshot.fragments.filter(f => covered.contains(f.id.toInt)).foreach { f =>
+      val deleted = snapshot.deletionVector(f)
+      snapshot.rowIds(f).foreach { seq =>
+        var j = 0
+        while (j < seq.length) { if (!deleted.contains(j)) live.addAddress(seq(j)); j += 1 }
+      }
+    }
+    live.result().byFragment
+  }
+
+  private val physicalRows: Long => Long = {
+    val rows = snapshot.fragments.map(f => f.id -> f.physicalRows).toMap
+    id => rows.getOrElse(id, 0L)
+  }
+
+  /** The old index's rows as runs the merge takes, in the order of `base` ([[IndexAppend]]). */
+  private def oldRuns(allocator: RootAllocator): Seq[String] = {
+    base.zipWithIndex.map { case (index, n) =>
+      val from = snapshot.indexDir(index)
+      val run = Storage.join(dir, s"old-$n.lance")
+      kind match {
+        case IndexKind.BTree => IndexAppend.btreeRun(from)
+        case IndexKind.Bitmap | IndexKind.LabelList => IndexAppend.bitmapRun(table.storage, from, run,
+          labelList = kind == IndexKind.LabelList, liveRowIds, kept, physicalRows, allocator)
+        case IndexKind.ZoneMap => IndexAppend.zoneRun(table.storage, from, ZoneMapIndex.File, run, kept, allocator)
+        case _ => IndexAppend.zoneRun(table.storage, from, BloomFilterIndex.File, run, kept, allocator)
+      }
+    }
   }
 
   /** Removes the index directory written so far (unless a commit's outcome is unknown). */
@@ -156,7 +235,7 @@ object IndexBuild {
 
   /** The options an index was built with, as CREATE INDEX takes them (read from its files). */
   private[table] def optionsOf(snapshot: Snapshot, index: IndexMetadata): Map[String, String] = {
-    val dir = index.dir(snapshot.root)
+    val dir = snapshot.indexDir(index)
     index.kind match {
       case IndexKind.BTree => Map("zone_size" -> BTreeIndex.batchSize(snapshot.storage, dir).toString)
       case IndexKind.ZoneMap => ZoneMapIndex.rowsPerZone(snapshot.storage, dir).map(n => "rows_per_zone" -> n.toString).toMap
@@ -174,6 +253,8 @@ object IndexBuild {
   private[table] def check(snapshot: Snapshot, name: String, column: String, kind: String, params: Map[String, String],
       replace: Boolean): (LanceField, IndexKind.Scalar) = {
     val root = snapshot.root
+    // Refused before any task writes a file, not at the commit.
+    io.sparklance.core.format.FeatureFlags.checkWritable(root, snapshot.version, snapshot.manifest.proto.getWriterFeatureFlags)
     if (name.isEmpty || name.exists(c => c.isControl || c == '/')) {
       throw new InvalidArgumentException(s"'$name' is not a valid index name: use letters, digits and underscores.")
     }
@@ -205,10 +286,6 @@ object IndexBuild {
       throw new InvalidArgumentException(s"Unknown option${if (unknown.size > 1) "s" else ""} " +
         s"${unknown.toSeq.sorted.mkString(", ")} for a ${k.name} index; " +
         (if (known.isEmpty) "it takes none." else s"it takes: ${known.toSeq.sorted.mkString(", ")}."))
-    }
-    if ((k == IndexKind.ZoneMap || k == IndexKind.BloomFilter) && snapshot.hasStableRowIds) {
-      throw new UnsupportedFeatureException(s"Cannot create a ${k.name} index on $root: it has stable row ids, for " +
-        "which sparklance does not build zone indexes yet. Create it with pylance, or use a BTREE or BITMAP index.")
     }
     if (!replace && snapshot.indexes.exists(_.name == name)) {
       throw new InvalidArgumentException(s"Table $root already has an index named '$name'. Drop it first " +

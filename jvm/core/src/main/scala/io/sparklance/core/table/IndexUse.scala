@@ -134,14 +134,14 @@ object IndexUse {
     try {
       Some(group.map { i =>
         i.kind match {
-          case IndexKind.BTree => BTreeIndex.search(snapshot.storage, i.dir(snapshot.root), query, allocator)
+          case IndexKind.BTree => BTreeIndex.search(snapshot.storage, snapshot.indexDir(i), query, allocator)
           case IndexKind.Bitmap | IndexKind.LabelList =>
             // A label list is a bitmap index over the lists' items (docs/dev/scalar-indexes.md §5).
-            val found = BitmapIndex.search(snapshot.storage, i.dir(snapshot.root), query, allocator, physicalRows)
+            val found = BitmapIndex.search(snapshot.storage, snapshot.indexDir(i), query, allocator, physicalRows)
             // Bitmaps of tables with stable row ids hold row ids, not addresses.
             if (snapshot.hasStableRowIds) addressesOf(snapshot, found, i) else found
-          case IndexKind.ZoneMap => ZoneMapIndex.search(snapshot.storage, i.dir(snapshot.root), query, allocator)
-          case IndexKind.BloomFilter => BloomFilterIndex.search(snapshot.storage, i.dir(snapshot.root), query, keys, allocator)
+          case IndexKind.ZoneMap => ZoneMapIndex.search(snapshot.storage, snapshot.indexDir(i), query, allocator)
+          case IndexKind.BloomFilter => BloomFilterIndex.search(snapshot.storage, snapshot.indexDir(i), query, keys, allocator)
           case other => throw new IllegalStateException(s"no search for $other")
         }
       }.reduce(_ union _))

@@ -69,6 +69,9 @@ final class Snapshot(val dataset: Dataset, val manifest: Manifest, val naming: M
       .flatMap(_.getIndicesList.asScala.map(new IndexMetadata(_, manifest.path)))
   }
 
+  /** The directory of `index`'s files: under the table root, or under the base path it names. */
+  def indexDir(index: IndexMetadata): String = layout.indexDir(index.baseId, index.uuid)
+
   /** How many of this version's fragments `index` covers (its bitmap may name fragments compacted since). */
   def fragmentsCovered(index: IndexMetadata): Int = fragments.count(f => index.covers(f.id))
 

@@ -12,7 +12,7 @@ import io.sparklance.core.{FileVersion, InvalidArgumentException, NotATableExcep
 import io.sparklance.core.commit.{CommitHandler, FileSystemCommitHandler}
 import io.sparklance.core.file.LanceFileReader
 import io.sparklance.core.format.DataFile
-import io.sparklance.core.index.IndexKind
+import io.sparklance.core.index.{IndexAppend, IndexKind}
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.{HadoopStorage, Storage}
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
@@ -154,24 +154,38 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
   def runIndexTask(task: IndexBuild.Task): String = IndexBuild.run(storage, task)
 
   /**
-   * Index `name` rebuilt over every fragment of `snapshot` (those appended since it was built and those compaction
-   * rewrote), with the kind, column and options it was built with, to commit in its place (OPTIMIZE INDEX).
+   * Index `name` brought up to date with `snapshot` (OPTIMIZE INDEX), to commit in its place: its rows merged with
+   * those of the fragments it does not cover (appended or rewritten since it was built), which alone are read, as
+   * upstream's `optimize_indices` does ([[IndexBuild]]), with the kind, column and options it was built with. An
+   * index whose files this writer cannot merge (another layout, or missing) is rebuilt over every fragment.
    */
-  def newIndexRebuild(snapshot: Snapshot, name: String): IndexBuild = {
-    val existing = snapshot.indexes.find(_.name == name).getOrElse(throw new InvalidArgumentException(
+  def newIndexUpdate(snapshot: Snapshot, name: String): IndexBuild = {
+    val segments = snapshot.indexes.filter(_.name == name)
+    val existing = segments.headOption.getOrElse(throw new InvalidArgumentException(
       s"Table $root has no index named '$name'. Its indexes: " +
         (if (snapshot.indexes.isEmpty) "none." else snapshot.indexes.map(_.name).distinct.mkString(", ") + ".")))
     if (!IndexKind.buildable.contains(existing.kind)) {
       throw new io.sparklance.core.UnsupportedFeatureException(s"Cannot rebuild index '$name' of $root: it is a " +
         s"${existing.kind} index, which sparklance does not build. Optimize it with pylance (optimize_indices).")
     }
-    val column = existing.fieldIds match {
+    val column = (existing.fieldIds match {
       case Seq(id) => snapshot.schema.field(id).map(_.name)
       case _ => None
+    }).getOrElse(throw new io.sparklance.core.UnsupportedFeatureException(
+      s"Cannot rebuild index '$name' of $root: it does not index one column of the table."))
+    val options = IndexBuild.optionsOf(snapshot, existing)
+    val (field, kind) = IndexBuild.check(snapshot, name, column, existing.kind.name, options, replace = true)
+    val keys = LanceFileReader.readField(if (kind == IndexKind.LabelList) field.children.head else field).getType
+    val mergeable = segments.forall { s =>
+      s.kind == kind && s.fieldIds == existing.fieldIds && (try IndexAppend.mergeable(storage, snapshot.indexDir(s), kind, keys)
+      catch {
+        case NonFatal(e) =>
+          Table.log.warn(s"Rebuilding index '$name' of $root over every fragment: its segment ${s.uuid} cannot be " +
+            s"merged (${e.getMessage}).")
+          false
+      })
     }
-    newIndex(snapshot, name, column.getOrElse(throw new io.sparklance.core.UnsupportedFeatureException(
-      s"Cannot rebuild index '$name' of $root: it does not index one column of the table.")),
-      existing.kind.name, IndexBuild.optionsOf(snapshot, existing), replace = true)
+    new IndexBuild(this, snapshot, name, field, kind, options, replace = true, if (mergeable) segments else Nil)
   }
 
   /**
@@ -248,6 +262,7 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
 }
 
 object Table {
+  private val log = org.slf4j.LoggerFactory.getLogger(classOf[Table])
 
   /**
    * The table at `root` of `storage`, whose versions `commits` decides (the table may not exist yet: the first

@@ -32,6 +32,9 @@ class InMemoryStorage extends Storage {
   /** Bytes those reads returned. */
   val bytesRead = new java.util.concurrent.atomic.AtomicLong()
 
+  /** Every path opened for reading, in order (one entry per open). */
+  val opened = new java.util.concurrent.ConcurrentLinkedQueue[String]()
+
   def failNext(operation: String, times: Int): Unit = faults.put(operation, new AtomicInteger(times))
 
   def failCommits(times: Int): Unit = commitFailures.set(times)
@@ -72,6 +75,7 @@ class InMemoryStorage extends Storage {
     val bytes = Option(files.get(norm(path))).getOrElse(
       throw new StorageException(path, "open", new FileNotFoundException(s"$path does not exist")))
     val normalized = norm(path)
+    opened.add(normalized)
     val gap = coalesceGap
     new InputFile {
       override def path: String = normalized

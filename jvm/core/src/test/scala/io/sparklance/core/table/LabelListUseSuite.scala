@@ -18,7 +18,7 @@ import io.sparklance.core.storage.InMemoryStorage
 
 /**
  * Label list indexes searched with [[Predicate.ListHasAny]] over seeded tables of lists with null lists, empty lists
- * and null items, through appends after the index and deletes: the rows a scan returns from fragments the index
+ * and null items, through appends after the index, deletes and OPTIMIZE INDEX: the rows a scan returns from fragments the index
  * covers are exactly those whose list holds one of the items of every predicate (the batches do not filter lists,
  * so any extra row would be the index's), and no matching row is lost anywhere.
  */
@@ -98,6 +98,15 @@ class LabelListUseSuite extends AnyFunSuite with BeforeAndAfterAll {
         val doomed = new DeletedRows
         read(table, table.latest().newScan()).filter(_._2 % 5 == 1).foreach(row => doomed.add(row._1))
         table.newDelete(table.latest()).delete(DeletedRows.fromBytes(doomed.toBytes)).commit()
+      }
+      if (r.nextBoolean()) {
+        // OPTIMIZE INDEX: the items of the fragments appended since merged with the old index's.
+        table.newAppend(table.latestVersion()).commit(Seq(write(table, rows(1 + r.nextInt(60)))))
+        val update = table.newIndexUpdate(table.latest(), "tags_idx")
+        assert(update.merges && update.fragments.nonEmpty && update.tasks.size == update.fragments.size)
+        update.runAndCommit()
+        val s = table.latest()
+        assert(s.indexes.filter(_.name == "tags_idx").map(i => s.fragments.count(f => i.covers(f.id))) == Seq(s.fragments.size))
       }
       val snapshot = table.latest()
       val all = read(table, snapshot.newScan())

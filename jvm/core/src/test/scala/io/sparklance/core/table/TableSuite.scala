@@ -2,6 +2,7 @@ package io.sparklance.core.table
 
 import java.nio.charset.StandardCharsets.UTF_8
 
+import scala.jdk.CollectionConverters._
 import scala.util.Random
 
 import org.apache.arrow.memory.RootAllocator
@@ -231,6 +232,101 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
       // A compaction takes the fragments it rewrote out of the indexes; one that rewrote all leaves nothing indexed.
       val covering = snapshot.indexes.exists(i => snapshot.fragments.exists(f => i.covers(f.id)))
       assert(used > 0 || !covering, s"seed $seed: no scan used an index")
+    }
+  }
+
+  test("OPTIMIZE INDEX merges each kind's old index with the fragments it does not cover, reading only theirs: seeded appends, deletes and compactions") {
+    (1 to 16).foreach { seed =>
+      val r = new Random(seed * 17)
+      val (storage, table) = newTable()
+      def append(n: Int): Unit = {
+        val written = write(table, Seq.fill(n)(randomRow(r)), maxRowsPerFile = 20 + r.nextInt(150))
+        if (table.latestIfExists().isEmpty) table.newOverwrite(0, schema, FileVersion.V2_2, Map.empty).commit(Seq(written))
+        else table.newAppend(table.latestVersion()).commit(Seq(written))
+      }
+      def deleteSome(): Unit = {
+        val live = read(table, table.latest().newScan(), 1L << 20).map(_._1)
+        if (live.nonEmpty) {
+          val doomed = new DeletedRows
+          // Sometimes every row of a fragment, which drops it.
+          val picked = if (r.nextBoolean()) live.filter(_ >>> 32 == live(r.nextInt(live.size)) >>> 32)
+            else r.shuffle(live).take(1 + r.nextInt(live.size / 3 + 1))
+          picked.foreach(doomed.add)
+          table.newDelete(table.latest()).delete(DeletedRows.fromBytes(doomed.toBytes)).commit()
+        }
+      }
+      append(50 + r.nextInt(300))
+      val kinds = Seq("btree", "bitmap", "zonemap", "bloomfilter")
+      val kindOf = Seq("id", "x", "s").map { c =>
+        val kind = kinds(r.nextInt(kinds.size))
+        val options = kind match {
+          case "btree" => Map("zone_size" -> (1 + r.nextInt(40)).toString)
+          case "zonemap" => Map("rows_per_zone" -> (1 + r.nextInt(40)).toString)
+          case "bloomfilter" => Map("number_of_items" -> (1 + r.nextInt(40)).toString, "probability" -> "0.01")
+          case _ => Map.empty[String, String]
+        }
+        table.newIndex(table.latest(), s"${c}_idx", c, kind, options, replace = false).runAndCommit()
+        c -> kind
+      }.toMap
+      (0 until 3).foreach { round =>
+        (0 until 1 + r.nextInt(3)).foreach { _ =>
+          r.nextInt(4) match {
+            case 0 | 1 => append(1 + r.nextInt(150))
+            case 2 => deleteSome()
+            case _ => table.compact(50 + r.nextInt(300))
+          }
+        }
+        Seq("id", "x", "s").foreach { c =>
+          val before = table.latest()
+          val old = before.indexes.filter(_.name == s"${c}_idx")
+          val covered = old.flatMap(i => before.fragments.filter(f => i.covers(f.id)).map(_.id)).toSet
+          val update = table.newIndexUpdate(before, s"${c}_idx")
+          assert(update.merges, s"seed $seed: ${kindOf(c)} index on $c is rebuilt, not merged")
+          val fresh = before.fragments.filterNot(f => covered(f.id))
+          assert(update.fragments.map(_.id) == fresh.map(_.id), s"seed $seed, round $round: the update reads other fragments")
+          storage.opened.clear()
+          val made = update.runAndCommit()
+          val dataRead = storage.opened.asScala.filter(_.contains("/data/")).toSet
+          assert(dataRead == fresh.flatMap(_.files.map(f => before.dataFilePath(f))).toSet,
+            s"seed $seed, round $round: the update read data files $dataRead")
+          val after = table.latest()
+          val now = after.indexes.filter(_.name == s"${c}_idx")
+          assert(now.size == 1 && after.fragments.forall(f => now.head.covers(f.id)), s"seed $seed: $now")
+          assert(now.head.fragmentBitmap.getCardinality == after.fragments.size, s"seed $seed: gone fragments still covered")
+          if (update.upToDate) assert(after.version == before.version && made.uuid == old.head.uuid)
+          else assert(after.version == before.version + 1 && !old.exists(_.uuid == made.uuid))
+        }
+        // Every scan through the merged indexes returns every matching row; B-trees and bitmaps select exactly
+        // the matching live rows of the fragments they cover.
+        val snapshot = table.latest()
+        val model = read(table, snapshot.newScan(), 1L << 20).toMap
+        (0 until 20).foreach { _ =>
+          val c = Seq("id", "x", "s")(r.nextInt(3))
+          val literal: Any = c match {
+            case "id" => java.lang.Long.valueOf(r.nextInt(40) - 20L)
+            case "x" => java.lang.Double.valueOf(doubles(r.nextInt(doubles.size)))
+            case _ => strings(r.nextInt(strings.size))
+          }
+          val p: Predicate = r.nextInt(3) match {
+            case 0 => Predicate.IsNull(c)
+            case 1 => Predicate.In(c, Seq(literal))
+            case _ => Predicate.Compare(c, Seq(Predicate.Op.Eq, Predicate.Op.Lt, Predicate.Op.Ge)(r.nextInt(3)), literal)
+          }
+          val scan = snapshot.newScan().withFilters(Seq(p))
+          val got = read(table, scan, 1 + r.nextInt(300)).map(_._1).toSet
+          val want = model.filter { case (_, row) => matches(p, row) }.keySet
+          assert(want.subsetOf(got), s"seed $seed, $p (${scan.indexUse}): rows lost ${want -- got}")
+          if (Set("btree", "bitmap")(kindOf(c)) && snapshot.fragments.nonEmpty) {
+            assert(!scan.indexUse.isEmpty, s"seed $seed, $p: no index used")
+            snapshot.fragments.foreach { f =>
+              val selected = scan.indexUse.rows(f.id).getOrElse(fail(s"seed $seed: fragment ${f.id} not covered"))
+              val live = model.keySet.filter(_ >>> 32 == f.id)
+              val found = live.filter(a => selected.contains((a & 0xFFFFFFFFL).toInt))
+              assert(found == want.filter(_ >>> 32 == f.id), s"seed $seed, $p: fragment ${f.id} selects $found")
+            }
+          }
+        }
+      }
     }
   }
 
