@@ -78,9 +78,12 @@ public final class StructuralPageEncoder {
   private Growable.Bytes dictionary;
   private CompressiveEncoding dictionaryEncoding;
   private int dictionaryItems;
+  /** Whether a page of plain values may become a dictionary page (see {@link #dictionaryCandidate}). */
+  private final boolean pageDictionaries;
 
-  private StructuralPageEncoder(LeafShredder s, boolean v22, boolean bitpackable) {
+  private StructuralPageEncoder(LeafShredder s, boolean v22, boolean bitpackable, boolean pageDictionaries) {
     this.s = s;
+    this.pageDictionaries = pageDictionaries;
     this.v22 = v22;
     this.kind = s.valueKind;
     this.width = s.width;
@@ -141,7 +144,16 @@ public final class StructuralPageEncoder {
    * `v22` selects the 2.2 forms (32-bit chunk words, constant layout).
    */
   public static Page encode(LeafShredder s, boolean v22, boolean bitpackable) {
-    return new StructuralPageEncoder(s, v22, bitpackable).encode();
+    return new StructuralPageEncoder(s, v22, bitpackable, true).encode();
+  }
+
+  /**
+   * Encodes the shredder's page as {@link #encode} does, but never tries a page dictionary for plain values (a
+   * dictionary-typed column still gets its own): for columns whose values are known to be distinct, where the try
+   * costs time and never pays.
+   */
+  public static Page encodeWithoutPageDictionary(LeafShredder s, boolean v22, boolean bitpackable) {
+    return new StructuralPageEncoder(s, v22, bitpackable, false).encode();
   }
 
   private Page encode() {
@@ -402,7 +414,7 @@ public final class StructuralPageEncoder {
    * JSONB), nor 32-bit or narrower values, which pylance leaves to bitpacking.
    */
   private boolean dictionaryCandidate() {
-    if (s.json || s.numVisible < DICTIONARY_MIN_VALUES) return false;
+    if (!pageDictionaries || s.json || s.numVisible < DICTIONARY_MIN_VALUES) return false;
     if (s.valueKind == LeafShredder.VARIABLE) return true;
     return s.valueKind == LeafShredder.FIXED && (s.width == 16 || (v22 && s.width == 8));
   }

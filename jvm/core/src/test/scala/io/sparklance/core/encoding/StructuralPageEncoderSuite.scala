@@ -113,6 +113,27 @@ class StructuralPageEncoderSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
+  test("encodeWithoutPageDictionary leaves values plain where encode makes a dictionary page; both read back") {
+    val r = new Random(5)
+    for (v22 <- Seq(false, true); c <- Seq(Column(Nil, Str), Column(Nil, Int64))) {
+      val all = Seq.fill(3000)(if (r.nextInt(10) == 0) Nul else Leaf(if (c.leaf == Str) s"v-${r.nextInt(6)}" else r.nextInt(6).toLong * 1000003L))
+      val vec = vector(c, allocator, all)
+      try {
+        for (dictionary <- Seq(true, false)) {
+          val s = shredder(c)
+          s.shred(vec, 0, all.size)
+          val p = if (dictionary) StructuralPageEncoder.encode(s, v22, c.leaf.bitpackable)
+            else StructuralPageEncoder.encodeWithoutPageDictionary(s, v22, c.leaf.bitpackable)
+          val label = s"$c ${if (v22) "2.2" else "2.1"} dictionary $dictionary"
+          // 2.1 dictionary-encodes strings only; 2.2 64-bit integers too.
+          val expected = dictionary && (c.leaf == Str || v22)
+          assert(p.layout.getMiniBlockLayout.hasDictionary == expected, label)
+          checkPage(c, s, p, all, label)
+        }
+      } finally vec.close()
+    }
+  }
+
   test("pages of many values split into chunks of at most 4096 values, each a power of two but the last") {
     for (v22 <- Seq(false, true); c <- Seq(Column(Nil, Int64), Column(Seq(L), Int32), Column(Seq(S), Str))) {
       val r = new Random(7)
