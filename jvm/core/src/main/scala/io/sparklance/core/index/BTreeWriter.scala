@@ -6,7 +6,7 @@ import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.arrow.memory.BufferAllocator
-import org.apache.arrow.vector.{BaseIntVector, FieldVector, UInt4Vector, UInt8Vector, VectorSchemaRoot}
+import org.apache.arrow.vector.{BaseFixedWidthVector, BaseIntVector, BitVector, FieldVector, UInt4Vector, UInt8Vector, VectorSchemaRoot}
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 
 import io.sparklance.core.FileVersion
@@ -58,13 +58,33 @@ object BTreeWriter {
     var r = 0
     while (r < n) { perm(r) = r; r += 1 }
     KeyOrder.of(keys).sort(keys, perm)
-    val sorted = RowCopier.select(keys, perm, n, allocator)
+    var inOrder = true
+    r = 0
+    while (inOrder && r < n) { inOrder = perm(r) == r; r += 1 }
+    // Keys already in order (a sorted or clustered column's fragment) are copied as blocks, not row by row.
+    val blocks = inOrder && keys.isInstanceOf[BaseFixedWidthVector] && !keys.isInstanceOf[BitVector] &&
+      addresses.isInstanceOf[BaseFixedWidthVector] &&
+      addresses.asInstanceOf[BaseFixedWidthVector].getTypeWidth == 8
+    val sorted = if (blocks) {
+      val v = keys.getField.createVector(allocator).asInstanceOf[BaseFixedWidthVector]
+      try {
+        v.allocateNew(n)
+        RowCopier.copyRange(keys, 0, n, v, 0)
+        v.setValueCount(n)
+        v
+      } catch {
+        case NonFatal(e) => v.close(); throw e
+      }
+    } else RowCopier.select(keys, perm, n, allocator)
     val ids = new UInt8Vector(idsField("ids", U64), allocator)
     val root = new VectorSchemaRoot(Seq[FieldVector](sorted, ids).asJava)
     try {
       ids.allocateNew(n)
-      var i = 0
-      while (i < n) { ids.set(i, addresses.getValueAsLong(perm(i))); i += 1 }
+      if (blocks) RowCopier.copyRange(addresses.asInstanceOf[FieldVector], 0, n, ids, 0)
+      else {
+        var i = 0
+        while (i < n) { ids.set(i, addresses.getValueAsLong(perm(i))); i += 1 }
+      }
       ids.setValueCount(n)
       root.setRowCount(n)
       root

@@ -147,6 +147,16 @@ class BTreeBuildSuite extends AnyFunSuite with BeforeAndAfterAll {
     try check(runs, new ArrowType.Int(64, true), 700) finally runs.foreach(_.close())
   }
 
+  test("runs already in key order, nulls first, are copied as blocks into sorted pages") {
+    val r = new Random(19)
+    val runs = Seq.fill(3) {
+      val nulls = r.nextInt(40)
+      val start = r.nextInt(1000).toLong
+      longs(Seq.fill(nulls)(None) ++ (0 until 2000 + r.nextInt(3000)).map(i => Some(start + i / (1 + r.nextInt(3)))))
+    }
+    try check(runs, new ArrowType.Int(64, true), 512) finally runs.foreach(_.close())
+  }
+
   test("KeyOrder sorts integer keys without nulls as the comparator orders them, ties by row, unsigned 64-bit unsigned") {
     val r = new Random(17)
     for (round <- 0 until 20) {
