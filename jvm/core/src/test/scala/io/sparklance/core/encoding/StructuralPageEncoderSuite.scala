@@ -134,6 +134,42 @@ class StructuralPageEncoderSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
+  test("a page of 64-bit values in order gets a dictionary exactly when the same values out of order do") {
+    // The values out of order: the page's first two distinct values swapped, which keeps the distinct values, the
+    // count and every block's bit width, so the dictionary's price is the same; the in-order page is counted in one
+    // pass, the other hashed.
+    val r = new Random(23)
+    var dictionaries = 0
+    for (round <- 0 until 60) {
+      val n = 100 + r.nextInt(6000)
+      val distinct = 1 + r.nextInt(if (round % 3 == 0) n else 1 + n / 50)
+      val base = if (round % 4 == 0) -r.nextInt(1000).toLong else r.nextInt(1 << 20).toLong
+      val step = 1 + r.nextInt(if (round % 5 == 0) 1 << 30 else 5)
+      val keys = Seq.tabulate(n)(i => base + (i.toLong * distinct / n) * step)
+      val sorted = round % 2 match {
+        case 0 => keys
+        case _ => keys.reverse
+      }
+      val i = sorted.indexWhere(_ != sorted.head)
+      val shuffled = if (i < 0) sorted else sorted.updated(0, sorted(i)).updated(i, sorted.head)
+      val c = Column(Nil, Int64)
+      val got = Seq(sorted, shuffled).map { values =>
+        val all = values.map(v => Leaf(v))
+        val vec = vector(c, allocator, all)
+        try {
+          val s = shredder(c)
+          s.shred(vec, 0, all.size)
+          val p = StructuralPageEncoder.encode(s, true, true)
+          checkPage(c, s, p, all, s"round $round")
+          p.layout.hasMiniBlockLayout && p.layout.getMiniBlockLayout.hasDictionary
+        } finally vec.close()
+      }
+      if (i >= 0) assert(got.head == got(1), s"round $round: $n values, $distinct distinct, step $step")
+      if (got.head) dictionaries += 1
+    }
+    assert(dictionaries > 5 && dictionaries < 55, s"$dictionaries of 60 pages got a dictionary")
+  }
+
   test("pages of many values split into chunks of at most 4096 values, each a power of two but the last") {
     for (v22 <- Seq(false, true); c <- Seq(Column(Nil, Int64), Column(Seq(L), Int32), Column(Seq(S), Str))) {
       val r = new Random(7)
