@@ -433,11 +433,7 @@ public final class StructuralPageEncoder {
     int ob = s.valueKind == LeafShredder.VARIABLE ? s.width / 8 : 0;
     long plain = ob > 0 ? s.values.size + (long) n * ob : plainFixedBytes();
     long budget = Math.min((long) (plain * DICTIONARY_SIZE_RATIO), DICTIONARY_MAX_BYTES);
-    long sortedItems = sortedDistinct64();
-    if (sortedItems >= 0 && (sortedItems == 0 || sortedItems > DICTIONARY_MAX_ITEMS
-        || 8 * sortedItems + ((long) n * indexBits((int) sortedItems) + 7) / 8 >= budget)) {
-      return false;   // the same answer the dictionary below would give, without hashing every value
-    }
+    if (dictionaryPricedOut(budget)) return false;   // as the dictionary below would decide, without hashing
     DictionaryBuilder d = collectDictionary(budget, DICTIONARY_MAX_ITEMS);
     if (d == null || d.items() == 0 || dictionaryBytes(d, ob) + ((long) n * indexBits(d.items()) + 7) / 8 >= budget) {
       return false;
@@ -448,31 +444,35 @@ public final class StructuralPageEncoder {
   }
 
   /**
-   * The number of distinct values of a page of 64-bit values without nulls whose values are in order (ascending or
-   * descending, as signed or as unsigned numbers: then equal values are adjacent), counted in one pass; -1 for any
-   * other page. B-tree pages, sorted by key, are such pages.
+   * Whether the page's leading values in order (ascending or descending, as signed or as unsigned 64-bit numbers,
+   * without nulls) already hold too many distinct values for a dictionary as {@link #dictionaryEncode} prices it:
+   * more than {@link #DICTIONARY_MAX_ITEMS}, or a dictionary and indices of `budget` bytes or more. Values in order
+   * are distinct where they change, so they are counted in one pass, and they are a lower bound of the page's
+   * distinct values. A B-tree's pages, sorted by key, are such pages; on others this stops at the first value out of
+   * order and the dictionary decides.
    */
-  private long sortedDistinct64() {
-    if (kind != LeafShredder.FIXED || width != 8 || s.numValid != s.numVisible || s.numVisible == 0) return -1;
+  private boolean dictionaryPricedOut(long budget) {
+    if (kind != LeafShredder.FIXED || width != 8 || s.numValid != s.numVisible || s.numVisible == 0) return false;
     byte[] data = values.data;
     int n = s.numVisible;
     boolean up = true, down = true, upUnsigned = true, downUnsigned = true;
-    long changes = 0;
+    long items = 1;
     long prev = LittleEndian.getLong(data, 0);
     for (int i = 1; i < n; i++) {
       long x = LittleEndian.getLong(data, 8 * i);
       if (x != prev) {
-        changes++;
         int c = Long.compare(prev, x), u = Long.compareUnsigned(prev, x);
         up &= c < 0;
         down &= c > 0;
         upUnsigned &= u < 0;
         downUnsigned &= u > 0;
-        if (!(up || down || upUnsigned || downUnsigned)) return -1;
+        if (!(up || down || upUnsigned || downUnsigned)) return false;
+        items++;
+        if (items > DICTIONARY_MAX_ITEMS || 8 * items + ((long) n * indexBits((int) items) + 7) / 8 >= budget) return true;
       }
       prev = x;
     }
-    return changes + 1;
+    return false;
   }
 
   /** Puts back the page's own values after a dictionary page did not fit the mini-block limits. */

@@ -135,11 +135,12 @@ class StructuralPageEncoderSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   test("a page of 64-bit values in order gets a dictionary exactly when the same values out of order do") {
-    // The values out of order: the page's first two distinct values swapped, which keeps the distinct values, the
-    // count and every block's bit width, so the dictionary's price is the same; the in-order page is counted in one
-    // pass, the other hashed.
+    // The values out of order: the page's first (or last) two distinct values swapped, which keeps the distinct
+    // values, the count and every block's bit width, so the dictionary's price is the same; values in order are
+    // counted in one pass, the others hashed.
     val r = new Random(23)
     var dictionaries = 0
+    var swapped = 0
     for (round <- 0 until 60) {
       val n = 100 + r.nextInt(6000)
       val distinct = 1 + r.nextInt(if (round % 3 == 0) n else 1 + n / 50)
@@ -151,9 +152,14 @@ class StructuralPageEncoderSuite extends AnyFunSuite with BeforeAndAfterAll {
         case _ => keys.reverse
       }
       val i = sorted.indexWhere(_ != sorted.head)
-      val shuffled = if (i < 0) sorted else sorted.updated(0, sorted(i)).updated(i, sorted.head)
+      // Swaps within one block of 1024 values only: across blocks they could change the blocks' bit widths.
+      val shuffled = if (i < 0 || i >= 1024) sorted else sorted.updated(0, sorted(i)).updated(i, sorted.head)
+      // In order but for its last values: the last two distinct values swapped.
+      val j = sorted.lastIndexWhere(_ != sorted.last)
+      val tail = if (j < 0 || j / 1024 != (n - 1) / 1024) sorted else sorted.updated(n - 1, sorted(j)).updated(j, sorted.last)
+      if (shuffled != sorted && tail != sorted) swapped += 1
       val c = Column(Nil, Int64)
-      val got = Seq(sorted, shuffled).map { values =>
+      val got = Seq(sorted, shuffled, tail).map { values =>
         val all = values.map(v => Leaf(v))
         val vec = vector(c, allocator, all)
         try {
@@ -164,10 +170,11 @@ class StructuralPageEncoderSuite extends AnyFunSuite with BeforeAndAfterAll {
           p.layout.hasMiniBlockLayout && p.layout.getMiniBlockLayout.hasDictionary
         } finally vec.close()
       }
-      if (i >= 0) assert(got.head == got(1), s"round $round: $n values, $distinct distinct, step $step")
+      assert(got.distinct.size == 1, s"round $round: $n values, $distinct distinct, step $step: $got")
       if (got.head) dictionaries += 1
     }
     assert(dictionaries > 5 && dictionaries < 55, s"$dictionaries of 60 pages got a dictionary")
+    assert(swapped > 30, s"$swapped of 60 pages compared out of order")
   }
 
   test("pages of many values split into chunks of at most 4096 values, each a power of two but the last") {
