@@ -1,6 +1,7 @@
 package io.sparklance.core.encoding;
 
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 
 import io.sparklance.proto.Encodings21Protos.BufferCompression;
 import io.sparklance.proto.Encodings21Protos.CompressionScheme;
@@ -257,6 +258,7 @@ public final class StructuralPageEncoder {
       zstd = compressed.size < sample.size * 0.8;
     }
     Growable.Bytes plain = zstd ? new Growable.Bytes(CHUNK_MAX_BYTES) : null;
+    byte[] block = pack ? new byte[FastLanes.BLOCK * fixedBytes] : null;   // one chunk's values, zero-padded
 
     int v = 0, level = 0, chunkIndex = 0;
     while (v < numValues) {
@@ -276,8 +278,8 @@ public final class StructuralPageEncoder {
       valueBuf.clear();
       if (pack) {
         int w = widths[chunkIndex];
-        byte[] block = new byte[FastLanes.BLOCK * fixedBytes];
         System.arraycopy(values.data, v * fixedBytes, block, 0, n * fixedBytes);
+        if (n < FastLanes.BLOCK) Arrays.fill(block, n * fixedBytes, block.length, (byte) 0);
         valueBuf.uint(w, fixedBytes);
         int packed = FastLanes.packedBytes(w);
         valueBuf.ensure(packed);
