@@ -28,7 +28,8 @@ object LanceIndexes {
   /** Runs a build's tasks as Spark tasks, then commits it; the new index as one row. */
   private def run(spark: SparkSession, conf: org.apache.hadoop.conf.Configuration, build: IndexBuild): DataFrame = {
     val serializableConf = new SerializableConfiguration(conf)
-    val tasks = build.tasks
+    // In local mode the tasks run in this JVM, so their sorted runs can reach the merge without files.
+    val tasks = if (spark.sparkContext.isLocal) build.tasksInThisProcess else build.tasks
     val root = build.root
     try {
       val runs = if (tasks.isEmpty) Nil else spark.sparkContext.parallelize(tasks, tasks.size)

@@ -1,6 +1,7 @@
 package io.sparklance.core.encoding;
 
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 
 import io.sparklance.proto.Encodings21Protos.BufferCompression;
 import io.sparklance.proto.Encodings21Protos.CompressionScheme;
@@ -78,9 +79,12 @@ public final class StructuralPageEncoder {
   private Growable.Bytes dictionary;
   private CompressiveEncoding dictionaryEncoding;
   private int dictionaryItems;
+  /** Whether a page of plain values may become a dictionary page (see {@link #dictionaryCandidate}). */
+  private final boolean pageDictionaries;
 
-  private StructuralPageEncoder(LeafShredder s, boolean v22, boolean bitpackable) {
+  private StructuralPageEncoder(LeafShredder s, boolean v22, boolean bitpackable, boolean pageDictionaries) {
     this.s = s;
+    this.pageDictionaries = pageDictionaries;
     this.v22 = v22;
     this.kind = s.valueKind;
     this.width = s.width;
@@ -141,7 +145,16 @@ public final class StructuralPageEncoder {
    * `v22` selects the 2.2 forms (32-bit chunk words, constant layout).
    */
   public static Page encode(LeafShredder s, boolean v22, boolean bitpackable) {
-    return new StructuralPageEncoder(s, v22, bitpackable).encode();
+    return new StructuralPageEncoder(s, v22, bitpackable, true).encode();
+  }
+
+  /**
+   * Encodes the shredder's page as {@link #encode} does, but never tries a page dictionary for plain values (a
+   * dictionary-typed column still gets its own): for columns whose values are known to be distinct, where the try
+   * costs time and never pays.
+   */
+  public static Page encodeWithoutPageDictionary(LeafShredder s, boolean v22, boolean bitpackable) {
+    return new StructuralPageEncoder(s, v22, bitpackable, false).encode();
   }
 
   private Page encode() {
@@ -245,6 +258,7 @@ public final class StructuralPageEncoder {
       zstd = compressed.size < sample.size * 0.8;
     }
     Growable.Bytes plain = zstd ? new Growable.Bytes(CHUNK_MAX_BYTES) : null;
+    byte[] block = pack ? new byte[FastLanes.BLOCK * fixedBytes] : null;   // one chunk's values, zero-padded
 
     int v = 0, level = 0, chunkIndex = 0;
     while (v < numValues) {
@@ -264,8 +278,8 @@ public final class StructuralPageEncoder {
       valueBuf.clear();
       if (pack) {
         int w = widths[chunkIndex];
-        byte[] block = new byte[FastLanes.BLOCK * fixedBytes];
         System.arraycopy(values.data, v * fixedBytes, block, 0, n * fixedBytes);
+        if (n < FastLanes.BLOCK) Arrays.fill(block, n * fixedBytes, block.length, (byte) 0);
         valueBuf.uint(w, fixedBytes);
         int packed = FastLanes.packedBytes(w);
         valueBuf.ensure(packed);
@@ -402,7 +416,7 @@ public final class StructuralPageEncoder {
    * JSONB), nor 32-bit or narrower values, which pylance leaves to bitpacking.
    */
   private boolean dictionaryCandidate() {
-    if (s.json || s.numVisible < DICTIONARY_MIN_VALUES) return false;
+    if (!pageDictionaries || s.json || s.numVisible < DICTIONARY_MIN_VALUES) return false;
     if (s.valueKind == LeafShredder.VARIABLE) return true;
     return s.valueKind == LeafShredder.FIXED && (s.width == 16 || (v22 && s.width == 8));
   }
@@ -421,6 +435,7 @@ public final class StructuralPageEncoder {
     int ob = s.valueKind == LeafShredder.VARIABLE ? s.width / 8 : 0;
     long plain = ob > 0 ? s.values.size + (long) n * ob : plainFixedBytes();
     long budget = Math.min((long) (plain * DICTIONARY_SIZE_RATIO), DICTIONARY_MAX_BYTES);
+    if (dictionaryPricedOut(budget)) return false;   // as the dictionary below would decide, without hashing
     DictionaryBuilder d = collectDictionary(budget, DICTIONARY_MAX_ITEMS);
     if (d == null || d.items() == 0 || dictionaryBytes(d, ob) + ((long) n * indexBits(d.items()) + 7) / 8 >= budget) {
       return false;
@@ -428,6 +443,38 @@ public final class StructuralPageEncoder {
     useDictionary(d, 4);
     bitpackable = true;
     return true;
+  }
+
+  /**
+   * Whether the page's leading values in order (ascending or descending, as signed or as unsigned 64-bit numbers,
+   * without nulls) already hold too many distinct values for a dictionary as {@link #dictionaryEncode} prices it:
+   * more than {@link #DICTIONARY_MAX_ITEMS}, or a dictionary and indices of `budget` bytes or more. Values in order
+   * are distinct where they change, so they are counted in one pass, and they are a lower bound of the page's
+   * distinct values. A B-tree's pages, sorted by key, are such pages; on others this stops at the first value out of
+   * order and the dictionary decides.
+   */
+  private boolean dictionaryPricedOut(long budget) {
+    if (kind != LeafShredder.FIXED || width != 8 || s.numValid != s.numVisible || s.numVisible == 0) return false;
+    byte[] data = values.data;
+    int n = s.numVisible;
+    boolean up = true, down = true, upUnsigned = true, downUnsigned = true;
+    long items = 1;
+    long prev = LittleEndian.getLong(data, 0);
+    for (int i = 1; i < n; i++) {
+      long x = LittleEndian.getLong(data, 8 * i);
+      if (x != prev) {
+        int c = Long.compare(prev, x), u = Long.compareUnsigned(prev, x);
+        up &= c < 0;
+        down &= c > 0;
+        upUnsigned &= u < 0;
+        downUnsigned &= u > 0;
+        if (!(up || down || upUnsigned || downUnsigned)) return false;
+        items++;
+        if (items > DICTIONARY_MAX_ITEMS || 8 * items + ((long) n * indexBits((int) items) + 7) / 8 >= budget) return true;
+      }
+      prev = x;
+    }
+    return false;
   }
 
   /** Puts back the page's own values after a dictionary page did not fit the mini-block limits. */

@@ -32,11 +32,58 @@ public abstract class KeyOrder {
   /** Sorts `perm` (row numbers of `v`) by key, ties by row number; stable. */
   public final void sort(FieldVector v, int[] perm) {
     int n = perm.length;
+    if (v instanceof BaseIntVector && v.getNullCount() == 0) {
+      sortIntegers((BaseIntVector) v, perm);
+      return;
+    }
     int sorted = 1;
     while (sorted < n && compare(v, perm[sorted - 1], v, perm[sorted]) <= 0) sorted++;
     if (sorted >= n) return;   // already in order, as a sorted or clustered column's fragments often are
     int[] tmp = new int[n];
     mergeSort(v, perm, tmp, 0, perm.length);
+  }
+
+  /**
+   * {@link #sort} of integer keys without nulls, on a copy of the keys in a primitive array (unsigned 64-bit keys with
+   * their sign bit flipped, so that signed order is their order).
+   */
+  private static void sortIntegers(BaseIntVector v, int[] perm) {
+    int n = perm.length;
+    long flip = v instanceof UInt8Vector ? Long.MIN_VALUE : 0L;
+    long[] keys = new long[n];
+    for (int i = 0; i < n; i++) keys[i] = v.getValueAsLong(perm[i]) ^ flip;
+    int sorted = 1;
+    while (sorted < n && keys[sorted - 1] <= keys[sorted]) sorted++;
+    if (sorted >= n) return;
+    mergeSort(keys, perm, new long[n], new int[n], 0, n);
+  }
+
+  /** A stable merge sort of `keys[from, to)`, moving `perm` along. */
+  private static void mergeSort(long[] keys, int[] perm, long[] tmpKeys, int[] tmpPerm, int from, int to) {
+    if (to - from <= 24) {
+      for (int i = from + 1; i < to; i++) {
+        long k = keys[i];
+        int p = perm[i];
+        int j = i - 1;
+        while (j >= from && keys[j] > k) { keys[j + 1] = keys[j]; perm[j + 1] = perm[j]; j--; }
+        keys[j + 1] = k;
+        perm[j + 1] = p;
+      }
+      return;
+    }
+    int mid = (from + to) >>> 1;
+    mergeSort(keys, perm, tmpKeys, tmpPerm, from, mid);
+    mergeSort(keys, perm, tmpKeys, tmpPerm, mid, to);
+    if (keys[mid - 1] <= keys[mid]) return;
+    System.arraycopy(keys, from, tmpKeys, from, to - from);
+    System.arraycopy(perm, from, tmpPerm, from, to - from);
+    int i = from, j = mid, k = from;
+    while (i < mid && j < to) {
+      if (tmpKeys[j] < tmpKeys[i]) { keys[k] = tmpKeys[j]; perm[k++] = tmpPerm[j++]; }
+      else { keys[k] = tmpKeys[i]; perm[k++] = tmpPerm[i++]; }
+    }
+    while (i < mid) { keys[k] = tmpKeys[i]; perm[k++] = tmpPerm[i++]; }
+    while (j < to) { keys[k] = tmpKeys[j]; perm[k++] = tmpPerm[j++]; }
   }
 
   private void mergeSort(FieldVector v, int[] a, int[] tmp, int from, int to) {

@@ -197,9 +197,10 @@ object LanceFileWriter {
   /**
    * Options of one file: target page size and the knobs of the encoders. `bitpacking` lets file version 2.1+ pack
    * integer values into fewer bits; off, they are stored flat, which is larger but quicker to write and read: for
-   * files written once and read once (an index build's sorted runs).
+   * files written once and read once (an index build's sorted runs). `dictionaries` lets pages of plain values
+   * become dictionary pages where that pays; off, they are never tried: for files whose values are all distinct.
    */
-  final case class Options(maxPageBytes: Long = 8L << 20, bitpacking: Boolean = true)
+  final case class Options(maxPageBytes: Long = 8L << 20, bitpacking: Boolean = true, dictionaries: Boolean = true)
 
   /** Creates `path` (which must not exist) for a file of the given schema and version. */
   def create(storage: Storage, path: String, schema: LanceSchema, version: FileVersion,

@@ -47,7 +47,9 @@ final class StructuralFieldWriter(field: LanceField, version: FileVersion, optio
   private def flush(column: Int, sink: PageSink): Unit = {
     val leaf = leaves(column)
     val s = leaf.shredder
-    val page = StructuralPageEncoder.encode(s, version == FileVersion.V2_2, leaf.bitpackable)
+    val page =
+      if (options.dictionaries) StructuralPageEncoder.encode(s, version == FileVersion.V2_2, leaf.bitpackable)
+      else StructuralPageEncoder.encodeWithoutPageDictionary(s, version == FileVersion.V2_2, leaf.bitpackable)
     val any = com.google.protobuf.Any.newBuilder().setTypeUrl(PageLayoutTypeUrl).setValue(page.layout.toByteString).build()
     sink.page(column, page.buffers, s.rows, leaf.firstRow, any)
     leaf.firstRow += s.rows

@@ -3,9 +3,10 @@ package io.sparklance.core.index
 import java.nio.charset.StandardCharsets
 
 import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
 
 import org.apache.arrow.memory.BufferAllocator
-import org.apache.arrow.vector.{BaseIntVector, FieldVector, UInt4Vector, UInt8Vector, VectorSchemaRoot}
+import org.apache.arrow.vector.{BaseFixedWidthVector, BaseIntVector, BitVector, FieldVector, UInt4Vector, UInt8Vector, VectorSchemaRoot}
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 
 import io.sparklance.core.FileVersion
@@ -33,25 +34,72 @@ object BTreeWriter {
    * file at `path` of file version 2.2. Returns the rows written.
    */
   def writeRun(storage: Storage, path: String, keys: FieldVector, addresses: BaseIntVector, allocator: BufferAllocator): Long = {
+    val root = sortRun(keys, addresses, allocator)
+    try writeRunFile(storage, path, root) finally root.close()
+  }
+
+  /**
+   * The run of [[writeRun]], held in this JVM's memory for a merge in the same process ([[HeldRuns]]), or written
+   * to its file at `path` when the held runs' budget is spent. Returns the rows of the run.
+   */
+  def holdRun(storage: Storage, path: String, keys: FieldVector, addresses: BaseIntVector): Long = {
+    val root = sortRun(keys, addresses, HeldRuns.allocator)
+    val rows = root.getRowCount.toLong
+    if (!HeldRuns.hold(path, root)) {
+      try writeRunFile(storage, path, root) finally root.close()
+    }
+    rows
+  }
+
+  /** `keys` and their `addresses` sorted by key then address, as the `values` and `ids` of a run. */
+  private def sortRun(keys: FieldVector, addresses: BaseIntVector, allocator: BufferAllocator): VectorSchemaRoot = {
     val n = keys.getValueCount
     val perm = new Array[Int](n)
     var r = 0
     while (r < n) { perm(r) = r; r += 1 }
     KeyOrder.of(keys).sort(keys, perm)
-    val sorted = RowCopier.select(keys, perm, n, allocator)
+    var inOrder = true
+    r = 0
+    while (inOrder && r < n) { inOrder = perm(r) == r; r += 1 }
+    // Keys already in order (a sorted or clustered column's fragment) are copied as blocks, not row by row.
+    val blocks = inOrder && keys.isInstanceOf[BaseFixedWidthVector] && !keys.isInstanceOf[BitVector] &&
+      addresses.isInstanceOf[BaseFixedWidthVector] &&
+      addresses.asInstanceOf[BaseFixedWidthVector].getTypeWidth == 8
+    val sorted = if (blocks) {
+      val v = keys.getField.createVector(allocator).asInstanceOf[BaseFixedWidthVector]
+      try {
+        v.allocateNew(n)
+        RowCopier.copyRange(keys, 0, n, v, 0)
+        v.setValueCount(n)
+        v
+      } catch {
+        case NonFatal(e) => v.close(); throw e
+      }
+    } else RowCopier.select(keys, perm, n, allocator)
     val ids = new UInt8Vector(idsField("ids", U64), allocator)
     val root = new VectorSchemaRoot(Seq[FieldVector](sorted, ids).asJava)
     try {
       ids.allocateNew(n)
-      var i = 0
-      while (i < n) { ids.set(i, addresses.getValueAsLong(perm(i))); i += 1 }
+      if (blocks) RowCopier.copyRange(addresses.asInstanceOf[FieldVector], 0, n, ids, 0)
+      else {
+        var i = 0
+        while (i < n) { ids.set(i, addresses.getValueAsLong(perm(i))); i += 1 }
+      }
       ids.setValueCount(n)
       root.setRowCount(n)
-      val schema = new Schema(Seq(valuesField("values", keys.getField.getType), ids.getField).asJava)
-      // A run is read once, by the merge: stored flat, it is quicker to write and to read than bitpacked.
-      writeFile(storage, path, schema, Map.empty, Iterator.single(root), options = LanceFileWriter.Options(bitpacking = false))
-      n.toLong
-    } finally root.close()
+      root
+    } catch {
+      case NonFatal(e) => root.close(); throw e
+    }
+  }
+
+  private def writeRunFile(storage: Storage, path: String, root: VectorSchemaRoot): Long = {
+    val schema = new Schema(Seq(valuesField("values", root.getVector(0).getField.getType), root.getVector(1).getField).asJava)
+    // A run is read once, by the merge: stored flat and without dictionaries (its ids are all distinct), it is
+    // quicker to write and to read.
+    writeFile(storage, path, schema, Map.empty, Iterator.single(root),
+      options = LanceFileWriter.Options(bitpacking = false, dictionaries = false))
+    root.getRowCount.toLong
   }
 
   /**

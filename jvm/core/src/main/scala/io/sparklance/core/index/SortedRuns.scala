@@ -11,7 +11,7 @@ import io.sparklance.core.storage.Storage
 
 /**
  * Sorted runs (Lance files of `values` and `ids`, sorted by [[KeyOrder]] then id, as [[BTreeWriter.writeRun]]
- * writes them) merged into one sorted stream, reading a chunk of each run at a time.
+ * writes them, or the same held in memory by [[HeldRuns]]) merged into one sorted stream, reading a chunk of each run at a time.
  */
 private[index] object SortedRuns {
   private val ChunkRows = 1 << 16
@@ -74,23 +74,29 @@ private[index] object SortedRuns {
     }
   }
 
-  /** Reads a run file in chunks, the next one decoded by `decoder` ahead of use: the current row's key and address. */
+  /**
+   * Reads a run in chunks, the next one decoded by `decoder` ahead of use: the current row's key and address. A run
+   * [[HeldRuns]] holds is one chunk, taken from memory; any other is read from its file.
+   */
   private final class Cursor(storage: Storage, path: String, allocator: BufferAllocator, decoder: Background)
       extends AutoCloseable {
-    private val reader = LanceFileReader.open(storage, path)
-    private val fields = reader.metadata.schema.fields
+    private val held = HeldRuns.take(path)
+    private val reader = if (held.isEmpty) Some(LanceFileReader.open(storage, path)) else None
+    private val numRows = held.map(_.getRowCount.toLong).getOrElse(reader.get.numRows)
     private var chunk: VectorSchemaRoot = _
     private var ahead: Option[java.util.concurrent.Future[VectorSchemaRoot]] = None
     private var start = 0L
     var row = 0
     var values: FieldVector = _
     var ids: UInt8Vector = _
-    use(read(0L), 0L)
+    use(held.getOrElse(read(0L)), 0L)
 
     def hasRow: Boolean = chunk != null && row < chunk.getRowCount
 
-    private def read(from: Long): VectorSchemaRoot =
-      if (from < reader.numRows) reader.read(fields, from, math.min(reader.numRows, from + ChunkRows), allocator) else null
+    private def read(from: Long): VectorSchemaRoot = reader match {
+      case Some(r) if from < numRows => r.read(r.metadata.schema.fields, from, math.min(numRows, from + ChunkRows), allocator)
+      case _ => null
+    }
 
     /** Makes `root` (rows from `from`, or null past the end) the current chunk, and starts decoding the next one. */
     private def use(root: VectorSchemaRoot, from: Long): Unit = {
@@ -101,7 +107,7 @@ private[index] object SortedRuns {
         values = root.getVector(0)
         ids = root.getVector(1).asInstanceOf[UInt8Vector]
         val next = from + root.getRowCount
-        if (next < reader.numRows) ahead = Some(decoder.submit(() => read(next)))
+        if (next < numRows) ahead = Some(decoder.submit(() => read(next)))
       }
     }
 
@@ -122,7 +128,7 @@ private[index] object SortedRuns {
     override def close(): Unit = {
       try if (chunk != null) chunk.close() catch { case NonFatal(_) => () }
       try ahead.foreach(f => Background.await(f).close()) catch { case NonFatal(_) => () }
-      reader.close()
+      reader.foreach(_.close())
     }
   }
 }

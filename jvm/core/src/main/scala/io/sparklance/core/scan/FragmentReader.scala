@@ -103,12 +103,7 @@ final class FragmentReader(
         val v = new BigIntVector(FragmentReader.arrowField(m), allocator)
         vectors += v
         v.allocateNew(count)
-        var i = 0
-        while (i < count) {
-          val offset = live.map(_(i)).getOrElse(from + i)
-          v.set(i, metadataValue(m, offset))
-          i += 1
-        }
+        fillMetadata(m, v, from, live.orNull, count)
         v.setValueCount(count)
       }
       new VectorSchemaRoot(vectors.map(_.getField).asJava, vectors.asJava, count)
@@ -317,10 +312,21 @@ final class FragmentReader(
     v
   }
 
-  private def metadataValue(m: MetadataColumn, offset: Long): Long = m match {
-    case MetadataColumn.RowAddress => (fragment.id << 32) | offset
-    case MetadataColumn.RowId => rowIds.map(_(offset.toInt)).getOrElse((fragment.id << 32) | offset)
-    case MetadataColumn.FragmentId => fragment.id
+  /** Sets rows [0, count) of `v` to column `m` at offsets `live` (or, when null, the offsets from `from`). */
+  private def fillMetadata(m: MetadataColumn, v: BigIntVector, from: Long, live: Array[Long], count: Int): Unit = {
+    val high = fragment.id << 32
+    val ids: RowIdSequence = if (m == MetadataColumn.RowId) rowIds.orNull else null
+    var i = 0
+    while (i < count) {
+      val offset = if (live == null) from + i else live(i)
+      val value = m match {
+        case MetadataColumn.RowAddress => high | offset
+        case MetadataColumn.RowId => if (ids == null) high | offset else ids(offset.toInt)
+        case MetadataColumn.FragmentId => fragment.id
+      }
+      v.set(i, value)
+      i += 1
+    }
   }
 
   override def close(): Unit = {

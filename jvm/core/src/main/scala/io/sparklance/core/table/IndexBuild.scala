@@ -10,8 +10,8 @@ import org.roaringbitmap.RoaringBitmap
 import io.sparklance.core.{InvalidArgumentException, MetadataColumn, UnsupportedFeatureException}
 import io.sparklance.core.file.LanceFileReader
 import io.sparklance.core.format.{FragmentFiles, TableLayout}
-import io.sparklance.core.index.{BitmapWriter, BloomFilterIndex, BloomFilterWriter, BTreeIndex, BTreeWriter, IndexAppend, IndexKind,
-  IndexMetadata, KeyOrder, LabelListWriter, ZoneMapIndex, ZoneMapWriter, ZoneRuns}
+import io.sparklance.core.index.{BitmapWriter, BloomFilterIndex, BloomFilterWriter, BTreeIndex, BTreeWriter, HeldRuns,
+  IndexAppend, IndexKind, IndexMetadata, KeyOrder, LabelListWriter, ZoneMapIndex, ZoneMapWriter, ZoneRuns}
 import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.schema.{LanceField, LanceSchema}
 import io.sparklance.core.storage.Storage
@@ -93,11 +93,19 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
    */
   def upToDate: Boolean = base.size == 1 && fragments.isEmpty && RoaringBitmap.andNot(covered, present).isEmpty
 
-  /** One task per fragment to read. */
-  def tasks: Seq[IndexBuild.Task] = fragments.map { f =>
+  /** One task per fragment to read, to run anywhere: each writes its result to a file. */
+  def tasks: Seq[IndexBuild.Task] = newTasks(holdRuns = false)
+
+  /**
+   * The [[tasks]], to run in this process (as Spark's local mode runs them): a B-tree's or bitmap's sorted runs stay
+   * in memory for [[commit]] to merge, as far as their budget allows ([[io.sparklance.core.index.HeldRuns]]).
+   */
+  def tasksInThisProcess: Seq[IndexBuild.Task] = newTasks(holdRuns = true)
+
+  private def newTasks(holdRuns: Boolean): Seq[IndexBuild.Task] = fragments.map { f =>
     IndexBuild.Task(snapshot.layout, snapshot.manifest.path, f.proto.toByteArray,
       LanceSchema(IndexedSeq(column), Map.empty).toBytes, Storage.join(dir, s"run-${f.id}.lance"), kind.name,
-      rowsPerZone, probability, rowIds)
+      rowsPerZone, probability, rowIds, holdRuns)
   }
 
   /** Finishes the index from the tasks' results (run files) and commits it; returns its metadata. */
@@ -124,6 +132,7 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
         case _ => BloomFilterWriter.merge(table.storage, runs, dir, rowsPerZone, probability, allocator)
       }
     } finally {
+      HeldRuns.releaseUnder(dir)
       try bitmaps.foreach(_.close()) finally allocator.close()
     }
     written.foreach { r =>
@@ -180,19 +189,25 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
   }
 
   /** Removes the index directory written so far (unless a commit's outcome is unknown). */
-  def abort(): Unit = abort(table.storage.list(dir).map(_.path) :+ dir)
+  def abort(): Unit = {
+    HeldRuns.releaseUnder(dir)
+    abort(table.storage.list(dir).map(_.path) :+ dir)
+  }
 
   /** Runs every task here and commits: the index built by one process. */
   def runAndCommit(): IndexMetadata =
-    try commit(tasks.map(IndexBuild.run(table.storage, _)))
+    try commit(tasksInThisProcess.map(IndexBuild.run(table.storage, _)))
     catch { case NonFatal(e) => abort(); throw e }
 }
 
 object IndexBuild {
 
-  /** The work on one fragment: where the version's files are, the fragment and column, and the run to write. */
+  /**
+   * The work on one fragment: where the version's files are, the fragment and column, and the run to write (or, with
+   * `holdRun`, to keep in this process's memory where it fits).
+   */
   final case class Task(layout: TableLayout, manifestPath: String, fragment: Array[Byte], column: Array[Byte],
-      runPath: String, kind: String, rowsPerZone: Int, probability: Double, rowIds: Boolean)
+      runPath: String, kind: String, rowsPerZone: Int, probability: Double, rowIds: Boolean, holdRun: Boolean)
 
   /**
    * Runs a task (anywhere): the fragment's live keys and row addresses (or row ids), sorted, into its run file; for
@@ -218,6 +233,8 @@ object IndexBuild {
           } else if (task.kind == IndexKind.BloomFilter.name) {
             BloomFilterWriter.writeZones(storage, task.runPath, fragment.id, root.getVector(0), addresses, task.rowsPerZone,
               task.probability, allocator)
+          } else if (task.holdRun) {
+            BTreeWriter.holdRun(storage, task.runPath, root.getVector(0), addresses)
           } else {
             BTreeWriter.writeRun(storage, task.runPath, root.getVector(0), addresses, allocator)
           }

@@ -113,6 +113,70 @@ class StructuralPageEncoderSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
+  test("encodeWithoutPageDictionary leaves values plain where encode makes a dictionary page; both read back") {
+    val r = new Random(5)
+    for (v22 <- Seq(false, true); c <- Seq(Column(Nil, Str), Column(Nil, Int64))) {
+      val all = Seq.fill(3000)(if (r.nextInt(10) == 0) Nul else Leaf(if (c.leaf == Str) s"v-${r.nextInt(6)}" else r.nextInt(6).toLong * 1000003L))
+      val vec = vector(c, allocator, all)
+      try {
+        for (dictionary <- Seq(true, false)) {
+          val s = shredder(c)
+          s.shred(vec, 0, all.size)
+          val p = if (dictionary) StructuralPageEncoder.encode(s, v22, c.leaf.bitpackable)
+            else StructuralPageEncoder.encodeWithoutPageDictionary(s, v22, c.leaf.bitpackable)
+          val label = s"$c ${if (v22) "2.2" else "2.1"} dictionary $dictionary"
+          // 2.1 dictionary-encodes strings only; 2.2 64-bit integers too.
+          val expected = dictionary && (c.leaf == Str || v22)
+          assert(p.layout.getMiniBlockLayout.hasDictionary == expected, label)
+          checkPage(c, s, p, all, label)
+        }
+      } finally vec.close()
+    }
+  }
+
+  test("a page of 64-bit values in order gets a dictionary exactly when the same values out of order do") {
+    // The values out of order: the page's first (or last) two distinct values swapped, which keeps the distinct
+    // values, the count and every block's bit width, so the dictionary's price is the same; values in order are
+    // counted in one pass, the others hashed.
+    val r = new Random(23)
+    var dictionaries = 0
+    var swapped = 0
+    for (round <- 0 until 60) {
+      val n = 100 + r.nextInt(6000)
+      val distinct = 1 + r.nextInt(if (round % 3 == 0) n else 1 + n / 50)
+      val base = if (round % 4 == 0) -r.nextInt(1000).toLong else r.nextInt(1 << 20).toLong
+      val step = 1 + r.nextInt(if (round % 5 == 0) 1 << 30 else 5)
+      val keys = Seq.tabulate(n)(i => base + (i.toLong * distinct / n) * step)
+      val sorted = round % 2 match {
+        case 0 => keys
+        case _ => keys.reverse
+      }
+      val i = sorted.indexWhere(_ != sorted.head)
+      // Swaps within one block of 1024 values only: across blocks they could change the blocks' bit widths.
+      val shuffled = if (i < 0 || i >= 1024) sorted else sorted.updated(0, sorted(i)).updated(i, sorted.head)
+      // In order but for its last values: the last two distinct values swapped.
+      val j = sorted.lastIndexWhere(_ != sorted.last)
+      val tail = if (j < 0 || j / 1024 != (n - 1) / 1024) sorted else sorted.updated(n - 1, sorted(j)).updated(j, sorted.last)
+      if (shuffled != sorted && tail != sorted) swapped += 1
+      val c = Column(Nil, Int64)
+      val got = Seq(sorted, shuffled, tail).map { values =>
+        val all = values.map(v => Leaf(v))
+        val vec = vector(c, allocator, all)
+        try {
+          val s = shredder(c)
+          s.shred(vec, 0, all.size)
+          val p = StructuralPageEncoder.encode(s, true, true)
+          checkPage(c, s, p, all, s"round $round")
+          p.layout.hasMiniBlockLayout && p.layout.getMiniBlockLayout.hasDictionary
+        } finally vec.close()
+      }
+      assert(got.distinct.size == 1, s"round $round: $n values, $distinct distinct, step $step: $got")
+      if (got.head) dictionaries += 1
+    }
+    assert(dictionaries > 5 && dictionaries < 55, s"$dictionaries of 60 pages got a dictionary")
+    assert(swapped > 30, s"$swapped of 60 pages compared out of order")
+  }
+
   test("pages of many values split into chunks of at most 4096 values, each a power of two but the last") {
     for (v22 <- Seq(false, true); c <- Seq(Column(Nil, Int64), Column(Seq(L), Int32), Column(Seq(S), Str))) {
       val r = new Random(7)

@@ -68,13 +68,27 @@ class BTreeBuildSuite extends AnyFunSuite with BeforeAndAfterAll {
     } finally from.close()
   }
 
-  /** Writes each run, merges them into a B-tree of `batchSize`-row pages, and checks its pages and lookup. */
+  /**
+   * Checks the B-tree of `runs` twice: every run written to its file, and every other run held in memory
+   * ([[HeldRuns]]) while the rest are written, as a local build's runs are where the held runs' budget runs out.
+   */
   private def check(runs: Seq[FieldVector], keys: ArrowType, batchSize: Int): Unit = {
+    checkMerge(runs, keys, batchSize, held = _ => false)
+    val heldBefore = HeldRuns.heldBytes
+    checkMerge(runs, keys, batchSize, held = _ % 2 == 0)
+    assert(HeldRuns.heldBytes == heldBefore, "the merge took every held run")
+  }
+
+  /** Writes (or holds) each run, merges them into a B-tree of `batchSize`-row pages, and checks its pages and lookup. */
+  private def checkMerge(runs: Seq[FieldVector], keys: ArrowType, batchSize: Int, held: Int => Boolean): Unit = {
     val storage = new InMemoryStorage
     val paths = runs.zipWithIndex.map { case (k, f) =>
       val path = s"mem://t/run-$f.lance"
       val ids = addresses(f, k.getValueCount)
-      try BTreeWriter.writeRun(storage, path, k, ids, allocator) finally ids.close()
+      try {
+        if (held(f)) BTreeWriter.holdRun(storage, path, k, ids) else BTreeWriter.writeRun(storage, path, k, ids, allocator)
+      } finally ids.close()
+      assert(storage.exists(path) != held(f), s"run $f: held in memory ${held(f)}")
       path
     }
     // Expected: every (key, address), nulls first, then by key, then by address.
@@ -125,6 +139,80 @@ class BTreeBuildSuite extends AnyFunSuite with BeforeAndAfterAll {
     // 3 runs of 150,000 rows (chunks of 65,536), given out of key order; pages of 4,095 rows.
     val runs = Seq(2L, 0L, 1L).map(b => longs((0 until 150000).map(i => Some(b * 1000000 + i))))
     try check(runs, new ArrowType.Int(64, true), 4095) finally runs.foreach(_.close())
+  }
+
+  test("integer keys without nulls (sorted as primitives), with duplicates, merge into sorted pages") {
+    val r = new Random(13)
+    val runs = Seq.fill(3)(longs(Seq.fill(5000 + r.nextInt(3000))(Some(r.nextInt(2000).toLong - 1000))))
+    try check(runs, new ArrowType.Int(64, true), 700) finally runs.foreach(_.close())
+  }
+
+  test("runs already in key order, nulls first, are copied as blocks into sorted pages") {
+    val r = new Random(19)
+    val runs = Seq.fill(3) {
+      val nulls = r.nextInt(40)
+      val start = r.nextInt(1000).toLong
+      longs(Seq.fill(nulls)(None) ++ (0 until 2000 + r.nextInt(3000)).map(i => Some(start + i / (1 + r.nextInt(3)))))
+    }
+    try check(runs, new ArrowType.Int(64, true), 512) finally runs.foreach(_.close())
+  }
+
+  test("KeyOrder sorts integer keys without nulls as the comparator orders them, ties by row, unsigned 64-bit unsigned") {
+    val r = new Random(17)
+    for (round <- 0 until 20) {
+      val n = 1 + r.nextInt(3000)
+      val unsigned = round % 2 == 1
+      val spread = 1 + r.nextInt(if (round % 4 < 2) 50 else Int.MaxValue)
+      val values = Seq.fill(n)((r.nextInt(spread) - spread / 2).toLong * 7919L)
+      val v: FieldVector = if (unsigned) {
+        val u = new UInt8Vector("k", allocator)
+        u.allocateNew(n)
+        values.zipWithIndex.foreach { case (x, i) => u.set(i, x) }
+        u
+      } else longs(values.map(Some(_)))
+      try {
+        v.setValueCount(n)
+        // A random subset of rows, in random order, as the rows to sort.
+        val perm = r.shuffle((0 until n).toList).take(1 + r.nextInt(n)).toArray
+        val rows = perm.clone()
+        val order = KeyOrder.of(v)
+        order.sort(v, perm)
+        val positions = rows.zipWithIndex.toMap
+        val expected = rows.sortWith { (a, b) =>
+          val c = order.compare(v, a, v, b)
+          c < 0 || (c == 0 && positions(a) < positions(b))
+        }
+        assert(perm.toSeq == expected.toSeq, s"round $round, $n rows, unsigned $unsigned")
+        if (unsigned) {
+          val keys = perm.map(i => v.asInstanceOf[UInt8Vector].get(i))
+          assert(keys.sliding(2).forall(p => p.length < 2 || java.lang.Long.compareUnsigned(p(0), p(1)) <= 0))
+        }
+      } finally v.close()
+    }
+  }
+
+  test("a held run past the budget is refused, and releasing a directory frees its held runs") {
+    val keys = longs((0 until 1000).map(i => Some(i.toLong)))
+    val ids = addresses(0, 1000)
+    val storage = new InMemoryStorage
+    try {
+      val before = HeldRuns.heldBytes
+      BTreeWriter.holdRun(storage, "mem://t/idx-a/run-0.lance", keys, ids)
+      BTreeWriter.holdRun(storage, "mem://t/idx-b/run-0.lance", keys, ids)
+      assert(!storage.exists("mem://t/idx-a/run-0.lance") && HeldRuns.heldBytes > before)
+      val extra = new org.apache.arrow.vector.VectorSchemaRoot(java.util.List.of[FieldVector](longs(Seq(Some(1L)))))
+      try {
+        val held = HeldRuns.heldBytes
+        assert(!HeldRuns.hold("mem://t/idx-a/run-1.lance", extra, budget = held))
+        assert(HeldRuns.heldBytes == held && HeldRuns.take("mem://t/idx-a/run-1.lance").isEmpty)
+      } finally extra.close()
+      HeldRuns.releaseUnder("mem://t/idx-a")
+      assert(HeldRuns.take("mem://t/idx-a/run-0.lance").isEmpty)
+      val b = HeldRuns.take("mem://t/idx-b/run-0.lance")
+      assert(b.map(_.getRowCount).contains(1000))
+      b.foreach(_.close())
+      assert(HeldRuns.heldBytes == before)
+    } finally { keys.close(); ids.close() }
   }
 
   test("string keys (copied row by row) merge into sorted pages") {
