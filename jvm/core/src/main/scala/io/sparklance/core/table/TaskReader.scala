@@ -175,8 +175,8 @@ object TaskReader {
   /**
    * A filtered batch read whole comes back as just its matching rows when fewer than one row in this many matches:
    * copying them out costs less than the engine's work on the rows it would drop (turning each into a row and
-   * evaluating the filter again, string comparisons included). Measured on TPC-H SF1 with Spark: q19, whose
-   * lineitem filters keep about 4% of the rows, and q10 (about 25%).
+   * evaluating the filter again, string comparisons included). On TPC-H SF1 with Spark, executor CPU fell by about
+   * 4-10% on q10, q12 and q19, whose lineitem filters keep 4-25% of the rows (docs/performance.md).
    */
   val CompactRowsRatio = 4
 }
