@@ -176,7 +176,7 @@ object TaskReader {
    * A filtered batch read whole comes back as just its matching rows when fewer than one row in this many matches:
    * copying them out costs less than the engine's work on the rows it would drop (turning each into a row and
    * evaluating the filter again, string comparisons included). Not measured alone: together with faster decoding,
-   * Spark's executor CPU on TPC-H SF1 q10, q12 and q19 (lineitem filters keeping 4-25% of the rows) fell by 1-13%
+   * Spark's executor CPU on TPC-H SF1 q12 and q19 (lineitem filters keeping about 4% of the rows) fell by 12-16%
    * (docs/performance.md).
    */
   val CompactRowsRatio = 4
