@@ -255,3 +255,59 @@ def test_scan_statistics_without_recorded_file_sizes_are_not_zero(spark, cbo, tm
     assert lance.dataset(str(path)).get_fragments()[0].metadata.files[0].file_size_bytes is None
     size, rows = _stats(spark.read.format("lance").load(str(path)))
     assert rows == 5000 and size >= 5000 * 8, size
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+def test_seeded_filters_on_pylance_files_of_every_version_equal_spark_without_pushdown(spark, tmp_path, version):
+    """pylance writes seeded rows with nulls (bit-packed integers and dates, dictionary-encoded decimals and
+    strings, as TPC-H's lineitem has them) in each file version; conjunctions of random comparisons, keeping from
+    none to all of the rows (few: the rows taken at their offsets; up to a quarter: batches read whole and cut to
+    their matching rows; more: whole batches), must give the rows Spark gives with the scan's filters off."""
+    from decimal import Decimal
+
+    rng = np.random.default_rng(int(version.replace(".", "")))
+    n = 12000
+
+    def nulls(values, every):
+        return [None if rng.integers(every) == 0 else v for v in values]
+
+    modes = ["AIR", "AIR REG", "REG AIR", "MAIL", "SHIP", "RAIL", "TRUCK", "FOB"]
+    table = pa.table({
+        "id": pa.array(range(n), pa.int64()),
+        "qty": pa.array(nulls([Decimal(int(v)) for v in rng.integers(1, 51, n)], 13), pa.decimal128(15, 2)),
+        "disc": pa.array(nulls([Decimal(int(v)) / 100 for v in rng.integers(0, 11, n)], 17), pa.decimal128(15, 2)),
+        "ship": pa.array(nulls([int(v) for v in rng.integers(8000, 10500, n)], 19), pa.date32()),
+        "mode": pa.array(nulls([modes[v] for v in rng.integers(0, len(modes), n)], 23), pa.string()),
+        "key": pa.array(nulls([int(v) for v in rng.integers(0, 200_000, n)], 29), pa.int64()),
+        "price": pa.array([float(v) for v in rng.random(n) * 1000], pa.float64()),
+    })
+    path = str(tmp_path / f"v{version}.lance")
+    lance.write_dataset(table, path, max_rows_per_file=5000, data_storage_version=version)
+    pushed = spark.read.format("lance").option("batch_size", 1024).load(path)
+    plain = spark.read.format("lance").option("pushDownFilters", "false").load(path)
+
+    def comparison():
+        column = ["qty", "disc", "ship", "mode", "key"][rng.integers(5)]
+        op = ["=", "<", "<=", ">", ">=", "<>"][rng.integers(6)]
+        if column == "qty":
+            return f"qty {op} {rng.integers(0, 52)}"
+        if column == "disc":
+            return f"disc {op} {rng.integers(0, 12) / 100:.2f}"
+        if column == "ship":
+            return f"ship {op} date_add(DATE '1970-01-01', {rng.integers(7990, 10510)})"
+        if column == "mode":
+            if rng.integers(3) == 0:
+                return f"mode IN ({', '.join(repr(str(m)) for m in rng.choice(modes, rng.integers(1, 4)))})"
+            return f"mode {op} '{modes[rng.integers(len(modes))]}'"
+        return f"key {op} {rng.integers(0, 200_000)}"
+
+    fractions = []
+    for _ in range(40):
+        where = " AND ".join(comparison() for _ in range(rng.integers(1, 4)))
+        want = sorted(tuple(r) for r in plain.where(where).collect())
+        got = sorted(tuple(r) for r in pushed.where(where).collect())
+        assert got == want, (version, where)
+        fractions.append(len(want) / n)
+    # The cases cover each way a filtered batch comes back.
+    assert any(0 < f < 1 / 32 for f in fractions) and any(1 / 32 < f < 1 / 4 for f in fractions) \
+        and any(f > 1 / 4 for f in fractions), fractions

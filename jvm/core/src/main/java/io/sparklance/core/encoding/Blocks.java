@@ -158,27 +158,44 @@ public final class Blocks {
 
   /** Replaces dictionary indices by the items they point to. */
   public static DataBlock materialize(DataBlock b) {
-    if (!(b instanceof DataBlock.Dictionary)) return b;
+    return b instanceof DataBlock.Dictionary ? materialize(b, 0, b.numValues) : b;
+  }
+
+  /**
+   * Values [from, to) of a block as a block of their own, dictionary indices replaced by the items they point to:
+   * `materialize(slice(b, from, to))` without copying the indices first.
+   */
+  public static DataBlock materialize(DataBlock b, int from, int to) {
+    if (!(b instanceof DataBlock.Dictionary)) return slice(b, from, to);
+    if (from < 0 || to < from || to > b.numValues) throw new EncodingException("a slice [" + from + ", " + to + ") of " + b.numValues + " values");
     DataBlock.Dictionary d = (DataBlock.Dictionary) b;
-    DataBlock.FixedWidth idx = d.indices;
-    int n = idx.numValues;
-    int ib = idx.bitsPerValue / 8;
-    int size = d.items.numValues;
-    int[] pos = new int[n];
-    for (int i = 0; i < n; i++) {
-      long k = LittleEndian.getUnsigned(idx.data, i * ib, ib);
-      if (k < 0 || k >= size) {  // k < 0: a u64 index of 2^63 or more
-        if (k == size) { pos[i] = -1; continue; }  // a null slot past the items
-        throw new EncodingException("dictionary index " + Long.toUnsignedString(k) + " of a dictionary of " + size + " items");
-      }
-      pos[i] = (int) k;
-    }
+    int n = to - from;
+    int[] pos = positions(d.indices, from, n, d.items.numValues);
     if (d.items instanceof DataBlock.FixedWidth) {
       DataBlock.FixedWidth it = (DataBlock.FixedWidth) d.items;
       if (it.bitsPerValue == 1) throw new EncodingException("a dictionary of booleans");
       int vb = it.bitsPerValue / 8;
+      byte[] items = it.data;
       byte[] out = new byte[n * vb];
-      for (int i = 0; i < n; i++) if (pos[i] >= 0) System.arraycopy(it.data, pos[i] * vb, out, i * vb, vb);
+      switch (vb) {
+        case 16:
+          for (int i = 0; i < n; i++) {
+            int p = pos[i];
+            if (p >= 0) {
+              LittleEndian.putLong(out, 16 * i, LittleEndian.getLong(items, 16 * p));
+              LittleEndian.putLong(out, 16 * i + 8, LittleEndian.getLong(items, 16 * p + 8));
+            }
+          }
+          break;
+        case 8:
+          for (int i = 0; i < n; i++) if (pos[i] >= 0) LittleEndian.putLong(out, 8 * i, LittleEndian.getLong(items, 8 * pos[i]));
+          break;
+        case 4:
+          for (int i = 0; i < n; i++) if (pos[i] >= 0) LittleEndian.putInt(out, 4 * i, LittleEndian.getInt(items, 4 * pos[i]));
+          break;
+        default:
+          for (int i = 0; i < n; i++) if (pos[i] >= 0) System.arraycopy(items, pos[i] * vb, out, i * vb, vb);
+      }
       return new DataBlock.FixedWidth(it.bitsPerValue, out, n);
     }
     if (d.items instanceof DataBlock.VariableWidth) {
@@ -202,6 +219,50 @@ public final class Blocks {
       return new DataBlock.VariableWidth(it.offsetBits, offsets, data, n);
     }
     throw new EncodingException("a dictionary of " + d.items.getClass().getSimpleName());
+  }
+
+  /**
+   * The item positions of dictionary indices [from, from + n): -1 for the null slot just past the `size` items; an
+   * index beyond it is an EncodingException.
+   */
+  private static int[] positions(DataBlock.FixedWidth idx, int from, int n, int size) {
+    int ib = idx.bitsPerValue / 8;
+    byte[] data = idx.data;
+    int[] pos = new int[n];
+    boolean valid = true;
+    long bad = 0;
+    switch (ib) {
+      case 1:
+        for (int i = 0; i < n; i++) pos[i] = data[from + i] & 0xFF;
+        break;
+      case 2:
+        for (int i = 0; i < n; i++) pos[i] = LittleEndian.getUnsignedShort(data, 2 * (from + i));
+        break;
+      case 4:
+        for (int i = 0; i < n; i++) {
+          int k = LittleEndian.getInt(data, 4 * (from + i));
+          if (k < 0) { valid = false; bad = k & 0xFFFFFFFFL; break; }
+          pos[i] = k;
+        }
+        break;
+      default:
+        for (int i = 0; i < n; i++) {
+          long k = LittleEndian.getUnsigned(data, (from + i) * ib, ib);
+          if (k < 0 || k > size) { valid = false; bad = k; break; }  // k < 0: a u64 index of 2^63 or more
+          pos[i] = (int) k;
+        }
+    }
+    if (valid) {
+      for (int i = 0; i < n; i++) {
+        int k = pos[i];
+        if (k >= size) {
+          if (k == size) pos[i] = -1;  // a null slot past the items
+          else { valid = false; bad = k; break; }
+        }
+      }
+    }
+    if (!valid) throw new EncodingException("dictionary index " + Long.toUnsignedString(bad) + " of a dictionary of " + size + " items");
+    return pos;
   }
 
   /** A variable-width block of the given values, with offsets of `offsetBits` (32 or 64). */

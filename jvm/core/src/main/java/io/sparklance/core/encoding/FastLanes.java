@@ -1,5 +1,9 @@
 package io.sparklance.core.encoding;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+
 /**
  * The FastLanes bit-packing layout that Lance's inline bitpacking uses: blocks of 1024 values of a T-bit unsigned
  * type (T = 8, 16, 32, 64), each packed to W bits (0 <= W <= T) into W * 1024 / 8 bytes.
@@ -43,81 +47,112 @@ public final class FastLanes {
     }
   }
 
+  /**
+   * Scratch arrays of the unpacking loops (one set per thread): the packed words and the unpacked values as arrays
+   * of the type's width, so that the loops below run over plain arrays, one row of all lanes at a time, which the
+   * JIT turns into vector instructions.
+   */
+  private static final class Scratch {
+    final short[] shortWords = new short[16 * 64];
+    final short[] shorts = new short[BLOCK];
+    final int[] intWords = new int[32 * 32];
+    final int[] ints = new int[BLOCK];
+    final long[] longWords = new long[64 * 16];
+    final long[] longs = new long[BLOCK];
+  }
+
+  private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+
+  // Each row r of a block packs its value of every lane at the same bit offset r * w of the lanes' word sequences:
+  // in word k = (r * w) / T from bit (r * w) % T, spilling into word k + 1. The values of one row are consecutive
+  // elements of the block (index(row, 0) + lane), so a row is one loop over lanes on both sides.
+
   private static void unpack8(int w, byte[] in, int inOff, byte[] out, int outOff) {
     final int lanes = 128;
+    if (w == 0) { Arrays.fill(out, outOff, outOff + BLOCK, (byte) 0); return; }
     final int mask = w == 8 ? 0xFF : (1 << w) - 1;
-    for (int lane = 0; lane < lanes; lane++) {
-      int bit = 0;
-      for (int row = 0; row < 8; row++) {
-        int v = 0;
-        if (w > 0) {
-          int k = bit >>> 3, shift = bit & 7;
-          int word = in[inOff + k * lanes + lane] & 0xFF;
-          v = word >>> shift;
-          if (shift + w > 8) v |= (in[inOff + (k + 1) * lanes + lane] & 0xFF) << (8 - shift);
-          v &= mask;
+    int bit = 0;
+    for (int row = 0; row < 8; row++) {
+      int k = bit >>> 3, shift = bit & 7;
+      int lo = inOff + k * lanes, to = outOff + index(row, 0);
+      if (shift + w <= 8) {
+        for (int lane = 0; lane < lanes; lane++) out[to + lane] = (byte) (((in[lo + lane] & 0xFF) >>> shift) & mask);
+      } else {
+        int hi = lo + lanes, back = 8 - shift;
+        for (int lane = 0; lane < lanes; lane++) {
+          out[to + lane] = (byte) ((((in[lo + lane] & 0xFF) >>> shift) | ((in[hi + lane] & 0xFF) << back)) & mask);
         }
-        out[outOff + index(row, lane)] = (byte) v;
-        bit += w;
       }
+      bit += w;
     }
   }
 
   private static void unpack16(int w, byte[] in, int inOff, byte[] out, int outOff) {
     final int lanes = 64;
+    if (w == 0) { Arrays.fill(out, outOff, outOff + 2 * BLOCK, (byte) 0); return; }
+    Scratch s = SCRATCH.get();
+    short[] words = s.shortWords, vals = s.shorts;
+    ByteBuffer.wrap(in, inOff, 2 * lanes * w).order(ByteOrder.LITTLE_ENDIAN).asShortBuffer().get(words, 0, lanes * w);
     final int mask = w == 16 ? 0xFFFF : (1 << w) - 1;
-    for (int lane = 0; lane < lanes; lane++) {
-      int bit = 0;
-      for (int row = 0; row < 16; row++) {
-        int v = 0;
-        if (w > 0) {
-          int k = bit >>> 4, shift = bit & 15;
-          v = LittleEndian.getUnsignedShort(in, inOff + 2 * (k * lanes + lane)) >>> shift;
-          if (shift + w > 16) v |= LittleEndian.getUnsignedShort(in, inOff + 2 * ((k + 1) * lanes + lane)) << (16 - shift);
-          v &= mask;
+    int bit = 0;
+    for (int row = 0; row < 16; row++) {
+      int k = bit >>> 4, shift = bit & 15;
+      int lo = k * lanes, to = index(row, 0);
+      if (shift + w <= 16) {
+        for (int lane = 0; lane < lanes; lane++) vals[to + lane] = (short) (((words[lo + lane] & 0xFFFF) >>> shift) & mask);
+      } else {
+        int hi = lo + lanes, back = 16 - shift;
+        for (int lane = 0; lane < lanes; lane++) {
+          vals[to + lane] = (short) ((((words[lo + lane] & 0xFFFF) >>> shift) | ((words[hi + lane] & 0xFFFF) << back)) & mask);
         }
-        LittleEndian.putShort(out, outOff + 2 * index(row, lane), (short) v);
-        bit += w;
       }
+      bit += w;
     }
+    ByteBuffer.wrap(out, outOff, 2 * BLOCK).order(ByteOrder.LITTLE_ENDIAN).asShortBuffer().put(vals);
   }
 
   private static void unpack32(int w, byte[] in, int inOff, byte[] out, int outOff) {
     final int lanes = 32;
-    final long mask = w == 32 ? 0xFFFFFFFFL : (1L << w) - 1;
-    for (int lane = 0; lane < lanes; lane++) {
-      int bit = 0;
-      for (int row = 0; row < 32; row++) {
-        long v = 0;
-        if (w > 0) {
-          int k = bit >>> 5, shift = bit & 31;
-          v = LittleEndian.getUnsignedInt(in, inOff + 4 * (k * lanes + lane)) >>> shift;
-          if (shift + w > 32) v |= LittleEndian.getUnsignedInt(in, inOff + 4 * ((k + 1) * lanes + lane)) << (32 - shift);
-          v &= mask;
-        }
-        LittleEndian.putInt(out, outOff + 4 * index(row, lane), (int) v);
-        bit += w;
+    if (w == 0) { Arrays.fill(out, outOff, outOff + 4 * BLOCK, (byte) 0); return; }
+    Scratch s = SCRATCH.get();
+    int[] words = s.intWords, vals = s.ints;
+    ByteBuffer.wrap(in, inOff, 4 * lanes * w).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer().get(words, 0, lanes * w);
+    final int mask = w == 32 ? -1 : (1 << w) - 1;
+    int bit = 0;
+    for (int row = 0; row < 32; row++) {
+      int k = bit >>> 5, shift = bit & 31;
+      int lo = k * lanes, to = index(row, 0);
+      if (shift + w <= 32) {
+        for (int lane = 0; lane < lanes; lane++) vals[to + lane] = (words[lo + lane] >>> shift) & mask;
+      } else {
+        int hi = lo + lanes, back = 32 - shift;
+        for (int lane = 0; lane < lanes; lane++) vals[to + lane] = ((words[lo + lane] >>> shift) | (words[hi + lane] << back)) & mask;
       }
+      bit += w;
     }
+    ByteBuffer.wrap(out, outOff, 4 * BLOCK).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer().put(vals);
   }
 
   private static void unpack64(int w, byte[] in, int inOff, byte[] out, int outOff) {
     final int lanes = 16;
+    if (w == 0) { Arrays.fill(out, outOff, outOff + 8 * BLOCK, (byte) 0); return; }
+    Scratch s = SCRATCH.get();
+    long[] words = s.longWords, vals = s.longs;
+    ByteBuffer.wrap(in, inOff, 8 * lanes * w).order(ByteOrder.LITTLE_ENDIAN).asLongBuffer().get(words, 0, lanes * w);
     final long mask = w == 64 ? -1L : (1L << w) - 1;
-    for (int lane = 0; lane < lanes; lane++) {
-      int bit = 0;
-      for (int row = 0; row < 64; row++) {
-        long v = 0;
-        if (w > 0) {
-          int k = bit >>> 6, shift = bit & 63;
-          v = LittleEndian.getLong(in, inOff + 8 * (k * lanes + lane)) >>> shift;
-          if (shift != 0 && shift + w > 64) v |= LittleEndian.getLong(in, inOff + 8 * ((k + 1) * lanes + lane)) << (64 - shift);
-          v &= mask;
-        }
-        LittleEndian.putLong(out, outOff + 8 * index(row, lane), v);
-        bit += w;
+    int bit = 0;
+    for (int row = 0; row < 64; row++) {
+      int k = bit >>> 6, shift = bit & 63;
+      int lo = k * lanes, to = index(row, 0);
+      if (shift + w <= 64) {
+        for (int lane = 0; lane < lanes; lane++) vals[to + lane] = (words[lo + lane] >>> shift) & mask;
+      } else {
+        int hi = lo + lanes, back = 64 - shift;
+        for (int lane = 0; lane < lanes; lane++) vals[to + lane] = ((words[lo + lane] >>> shift) | (words[hi + lane] << back)) & mask;
       }
+      bit += w;
     }
+    ByteBuffer.wrap(out, outOff, 8 * BLOCK).order(ByteOrder.LITTLE_ENDIAN).asLongBuffer().put(vals);
   }
 
   /**

@@ -55,7 +55,7 @@ public final class ArrowAssembler {
 
     /** The values as a block of their own (copies unless the leaf covers the whole block). */
     DataBlock block() {
-      return Blocks.materialize(Blocks.slice(values, from, to));
+      return Blocks.materialize(values, from, to);
     }
   }
 

@@ -97,9 +97,12 @@ private[file] final class ColumnPages(in: InputFile, val metadata: FileMetadata)
   /** Bytes [position, position + length) of this file; the caller has checked the range. */
   def read(position: Long, length: Int): Array[Byte] = {
     val b = in.read(position, length)
-    val a = new Array[Byte](b.remaining())
-    b.get(a)
-    a
+    if (b.hasArray && b.arrayOffset == 0 && b.position == 0 && b.remaining == b.array.length) b.array
+    else {
+      val a = new Array[Byte](b.remaining())
+      b.get(a)
+      a
+    }
   }
 
   /** Whether `page` of `column` is the column's last decoded page. */

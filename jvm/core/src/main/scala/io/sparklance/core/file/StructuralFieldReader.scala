@@ -95,7 +95,7 @@ private[file] final class StructuralFieldReader(pages: ColumnPages) extends Fiel
     val levels = new RepDef.Composite(unravelers)
     if (field.logicalType == LogicalType.Json) {
       // Lance stores json values in the binary JSONB encoding; a read returns them as JSON text.
-      val parts = pieces.toSeq.map { case (b, lo, hi) => guard(field, column, -1, "")(Blocks.materialize(Blocks.slice(b, lo, hi))) }
+      val parts = pieces.toSeq.map { case (b, lo, hi) => guard(field, column, -1, "")(Blocks.materialize(b, lo, hi)) }
       val joined = if (parts.isEmpty) emptyBlock(field) else if (parts.size == 1) parts.head
         else guard(field, column, -1, "")(Blocks.concat(parts.asJava))
       new ArrowAssembler.Leaf(levels, guard(field, column, -1, "json")(FieldReader.jsonText(joined)))
@@ -106,7 +106,7 @@ private[file] final class StructuralFieldReader(pages: ColumnPages) extends Fiel
         case Seq((block, lo, hi)) => new ArrowAssembler.Leaf(levels, block, lo, hi)
         case many =>
           // Each page has its own dictionary: decode it before pages are joined.
-          val parts = many.map { case (b, lo, hi) => guard(field, column, -1, "")(Blocks.materialize(Blocks.slice(b, lo, hi))) }
+          val parts = many.map { case (b, lo, hi) => guard(field, column, -1, "")(Blocks.materialize(b, lo, hi)) }
           new ArrowAssembler.Leaf(levels, guard(field, column, -1, "")(Blocks.concat(parts.asJava)))
       }
     }

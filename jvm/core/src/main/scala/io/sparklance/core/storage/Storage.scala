@@ -113,7 +113,8 @@ trait InputFile extends Closeable {
 
   /**
    * Reads `length` bytes at `offset` into a new little-endian buffer. Reading past the end of the file is an error
-   * naming the file, the range and the file's size.
+   * naming the file, the range and the file's size. A buffer backed by an array holds an array of its own, which the
+   * caller may keep (readers then use it without a copy).
    */
   def read(offset: Long, length: Int): ByteBuffer
 

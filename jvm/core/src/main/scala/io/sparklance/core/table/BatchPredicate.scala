@@ -377,7 +377,9 @@ object BatchPredicate {
         var j = 0
         while (!hit && j < values.length) {
           val want = values(j)
-          hit = want.length == len && java.util.Arrays.equals(data, start, start + len, want, 0, len)
+          // The first byte rules out most values without a call to Arrays.equals.
+          hit = want.length == len && (len == 0 || data(start) == want(0)) &&
+            java.util.Arrays.equals(data, start, start + len, want, 0, len)
           j += 1
         }
         out(kept) = row

@@ -163,6 +163,52 @@ class BlocksSuite extends AnyFunSuite {
     assert(Blocks.materialize(items) eq items)
   }
 
+  test("materialize of a range equals the items its indices point to, at every index and item width (seeded)") {
+    val r = new Random(19)
+    for (indexBits <- Seq(8, 16, 32, 64); itemBytes <- Seq(1, 2, 3, 4, 8, 16, -1); round <- 0 until 5) {
+      val size = 1 + r.nextInt(if (indexBits == 8) 254 else 300)
+      val n = r.nextInt(3000)
+      val itemValues = Seq.fill(size)(Array.fill(if (itemBytes < 0) r.nextInt(6) else itemBytes)(r.nextInt(256).toByte))
+      val items: DataBlock =
+        if (itemBytes < 0) Blocks.ofValues(itemValues.asJava, if (r.nextBoolean()) 32 else 64)
+        else new DataBlock.FixedWidth(8 * itemBytes, itemValues.flatten.toArray, size)
+      val keys = Seq.fill(n)(if (r.nextInt(10) == 0) size else r.nextInt(size)) // `size`: the null slot
+      val ib = indexBits / 8
+      val idx = new Array[Byte](n * ib)
+      keys.zipWithIndex.foreach { case (k, i) => for (b <- 0 until ib) idx(i * ib + b) = (k.toLong >>> (8 * b)).toByte }
+      val dict = new DataBlock.Dictionary(new DataBlock.FixedWidth(indexBits, idx, n), items)
+      val from = if (n == 0) 0 else r.nextInt(n + 1)
+      val to = from + r.nextInt(n - from + 1)
+      val expected = keys.slice(from, to).map(k =>
+        if (k == size) Seq.fill(math.max(itemBytes, 0))(0.toByte) else itemValues(k).toSeq)
+      val got = Blocks.materialize(dict, from, to)
+      val values = got match {
+        case v: DataBlock.VariableWidth => strings(v)
+        case f: DataBlock.FixedWidth => f.data.toSeq.grouped(itemBytes).toSeq.take(f.numValues)
+        case other => fail(s"a ${other.getClass.getSimpleName} block")
+      }
+      assert(got.numValues == to - from)
+      assert(values == expected, s"index bits $indexBits, item bytes $itemBytes, [$from, $to) of $n")
+    }
+  }
+
+  test("materialize refuses an index past the null slot at every index width, the widest ones included") {
+    val items = ints(Seq(10, 20))
+    def dict(bits: Int, bytes: Array[Byte]) = new DataBlock.Dictionary(new DataBlock.FixedWidth(bits, bytes, bytes.length / (bits / 8)), items)
+    assert(damaged("8-bit")(Blocks.materialize(dict(8, Array[Byte](0, 3)), 0, 2)).getMessage ==
+      "dictionary index 3 of a dictionary of 2 items")
+    assert(damaged("16-bit")(Blocks.materialize(dict(16, Array[Byte](0, 1, 0, 0)), 0, 2)).getMessage ==
+      "dictionary index 256 of a dictionary of 2 items")
+    assert(damaged("32-bit, 2^32 - 1")(Blocks.materialize(dict(32, Array.fill[Byte](4)(-1)), 0, 1)).getMessage ==
+      "dictionary index 4294967295 of a dictionary of 2 items")
+    assert(damaged("64-bit, 2^64 - 1")(Blocks.materialize(dict(64, Array.fill[Byte](8)(-1)), 0, 1)).getMessage ==
+      "dictionary index 18446744073709551615 of a dictionary of 2 items")
+    assert(damaged("range outside")(Blocks.materialize(dict(8, Array[Byte](0, 1)), 1, 3)).getMessage ==
+      "a slice [1, 3) of 2 values")
+    // Only the range is read: a bad index outside it does not matter.
+    assert(intsOf(Blocks.materialize(dict(8, Array[Byte](1, 9)), 0, 1)) == Seq(20))
+  }
+
   test("ofValues builds 32- and 64-bit offsets, empty values included") {
     for (ob <- Seq(32, 64)) {
       val b = strs(Seq("", "ab", "", "cde"), ob)

@@ -46,7 +46,7 @@ class BatchPredicateSuite extends AnyFunSuite with BeforeAndAfterAll {
     (1L << 53) + 1, 127L, -128L, 32767L, -32768L)
   private val doubles = Seq(0.0, -0.0, 1.5, -1.5, 7.0, 42.0, Double.NaN, Double.PositiveInfinity, Double.NegativeInfinity,
     Double.MinPositiveValue, Double.MaxValue, 0.1, 9.223372036854775807e18)
-  private val strings = Seq("", "a", "b", "ab", "abc", "é", "z", "\u00ff", "日本", "日本語", "user-000042", "\u0000", "🙂")
+  private val strings = Seq("", "a", "b", "ab", "abc", "é", "z", "\u00ff", "日本", "日本語", "user-000042", "user-000043", "ac", "\u0000", "🙂")
   private val decimals = Seq("0", "0.001", "-0.001", "1.5", "-1.5", "42", "123456789012345.678", "-123456789012345.678")
     .map(new java.math.BigDecimal(_))
 

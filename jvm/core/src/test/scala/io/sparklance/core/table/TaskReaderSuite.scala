@@ -121,6 +121,33 @@ class TaskReaderSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
+  test("batches where between one row in 32 and one in 4 match are read whole and come back as exactly those rows") {
+    (1 to 6).foreach { seed =>
+      val r = new Random(seed)
+      val (t, live) = table(r)
+      val batchRows = 256 + r.nextInt(512)
+      // x is a multiple of 0.25 in [0, 25), null for one row in 7; s is one of 50 values, null for one row in 11.
+      val low = r.nextInt(20)
+      val predicates = Seq(
+        Seq(Predicate.Compare("x", Predicate.Op.Ge, low.toDouble), Predicate.Compare("x", Predicate.Op.Lt, low + 2.0)),
+        Seq(Predicate.In("s", Seq.fill(4 + r.nextInt(4))(s"v-${r.nextInt(50)}"))),
+        Seq(Predicate.Or(Predicate.Compare("s", Predicate.Op.Lt, "v-12"), Predicate.IsNull("x")),
+          Predicate.Compare("id", Predicate.Op.Ge, java.lang.Long.valueOf(r.nextInt(3000)))))
+      predicates.foreach { ps =>
+        val scan = t.latest().newScan().withFilters(ps).withBatchRows(batchRows)
+        val (got, sizes) = read(t, scan)
+        val want = live.filter { case (_, row) => ps.forall(TaskReaderSuite.matches(_, row)) }
+        assert(got.map(g => g._1 -> g._2).toMap == want, s"seed $seed, $ps: rows")
+        assert(got.size == want.size, s"seed $seed, $ps: rows came back more than once")
+        got.foreach { case (address, _, rowId, fragmentId) =>
+          assert(rowId == address && fragmentId == address >>> 32, s"seed $seed, $ps: metadata of $address")
+        }
+        assert(sizes.forall(n => n.toLong * TaskReader.CompactRowsRatio < batchRows), s"seed $seed, $ps: batch sizes $sizes")
+        assert(sizes.exists(n => n.toLong * TaskReader.LateRowsRatio >= batchRows), s"seed $seed, $ps: no batch read whole")
+      }
+    }
+  }
+
   test("a batch where many rows match comes back whole, for the caller to filter") {
     val (t, live) = table(new Random(9))
     val p = Predicate.Compare("id", Predicate.Op.Lt, java.lang.Long.valueOf(100))
