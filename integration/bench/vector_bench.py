@@ -11,7 +11,6 @@ Usage: python integration/bench/vector_bench.py OUT_DIR
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +18,9 @@ import pyarrow as pa
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from spark_write_bench import best  # noqa: E402
 
 ROWS, DIM, CENTRES, K, BATCH = 1_000_000, 128, 256, 10, 10
 
@@ -37,16 +39,6 @@ def write(out: Path) -> str:
                                   "emb": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), DIM)}),
                         str(path), max_rows_per_file=ROWS // 4)
     return str(path)
-
-
-def best(fn, rounds=3) -> float:
-    fn()
-    times = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main():
@@ -74,7 +66,7 @@ def main():
     batch_rows = ours(queries)
     for i, q in enumerate(queries):
         assert [r.id for r in batch_rows if r.query_index == i] == theirs(q), f"different neighbours for query {i}"
-    one = (best(lambda: ours(queries[0])), best(lambda: theirs(queries[0])))
+    one = (best(lambda: ours(queries[0]), rounds=3), best(lambda: theirs(queries[0]), rounds=3))
     many = (best(lambda: ours(queries), rounds=1), best(lambda: [theirs(q) for q in queries], rounds=1))
     print(f"{ROWS} x {DIM} float32, exact top {K} (l2); equal neighbours on all {BATCH} queries")
     print(f"{'search':<24}{'sparklance s':>14}{'pylance s':>12}{'ratio':>8}")

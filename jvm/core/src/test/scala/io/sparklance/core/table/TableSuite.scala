@@ -66,6 +66,13 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   /** Every row a scan returns, with its row address, reading every task. */
+  /** Appends `n` random rows in files of 20 to 170 rows (the first write creates the table). */
+  private def appendRandom(table: Table, r: Random, n: Int): Unit = {
+    val written = write(table, Seq.fill(n)(randomRow(r)), maxRowsPerFile = 20 + r.nextInt(150))
+    if (table.latestIfExists().isEmpty) table.newOverwrite(0, schema, FileVersion.V2_2, Map.empty).commit(Seq(written))
+    else table.newAppend(table.latestVersion()).commit(Seq(written))
+  }
+
   private def read(table: Table, scan: Scan, rowsPerTask: Long): Seq[(Long, Row)] =
     ScanRows(table, scan, rowsPerTask, allocator) { (root, i) =>
       val id = root.getVector("id").asInstanceOf[BigIntVector]
@@ -174,11 +181,7 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
     (1 to 24).foreach { seed =>
       val r = new Random(seed * 31)
       val (_, table) = newTable()
-      def append(n: Int): Unit = {
-        val written = write(table, Seq.fill(n)(randomRow(r)), maxRowsPerFile = 20 + r.nextInt(150))
-        if (table.latestIfExists().isEmpty) table.newOverwrite(0, schema, FileVersion.V2_2, Map.empty).commit(Seq(written))
-        else table.newAppend(table.latestVersion()).commit(Seq(written))
-      }
+      def append(n: Int): Unit = appendRandom(table, r, n)
       def deleteSome(): Unit = {
         val live = read(table, table.latest().newScan(), 1L << 20).map(_._1)
         if (live.nonEmpty) {
@@ -239,11 +242,7 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
     (1 to 16).foreach { seed =>
       val r = new Random(seed * 17)
       val (storage, table) = newTable()
-      def append(n: Int): Unit = {
-        val written = write(table, Seq.fill(n)(randomRow(r)), maxRowsPerFile = 20 + r.nextInt(150))
-        if (table.latestIfExists().isEmpty) table.newOverwrite(0, schema, FileVersion.V2_2, Map.empty).commit(Seq(written))
-        else table.newAppend(table.latestVersion()).commit(Seq(written))
-      }
+      def append(n: Int): Unit = appendRandom(table, r, n)
       def deleteSome(): Unit = {
         val live = read(table, table.latest().newScan(), 1L << 20).map(_._1)
         if (live.nonEmpty) {

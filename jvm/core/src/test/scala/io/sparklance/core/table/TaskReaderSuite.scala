@@ -70,6 +70,19 @@ class TaskReaderSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   /** (row address, row, _rowid, _fragid) of every row a scan returns, and the sizes of the batches. */
+  /** Reads `scan`, checks that it returns exactly the rows of `live` that `ps` match, once each, with their metadata
+   * columns; returns the sizes of its batches. */
+  private def readMatching(t: Table, scan: Scan, live: Map[Long, Row], ps: Seq[Predicate], seed: Int): Seq[Int] = {
+    val (got, sizes) = read(t, scan)
+    val want = live.filter { case (_, row) => ps.forall(TaskReaderSuite.matches(_, row)) }
+    assert(got.map(g => g._1 -> g._2).toMap == want, s"seed $seed, $ps: rows")
+    assert(got.size == want.size, s"seed $seed, $ps: rows came back more than once")
+    got.foreach { case (address, _, rowId, fragmentId) =>
+      assert(rowId == address && fragmentId == address >>> 32, s"seed $seed, $ps: metadata of $address")
+    }
+    sizes
+  }
+
   private def read(table: Table, scan: Scan): (Seq[(Long, Row, Long, Long)], Seq[Int]) = {
     val sizes = Seq.newBuilder[Int]
     val rows = scan.withMetadataColumns(Seq(MetadataColumn.RowAddress, MetadataColumn.RowId, MetadataColumn.FragmentId))
@@ -109,13 +122,7 @@ class TaskReaderSuite extends AnyFunSuite with BeforeAndAfterAll {
       predicates.foreach { ps =>
         val scan = t.latest().newScan().withFilters(ps).withBatchRows(batchRows)
         assert(scan.dataFilters == ps)
-        val (got, sizes) = read(t, scan)
-        val want = live.filter { case (_, row) => ps.forall(TaskReaderSuite.matches(_, row)) }
-        assert(got.map(g => g._1 -> g._2).toMap == want, s"seed $seed, $ps: rows")
-        assert(got.size == want.size, s"seed $seed, $ps: rows came back more than once")
-        got.foreach { case (address, _, rowId, fragmentId) =>
-          assert(rowId == address && fragmentId == address >>> 32, s"seed $seed, $ps: metadata of $address")
-        }
+        val sizes = readMatching(t, scan, live, ps, seed)
         assert(sizes.forall(n => n.toLong * TaskReader.LateRowsRatio < batchRows), s"seed $seed, $ps: batch sizes $sizes")
       }
     }
@@ -135,13 +142,7 @@ class TaskReaderSuite extends AnyFunSuite with BeforeAndAfterAll {
           Predicate.Compare("id", Predicate.Op.Ge, java.lang.Long.valueOf(r.nextInt(3000)))))
       predicates.foreach { ps =>
         val scan = t.latest().newScan().withFilters(ps).withBatchRows(batchRows)
-        val (got, sizes) = read(t, scan)
-        val want = live.filter { case (_, row) => ps.forall(TaskReaderSuite.matches(_, row)) }
-        assert(got.map(g => g._1 -> g._2).toMap == want, s"seed $seed, $ps: rows")
-        assert(got.size == want.size, s"seed $seed, $ps: rows came back more than once")
-        got.foreach { case (address, _, rowId, fragmentId) =>
-          assert(rowId == address && fragmentId == address >>> 32, s"seed $seed, $ps: metadata of $address")
-        }
+        val sizes = readMatching(t, scan, live, ps, seed)
         assert(sizes.forall(n => n.toLong * TaskReader.CompactRowsRatio < batchRows), s"seed $seed, $ps: batch sizes $sizes")
         assert(sizes.exists(n => n.toLong * TaskReader.LateRowsRatio >= batchRows), s"seed $seed, $ps: no batch read whole")
       }
