@@ -97,7 +97,7 @@ private[file] final class ColumnPages(in: InputFile, val metadata: FileMetadata)
   /** Bytes [position, position + length) of this file; the caller has checked the range. */
   def read(position: Long, length: Int): Array[Byte] = {
     val b = in.read(position, length)
-    if (b.hasArray && b.arrayOffset == 0 && b.position == 0 && b.remaining == b.array.length) b.array
+    if (b.hasArray && b.arrayOffset() == 0 && b.position() == 0 && b.remaining() == b.array().length) b.array()
     else {
       val a = new Array[Byte](b.remaining())
       b.get(a)
