@@ -34,7 +34,8 @@ pytestmark = [cross_version]
 
 SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261125"))
 N = int(os.environ.get("SPARKLANCE_FUZZ_N", "6"))
-TYPES = {"float16": pa.float16(), "float32": pa.float32(), "float64": pa.float64()}
+# Spark 3.x's Arrow has no half floats: float16 vectors are refused there (test_float16_vectors_on_spark_3).
+TYPES = {"float32": pa.float32(), "float64": pa.float64(), **({"float16": pa.float16()} if SPARK_LINE >= (4, 0) else {})}
 TOLERANCE = {"float16": 2e-3, "float32": 2e-5, "float64": 2e-6}  # _distance is float32 for all
 
 
@@ -198,6 +199,19 @@ def test_sql_forms_time_travel_and_vector_columns(spark, tmp_path):
         assert [r.id for r in old.collect()] == [0, 1], version
     # The table's one vector column is found without naming it.
     assert [r.id for r in LanceTable.for_path(spark, str(path)).search([0, 1, 2], k=1).collect()] == [0]
+
+
+@pytest.mark.skipif(SPARK_LINE >= (4, 0), reason="Spark 4's Arrow reads float16")
+def test_float16_vectors_on_spark_3(spark, tmp_path):
+    """A float16 vector column is refused with LANCE_UNSUPPORTED_FEATURE naming it, as float16 scalars are."""
+    import sparklance
+
+    path = tmp_path / "h.lance"
+    lance.write_dataset(pa.table({"id": pa.array([1, 2]), "emb": pa.array([[1.0, 2.0], [3.0, 4.0]],
+                                                                            pa.list_(pa.float16(), 2))}), str(path))
+    with lance_raises(sparklance.UnsupportedFeatureError, match="Cannot read column 'emb': it is float16 vectors"):
+        LanceTable.for_path(spark, str(path)).search([1.0, 2.0], column="emb").collect()
+    assert [r.id for r in spark.read.format("lance").load(str(path)).select("id").collect()] == [1, 2]
 
 
 def test_bad_arguments_are_clear_errors(spark, tmp_path):

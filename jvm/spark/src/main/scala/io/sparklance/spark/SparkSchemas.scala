@@ -161,8 +161,13 @@ object SparkSchemas {
    */
   def refuseHalfFloats(fields: Seq[LanceField], action: String): Unit =
     if (!HalfFloats.supported) {
-      fields.flatMap(_.flatten).find(_.logicalType == LogicalType.HalfFloat).foreach { f =>
-        throw new UnsupportedFeatureException(s"Cannot $action column '${f.name}': it is float16, and the Arrow " +
+      def half(t: LogicalType): Boolean = t match {
+        case LogicalType.HalfFloat => true
+        case LogicalType.FixedSizeList(element, _) => half(element) // a float16 vector: its items have no field of their own
+        case _ => false
+      }
+      fields.flatMap(_.flatten).find(f => half(f.logicalType)).foreach { f =>
+        throw new UnsupportedFeatureException(s"Cannot $action column '${f.name}': it is float16${if (f.logicalType == LogicalType.HalfFloat) "" else " vectors"}, and the Arrow " +
           "library of Spark 3.x has no half-precision floats. Use Spark 4.0 or later for this column, leave it out " +
           "of the query, or cast it with pylance.")
       }
