@@ -73,6 +73,21 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
     else table.newAppend(table.latestVersion()).commit(Seq(written))
   }
 
+  /**
+   * Deletes up to a third of the live rows at random, plus one draw in two (with `wholeFragments`) every row of one
+   * fragment instead, which drops it.
+   */
+  private def deleteRandom(table: Table, r: Random, wholeFragments: Boolean): Unit = {
+    val live = read(table, table.latest().newScan(), 1L << 20).map(_._1)
+    if (live.nonEmpty) {
+      val doomed = new DeletedRows
+      val picked = if (wholeFragments && r.nextBoolean()) live.filter(_ >>> 32 == live(r.nextInt(live.size)) >>> 32)
+        else r.shuffle(live).take(1 + r.nextInt(live.size / 3 + 1))
+      picked.foreach(doomed.add)
+      table.newDelete(table.latest()).delete(DeletedRows.fromBytes(doomed.toBytes)).commit()
+    }
+  }
+
   private def read(table: Table, scan: Scan, rowsPerTask: Long): Seq[(Long, Row)] =
     ScanRows(table, scan, rowsPerTask, allocator) { (root, i) =>
       val id = root.getVector("id").asInstanceOf[BigIntVector]
@@ -182,14 +197,7 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
       val r = new Random(seed * 31)
       val (_, table) = newTable()
       def append(n: Int): Unit = appendRandom(table, r, n)
-      def deleteSome(): Unit = {
-        val live = read(table, table.latest().newScan(), 1L << 20).map(_._1)
-        if (live.nonEmpty) {
-          val doomed = new DeletedRows
-          r.shuffle(live).take(1 + r.nextInt(live.size / 3 + 1)).foreach(doomed.add)
-          table.newDelete(table.latest()).delete(DeletedRows.fromBytes(doomed.toBytes)).commit()
-        }
-      }
+      def deleteSome(): Unit = deleteRandom(table, r, wholeFragments = false)
       append(50 + r.nextInt(400))
       if (r.nextBoolean()) deleteSome()
       val kinds = Seq("btree", "bitmap", "zonemap", "bloomfilter")
@@ -243,17 +251,7 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
       val r = new Random(seed * 17)
       val (storage, table) = newTable()
       def append(n: Int): Unit = appendRandom(table, r, n)
-      def deleteSome(): Unit = {
-        val live = read(table, table.latest().newScan(), 1L << 20).map(_._1)
-        if (live.nonEmpty) {
-          val doomed = new DeletedRows
-          // Sometimes every row of a fragment, which drops it.
-          val picked = if (r.nextBoolean()) live.filter(_ >>> 32 == live(r.nextInt(live.size)) >>> 32)
-            else r.shuffle(live).take(1 + r.nextInt(live.size / 3 + 1))
-          picked.foreach(doomed.add)
-          table.newDelete(table.latest()).delete(DeletedRows.fromBytes(doomed.toBytes)).commit()
-        }
-      }
+      def deleteSome(): Unit = deleteRandom(table, r, wholeFragments = true)
       append(50 + r.nextInt(300))
       val kinds = Seq("btree", "bitmap", "zonemap", "bloomfilter")
       val kindOf = Seq("id", "x", "s").map { c =>
