@@ -6,6 +6,7 @@ import scala.util.control.NonFatal
 
 import org.apache.arrow.memory.RootAllocator
 import org.apache.arrow.vector.{FieldVector, VectorSchemaRoot}
+import org.apache.hadoop.conf.Configuration
 import org.apache.spark.TaskContext
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
@@ -20,10 +21,10 @@ final case class LanceReaderFactory(readSchema: StructType, columnar: Boolean) e
   override def supportColumnarReads(partition: InputPartition): Boolean = columnar
 
   override def createColumnarReader(partition: InputPartition): PartitionReader[ColumnarBatch] =
-    new LanceColumnarReader(partition.asInstanceOf[LancePartition], readSchema)
+    LanceColumnarReader(partition.asInstanceOf[LancePartition], readSchema)
 
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] = {
-    val batches = new LanceColumnarReader(partition.asInstanceOf[LancePartition], readSchema)
+    val batches = LanceColumnarReader(partition.asInstanceOf[LancePartition], readSchema)
     new PartitionReader[InternalRow] {
       private var rows: Iterator[InternalRow] = Iterator.empty
       override def next(): Boolean = {
@@ -37,13 +38,15 @@ final case class LanceReaderFactory(readSchema: StructType, columnar: Boolean) e
 }
 
 /**
- * Reads one partition in batches: the core reads the partition's scan task ([[lance.TaskReader]]: deletion vectors,
- * row ids, pushed predicates), and each batch is converted to the Arrow layouts Spark reads. Each batch is freed
- * when the next is requested; everything is released when the task completes, whatever way it ends.
+ * Reads one scan task of the table at `root` in batches: the core reads the task ([[lance.TaskReader]]: deletion
+ * vectors, row ids, pushed predicates), and each batch is converted to the Arrow layouts Spark reads. Each batch is
+ * freed when the next is requested; everything is released when the Spark task completes, whatever way it ends (or,
+ * read on the driver, at `close`).
  */
-final class LanceColumnarReader(p: LancePartition, readSchema: StructType) extends PartitionReader[ColumnarBatch] {
+final class LanceColumnarReader(root: String, conf: Configuration, task: lance.ScanTask, readSchema: StructType)
+    extends PartitionReader[ColumnarBatch] {
   private val allocator = new RootAllocator(Long.MaxValue)
-  private val reader = lance.Table.forPath(p.root, p.conf.value.value).read(p.task, allocator)
+  private val reader = lance.Table.forPath(root, conf).read(task, allocator)
   private val live = mutable.ArrayBuffer.empty[FieldVector]
   private var current: ColumnarBatch = _
   private var closed = false
@@ -59,7 +62,7 @@ final class LanceColumnarReader(p: LancePartition, readSchema: StructType) exten
   override def next(): Boolean = LanceSparkException.translate {
     release()
     reader.next() match {
-      case Some(root) => current = toBatch(root); true
+      case Some(batch) => current = toBatch(batch); true
       case None => false
     }
   }
@@ -102,4 +105,10 @@ final class LanceColumnarReader(p: LancePartition, readSchema: StructType) exten
     release()
     try reader.close() finally allocator.close()
   }
+}
+
+object LanceColumnarReader {
+  /** The reader of a partition, on an executor. */
+  def apply(p: LancePartition, readSchema: StructType): LanceColumnarReader =
+    new LanceColumnarReader(p.root, p.conf.value.value, p.task, readSchema)
 }

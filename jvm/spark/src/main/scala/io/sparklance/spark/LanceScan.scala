@@ -2,6 +2,8 @@ package io.sparklance.spark
 
 import java.util.OptionalLong
 
+import scala.jdk.CollectionConverters._
+
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
@@ -154,6 +156,27 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
   override def createReaderFactory(): PartitionReaderFactory = LanceReaderFactory(readSchema, options.columnar)
 
   /**
+   * Whether this scan is an index lookup small enough to read on the driver ([[DriverLookups]]): an index selects
+   * the rows of every fragment it reads, or of all but fragments small enough themselves, and in all it reads at
+   * most `driver_lookup_rows` rows ([[ReadOptions]]) and 64 MB (estimated).
+   */
+  def isDriverLookup: Boolean = options.driverLookupRows > 0 && !scan.indexUse.isEmpty && {
+    val stats = estimateStatistics()
+    stats.numRows().getAsLong <= options.driverLookupRows && stats.sizeInBytes().getAsLong <= LanceScan.DriverLookupBytes
+  }
+
+  /**
+   * Reads the scan here, on the driver, handing each row (of [[readSchema]]) to `f`; a row is valid only during the
+   * call (copy it to keep it).
+   */
+  def foreachRowOnDriver(f: InternalRow => Unit): Unit = LanceSparkException.translate {
+    scan.planTasks(options.rowsPerPartition).foreach { task =>
+      val reader = new LanceColumnarReader(snapshot.root, table.hadoopConf, task, readSchema)
+      try while (reader.next()) reader.get().rowIterator().asScala.foreach(f) finally reader.close()
+    }
+  }
+
+  /**
    * What the scan reads, for Spark's planner (broadcast or not, join order): the rows of the fragments it keeps (only
    * those an index selected, where one is used), and the bytes of their data files in proportion to those rows and
    * to the columns read, scaled as Spark scales a Parquet scan (by the default sizes of the columns read against
@@ -171,6 +194,11 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
     }
   }
 
+}
+
+object LanceScan {
+  /** The most bytes (estimated from the manifest's file sizes) a scan reads on the driver. */
+  private val DriverLookupBytes = 64L << 20
 }
 
 /** One partition: a task of the core's scan, and what reopens the table on an executor. Plain data. */

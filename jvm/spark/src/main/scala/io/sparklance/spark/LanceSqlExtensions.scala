@@ -35,12 +35,14 @@ import io.sparklance.core.util.Parse
  * }}}
  * Anything else goes to Spark's parser. The extensions also add the table function `vector_search` (nearest neighbours,
  * [[VectorSearch]]), and let reads of Lance tables search label list indexes with
- * `array_contains` and `arrays_overlap` conditions ([[ListItemFilters]]), which Spark does not push to scans.
+ * `array_contains` and `arrays_overlap` conditions ([[ListItemFilters]]), which Spark does not push to scans, and
+ * run index lookups that read a few rows on the driver, without a job ([[DriverLookups]]).
  */
 final class LanceSqlExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(e: SparkSessionExtensions): Unit = {
     e.injectParser((_: SparkSession, delegate: ParserInterface) => new LanceSqlParser(delegate))
     e.injectPlannerStrategy(_ => ListItemFilters)
+    e.injectPlannerStrategy(_ => DriverLookups)
     e.injectTableFunction((FunctionIdentifier(VectorSearch.Name),
       new ExpressionInfo(VectorSearch.getClass.getCanonicalName, VectorSearch.Name), VectorSearch.plan _))
   }

@@ -13,13 +13,17 @@ import io.sparklance.core.{InvalidArgumentException, table => lance}
  *  - `columnar`: hand Spark columnar batches (default true) or rows (false);
  *  - `nanoseconds`: `truncate` (default) or `long`, how nanosecond values map to Spark types (read when the
  *    table is resolved, since it shapes the schema: [[ReadOptions.nanoseconds]]);
- *  - `pushDownFilters` (the other Lance connector's name): `false` keeps Spark's filters out of the scan.
+ *  - `pushDownFilters` (the other Lance connector's name): `false` keeps Spark's filters out of the scan;
+ *  - `driver_lookup_rows`: a scan whose rows an index selects and that reads at most this many rows is read on the
+ *    driver, without a Spark job, when the SQL extensions are on ([[DriverLookups]]; default 4096, 0 never).
  * Which option names are accepted at all is decided by [[LanceOptions]].
  */
 final case class ReadOptions(batchSize: Int, rowsPerPartition: Long, columnar: Boolean = true,
-    pushDownFilters: Boolean = true)
+    pushDownFilters: Boolean = true, driverLookupRows: Long = ReadOptions.DriverLookupRows)
 
 object ReadOptions {
+  val DriverLookupRows = 4096L
+
   def nanoseconds(options: Map[String, String]): SparkSchemas.NanosecondMapping =
     options.collectFirst { case (k, v) if k.equalsIgnoreCase("nanoseconds") => v.trim.toLowerCase } match {
       case None | Some("truncate") => SparkSchemas.NanosecondMapping.TruncateToMicros
@@ -32,6 +36,6 @@ object ReadOptions {
     val settings = lance.Settings.of(options, tableConfig)
     val core = lance.ReadSettings(settings)
     ReadOptions(core.batchRows, core.rowsPerTask, settings.flag(default = true, "columnar"),
-      settings.flag(default = true, "pushdownfilters"))
+      settings.flag(default = true, "pushdownfilters"), settings.count(DriverLookupRows, "driver_lookup_rows"))
   }
 }

@@ -29,6 +29,13 @@ final class Settings private (options: Map[String, String], properties: Map[Stri
       throw new InvalidArgumentException(s"$where must be a positive number, not '$v'."))
   }
 
+  /** A whole number, zero or more (the first of `keys` given), else `default`. */
+  def count(default: Long, keys: String*): Long = lookup(keys: _*) match {
+    case None => default
+    case Some((where, v)) => Parse.long(v.trim).filter(_ >= 0).getOrElse(
+      throw new InvalidArgumentException(s"$where must be a whole number, 0 or more, not '$v'."))
+  }
+
   def flag(default: Boolean, keys: String*): Boolean = lookup(keys: _*).map { case (w, v) => (w, v.trim.toLowerCase) } match {
     case None => default
     case Some((_, "true")) => true
