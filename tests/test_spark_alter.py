@@ -139,3 +139,75 @@ def test_a_field_added_to_a_struct_keeps_the_struct_nulls(spark, wh, version):
     spark.sql(f"DELETE FROM {name} WHERE id = 0")
     got = {r.id: (r.st.asDict() if r.st is not None else None) for r in spark.sql(f"SELECT * FROM {name}").collect()}
     assert got == {k: v for k, v in want.items() if k != 0}
+
+
+def config_seen_by_spark(spark, name: str) -> dict:
+    """The table properties Spark shows that are the table's config (not those the connector adds)."""
+    rows = spark.sql(f"SHOW TBLPROPERTIES lance.db.{name}").collect()
+    described = {"provider", "latest_version", "owner", "location", "version", "committed_at", "fragments", "rows",
+                 "file_format_version", "manifest_naming", "reader_feature_flags", "writer_feature_flags", "written_by"}
+    return {r.key: r.value for r in rows if r.key not in described}
+
+
+def test_table_properties_set_and_unset_as_pylance_sees_them(spark, wh):
+    """Seeded random SET/UNSET TBLPROPERTIES from Spark and update_config/delete_config_keys from pylance, in turn:
+    after each step both see the config a model of the changes gives; each Spark change is one UpdateConfig version
+    that pylance reads as one, and validate() passes."""
+    import random
+    r = random.Random(int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261126")))
+    path = make(wh, "props")
+    model: dict = {}
+    keys = ["k1", "k.2", "note", "Mixed", "lance.x", "rows_per_partition"]
+    for step in range(8):
+        version = lance.dataset(path).version
+        if r.random() < 0.6:
+            upserts = {k: str(r.randrange(1, 99)) for k in r.sample(keys, r.randint(1, 3))}
+            sets = ", ".join(f"'{k}' = '{v}'" for k, v in upserts.items())
+            spark.sql(f"ALTER TABLE lance.db.props SET TBLPROPERTIES ({sets})")
+            model.update(upserts)
+            txn = lance.dataset(path).read_transaction(version + 1)
+            assert type(txn.operation).__name__ == "UpdateConfig", txn
+        elif model and r.random() < 0.5:
+            gone = r.sample(sorted(model), r.randint(1, len(model)))
+            spark.sql(f"ALTER TABLE lance.db.props UNSET TBLPROPERTIES ({', '.join(repr(k) for k in gone)})")
+            for k in gone:
+                del model[k]
+        elif model:
+            gone = r.sample(sorted(model), 1)
+            lance.dataset(path).delete_config_keys(gone)
+            del model[gone[0]]
+        else:
+            lance.dataset(path).update_config({"from_pylance": str(step)})
+            model["from_pylance"] = str(step)
+        ds = lance.dataset(path)
+        assert ds.version == version + 1, "each change is one version"
+        assert ds.config() == model
+        assert config_seen_by_spark(spark, "props") == model
+        ds.validate()
+    # A property the reads use takes effect: rows_per_partition splits the 4 rows into that many partitions.
+    spark.sql("ALTER TABLE lance.db.props SET TBLPROPERTIES ('rows_per_partition' = '1')")
+    assert spark.table("lance.db.props").rdd.getNumPartitions() == 4
+    assert lance.dataset(path).to_table().num_rows == 4
+
+
+@pytest.mark.parametrize("sql,message", [
+    ("ALTER TABLE lance.db.badprops SET TBLPROPERTIES ('batch_size' = 'lots')",
+     "Table property batch_size must be a positive number, not 'lots'"),
+    ("ALTER TABLE lance.db.badprops SET TBLPROPERTIES ('max_rows_per_file' = '0')",
+     "Table property max_rows_per_file must be a positive number, not '0'"),
+    ("ALTER TABLE lance.db.badprops SET TBLPROPERTIES ('columnar' = 'maybe')",
+     "Table property columnar must be true or false, not 'maybe'"),
+    ("ALTER TABLE lance.db.badprops SET TBLPROPERTIES ('file_format_version' = '2.1')",
+     "Table property file_format_version shapes the table when it is created"),
+    ("ALTER TABLE lance.db.badprops SET TBLPROPERTIES ('s.lance.encoding' = 'dict')",
+     "Table property s.lance.encoding shapes the table"),
+    ("ALTER TABLE lance.db.badprops SET TBLPROPERTIES ('driver_lookup_rows' = '-2')",
+     "Table property driver_lookup_rows must be a whole number, 0 or more, not '-2'"),
+])
+def test_bad_table_properties_are_refused_before_any_commit(spark, wh, sql, message):
+    path = str(wh / "db" / "badprops.lance")
+    if not os.path.exists(path):
+        make(wh, "badprops")
+    with pytest.raises(Exception, match=message):
+        spark.sql(sql)
+    assert lance.dataset(path).version == 1

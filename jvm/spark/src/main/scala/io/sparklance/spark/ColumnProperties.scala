@@ -19,6 +19,12 @@ import io.sparklance.core.util.Parse
 object ColumnProperties {
   private val ColumnKey = """(?i)(.+)\.(arrow|lance)\.(.+)""".r
 
+  /** Whether `key` is a column property of one of `columns` (top-level column names). */
+  def isColumnProperty(key: String, columns: Seq[String]): Boolean = key match {
+    case ColumnKey(column, _, _) => columns.exists(_.equalsIgnoreCase(column))
+    case _ => false
+  }
+
   /**
    * The schema with the column properties among `properties` applied to its top-level columns, and the other
    * properties. A property whose prefix names no column is left among the others (it is table config).

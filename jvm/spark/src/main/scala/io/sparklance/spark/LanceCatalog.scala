@@ -202,28 +202,41 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
   /**
    * ALTER TABLE: ADD COLUMN(S) (nullable; rows already written read null), DROP COLUMN, RENAME COLUMN and ALTER
    * COLUMN ... DROP NOT NULL, committed together as one new version that changes the schema only (a Project
-   * transaction; data files are untouched, field ids never reused). Other changes are refused.
+   * transaction; data files are untouched, field ids never reused). SET and UNSET TBLPROPERTIES set and remove keys
+   * of the table's config, as one version of their own (an UpdateConfig transaction, as pylance's `update_config`).
+   * Other changes are refused.
    */
   override def alterTable(ident: Identifier, changes: TableChange*): Table = {
     val path = tablePath(ident)
     if (!isTableDir(path)) throw new NoSuchTableException(ident)
     LanceSparkException.translate {
       val snapshot = TableAccess.load(conf, path, TimeTravel.Latest)
-      val edit = snapshot.table.newSchemaChange(snapshot)
-      changes.foreach {
-        case c: TableChange.AddColumn =>
-          if (c.position() != null) notYet("ALTER TABLE ... ADD COLUMN ... FIRST/AFTER")
-          if (c.defaultValue() != null) notYet("ALTER TABLE ... ADD COLUMN ... DEFAULT")
-          val names = c.fieldNames().toSeq
-          edit.add(names.init, SparkSchemas.toLance(StructType(Seq(StructField(names.last, c.dataType(), c.isNullable)))))
-        case c: TableChange.DeleteColumn =>
-          try edit.drop(c.fieldNames().toSeq)
-          catch { case _: io.sparklance.core.InvalidArgumentException if c.ifExists() => }
-        case c: TableChange.RenameColumn => edit.rename(c.fieldNames().toSeq, c.newName())
-        case c: TableChange.UpdateColumnNullability => edit.setNullable(c.fieldNames().toSeq, c.nullable())
-        case other => notYet(s"ALTER TABLE (${other.getClass.getSimpleName})")
+      val (properties, columns) = changes.partition(c => c.isInstanceOf[TableChange.SetProperty] || c.isInstanceOf[TableChange.RemoveProperty])
+      if (properties.nonEmpty && columns.nonEmpty) notYet("ALTER TABLE changing table properties and columns together")
+      if (properties.nonEmpty) {
+        val upserts = properties.collect { case c: TableChange.SetProperty => c.property() -> c.value() }.toMap
+        val deletes = properties.collect { case c: TableChange.RemoveProperty => c.property() }.toSet
+        NewTable.checkCanAlter(upserts.keySet ++ deletes, snapshot.schema.fields.map(_.name))
+        // The read options a property may also set must parse (the core checks its own settings).
+        ReadOptions(Map.empty[String, String], snapshot.config -- deletes ++ upserts)
+        snapshot.table.updateConfig(upserts, deletes)
+      } else {
+        val edit = snapshot.table.newSchemaChange(snapshot)
+        columns.foreach {
+          case c: TableChange.AddColumn =>
+            if (c.position() != null) notYet("ALTER TABLE ... ADD COLUMN ... FIRST/AFTER")
+            if (c.defaultValue() != null) notYet("ALTER TABLE ... ADD COLUMN ... DEFAULT")
+            val names = c.fieldNames().toSeq
+            edit.add(names.init, SparkSchemas.toLance(StructType(Seq(StructField(names.last, c.dataType(), c.isNullable)))))
+          case c: TableChange.DeleteColumn =>
+            try edit.drop(c.fieldNames().toSeq)
+            catch { case _: io.sparklance.core.InvalidArgumentException if c.ifExists() => }
+          case c: TableChange.RenameColumn => edit.rename(c.fieldNames().toSeq, c.newName())
+          case c: TableChange.UpdateColumnNullability => edit.setNullable(c.fieldNames().toSeq, c.nullable())
+          case other => notYet(s"ALTER TABLE (${other.getClass.getSimpleName})")
+        }
+        edit.commit()
       }
-      edit.commit()
     }
     loadTable(ident)
   }

@@ -49,6 +49,18 @@ object NewTable {
       options.fileFormatVersion.orElse(current).getOrElse(FileVersion.V2_2), config)
   }
 
+  /**
+   * Refuses setting or removing, on an existing table, a property that shapes a new table (its file version, a
+   * column's type or encoding): changing it later would not change the files written.
+   */
+  def checkCanAlter(keys: Set[String], columns: Seq[String]): Unit = {
+    keys.toSeq.sorted.find(k => Shaping.contains(k.toLowerCase) || ColumnProperties.isColumnProperty(k, columns)).foreach { k =>
+      throw new LanceSparkException(new UnsupportedFeatureException(s"Table property $k shapes the table when it is " +
+        "created and cannot be set or removed afterwards. Rewrite the table (CREATE OR REPLACE TABLE ... AS SELECT) " +
+        "with it instead."))
+    }
+  }
+
   def checkNoPartitioning(partitions: Array[org.apache.spark.sql.connector.expressions.Transform]): Unit =
     if (partitions.nonEmpty) {
       throw new LanceSparkException(new UnsupportedFeatureException(s"PARTITIONED BY " +

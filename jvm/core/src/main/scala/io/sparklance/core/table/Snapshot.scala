@@ -80,11 +80,12 @@ final class Snapshot(val dataset: Dataset, val manifest: Manifest, val naming: M
 
   /**
    * What describes this version to a user (`DESCRIBE TABLE EXTENDED`): location, version, commit time, fragments,
-   * rows, file version, manifest naming, feature flags, writer, and the table config as `config.<key>`.
+   * rows, file version, manifest naming, feature flags, writer, and the table config under its own keys (as
+   * `config.<key>` where a key is one of those).
    */
   def properties: Map[String, String] = {
     val m = manifest
-    Map(
+    val described = Map(
       "location" -> root,
       "version" -> version.toString,
       "committed_at" -> m.timestamp.toString,
@@ -94,8 +95,8 @@ final class Snapshot(val dataset: Dataset, val manifest: Manifest, val naming: M
       "manifest_naming" -> naming.name,
       "reader_feature_flags" -> FeatureFlags.describe(m.readerFeatureFlags).mkString(","),
       "writer_feature_flags" -> FeatureFlags.describe(m.writerFeatureFlags).mkString(",")) ++
-      m.config.map { case (k, v) => s"config.$k" -> v } ++
       m.writerLibrary.map("written_by" -> _)
+    described ++ m.config.map { case (k, v) => (if (described.contains(k)) s"config.$k" else k) -> v }
   }
 
   /** Where this version's files live. */

@@ -92,6 +92,25 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
     commit(Transaction.create(latest, Operation.Restore(version)), Committer.Options())
   }
 
+  /**
+   * Sets and removes keys of the table's config (its properties) as one new version: an UpdateConfig transaction, as
+   * pylance's `update_config` and `delete_config_keys` commit it; removing a key the config lacks does nothing. The
+   * settings sparklance reads from the config (`batch_size`, `max_rows_per_file`, ...) must stay valid. Returns
+   * the new version.
+   */
+  def updateConfig(upserts: Map[String, String], deletes: Set[String]): Long = {
+    val both = upserts.keySet.intersect(deletes)
+    if (both.nonEmpty) {
+      throw new InvalidArgumentException(s"Table property ${both.toSeq.sorted.mkString(", ")} cannot be both set and removed.")
+    }
+    val snapshot = latest()
+    val next = snapshot.config -- deletes ++ upserts
+    ReadSettings(Settings.of(Map.empty, next))
+    WriteSettings(Settings.of(Map.empty, next))
+    commit(Transaction.create(snapshot.version, Operation.UpdateConfig(upserts, deletes)),
+      Committer.Options(maxRetries = snapshot.commitRetries))
+  }
+
   /** Restores the version tag `name` points to; returns the new version. */
   def restoreTag(name: String): Long = restore(dataset().checkoutTag(name).version)
 

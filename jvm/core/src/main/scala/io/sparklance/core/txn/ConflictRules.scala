@@ -18,6 +18,11 @@ import io.sparklance.proto.TableProtos
  * | Rewrite        | yes | if other fragments | if other fragments | no | no |
  * | Overwrite      | yes | yes | yes | yes | no |
  * | CreateIndex    | yes | Delete: yes; Update: if no fragment the new indexes cover | if no fragment they cover | no | CreateIndex: if other names and uuids |
+ * | UpdateConfig   | yes | yes | yes | if it sets none of our keys | UpdateConfig: if other keys; others known: yes |
+ *
+ * A commit of data or indexes over an UpdateConfig (theirs) is compatible too, as upstream has it: the next manifest
+ * is built from the latest, config and all. An UpdateConfig of ours over one that changed the same keys, replaced the
+ * whole config or changed metadata conflicts: which value should win is the user's call.
  *
  * A commit over a CreateIndex (theirs) is compatible for appends, deletes, updates, rewrites and overwrites: the
  * index section is rebuilt from the latest one at commit time ([[ManifestBuilder.indexSection]]).
@@ -66,7 +71,10 @@ object ConflictRules {
           _: Operation.Update | _: Operation.Rewrite)) => Compatible
     case (_: Operation.Append | _: Operation.Delete | _: Operation.Update | _: Operation.Rewrite | _: Operation.Overwrite,
           Some(_: Operation.CreateIndex)) => Compatible
-    case (o: Operation.CreateIndex, Some(t)) => createIndex(o, t)
+    case (o: Operation.CreateIndex, Some(t)) if !t.isInstanceOf[Operation.UpdateConfig] => createIndex(o, t)
+    case (_: Operation.Append | _: Operation.Delete | _: Operation.Update | _: Operation.Rewrite | _: Operation.CreateIndex,
+          Some(_: Operation.UpdateConfig)) => Compatible
+    case (o: Operation.UpdateConfig, Some(t)) => updateConfig(o, t)
     case (o, t) => Conflict(s"which a ${o.name} cannot be combined with")
   }
 
@@ -86,6 +94,18 @@ object ConflictRules {
         else Conflict(s"it also created or dropped index ${(names ++ removed.filter(r => uuids.contains(r.getUuid)).map(_.getName)).mkString(", ")}")
       case t => Conflict(s"which a ${ours.name} cannot be combined with")
     }
+  }
+
+  /** Our config change over a commit: see the table. */
+  private def updateConfig(ours: Operation.UpdateConfig, theirs: Operation): Verdict = theirs match {
+    case t: Operation.UpdateConfig if t.otherUpdates =>
+      Conflict("it replaced the table's config or changed its metadata; set the properties again")
+    case t: Operation.UpdateConfig if t.keys.intersect(ours.keys).nonEmpty =>
+      Conflict(s"it also set or removed ${t.keys.intersect(ours.keys).toSeq.sorted.mkString(", ")}")
+    case t: Operation.Overwrite if t.config.keySet.intersect(ours.keys).nonEmpty =>
+      Conflict(s"it replaced the table and set ${t.config.keySet.intersect(ours.keys).toSeq.sorted.mkString(", ")}")
+    case _: Operation.Other => Conflict(s"which a ${ours.name} cannot be combined with")
+    case _ => Compatible
   }
 
   /** Two row-level changes: see the table. */

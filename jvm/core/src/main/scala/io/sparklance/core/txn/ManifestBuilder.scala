@@ -39,6 +39,10 @@ object ManifestBuilder {
           s"restore of version ${op.version} without its manifest")))
       case op: Operation.Rewrite => rewrite(b, op, ids)
       case _: Operation.CreateIndex => ()
+      case op: Operation.UpdateConfig =>
+        if (op.otherUpdates) throw new IllegalArgumentException("sparklance commits config key updates only")
+        op.deletes.foreach(b.removeConfig)
+        b.putAllConfig(op.upserts.asJava)
       case Operation.Other(n) => throw new IllegalArgumentException(s"sparklance does not commit $n transactions")
     }
     if (ids.nextFragmentId > 0) b.setMaxFragmentId((ids.nextFragmentId - 1).toInt)

@@ -83,6 +83,18 @@ object Operation {
   final case class CreateIndex(newIndices: Seq[TableProtos.IndexMetadata], removedIndices: Seq[TableProtos.IndexMetadata])
       extends Operation { def name = "CreateIndex" }
 
+  /**
+   * Table config keys set and removed (`ALTER TABLE ... SET/UNSET TBLPROPERTIES`, pylance's `update_config` and
+   * `delete_config_keys`), written as pylance 14 writes them: one `config_updates` map whose entries without a value
+   * remove their key. `otherUpdates` marks one read from a transaction file that also replaced the whole config or
+   * changed table, schema or field metadata, which sparklance does not commit.
+   */
+  final case class UpdateConfig(upserts: Map[String, String], deletes: Set[String], otherUpdates: Boolean = false)
+      extends Operation {
+    def name = "UpdateConfig"
+    def keys: Set[String] = upserts.keySet ++ deletes
+  }
+
   /** A committed operation of another kind, read from a transaction file. */
   final case class Other(name: String) extends Operation
 
@@ -128,6 +140,11 @@ final case class Transaction(readVersion: Long, uuid: String, operation: Operati
       case Operation.CreateIndex(added, removed) =>
         b.setCreateIndex(TransactionProtos.Transaction.CreateIndex.newBuilder().addAllNewIndices(added.asJava)
           .addAllRemovedIndices(removed.asJava))
+      case Operation.UpdateConfig(upserts, deletes, _) =>
+        val entries = upserts.toSeq.sorted.map { case (k, v) => TransactionProtos.Transaction.UpdateMapEntry.newBuilder().setKey(k).setValue(v).build() } ++
+          deletes.toSeq.sorted.map(k => TransactionProtos.Transaction.UpdateMapEntry.newBuilder().setKey(k).build())
+        b.setUpdateConfig(TransactionProtos.Transaction.UpdateConfig.newBuilder().setConfigUpdates(
+          TransactionProtos.Transaction.UpdateMap.newBuilder().addAllUpdateEntries(entries.asJava)))
       case Operation.Other(n) => throw new IllegalArgumentException(s"cannot write a $n transaction")
     }
     b.build()
@@ -165,9 +182,20 @@ object Transaction {
           else Seq((r.getOldFragmentsList.asScala.toSeq, r.getNewFragmentsList.asScala.toSeq)))
       case CREATE_INDEX =>
         Operation.CreateIndex(p.getCreateIndex.getNewIndicesList.asScala.toSeq, p.getCreateIndex.getRemovedIndicesList.asScala.toSeq)
+      case UPDATE_CONFIG => updateConfig(p.getUpdateConfig)
       case OPERATION_NOT_SET => Operation.Other("unknown")
       case other => Operation.Other(other.name.toLowerCase)
     }
     Transaction(p.getReadVersion, p.getUuid, op)
+  }
+
+  /** An UpdateConfig as pylance 14 writes it (`config_updates`) or as older writers did (upserts, deleted keys). */
+  private def updateConfig(u: TransactionProtos.Transaction.UpdateConfig): Operation.UpdateConfig = {
+    val entries = u.getConfigUpdates.getUpdateEntriesList.asScala.toSeq
+    val upserts = u.getUpsertValuesMap.asScala.toMap ++ entries.filter(_.hasValue).map(e => e.getKey -> e.getValue)
+    val deletes = u.getDeleteKeysList.asScala.toSet ++ entries.filterNot(_.hasValue).map(_.getKey)
+    val other = u.getConfigUpdates.getReplace || u.hasTableMetadataUpdates || u.hasSchemaMetadataUpdates ||
+      u.getFieldMetadataUpdatesCount > 0 || u.getSchemaMetadataCount > 0 || u.getFieldMetadataCount > 0
+    Operation.UpdateConfig(upserts, deletes, other)
   }
 }

@@ -101,4 +101,33 @@ class ConflictRulesSuite extends AnyFunSuite {
     }
     assert(!ok(Operation.Project(Nil), createIndex(i)()))
   }
+
+  test("config changes rebase over everything known but changes of the same keys, and everything rebases over them") {
+    val setA = Operation.UpdateConfig(Map("a" -> "1"), Set.empty)
+    val dropA = Operation.UpdateConfig(Map.empty, Set("a"))
+    val setB = Operation.UpdateConfig(Map("b" -> "2"), Set("c"))
+    val index = Operation.CreateIndex(Nil, Nil)
+    assert(ok(setA, setB) && ok(setB, setA))
+    assert(conflict(setA, dropA) == "it also set or removed a")
+    assert(conflict(setB, Operation.UpdateConfig(Map("c" -> "x"), Set.empty)) == "it also set or removed c")
+    assert(conflict(setA, Operation.UpdateConfig(Map.empty, Set.empty, otherUpdates = true)).startsWith("it replaced"))
+    Seq(append, delete(1)(2), update(1)(2), Operation.Rewrite(Seq(Seq(frag(1)) -> Seq(frag(0)))), index, overwrite,
+      Operation.Project(Nil), Operation.Restore(1)).foreach(t => assert(ok(setA, t), t))
+    assert(conflict(setA, Operation.Overwrite(Nil, Nil, Map.empty, Map("a" -> "2"))) == "it replaced the table and set a")
+    assert(!ok(setA, other))
+    Seq(append, delete(1)(2), update(1)(2), Operation.Rewrite(Seq(Seq(frag(1)) -> Seq(frag(0)))), index)
+      .foreach(o => assert(ok(o, setA) && ok(o, Operation.UpdateConfig(Map.empty, Set.empty, otherUpdates = true)), o))
+    assert(!ok(Operation.Project(Nil), setA) && !ok(overwrite, setA))
+  }
+
+  test("config changes are written as pylance 14 writes them and read back, old style too") {
+    val op = Operation.UpdateConfig(Map("b" -> "2", "a" -> "1"), Set("c"))
+    val proto = Transaction.create(3, op).toProto
+    val entries = proto.getUpdateConfig.getConfigUpdates.getUpdateEntriesList
+    assert(entries.size == 3 && entries.get(0).getKey == "a" && !entries.get(2).hasValue && entries.get(2).getKey == "c")
+    assert(Transaction.fromProto(proto).operation == op)
+    val old = proto.toBuilder.setUpdateConfig(io.sparklance.proto.TransactionProtos.Transaction.UpdateConfig.newBuilder()
+      .putUpsertValues("x", "y").addDeleteKeys("z")).build()
+    assert(Transaction.fromProto(old).operation == Operation.UpdateConfig(Map("x" -> "y"), Set("z")))
+  }
 }
