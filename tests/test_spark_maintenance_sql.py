@@ -75,3 +75,57 @@ def test_statements_need_a_lance_table(spark):
         spark.sql("OPTIMIZE spark_catalog.default.t")
     # Other SQL still goes to Spark's parser.
     assert spark.sql("SELECT 1 AS x").collect()[0].x == 1
+
+
+def test_tag_statement_variants_against_a_model(spark, wh):
+    """Seeded random CREATE [OR REPLACE] TAG [IF NOT EXISTS], REPLACE TAG, DROP TAG [IF EXISTS], AS OF VERSION / AS OF
+    TAG, mixed with pylance's own tag changes: after each statement pylance lists the tags a model gives (or the
+    statement failed, naming the tag, where the model says it must), and each tag reads its version's rows."""
+    import os
+    import random
+    r = random.Random(int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261126")))
+    path = str(wh / "db" / "tags.lance")
+    for i in range(4):
+        lance.write_dataset(pa.table({"id": pa.array(range(i + 1), pa.int64())}), path, mode="append" if i else "create")
+    model = {}
+    names = ["a", "b-1", "c.2", "`d_3`"]
+    for _ in range(30):
+        name = r.choice(names)
+        plain = name.strip("`")
+        target = r.choice(["", " AS OF VERSION %d" % r.randint(1, 4), " AS OF TAG " + r.choice(names)])
+        source = target.rsplit(" ", 1)[-1].strip("`") if "TAG" in target else None
+        version = (int(target.rsplit(" ", 1)[-1]) if "VERSION" in target else model.get(source) if source else 4)
+        verb = r.choice(["CREATE", "CREATE IF NOT EXISTS", "CREATE OR REPLACE", "REPLACE", "DROP", "DROP IF EXISTS",
+                         "PYLANCE"])
+        if verb == "PYLANCE":
+            tags = lance.dataset(path).tags
+            if plain in model:
+                tags.delete(plain)
+                del model[plain]
+            else:
+                v = r.randint(1, 4)
+                tags.create(plain, v)
+                model[plain] = v
+            continue
+        if verb.startswith("DROP"):
+            sql = f"ALTER TABLE lance.db.tags DROP TAG {'IF EXISTS ' if 'IF' in verb else ''}{name}"
+            fails = plain not in model and "IF" not in verb
+            expected = {k: v for k, v in model.items() if k != plain}
+        else:
+            head, _, cond = verb.partition(" IF ")
+            sql = f"ALTER TABLE lance.db.tags {head} TAG {'IF ' + cond + ' ' if cond else ''}{name}{target}"
+            fails = (version is None or (verb == "CREATE" and plain in model) or (verb == "REPLACE" and plain not in model))
+            expected = dict(model)
+            if not fails and not (verb == "CREATE IF NOT EXISTS" and plain in model):
+                expected[plain] = version
+        if fails:
+            with pytest.raises(Exception, match=r"tag|Tag"):
+                spark.sql(sql)
+        else:
+            spark.sql(sql)
+            model = expected
+        listed = {t: v["version"] for t, v in lance.dataset(path).tags.list().items()}
+        assert listed == model, sql
+    for tag, v in model.items():
+        assert spark.sql(f"SELECT count(*) AS n FROM lance.db.tags VERSION AS OF '{tag}'").first().n == v * (v + 1) // 2
+    lance.dataset(path).validate()

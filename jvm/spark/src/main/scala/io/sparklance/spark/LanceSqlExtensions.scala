@@ -24,8 +24,9 @@ import io.sparklance.core.util.Parse
  *   OPTIMIZE t [WITH (target_rows_per_fragment = 1048576)]      -- compaction; one new version
  *   VACUUM t [RETAIN 168 HOURS] [DRY RUN]                        -- remove old versions and unreferenced files
  *   DESCRIBE HISTORY t
- *   ALTER TABLE t CREATE TAG name [AS OF VERSION 3]              -- tags, as pylance keeps them
- *   ALTER TABLE t DROP TAG name
+ *   ALTER TABLE t CREATE [OR REPLACE] TAG [IF NOT EXISTS] name [AS OF VERSION 3 | AS OF TAG other]
+ *   ALTER TABLE t REPLACE TAG name [AS OF ...]                   -- tags, as pylance keeps them
+ *   ALTER TABLE t DROP TAG [IF EXISTS] name
  *   SHOW TAGS t
  *   RESTORE TABLE t TO VERSION AS OF 3                           -- or AS OF 'tag'; the old version as a new one
  *   ALTER TABLE t CREATE INDEX name USING btree (col) [WITH (zone_size = 4096, replace = true)]
@@ -60,8 +61,19 @@ final class LanceSqlParser(delegate: ParserInterface) extends ParserShim(delegat
       case Optimize(t, target) => Some(OptimizeCommand(ident(t), Option(target).map(_.toLong)))
       case Vacuum(t, hours, dry) => Some(VacuumCommand(ident(t), Option(hours).map(_.toDouble).getOrElse(168.0), dry != null))
       case History(t) => Some(HistoryCommand(ident(t)))
-      case CreateTag(t, name, version) => Some(CreateTagCommand(ident(t), unquote(name), Option(version).map(_.toLong)))
-      case DropTag(t, name) => Some(DropTagCommand(ident(t), unquote(name)))
+      case CreateTag(t, verb, ifNotExists, name, version, fromTag) =>
+        val mode = verb.toUpperCase(java.util.Locale.ROOT).split("\\s+").mkString(" ") match {
+          case "REPLACE" => TagMode.Replace
+          case "CREATE OR REPLACE" => TagMode.CreateOrReplace
+          case _ if ifNotExists != null => TagMode.CreateIfNotExists
+          case _ => TagMode.Create
+        }
+        if (ifNotExists != null && mode != TagMode.CreateIfNotExists) {
+          throw new LanceSparkException(new InvalidArgumentException(s"$verb TAG ... IF NOT EXISTS is contradictory: " +
+            "use CREATE TAG IF NOT EXISTS, or CREATE OR REPLACE TAG."))
+        }
+        Some(CreateTagCommand(ident(t), unquote(name), Option(version).map(_.toLong), Option(fromTag).map(unquote), mode))
+      case DropTag(t, ifExists, name) => Some(DropTagCommand(ident(t), unquote(name), ifExists != null))
       case ShowTags(t) => Some(ShowTagsCommand(ident(t)))
       case Restore(t, to) => Some(RestoreCommand(ident(t), unquote(to)))
       case CreateIndex(t, name, kind, column, options) =>
@@ -89,8 +101,9 @@ object LanceSqlParser {
   private val Optimize = (s"(?is)OPTIMIZE\\s+$Table(?:\\s+WITH\\s*\\(\\s*target_rows_per_fragment\\s*=\\s*(\\d+)\\s*\\))?").r
   private val Vacuum = (s"(?is)VACUUM\\s+$Table(?:\\s+RETAIN\\s+(\\d+(?:\\.\\d+)?)\\s+HOURS)?(\\s+DRY\\s+RUN)?").r
   private val History = (s"(?is)DESCRIBE\\s+HISTORY\\s+$Table").r
-  private val CreateTag = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+CREATE\\s+TAG\\s+$Name(?:\\s+AS\\s+OF\\s+VERSION\\s+(\\d+))?").r
-  private val DropTag = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+DROP\\s+TAG\\s+$Name").r
+  private val CreateTag = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+(CREATE(?:\\s+OR\\s+REPLACE)?|REPLACE)\\s+TAG\\s+" +
+    s"(IF\\s+NOT\\s+EXISTS\\s+)?$Name(?:\\s+AS\\s+OF\\s+(?:VERSION\\s+(\\d+)|TAG\\s+$Name))?").r
+  private val DropTag = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+DROP\\s+TAG\\s+(IF\\s+EXISTS\\s+)?$Name").r
   private val ShowTags = (s"(?is)SHOW\\s+TAGS\\s+(?:(?:IN|FROM)\\s+)?$Table").r
   private val Restore = (s"(?is)RESTORE\\s+TABLE\\s+$Table\\s+TO\\s+VERSION\\s+AS\\s+OF\\s+$Name").r
 
@@ -168,17 +181,43 @@ object LanceSqlParser {
     override def run(spark: SparkSession): Seq[Row] = LanceTableOps.history(spark, location(spark, table)).collect().toSeq
   }
 
-  case class CreateTagCommand(table: Seq[String], name: String, version: Option[Long]) extends LeafRunnableCommand {
+  /** How CREATE / REPLACE TAG treats a tag of that name. */
+  sealed trait TagMode
+  object TagMode {
+    case object Create extends TagMode
+    case object CreateIfNotExists extends TagMode
+    case object CreateOrReplace extends TagMode
+    case object Replace extends TagMode
+  }
+
+  /**
+   * A tag for a version: the one given, the one another tag points to, or the latest. CREATE refuses an existing
+   * tag, CREATE ... IF NOT EXISTS leaves it, REPLACE moves it (and refuses a missing one), CREATE OR REPLACE does
+   * either.
+   */
+  case class CreateTagCommand(table: Seq[String], name: String, version: Option[Long], fromTag: Option[String],
+      mode: TagMode) extends LeafRunnableCommand {
     override def run(spark: SparkSession): Seq[Row] = {
       val path = location(spark, table)
-      val v = version.getOrElse(TableAccess.latestVersion(spark.sessionState.newHadoopConf(), path))
-      LanceTableOps.createTag(spark, path, name, v)
+      val v = version.orElse(fromTag.map(LanceTableOps.tagVersion(spark, path, _)))
+        .getOrElse(TableAccess.latestVersion(spark.sessionState.newHadoopConf(), path))
+      val exists = LanceTableOps.hasTag(spark, path, name)
+      mode match {
+        case TagMode.CreateIfNotExists if exists => ()
+        case TagMode.Replace | TagMode.CreateOrReplace if exists => LanceTableOps.replaceTag(spark, path, name, v)
+        case TagMode.Replace => LanceTableOps.replaceTag(spark, path, name, v) // fails, naming the tags there are
+        case _ => LanceTableOps.createTag(spark, path, name, v)
+      }
       Nil
     }
   }
 
-  case class DropTagCommand(table: Seq[String], name: String) extends LeafRunnableCommand {
-    override def run(spark: SparkSession): Seq[Row] = { LanceTableOps.deleteTag(spark, location(spark, table), name); Nil }
+  case class DropTagCommand(table: Seq[String], name: String, ifExists: Boolean) extends LeafRunnableCommand {
+    override def run(spark: SparkSession): Seq[Row] = {
+      val path = location(spark, table)
+      if (!ifExists || LanceTableOps.hasTag(spark, path, name)) LanceTableOps.deleteTag(spark, path, name)
+      Nil
+    }
   }
 
   case class ShowTagsCommand(table: Seq[String]) extends LeafRunnableCommand {

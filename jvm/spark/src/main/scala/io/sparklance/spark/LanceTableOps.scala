@@ -47,6 +47,19 @@ object LanceTableOps {
   def createTag(spark: SparkSession, path: String, name: String, version: Long): Unit =
     LanceSparkException.translate(table(spark, path).createTag(name, version))
 
+  /** Moves the existing tag `name` to `version`. */
+  def replaceTag(spark: SparkSession, path: String, name: String, version: Long): Unit =
+    LanceSparkException.translate(table(spark, path).replaceTag(name, version))
+
+  def hasTag(spark: SparkSession, path: String, name: String): Boolean =
+    LanceSparkException.translate(table(spark, path).tags().contains(name))
+
+  /** The version tag `name` points to (an error naming the tags there are if it does not exist). */
+  def tagVersion(spark: SparkSession, path: String, name: String): Long = LanceSparkException.translate {
+    val tags = table(spark, path).tags()
+    tags.getOrElse(name, throw new io.sparklance.core.TagNotFoundException(path, name, tags.keys)).version
+  }
+
   def deleteTag(spark: SparkSession, path: String, name: String): Unit =
     LanceSparkException.translate(table(spark, path).deleteTag(name))
 

@@ -67,6 +67,19 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
     tag
   }
 
+  /**
+   * Points the existing tag `name` at `version` (as pylance's `tags.update`), keeping when it was created; a tag
+   * that does not exist is an error naming the tags that do.
+   */
+  def replaceTag(name: String, version: Long): Tag = {
+    val all = tags()
+    val old = all.getOrElse(name, throw new TagNotFoundException(root, name, all.keys))
+    val snapshot = dataset().checkout(version)
+    val tag = Tag(name, version, None, old.createdAt, Some(Instant.now()), Some(storage.open(snapshot.manifest.path).length))
+    storage.overwrite(Storage.join(root, Tag.relativePath(name)), Tag.encode(tag))
+    tag
+  }
+
   /** Deletes tag `name`; deleting a tag that does not exist is an error naming the tags that do. */
   def deleteTag(name: String): Unit = {
     val all = tags()
