@@ -4,7 +4,7 @@ import scala.util.control.NonFatal
 
 import org.apache.arrow.memory.RootAllocator
 import org.apache.spark.TaskContext
-import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
 import org.apache.spark.sql.functions.{col, expr}
@@ -24,11 +24,43 @@ object AddColumns {
 
   def run(spark: SparkSession, location: String, columns: Seq[(String, String)]): Long = LanceSparkException.translate {
     if (columns.isEmpty) throw new InvalidArgumentException("No columns to add: give at least one name and expression.")
+    write(spark, location, source => source.select(col("_rowaddr") +: columns.map { case (name, e) => expr(e).as(name) }: _*))
+  }
+
+  /**
+   * New columns `names` with the values of those columns of `source` (`ALTER TABLE t ADD COLUMNS c FROM view`, the
+   * other Lance connector's backfill): `source` holds `_rowaddr` (the rows' addresses in the latest version, read
+   * from the table) and the columns; a row of the table that it has no row for gets nulls, a row of `source` whose
+   * address is not a row of the table is ignored, and two rows with one address are an error.
+   */
+  def fromSource(spark: SparkSession, location: String, names: Seq[String], source: DataFrame, sourceName: String): Long =
+    LanceSparkException.translate {
+      if (names.isEmpty) throw new InvalidArgumentException("No columns to add: name at least one column of the source.")
+      val fields = source.schema.fields.map(_.name)
+      def has(n: String) = fields.exists(_.equalsIgnoreCase(n))
+      (MetadataColumnName +: names).find(n => !has(n)).foreach { n =>
+        throw new InvalidArgumentException(s"$sourceName has no column '$n' (its columns: ${fields.mkString(", ")}). " +
+          s"The source of ADD COLUMNS ... FROM holds $MetadataColumnName, read from the table, and the new columns.")
+      }
+      write(spark, location, table => {
+        val keyed = source.select(col(MetadataColumnName).as(SourceAddress) +: names.map(n => col(n).as(n)): _*)
+        table.select(MetadataColumnName).join(keyed, col(MetadataColumnName) === col(SourceAddress), "left")
+          .select(col(MetadataColumnName) +: names.map(col): _*)
+      })
+    }
+
+  private val MetadataColumnName = "_rowaddr"
+  private val SourceAddress = "__sparklance_source_rowaddr"
+
+  /**
+   * Writes and commits the columns `compute` gives from the latest version of the table (read by Spark): its first
+   * column is `_rowaddr`, the others are the new columns.
+   */
+  private def write(spark: SparkSession, location: String, compute: DataFrame => DataFrame): Long = {
     val conf = LanceCatalog.settingsFor(spark, location)
     val path = TableAccess.qualify(conf, location)
     val snapshot = TableAccess.load(conf, path, TimeTravel.Latest)
-    val source = spark.read.format("lance").option("version", snapshot.version.toString).load(path)
-    val computed = source.select(col("_rowaddr") +: columns.map { case (name, e) => expr(e).as(name) }: _*)
+    val computed = compute(spark.read.format("lance").option("version", snapshot.version.toString).load(path))
     val newColumns = StructType(computed.schema.fields.tail.map(f => f.copy(nullable = true)))
     val change = snapshot.table.newColumns(snapshot, newColumns.fields.toSeq.map(f => SparkSchemas.toLance(StructType(Seq(f)))))
     val spec = change.spec
@@ -75,6 +107,10 @@ object AddColumns {
           fragment = f
           next = 0
           writer.startFragment(f)
+        }
+        if ((address & 0xFFFFFFFFL) < next) {
+          throw new InvalidArgumentException(s"The new columns have more than one row for row address $address " +
+            s"(fragment $f, row ${address & 0xFFFFFFFFL}): give each row of the table at most one row of values.")
         }
         padTo(address & 0xFFFFFFFFL)
         var i = 0

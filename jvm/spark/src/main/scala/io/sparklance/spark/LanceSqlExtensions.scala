@@ -30,6 +30,7 @@ import io.sparklance.core.util.Parse
  *   SHOW TAGS t
  *   RESTORE TABLE t TO VERSION AS OF 3                           -- or AS OF 'tag'; the old version as a new one
  *   ALTER TABLE t CREATE INDEX name USING btree (col) [WITH (zone_size = 4096, replace = true)]
+ *   ALTER TABLE t ADD COLUMNS c1, c2 FROM view                    -- backfill by _rowaddr (data evolution)
  *   ALTER TABLE t OPTIMIZE INDEX name                             -- new fragments merged in
  *   SHOW INDEXES FROM t                                           -- or IN t
  *   DROP INDEX name ON t                                          -- or ALTER TABLE t DROP INDEX name
@@ -78,6 +79,9 @@ final class LanceSqlParser(delegate: ParserInterface) extends ParserShim(delegat
       case Restore(t, to) => Some(RestoreCommand(ident(t), unquote(to)))
       case CreateIndex(t, name, kind, column, options) =>
         Some(CreateIndexCommand(ident(t), unquote(name), kind, unquote(column), Option(options).map(parseOptions).getOrElse(Map.empty)))
+      case AddColumnsFrom(t, inParens, bare, source) =>
+        val names = Option(inParens).getOrElse(bare).split(",").toSeq.map(n => unquote(n.trim))
+        Some(AddColumnsFromCommand(ident(t), names, ident(source)))
       case OptimizeIndex(t, name) => Some(OptimizeIndexCommand(ident(t), unquote(name)))
       case ShowIndexes(t) => Some(ShowIndexesCommand(ident(t)))
       case DropIndex(name, t) => Some(DropIndexCommand(ident(t), unquote(name)))
@@ -113,6 +117,9 @@ object LanceSqlParser {
   private val ShowIndexes = (s"(?is)SHOW\\s+INDEX(?:ES)?\\s+(?:(?:IN|FROM|ON)\\s+)?$Table").r
   private val DropIndex = (s"(?is)DROP\\s+INDEX\\s+$Name\\s+ON\\s+$Table").r
   private val AlterDropIndex = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+DROP\\s+INDEX\\s+$Name").r
+  private val Columns = """((?:`[^`]+`|\w+)(?:\s*,\s*(?:`[^`]+`|\w+))*)"""
+  private val AddColumnsFrom = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+ADD\\s+COLUMNS?\\s+(?:\\(\\s*$Columns\\s*\\)|$Columns)" +
+    s"\\s+FROM\\s+$Table").r
   private val OptionPair = """(?s)\s*(`[^`]+`|[\w.]+)\s*=\s*('(?:[^']|'')*'|"[^"]*"|[^,\s]+)\s*""".r
 
   /** `k = v, k2 = 'v2'` as a map (keys lower case); anything else is an error naming what could not be read. */
@@ -179,6 +186,18 @@ object LanceSqlParser {
       attr("operation", StringType), attr("rows", LongType), attr("fragments", IntegerType), attr("rows_added", LongType),
       attr("rows_deleted", LongType), attr("written_by", StringType))
     override def run(spark: SparkSession): Seq[Row] = LanceTableOps.history(spark, location(spark, table)).collect().toSeq
+  }
+
+  /**
+   * New columns backfilled from a query's rows, matched by `_rowaddr` (the other Lance connector's data evolution):
+   * `source` names a view or table holding `_rowaddr` and the columns ([[AddColumns.fromSource]]).
+   */
+  case class AddColumnsFromCommand(table: Seq[String], names: Seq[String], source: Seq[String]) extends LeafRunnableCommand {
+    override val output: Seq[Attribute] = Seq(attr("version", LongType))
+    override def run(spark: SparkSession): Seq[Row] = {
+      val name = source.map(p => if (p.matches("\\w+")) p else s"`${p.replace("`", "``")}`").mkString(".")
+      Seq(Row(AddColumns.fromSource(spark, location(spark, table), names, spark.table(name), name)))
+    }
   }
 
   /** How CREATE / REPLACE TAG treats a tag of that name. */
