@@ -7,7 +7,8 @@ import org.apache.spark.TaskContext
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
-import org.apache.spark.sql.functions.{col, expr}
+import org.apache.spark.sql.catalyst.expressions.Cast
+import org.apache.spark.sql.functions.{col, expr, lit, shiftrightunsigned, when}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.util.SerializableConfiguration
 
@@ -24,7 +25,7 @@ object AddColumns {
 
   def run(spark: SparkSession, location: String, columns: Seq[(String, String)]): Long = LanceSparkException.translate {
     if (columns.isEmpty) throw new InvalidArgumentException("No columns to add: give at least one name and expression.")
-    write(spark, location, source => source.select(col("_rowaddr") +: columns.map { case (name, e) => expr(e).as(name) }: _*))
+    addComputed(spark, location, source => source.select(col("_rowaddr") +: columns.map { case (name, e) => expr(e).as(name) }: _*))
   }
 
   /**
@@ -35,35 +36,89 @@ object AddColumns {
    */
   def fromSource(spark: SparkSession, location: String, names: Seq[String], source: DataFrame, sourceName: String): Long =
     LanceSparkException.translate {
-      if (names.isEmpty) throw new InvalidArgumentException("No columns to add: name at least one column of the source.")
-      val fields = source.schema.fields.map(_.name)
-      def has(n: String) = fields.exists(_.equalsIgnoreCase(n))
-      (MetadataColumnName +: names).find(n => !has(n)).foreach { n =>
-        throw new InvalidArgumentException(s"$sourceName has no column '$n' (its columns: ${fields.mkString(", ")}). " +
-          s"The source of ADD COLUMNS ... FROM holds $MetadataColumnName, read from the table, and the new columns.")
-      }
-      write(spark, location, table => {
+      checkSource(names, source, sourceName, "ADD COLUMNS")
+      addComputed(spark, location, table => {
         val keyed = source.select(col(MetadataColumnName).as(SourceAddress) +: names.map(n => col(n).as(n)): _*)
         table.select(MetadataColumnName).join(keyed, col(MetadataColumnName) === col(SourceAddress), "left")
           .select(col(MetadataColumnName) +: names.map(col): _*)
       })
     }
 
+  /**
+   * Columns `names` of the table set, for the rows `source` has (matched by `_rowaddr`), to its values of those
+   * columns (`ALTER TABLE t UPDATE COLUMNS c FROM view`, the other Lance connector's column update): each fragment
+   * with a matched row gets a new data file holding the columns for all its rows ([[lance.ColumnUpdate]]); other
+   * rows keep their values, other fragments and columns are not rewritten. A source column must be of the column's
+   * type or one Spark casts to it without loss. Returns the new version, or the current one when no row matched.
+   */
+  def updateFromSource(spark: SparkSession, location: String, names: Seq[String], source: DataFrame,
+      sourceName: String): Long = LanceSparkException.translate {
+    checkSource(names, source, sourceName, "UPDATE COLUMNS")
+    val conf = LanceCatalog.settingsFor(spark, location)
+    val path = TableAccess.qualify(conf, location)
+    val snapshot = TableAccess.load(conf, path, TimeTravel.Latest)
+    val table = spark.read.format("lance").option("version", snapshot.version.toString).load(path)
+    val targets = names.map(n => table.schema.fields.find(_.name.equalsIgnoreCase(n)).getOrElse(
+      throw new InvalidArgumentException(s"Table $location has no column '$n' to update (its columns: " +
+        s"${table.schema.fieldNames.mkString(", ")}).")))
+    val change = snapshot.table.newColumnUpdate(snapshot, targets.map(_.name))
+    val values = targets.zipWithIndex.map { case (t, i) =>
+      val from = source.schema.fields.find(_.name.equalsIgnoreCase(names(i))).get.dataType
+      if (!Cast.canUpCast(from, t.dataType)) {
+        throw new InvalidArgumentException(s"Column '${names(i)}' of $sourceName is ${from.simpleString}, which " +
+          s"cannot be stored in column '${t.name}' of type ${t.dataType.simpleString} without loss: cast it in the source.")
+      }
+      col(names(i)).cast(t.dataType).as(s"__sparklance_new_$i")
+    }
+    val keyed = source.select((col(MetadataColumnName).as(SourceAddress) +: values) :+ lit(true).as(Matched): _*)
+    val touched = keyed.join(table.select(MetadataColumnName), col(SourceAddress) === col(MetadataColumnName))
+      .select(shiftrightunsigned(col(SourceAddress), 32)).distinct().collect().map(_.getLong(0)).toSeq
+    if (touched.isEmpty) snapshot.version
+    else {
+      val computed = table.where(col("_fragid").isin(touched: _*))
+        .join(keyed, col(MetadataColumnName) === col(SourceAddress), "left")
+        .select(col(MetadataColumnName) +: targets.zipWithIndex.map { case (t, i) =>
+          when(col(Matched).isNotNull, col(s"__sparklance_new_$i")).otherwise(col(t.name)).as(t.name)
+        }: _*)
+      write(spark, conf, path, snapshot, computed, change.spec, change.commit, change.abort)
+    }
+  }
+
+  private def checkSource(names: Seq[String], source: DataFrame, sourceName: String, statement: String): Unit = {
+    if (names.isEmpty) throw new InvalidArgumentException(s"No columns: name at least one column of the source of $statement.")
+    val fields = source.schema.fields.map(_.name)
+    (MetadataColumnName +: names).find(n => !fields.exists(_.equalsIgnoreCase(n))).foreach { n =>
+      throw new InvalidArgumentException(s"$sourceName has no column '$n' (its columns: ${fields.mkString(", ")}). " +
+        s"The source of $statement ... FROM holds $MetadataColumnName, read from the table, and the columns.")
+    }
+  }
+
   private val MetadataColumnName = "_rowaddr"
   private val SourceAddress = "__sparklance_source_rowaddr"
+  private val Matched = "__sparklance_matched"
 
   /**
-   * Writes and commits the columns `compute` gives from the latest version of the table (read by Spark): its first
-   * column is `_rowaddr`, the others are the new columns.
+   * Adds the columns `compute` gives from the latest version of the table (read by Spark): its first column is
+   * `_rowaddr`, the others are the new columns.
    */
-  private def write(spark: SparkSession, location: String, compute: DataFrame => DataFrame): Long = {
+  private def addComputed(spark: SparkSession, location: String, compute: DataFrame => DataFrame): Long = {
     val conf = LanceCatalog.settingsFor(spark, location)
     val path = TableAccess.qualify(conf, location)
     val snapshot = TableAccess.load(conf, path, TimeTravel.Latest)
     val computed = compute(spark.read.format("lance").option("version", snapshot.version.toString).load(path))
     val newColumns = StructType(computed.schema.fields.tail.map(f => f.copy(nullable = true)))
     val change = snapshot.table.newColumns(snapshot, newColumns.fields.toSeq.map(f => SparkSchemas.toLance(StructType(Seq(f)))))
-    val spec = change.spec
+    write(spark, conf, path, snapshot, computed, change.spec, change.commit, change.abort)
+  }
+
+  /**
+   * Writes the rows of `computed` (`_rowaddr`, then the columns of `spec`) as one file per fragment, in tasks by
+   * fragment, and commits the files; on failure deletes them.
+   */
+  private def write(spark: SparkSession, conf: org.apache.hadoop.conf.Configuration, path: String, snapshot: lance.Snapshot,
+      computed: DataFrame, spec: lance.NewColumns.Spec, commit: Seq[lance.NewColumns.File] => Long,
+      abort: Seq[String] => Unit): Long = {
+    val newColumns = StructType(computed.schema.fields.tail)
     val serializableConf = new SerializableConfiguration(conf)
     val batchRows = WriteOptions(Map.empty, Map.empty).batchRows
     val partitions = math.max(1, math.min(snapshot.fragments.size, spark.sparkContext.defaultParallelism * 2))
@@ -74,10 +129,10 @@ object AddColumns {
       spark.sparkContext.runJob(rdd, (ctx: TaskContext, rows: Iterator[InternalRow]) =>
         writeFragments(lance.Table.forPath(path, serializableConf.value).newColumnWriter(spec), newColumns, batchRows, rows),
         (_: Int, r: Seq[lance.NewColumns.File]) => written.synchronized { written ++= r })
-      change.commit(written.toSeq)
+      commit(written.toSeq)
     } catch {
       case NonFatal(e) =>
-        change.abort(written.map(_.path).toSeq)
+        abort(written.map(_.path).toSeq)
         throw e
     }
   }

@@ -31,6 +31,7 @@ import io.sparklance.core.util.Parse
  *   RESTORE TABLE t TO VERSION AS OF 3                           -- or AS OF 'tag'; the old version as a new one
  *   ALTER TABLE t CREATE INDEX name USING btree (col) [WITH (zone_size = 4096, replace = true)]
  *   ALTER TABLE t ADD COLUMNS c1, c2 FROM view                    -- backfill by _rowaddr (data evolution)
+ *   ALTER TABLE t UPDATE COLUMNS c1, c2 FROM view                 -- rewrite columns in place, by _rowaddr
  *   ALTER TABLE t OPTIMIZE INDEX name                             -- new fragments merged in
  *   SHOW INDEXES FROM t                                           -- or IN t
  *   DROP INDEX name ON t                                          -- or ALTER TABLE t DROP INDEX name
@@ -82,6 +83,9 @@ final class LanceSqlParser(delegate: ParserInterface) extends ParserShim(delegat
       case AddColumnsFrom(t, inParens, bare, source) =>
         val names = Option(inParens).getOrElse(bare).split(",").toSeq.map(n => unquote(n.trim))
         Some(AddColumnsFromCommand(ident(t), names, ident(source)))
+      case UpdateColumnsFrom(t, inParens, bare, source) =>
+        val names = Option(inParens).getOrElse(bare).split(",").toSeq.map(n => unquote(n.trim))
+        Some(UpdateColumnsFromCommand(ident(t), names, ident(source)))
       case OptimizeIndex(t, name) => Some(OptimizeIndexCommand(ident(t), unquote(name)))
       case ShowIndexes(t) => Some(ShowIndexesCommand(ident(t)))
       case DropIndex(name, t) => Some(DropIndexCommand(ident(t), unquote(name)))
@@ -119,6 +123,8 @@ object LanceSqlParser {
   private val AlterDropIndex = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+DROP\\s+INDEX\\s+$Name").r
   private val Columns = """((?:`[^`]+`|\w+)(?:\s*,\s*(?:`[^`]+`|\w+))*)"""
   private val AddColumnsFrom = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+ADD\\s+COLUMNS?\\s+(?:\\(\\s*$Columns\\s*\\)|$Columns)" +
+    s"\\s+FROM\\s+$Table").r
+  private val UpdateColumnsFrom = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+UPDATE\\s+COLUMNS?\\s+(?:\\(\\s*$Columns\\s*\\)|$Columns)" +
     s"\\s+FROM\\s+$Table").r
   private val OptionPair = """(?s)\s*(`[^`]+`|[\w.]+)\s*=\s*('(?:[^']|'')*'|"[^"]*"|[^,\s]+)\s*""".r
 
@@ -194,11 +200,22 @@ object LanceSqlParser {
    */
   case class AddColumnsFromCommand(table: Seq[String], names: Seq[String], source: Seq[String]) extends LeafRunnableCommand {
     override val output: Seq[Attribute] = Seq(attr("version", LongType))
-    override def run(spark: SparkSession): Seq[Row] = {
-      val name = source.map(p => if (p.matches("\\w+")) p else s"`${p.replace("`", "``")}`").mkString(".")
-      Seq(Row(AddColumns.fromSource(spark, location(spark, table), names, spark.table(name), name)))
-    }
+    override def run(spark: SparkSession): Seq[Row] =
+      Seq(Row(AddColumns.fromSource(spark, location(spark, table), names, spark.table(quoted(source)), quoted(source))))
   }
+
+  /**
+   * Columns set, for the rows a query has, to its values, matched by `_rowaddr` (the other Lance connector's column
+   * update): `source` holds `_rowaddr` and the columns ([[AddColumns.updateFromSource]]).
+   */
+  case class UpdateColumnsFromCommand(table: Seq[String], names: Seq[String], source: Seq[String]) extends LeafRunnableCommand {
+    override val output: Seq[Attribute] = Seq(attr("version", LongType))
+    override def run(spark: SparkSession): Seq[Row] =
+      Seq(Row(AddColumns.updateFromSource(spark, location(spark, table), names, spark.table(quoted(source)), quoted(source))))
+  }
+
+  private def quoted(name: Seq[String]): String =
+    name.map(p => if (p.matches("\\w+")) p else s"`${p.replace("`", "``")}`").mkString(".")
 
   /** How CREATE / REPLACE TAG treats a tag of that name. */
   sealed trait TagMode

@@ -273,6 +273,9 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
   def newColumns(snapshot: Snapshot, columns: Seq[LanceSchema]): NewColumns = new NewColumns(this, snapshot, columns)
 
   /** Writes the files of columns added by a [[NewColumns]] (on any machine, from its [[NewColumns.Spec]]). */
+  /** Rewrites columns `names` in place, fragment by fragment ([[ColumnUpdate]]); write their files with [[newColumnWriter]]. */
+  def newColumnUpdate(snapshot: Snapshot, names: Seq[String]): ColumnUpdate = new ColumnUpdate(this, snapshot, names)
+
   def newColumnWriter(spec: NewColumns.Spec): NewColumns.Writer = new NewColumns.Writer(storage, root, spec)
 
   /**
