@@ -129,3 +129,45 @@ def test_tag_statement_variants_against_a_model(spark, wh):
     for tag, v in model.items():
         assert spark.sql(f"SELECT count(*) AS n FROM lance.db.tags VERSION AS OF '{tag}'").first().n == v * (v + 1) // 2
     lance.dataset(path).validate()
+
+
+def test_optimize_options(spark, wh):
+    """OPTIMIZE ... WITH the compaction options of pylance's compact_files (the other connector's names): which
+    fragments are rewritten follows them, the rows stay, validate() passes; unknown and unsupported ones are
+    refused before anything is done."""
+    path = str(wh / "db" / "opt.lance")
+    for i in range(8):
+        lance.write_dataset(pa.table({"id": pa.array(range(i * 100, i * 100 + 100), pa.int64())}), path,
+                            mode="append" if i else "create")
+    lance.dataset(path).delete("id % 100 < 50 AND id < 200")                 # half of fragments 0 and 1
+    rows = sorted(lance.dataset(path).to_table().column("id").to_pylist())
+
+    def optimize(options: str):
+        r = spark.sql(f"OPTIMIZE lance.db.opt WITH ({options})").collect()[0]
+        ds = lance.dataset(path)
+        ds.validate()
+        assert sorted(ds.to_table().column("id").to_pylist()) == rows
+        return r.version, r.fragments_removed, r.fragments_added
+
+    # Fragments of 100 rows are at the target: only deletions can make them worth rewriting.
+    assert optimize("target_rows_per_fragment = 100, materialize_deletions = false") == (None, 0, 0)
+    assert optimize("target_rows_per_fragment = 100, materialize_deletions_threshold = 0.6") == (None, 0, 0)
+    version, removed, added = optimize("target_rows_per_fragment = 100, materialize_deletions_threshold = 0.5, "
+                                       "num_threads = 4, defer_index_remap = true")
+    assert (removed, added) == (2, 1)                                        # 2 x 50 live rows into one fragment
+    assert optimize("target_rows_per_fragment = 100000, max_source_fragments = 3, batch_size = 7")[1:] == (3, 1)
+    assert len(lance.dataset(path).get_fragments()) == 5
+    from sparklance import LanceTable
+    r = LanceTable.for_path(spark, path).optimize(target_rows_per_fragment=100000, max_source_fragments=2,
+                                                  materialize_deletions=True).collect()[0]
+    assert (r.fragments_removed, r.fragments_added) == (2, 1) and len(lance.dataset(path).get_fragments()) == 4
+    rows = sorted(lance.dataset(path).to_table().column("id").to_pylist())
+    before = lance.dataset(path).version
+    for options, message in [("target_rows_per_fragments = 5", "Unknown option target_rows_per_fragments"),
+                             ("max_bytes_per_file = 1000", "max_bytes_per_file .* is not supported"),
+                             ("materialize_deletions_threshold = 1.5", "must be a fraction above 0 and at most 1"),
+                             ("max_source_fragments = 0", "must be a positive number"),
+                             ("materialize_deletions = maybe", "must be true or false")]:
+        with pytest.raises(Exception, match=message):
+            spark.sql(f"OPTIMIZE lance.db.opt WITH ({options})")
+    assert lance.dataset(path).version == before

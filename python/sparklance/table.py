@@ -190,10 +190,14 @@ class LanceTable:
         """A MERGE of ``source`` (alias ``s``) into this table (alias ``t``) on a condition."""
         return MergeBuilder(self, source, on)
 
-    def optimize(self, target_rows_per_fragment: int = 1024 * 1024) -> "DataFrame":
-        """Compaction; returns version, fragments_removed, fragments_added."""
+    def optimize(self, target_rows_per_fragment: int = 1024 * 1024, **options) -> "DataFrame":
+        """Compaction; returns version, fragments_removed, fragments_added. ``options`` are those of ``OPTIMIZE ...
+        WITH (...)`` (pylance's ``compact_files`` names): ``materialize_deletions``, ``materialize_deletions_threshold``,
+        ``max_source_fragments``, ``batch_size``."""
+        values = {"target_rows_per_fragment": str(int(target_rows_per_fragment))}
+        values.update({k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in options.items()})
         with translated():
-            return self._df(self._ops.optimize(self._jspark, self.path, int(target_rows_per_fragment)))
+            return self._df(self._ops.optimizeWith(self._jspark, self.path, values))
 
     def vacuum(self, retain_hours: float = 168.0, dry_run: bool = False) -> "DataFrame":
         """Removes versions older than ``retain_hours`` (never the latest or tagged) and files only they used."""

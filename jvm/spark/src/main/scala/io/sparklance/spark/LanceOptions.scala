@@ -56,6 +56,20 @@ object LanceOptions {
     "streamingqueryid" -> "streaming writes are not supported by this version of sparklance",
     "__partition_columns" -> "Lance tables are not partitioned: write without partitionBy")
 
+  /** `OPTIMIZE t WITH (...)` options: the other Lance connector's names, which are pylance's `compact_files` ones. */
+  val Optimize: Set[String] = Set("target_rows_per_fragment", "materialize_deletions", "materialize_deletions_threshold",
+    "max_source_fragments", "batch_size")
+
+  private val NoEffectOptimize = Map(
+    "num_threads" -> "sparklance rewrites the fragments of a compaction one after the other on the driver",
+    "defer_index_remap" -> ("sparklance never remaps indexes: they keep covering the fragments that remain, and " +
+      "ALTER TABLE ... OPTIMIZE INDEX covers the new ones"),
+    "max_rows_per_group" -> "Lance files of version 2 have no row groups")
+
+  private val RefusedOptimize = Map(
+    "max_bytes_per_file" -> "fragments are sized by rows: use target_rows_per_fragment",
+    "compaction_mode" -> "sparklance compacts by rewriting whole fragments only")
+
   private val SettingPrefixes = Seq("hadoop.", "fs.", "sparklance.")
 
   /** Checks the options of a read; `where` names the table for errors. */
@@ -65,6 +79,10 @@ object LanceOptions {
   /** Checks the options of a write; `where` names the table for errors. */
   def checkWrite(options: Map[String, String], where: String): Unit =
     check(options, where, "write", Write, NoEffectWrite, RefusedWrite)
+
+  /** Checks the options of an OPTIMIZE (compaction); `where` names the table for errors. */
+  def checkOptimize(options: Map[String, String], where: String): Unit =
+    check(options, where, "compaction", Optimize, NoEffectOptimize, RefusedOptimize)
 
   private def check(options: Map[String, String], where: String, kind: String, known: Set[String],
       noEffect: Map[String, String], refused: Map[String, String]): Unit = {

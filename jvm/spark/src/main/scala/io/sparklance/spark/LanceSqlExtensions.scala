@@ -21,7 +21,7 @@ import io.sparklance.core.util.Parse
  * statements on tables of a Lance catalog (`lance.db.t`, or ``lance.`/path/t.lance` ``):
  *
  * {{{
- *   OPTIMIZE t [WITH (target_rows_per_fragment = 1048576)]      -- compaction; one new version
+ *   OPTIMIZE t [WITH (target_rows_per_fragment = 1048576, ...)] -- compaction; one new version
  *   VACUUM t [RETAIN 168 HOURS] [DRY RUN]                        -- remove old versions and unreferenced files
  *   DESCRIBE HISTORY t
  *   ALTER TABLE t CREATE [OR REPLACE] TAG [IF NOT EXISTS] name [AS OF VERSION 3 | AS OF TAG other]
@@ -60,7 +60,7 @@ final class LanceSqlParser(delegate: ParserInterface) extends ParserShim(delegat
     val text = sqlText.trim.stripSuffix(";").trim
     def ident(t: String): Seq[String] = delegate.parseMultipartIdentifier(t)
     text match {
-      case Optimize(t, target) => Some(OptimizeCommand(ident(t), Option(target).map(_.toLong)))
+      case Optimize(t, options) => Some(OptimizeCommand(ident(t), Option(options).map(parseOptions(_, "OPTIMIZE")).getOrElse(Map.empty)))
       case Vacuum(t, hours, dry) => Some(VacuumCommand(ident(t), Option(hours).map(_.toDouble).getOrElse(168.0), dry != null))
       case History(t) => Some(HistoryCommand(ident(t)))
       case CreateTag(t, verb, ifNotExists, name, version, fromTag) =>
@@ -79,7 +79,7 @@ final class LanceSqlParser(delegate: ParserInterface) extends ParserShim(delegat
       case ShowTags(t) => Some(ShowTagsCommand(ident(t)))
       case Restore(t, to) => Some(RestoreCommand(ident(t), unquote(to)))
       case CreateIndex(t, name, kind, column, options) =>
-        Some(CreateIndexCommand(ident(t), unquote(name), kind, unquote(column), Option(options).map(parseOptions).getOrElse(Map.empty)))
+        Some(CreateIndexCommand(ident(t), unquote(name), kind, unquote(column), Option(options).map(parseOptions(_, "index")).getOrElse(Map.empty)))
       case AddColumnsFrom(t, inParens, bare, source) =>
         val names = Option(inParens).getOrElse(bare).split(",").toSeq.map(n => unquote(n.trim))
         Some(AddColumnsFromCommand(ident(t), names, ident(source)))
@@ -106,7 +106,7 @@ final class LanceSqlParser(delegate: ParserInterface) extends ParserShim(delegat
 object LanceSqlParser {
   private val Table = """((?:`[^`]+`|[\w]+)(?:\.(?:`[^`]+`|[\w]+))*)"""
   private val Name = """(`[^`]+`|'[^']+'|[\w.-]+)"""
-  private val Optimize = (s"(?is)OPTIMIZE\\s+$Table(?:\\s+WITH\\s*\\(\\s*target_rows_per_fragment\\s*=\\s*(\\d+)\\s*\\))?").r
+  private val Optimize = (s"(?is)OPTIMIZE\\s+$Table(?:\\s+WITH\\s*\\((.*)\\))?").r
   private val Vacuum = (s"(?is)VACUUM\\s+$Table(?:\\s+RETAIN\\s+(\\d+(?:\\.\\d+)?)\\s+HOURS)?(\\s+DRY\\s+RUN)?").r
   private val History = (s"(?is)DESCRIBE\\s+HISTORY\\s+$Table").r
   private val CreateTag = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+(CREATE(?:\\s+OR\\s+REPLACE)?|REPLACE)\\s+TAG\\s+" +
@@ -129,11 +129,11 @@ object LanceSqlParser {
   private val OptionPair = """(?s)\s*(`[^`]+`|[\w.]+)\s*=\s*('(?:[^']|'')*'|"[^"]*"|[^,\s]+)\s*""".r
 
   /** `k = v, k2 = 'v2'` as a map (keys lower case); anything else is an error naming what could not be read. */
-  private def parseOptions(text: String): Map[String, String] =
+  private def parseOptions(text: String, what: String): Map[String, String] =
     if (text.trim.isEmpty) Map.empty
     else text.split(",(?=(?:[^']*'[^']*')*[^']*$)").toSeq.map {
       case OptionPair(k, v) => unquote(k).toLowerCase(java.util.Locale.ROOT) -> unquote(v.stripPrefix("\"").stripSuffix("\""))
-      case other => throw new LanceSparkException(new InvalidArgumentException(s"Cannot read index option '${other.trim}': " +
+      case other => throw new LanceSparkException(new InvalidArgumentException(s"Cannot read $what option '${other.trim}': " +
         "write options as name = value, separated by commas, e.g. WITH (zone_size = 4096)."))
     }.toMap
 
@@ -174,11 +174,11 @@ object LanceSqlParser {
   private def attr(name: String, dt: DataType, nullable: Boolean = false): AttributeReference =
     AttributeReference(name, dt, nullable)()
 
-  case class OptimizeCommand(table: Seq[String], target: Option[Long]) extends LeafRunnableCommand {
+  case class OptimizeCommand(table: Seq[String], options: Map[String, String]) extends LeafRunnableCommand {
     override val output: Seq[Attribute] = Seq(attr("version", LongType, nullable = true),
       attr("fragments_removed", IntegerType), attr("fragments_added", IntegerType))
     override def run(spark: SparkSession): Seq[Row] =
-      LanceTableOps.optimize(spark, location(spark, table), target.getOrElse(1024L * 1024)).collect().toSeq
+      LanceTableOps.optimize(spark, location(spark, table), options).collect().toSeq
   }
 
   case class VacuumCommand(table: Seq[String], hours: Double, dryRun: Boolean) extends LeafRunnableCommand {

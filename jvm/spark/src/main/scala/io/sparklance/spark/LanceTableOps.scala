@@ -71,8 +71,17 @@ object LanceTableOps {
    * Compacts the table (merges small fragments, drops deleted rows; see `Compaction`) as one new version. Returns
    * `version` (null when there was nothing to do), `fragments_removed`, `fragments_added`.
    */
-  def optimize(spark: SparkSession, path: String, targetRowsPerFragment: Long): DataFrame = LanceSparkException.translate {
-    val r = table(spark, path).compact(targetRowsPerFragment)
+  def optimize(spark: SparkSession, path: String, targetRowsPerFragment: Long): DataFrame =
+    optimize(spark, path, Map("target_rows_per_fragment" -> targetRowsPerFragment.toString))
+
+  /** [[optimize]] with options given as a Java map (from Python). */
+  def optimizeWith(spark: SparkSession, path: String, options: java.util.Map[String, String]): DataFrame =
+    optimize(spark, path, options.asScala.toMap)
+
+  /** Compaction with options ([[LanceOptions.checkOptimize]], [[lance.Compaction.Options]]); a row as above. */
+  def optimize(spark: SparkSession, path: String, options: Map[String, String]): DataFrame = LanceSparkException.translate {
+    LanceOptions.checkOptimize(options, path)
+    val r = table(spark, path).compact(lance.Compaction.Options(lance.Settings.of(options, Map.empty)))
     spark.createDataFrame(java.util.Collections.singletonList(Row(r.version.map(Long.box).orNull, r.fragmentsRemoved, r.fragmentsAdded)),
       StructType(Seq(StructField("version", LongType), StructField("fragments_removed", IntegerType, nullable = false),
         StructField("fragments_added", IntegerType, nullable = false))))

@@ -5,9 +5,11 @@ import scala.util.control.NonFatal
 
 import org.apache.arrow.memory.RootAllocator
 
+import io.sparklance.core.InvalidArgumentException
 import io.sparklance.core.format.{Fragment, RowIdSequence, RowVersionSequence}
 import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
+import io.sparklance.core.util.Parse
 import io.sparklance.core.write.FragmentWriter
 
 /**
@@ -20,10 +22,33 @@ object Compaction {
 
   /**
    * `targetRowsPerFragment`: fragments below it are merged with their neighbours, up to it;
-   * `deletedFraction`: a fragment with at least this share of its rows deleted is rewritten without them.
+   * `deletedFraction`: a fragment with at least this share of its rows deleted is rewritten without them (above 1:
+   * never for that reason);
+   * `maxSourceFragments`: at most this many fragments are rewritten in one compaction (the first ones, in order),
+   * so that a very fragmented table can be compacted step by step.
    */
   final case class Options(targetRowsPerFragment: Long = 1024L * 1024, deletedFraction: Double = 0.1,
-      batchRows: Int = 8192, maxPageBytes: Long = 8L << 20)
+      batchRows: Int = 8192, maxPageBytes: Long = 8L << 20, maxSourceFragments: Option[Long] = None)
+
+  object Options {
+    /**
+     * The options of a compaction from `settings` (the other Lance connector's `OPTIMIZE ... WITH (...)` names, as
+     * pylance's `compact_files` takes them): `target_rows_per_fragment`, `materialize_deletions` (false: deleted rows
+     * alone never cause a rewrite), `materialize_deletions_threshold` (the share of deleted rows that does, 0 to 1),
+     * `max_source_fragments`, `batch_size` (rows per batch rewritten).
+     */
+    def apply(settings: Settings): Options = {
+      val threshold = settings.lookup("materialize_deletions_threshold").map { case (where, v) =>
+        Parse.double(v.trim).filter(d => d > 0 && d <= 1).getOrElse(throw new InvalidArgumentException(
+          s"$where must be a fraction above 0 and at most 1, not '$v'."))
+      }.getOrElse(0.1)
+      val materialize = settings.flag(default = true, "materialize_deletions")
+      Options(targetRowsPerFragment = settings.positive(1024L * 1024, "target_rows_per_fragment"),
+        deletedFraction = if (materialize) threshold else Double.PositiveInfinity,
+        batchRows = math.min(settings.positive(8192, "batch_size"), 1L << 20).toInt,
+        maxSourceFragments = settings.lookup("max_source_fragments").map(_ => settings.positive(1, "max_source_fragments")))
+    }
+  }
 
   /** What a compaction did: the new version (None when there was nothing to do) and the fragments it replaced. */
   final case class Result(version: Option[Long], fragmentsRemoved: Int, fragmentsAdded: Int)
@@ -50,7 +75,18 @@ object Compaction {
       }
     }
     close()
-    groups.toSeq
+    options.maxSourceFragments.fold(groups.toSeq) { max =>
+      // Whole groups while they fit, then what fits of the next one (a group of one fragment without deletions is no
+      // rewrite, so it is left out).
+      val kept = ArrayBuffer.empty[Seq[Fragment]]
+      var left = max
+      groups.foreach { g =>
+        val part = g.take(math.min(left, g.size.toLong).toInt)
+        if (part.size > 1 || part.exists(_.deletionFile.isDefined)) { kept += part; left -= part.size }
+        else left = 0
+      }
+      kept.toSeq
+    }
   }
 
   private[table] def compact(table: Table, options: Options): Result = {

@@ -134,7 +134,10 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
    * new version (see [[Compaction]]).
    */
   def compact(targetRowsPerFragment: Long): Compaction.Result =
-    Compaction.compact(this, Compaction.Options(targetRowsPerFragment = targetRowsPerFragment))
+    compact(Compaction.Options(targetRowsPerFragment = targetRowsPerFragment))
+
+  /** Compacts the table with these options ([[Compaction.Options]]). */
+  def compact(options: Compaction.Options): Compaction.Result = Compaction.compact(this, options)
 
   /** Removes versions older than `olderThan` (but the latest and tagged ones) and the files only they need. */
   def cleanup(olderThan: Instant): Cleanup.Result = Cleanup.run(this, olderThan, dryRun = false)

@@ -9,6 +9,9 @@ object Parse {
   def long(s: String): Option[Long] = try Some(java.lang.Long.parseLong(s)) catch { case _: NumberFormatException => None }
 
   /** `s` as an Int, or None when it is not one. */
+  def double(s: String): Option[Double] =
+    try Some(java.lang.Double.parseDouble(s)).filterNot(d => d.isNaN || d.isInfinite) catch { case _: NumberFormatException => None }
+
   def int(s: String): Option[Int] = try Some(Integer.parseInt(s)) catch { case _: NumberFormatException => None }
 
   /** `true` or `false` (any case), or None for anything else. */
