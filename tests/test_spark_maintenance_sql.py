@@ -171,3 +171,58 @@ def test_optimize_options(spark, wh):
         with pytest.raises(Exception, match=message):
             spark.sql(f"OPTIMIZE lance.db.opt WITH ({options})")
     assert lance.dataset(path).version == before
+
+
+def test_vacuum_options_remove_what_pylance_cleanup_removes(spark, wh, tmp_path):
+    """VACUUM ... WITH (before_timestamp_millis | before_version, delete_unverified, error_if_tagged_old_versions) on
+    one copy of a table and pylance's cleanup_old_versions with the same policy on another: the same versions and
+    the same files remain (both validate()); a tagged version in the way is an error on both when asked for."""
+    import datetime as dt
+    import shutil
+    src = tmp_path / "src.lance"
+    times = []
+    for i in range(5):
+        lance.write_dataset(pa.table({"id": pa.array(range(i * 10, i * 10 + 10), pa.int64())}), str(src),
+                            mode="append" if i else "create")
+        times.append(time.time())
+        time.sleep(0.3)
+    lance.dataset(str(src)).delete("id % 3 = 0")                              # v6
+    lance.dataset(str(src)).tags.create("keep", 2)
+
+    def copies(name: str):
+        ours, theirs = wh / "db" / f"{name}.lance", tmp_path / f"{name}-pylance.lance"
+        for d in (ours, theirs):
+            shutil.copytree(src, d)
+        return str(ours), str(theirs)
+
+    def remaining(path: str):
+        files = sorted(str(p.relative_to(path)) for p in Path(path).rglob("*") if p.is_file() and "_versions" not in p.parts)
+        return [v["version"] for v in lance.dataset(path).versions()], files
+
+    cut = (times[2] + times[3]) / 2                                           # between v3 and v4
+    ours, theirs = copies("vac_time")
+    spark.sql(f"VACUUM lance.db.vac_time WITH (before_timestamp_millis = {int(cut * 1000)}, delete_unverified = true)")
+    lance.dataset(theirs).cleanup_old_versions(older_than=dt.timedelta(seconds=time.time() - cut),
+                                               delete_unverified=True, error_if_tagged_old_versions=False)
+    assert remaining(ours) == remaining(theirs) and remaining(ours)[0] == [2, 4, 5, 6]
+    lance.dataset(ours).validate()
+
+    ours, theirs = copies("vac_version")
+    spark.sql("VACUUM lance.db.vac_version WITH (before_version = 5, delete_unverified = true)")
+    lance.dataset(theirs).cleanup_old_versions(retain_versions=2, delete_unverified=True,
+                                               error_if_tagged_old_versions=False)
+    assert remaining(ours) == remaining(theirs) and remaining(ours)[0] == [2, 5, 6]
+    lance.dataset(ours).validate()
+
+    ours, theirs = copies("vac_tagged")
+    with pytest.raises(Exception, match="tags keep"):
+        spark.sql("VACUUM lance.db.vac_tagged WITH (before_version = 5, error_if_tagged_old_versions = true)")
+    with pytest.raises(Exception, match="keep"):
+        lance.dataset(theirs).cleanup_old_versions(retain_versions=2)
+    assert remaining(ours)[0] == [1, 2, 3, 4, 5, 6]
+    for statement, message in [("VACUUM lance.db.vac_tagged RETAIN 1 HOURS WITH (before_timestamp_millis = 5)", "not both"),
+                               ("VACUUM lance.db.vac_tagged WITH (older_than = 5)", "Unknown option older_than"),
+                               ("VACUUM lance.db.vac_tagged WITH (before_version = 0)", "must be a positive number")]:
+        with pytest.raises(Exception, match=message):
+            spark.sql(statement)
+    assert remaining(ours)[0] == [1, 2, 3, 4, 5, 6]

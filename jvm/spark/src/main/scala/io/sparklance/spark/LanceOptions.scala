@@ -70,6 +70,10 @@ object LanceOptions {
     "max_bytes_per_file" -> "fragments are sized by rows: use target_rows_per_fragment",
     "compaction_mode" -> "sparklance compacts by rewriting whole fragments only")
 
+  /** `VACUUM t WITH (...)` options: the other Lance connector's names, which are upstream's cleanup policy's. */
+  val Vacuum: Set[String] = Set("before_version", "before_timestamp_millis", "delete_unverified",
+    "error_if_tagged_old_versions")
+
   private val SettingPrefixes = Seq("hadoop.", "fs.", "sparklance.")
 
   /** Checks the options of a read; `where` names the table for errors. */
@@ -83,6 +87,10 @@ object LanceOptions {
   /** Checks the options of an OPTIMIZE (compaction); `where` names the table for errors. */
   def checkOptimize(options: Map[String, String], where: String): Unit =
     check(options, where, "compaction", Optimize, NoEffectOptimize, RefusedOptimize)
+
+  /** Checks the options of a VACUUM (cleanup); `where` names the table for errors. */
+  def checkVacuum(options: Map[String, String], where: String): Unit =
+    check(options, where, "cleanup", Vacuum, Map.empty, Map.empty)
 
   private def check(options: Map[String, String], where: String, kind: String, known: Set[String],
       noEffect: Map[String, String], refused: Map[String, String]): Unit = {

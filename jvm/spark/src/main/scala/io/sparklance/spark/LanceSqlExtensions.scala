@@ -22,7 +22,7 @@ import io.sparklance.core.util.Parse
  *
  * {{{
  *   OPTIMIZE t [WITH (target_rows_per_fragment = 1048576, ...)] -- compaction; one new version
- *   VACUUM t [RETAIN 168 HOURS] [DRY RUN]                        -- remove old versions and unreferenced files
+ *   VACUUM t [RETAIN 168 HOURS] [WITH (before_version = 5, ...)] [DRY RUN] -- remove old versions and their files
  *   DESCRIBE HISTORY t
  *   ALTER TABLE t CREATE [OR REPLACE] TAG [IF NOT EXISTS] name [AS OF VERSION 3 | AS OF TAG other]
  *   ALTER TABLE t REPLACE TAG name [AS OF ...]                   -- tags, as pylance keeps them
@@ -61,7 +61,8 @@ final class LanceSqlParser(delegate: ParserInterface) extends ParserShim(delegat
     def ident(t: String): Seq[String] = delegate.parseMultipartIdentifier(t)
     text match {
       case Optimize(t, options) => Some(OptimizeCommand(ident(t), Option(options).map(parseOptions(_, "OPTIMIZE")).getOrElse(Map.empty)))
-      case Vacuum(t, hours, dry) => Some(VacuumCommand(ident(t), Option(hours).map(_.toDouble).getOrElse(168.0), dry != null))
+      case Vacuum(t, hours, options, dry) => Some(VacuumCommand(ident(t), Option(hours).map(_.toDouble), dry != null,
+        Option(options).map(parseOptions(_, "VACUUM")).getOrElse(Map.empty)))
       case History(t) => Some(HistoryCommand(ident(t)))
       case CreateTag(t, verb, ifNotExists, name, version, fromTag) =>
         val mode = verb.toUpperCase(java.util.Locale.ROOT).split("\\s+").mkString(" ") match {
@@ -107,7 +108,8 @@ object LanceSqlParser {
   private val Table = """((?:`[^`]+`|[\w]+)(?:\.(?:`[^`]+`|[\w]+))*)"""
   private val Name = """(`[^`]+`|'[^']+'|[\w.-]+)"""
   private val Optimize = (s"(?is)OPTIMIZE\\s+$Table(?:\\s+WITH\\s*\\((.*)\\))?").r
-  private val Vacuum = (s"(?is)VACUUM\\s+$Table(?:\\s+RETAIN\\s+(\\d+(?:\\.\\d+)?)\\s+HOURS)?(\\s+DRY\\s+RUN)?").r
+  private val Vacuum = (s"(?is)VACUUM\\s+$Table(?:\\s+RETAIN\\s+(\\d+(?:\\.\\d+)?)\\s+HOURS)?" +
+    s"(?:\\s+WITH\\s*\\(([^)]*)\\))?(\\s+DRY\\s+RUN)?").r
   private val History = (s"(?is)DESCRIBE\\s+HISTORY\\s+$Table").r
   private val CreateTag = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+(CREATE(?:\\s+OR\\s+REPLACE)?|REPLACE)\\s+TAG\\s+" +
     s"(IF\\s+NOT\\s+EXISTS\\s+)?$Name(?:\\s+AS\\s+OF\\s+(?:VERSION\\s+(\\d+)|TAG\\s+$Name))?").r
@@ -181,10 +183,11 @@ object LanceSqlParser {
       LanceTableOps.optimize(spark, location(spark, table), options).collect().toSeq
   }
 
-  case class VacuumCommand(table: Seq[String], hours: Double, dryRun: Boolean) extends LeafRunnableCommand {
+  case class VacuumCommand(table: Seq[String], hours: Option[Double], dryRun: Boolean, options: Map[String, String])
+      extends LeafRunnableCommand {
     override val output: Seq[Attribute] = Seq(attr("path", StringType), attr("versions", ArrayType(LongType, containsNull = false), nullable = true))
     override def run(spark: SparkSession): Seq[Row] =
-      LanceTableOps.vacuum(spark, location(spark, table), hours, dryRun).collect().toSeq
+      LanceTableOps.vacuum(spark, location(spark, table), hours, dryRun, options).collect().toSeq
   }
 
   case class HistoryCommand(table: Seq[String]) extends LeafRunnableCommand {

@@ -95,17 +95,41 @@ object LanceTableOps {
    * `versions` on every row.
    */
   def vacuum(spark: SparkSession, path: String, retainHours: Double, dryRun: Boolean): DataFrame =
-    LanceSparkException.translate {
-      if (retainHours < 0) {
-        throw new io.sparklance.core.InvalidArgumentException(s"retainHours must not be negative, not $retainHours.")
-      }
-      val olderThan = java.time.Instant.now().minusMillis((retainHours * 3600 * 1000).toLong)
-      val t = table(spark, path)
-      val r = if (dryRun) t.cleanupPlan(olderThan) else t.cleanup(olderThan)
-      val versions = r.removedVersions.map(Long.box).toArray
-      spark.createDataFrame(java.util.List.of(r.removedFiles.map(f => Row(f, versions.toSeq)): _*), StructType(Seq(
-        StructField("path", StringType, nullable = false), StructField("versions", ArrayType(LongType, containsNull = false)))))
+    vacuum(spark, path, Some(retainHours), dryRun, Map.empty)
+
+  /**
+   * VACUUM with the other Lance connector's options too ([[LanceOptions.checkVacuum]]): `before_version`,
+   * `before_timestamp_millis` (instead of `retainHours`), `delete_unverified`, `error_if_tagged_old_versions`. Without
+   * a time or version bound, versions older than 7 days go. Rows as above.
+   */
+  def vacuum(spark: SparkSession, path: String, retainHours: Option[Double], dryRun: Boolean,
+      options: Map[String, String]): DataFrame = LanceSparkException.translate {
+    LanceOptions.checkVacuum(options, path)
+    val settings = lance.Settings.of(options, Map.empty)
+    retainHours.filter(_ < 0).foreach { h =>
+      throw new io.sparklance.core.InvalidArgumentException(s"retainHours must not be negative, not $h.")
     }
+    val now = java.time.Instant.now()
+    val timestamp = settings.lookup("before_timestamp_millis").map(_ => settings.count(0, "before_timestamp_millis"))
+    if (timestamp.isDefined && retainHours.isDefined) {
+      throw new io.sparklance.core.InvalidArgumentException("VACUUM takes RETAIN n HOURS or before_timestamp_millis, " +
+        "not both.")
+    }
+    val beforeVersion = settings.lookup("before_version").map(_ => settings.positive(1, "before_version"))
+    val olderThan = timestamp.map(java.time.Instant.ofEpochMilli)
+      .orElse(retainHours.map(h => now.minusMillis((h * 3600 * 1000).toLong)))
+      .orElse(if (beforeVersion.isEmpty) Some(now.minus(java.time.Duration.ofDays(7))) else None)
+    val filesBefore =
+      if (settings.flag(default = false, "delete_unverified")) now
+      else olderThan.getOrElse(now.minus(java.time.Duration.ofDays(7)))
+    val policy = lance.Cleanup.Policy(olderThan, beforeVersion, filesBefore,
+      errorIfTagged = settings.flag(default = false, "error_if_tagged_old_versions"))
+    val t = table(spark, path)
+    val r = if (dryRun) t.cleanupPlan(policy) else t.cleanup(policy)
+    val versions = r.removedVersions.map(Long.box).toArray
+    spark.createDataFrame(java.util.List.of(r.removedFiles.map(f => Row(f, versions.toSeq)): _*), StructType(Seq(
+      StructField("path", StringType, nullable = false), StructField("versions", ArrayType(LongType, containsNull = false)))))
+  }
 
   /**
    * Adds columns computed from the existing ones (`names(i)` = the SQL expression `expressions(i)`), writing only

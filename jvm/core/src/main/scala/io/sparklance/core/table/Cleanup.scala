@@ -2,6 +2,7 @@ package io.sparklance.core.table
 
 import java.time.Instant
 
+import io.sparklance.core.InvalidArgumentException
 import io.sparklance.core.format.TableLayout
 import io.sparklance.core.storage.{FileEntry, Storage}
 
@@ -20,24 +21,54 @@ object Cleanup {
 
   final case class Result(removedVersions: Seq[Long], removedFiles: Seq[String], removedBytes: Long)
 
-  private[table] def run(table: Table, olderThan: Instant, dryRun: Boolean): Result = {
+  /**
+   * Which versions a cleanup removes (upstream's `CleanupPolicy`): those committed before `olderThan` and numbered
+   * below `beforeVersion`, of the bounds given (at least one), but never the latest or a tagged one. With
+   * `errorIfTagged`, a tagged version that would otherwise be removed is an error naming its tags instead. Files no
+   * kept version references are removed when a removed version referenced them, or when they were last modified
+   * before `filesBefore` (files a write in progress has not committed yet are newer).
+   */
+  final case class Policy(olderThan: Option[Instant], beforeVersion: Option[Long], filesBefore: Instant,
+      errorIfTagged: Boolean = false) {
+    require(olderThan.isDefined || beforeVersion.isDefined, "a cleanup needs a time or a version bound")
+  }
+
+  object Policy {
+    /** Versions and files older than `olderThan`, tagged versions kept: what VACUUM RETAIN n HOURS does. */
+    def olderThan(instant: Instant): Policy = Policy(Some(instant), None, instant)
+  }
+
+  private[table] def run(table: Table, olderThan: Instant, dryRun: Boolean): Result =
+    run(table, Policy.olderThan(olderThan), dryRun)
+
+  private[table] def run(table: Table, policy: Policy, dryRun: Boolean): Result = {
     val storage = table.storage
     val root = table.root
     val dataset = Dataset.open(storage, root, table.commits)
     val listing = dataset.listVersions()
     val latest = listing.entries.last.version
-    val tagged = dataset.tags().values.map(_.version).toSet
+    val tags = dataset.tags()
+    val tagged = tags.values.map(_.version).toSet
     val snapshots = dataset.history()
-    val cutoff = olderThan.toEpochMilli
-    val (kept, removed) = snapshots.partition { s =>
-      s.version == latest || tagged.contains(s.version) || !s.manifest.timestamp.isBefore(olderThan)
+    val cutoff = policy.filesBefore.toEpochMilli
+    def old(s: Snapshot) = s.version != latest && policy.olderThan.forall(s.manifest.timestamp.isBefore) &&
+      policy.beforeVersion.forall(s.version < _)
+    if (policy.errorIfTagged) {
+      val names = tags.values.filter(t => snapshots.exists(s => s.version == t.version && old(s))).map(_.name).toSeq.sorted
+      if (names.nonEmpty) {
+        throw new InvalidArgumentException(s"Cleanup of $root would remove versions that tags point to (tags " +
+          s"${names.mkString(", ")}): drop those tags, or keep tagged versions (error_if_tagged_old_versions = false).")
+      }
     }
-    val referenced = kept.flatMap { s =>
+    val (removed, kept) = snapshots.partition(s => old(s) && !tagged.contains(s.version))
+    def files(s: Snapshot): Seq[String] = {
       val layout = s.layout
       s.fragments.flatMap { f =>
         f.files.map(layout.dataFilePath) ++ f.deletionFile.map(d => layout.deletionFilePath(f.id, d))
       } ++ s.manifest.transactionFile.map(TableLayout.transactionPath(root, _)) :+ s.manifest.path
-    }.map(normalize).toSet
+    }
+    val referenced = kept.flatMap(files).map(normalize).toSet
+    val verified = removed.flatMap(files).map(normalize).toSet
 
     val removedManifests = listing.entries.filter(e => removed.exists(_.version == e.version))
     val candidates: Seq[FileEntry] = Seq("data", "_deletions", "_transactions").flatMap { dir =>
@@ -49,8 +80,10 @@ object Cleanup {
       .map(d => d -> storage.list(d.path).filter(!_.isDirectory))
       .filter(_._2.forall(_.modificationTime < cutoff))
     val indexFiles = indexDirs.flatMap(_._2)
-    val orphans = candidates.filter(e => !referenced.contains(normalize(e.path)) && e.modificationTime < cutoff) ++
-      indexFiles
+    val orphans = candidates.filter { e =>
+      val p = normalize(e.path)
+      !referenced.contains(p) && (verified.contains(p) || e.modificationTime < cutoff)
+    } ++ indexFiles
     val manifestEntries = storage.list(TableLayout.versionsDir(root)).filter(e => removedManifests.exists(m => normalize(m.path) == normalize(e.path)))
     val doomed = manifestEntries ++ orphans
     if (!dryRun) {

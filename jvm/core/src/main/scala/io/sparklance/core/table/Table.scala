@@ -145,6 +145,12 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
   /** What [[cleanup]] would remove, removing nothing. */
   def cleanupPlan(olderThan: Instant): Cleanup.Result = Cleanup.run(this, olderThan, dryRun = true)
 
+  /** Removes the versions `policy` names and the files only they need ([[Cleanup.Policy]]). */
+  def cleanup(policy: Cleanup.Policy): Cleanup.Result = Cleanup.run(this, policy, dryRun = false)
+
+  /** What [[cleanup]] with `policy` would remove, removing nothing. */
+  def cleanupPlan(policy: Cleanup.Policy): Cleanup.Result = Cleanup.run(this, policy, dryRun = true)
+
   /**
    * Commits Lance data files already written under the table's `data/` directory (by any writer, e.g. tasks of a
    * pipeline; file names) as one appended version, one fragment per file (a new table takes the first file's schema).
