@@ -396,3 +396,25 @@ def test_optimize_after_update_on_stable_row_ids(spark, wh, kind):
     [index] = lance.dataset(path).describe_indices()
     assert sorted(index.segments[0].fragment_ids) == sorted(f.fragment_id for f in lance.dataset(path).get_fragments())
     check_reads(spark, path, kind, f"{column}_idx")
+
+
+def test_optimize_index_without_a_name_optimizes_every_index(spark, wh):
+    """``ALTER TABLE t OPTIMIZE INDEX`` (the other connector's form without a name) brings every index up to date,
+    one version each, as pylance's optimize_indices() does for all of them; with no index it returns no row."""
+    path = str(wh / "db" / "merge_all.lance")
+    lance.write_dataset(rows(0, 400, 1), path, max_rows_per_file=200)
+    assert spark.sql(f"ALTER TABLE lance.`{path}` OPTIMIZE INDEX").collect() == []
+    build(spark, path, "btree", "spark")
+    build(spark, path, "label_list", "pylance")
+    lance.write_dataset(rows(400, 100, 2), path, mode="append")
+    version = lance.dataset(path).version
+    made = spark.sql(f"ALTER TABLE lance.`{path}` OPTIMIZE INDEXES").collect()
+    ds = lance.dataset(path)
+    assert sorted(r.name for r in made) == sorted(i.name for i in ds.describe_indices())
+    assert ds.version == version + 2
+    for index in ds.describe_indices():
+        assert sorted(index.segments[0].fragment_ids) == [0, 1, 2], index
+    ds.validate()
+    assert len(ds.describe_indices()) == 2
+    for kind in ("btree", "label_list"):
+        check_reads(spark, path, kind, f"{column_of(kind)}_idx")

@@ -54,6 +54,16 @@ object LanceIndexes {
     run(spark, conf, snapshot.table.newIndexUpdate(snapshot, name))
   }
 
+  /**
+   * Brings every index of the latest version up to date, one after the other (each in a version of its own, as
+   * [[optimize]] does); one row per index.
+   */
+  def optimizeAll(spark: SparkSession, location: String): DataFrame = LanceSparkException.translate {
+    val conf = LanceCatalog.settingsFor(spark, location)
+    val names = TableAccess.load(conf, TableAccess.qualify(conf, location), TimeTravel.Latest).indexes.map(_.name).distinct
+    names.map(optimize(spark, location, _)).reduceOption(_ union _).getOrElse(describe(spark, Nil))
+  }
+
   /** Drops every index named `name`; returns the new version. */
   def drop(spark: SparkSession, location: String, name: String): Long = LanceSparkException.translate {
     Table.forPath(location, LanceCatalog.settingsFor(spark, location)).dropIndex(name)

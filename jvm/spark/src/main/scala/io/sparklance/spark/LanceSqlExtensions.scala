@@ -32,7 +32,7 @@ import io.sparklance.core.util.Parse
  *   ALTER TABLE t CREATE INDEX name USING btree (col) [WITH (zone_size = 4096, replace = true)]
  *   ALTER TABLE t ADD COLUMNS c1, c2 FROM view                    -- backfill by _rowaddr (data evolution)
  *   ALTER TABLE t UPDATE COLUMNS c1, c2 FROM view                 -- rewrite columns in place, by _rowaddr
- *   ALTER TABLE t OPTIMIZE INDEX name                             -- new fragments merged in
+ *   ALTER TABLE t OPTIMIZE INDEX [name]                           -- new fragments merged in (every index without a name)
  *   SHOW INDEXES FROM t                                           -- or IN t
  *   DROP INDEX name ON t                                          -- or ALTER TABLE t DROP INDEX name
  * }}}
@@ -87,7 +87,7 @@ final class LanceSqlParser(delegate: ParserInterface) extends ParserShim(delegat
       case UpdateColumnsFrom(t, inParens, bare, source) =>
         val names = Option(inParens).getOrElse(bare).split(",").toSeq.map(n => unquote(n.trim))
         Some(UpdateColumnsFromCommand(ident(t), names, ident(source)))
-      case OptimizeIndex(t, name) => Some(OptimizeIndexCommand(ident(t), unquote(name)))
+      case OptimizeIndex(t, name) => Some(OptimizeIndexCommand(ident(t), Option(name).map(unquote)))
       case ShowIndexes(t) => Some(ShowIndexesCommand(ident(t)))
       case DropIndex(name, t) => Some(DropIndexCommand(ident(t), unquote(name)))
       case AlterDropIndex(t, name) => Some(DropIndexCommand(ident(t), unquote(name)))
@@ -119,7 +119,7 @@ object LanceSqlParser {
 
   private val CreateIndex = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+CREATE\\s+INDEX\\s+$Name\\s+USING\\s+(\\w+)\\s*" +
     s"\\(\\s*$Name\\s*\\)(?:\\s+WITH\\s*\\((.*)\\))?").r
-  private val OptimizeIndex = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+OPTIMIZE\\s+INDEX\\s+$Name").r
+  private val OptimizeIndex = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+OPTIMIZE\\s+INDEX(?:ES)?(?:\\s+$Name)?").r
   private val ShowIndexes = (s"(?is)SHOW\\s+INDEX(?:ES)?\\s+(?:(?:IN|FROM|ON)\\s+)?$Table").r
   private val DropIndex = (s"(?is)DROP\\s+INDEX\\s+$Name\\s+ON\\s+$Table").r
   private val AlterDropIndex = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+DROP\\s+INDEX\\s+$Name").r
@@ -274,10 +274,16 @@ object LanceSqlParser {
     }
   }
 
-  /** Brings an index up to date with the latest version: the fragments it does not cover are indexed and merged in. */
-  case class OptimizeIndexCommand(table: Seq[String], name: String) extends LeafRunnableCommand {
+  /**
+   * Brings an index (or, without a name, every index) up to date with the latest version: the fragments it does not
+   * cover are indexed and merged in.
+   */
+  case class OptimizeIndexCommand(table: Seq[String], name: Option[String]) extends LeafRunnableCommand {
     override val output: Seq[Attribute] = indexColumns
-    override def run(spark: SparkSession): Seq[Row] = LanceIndexes.optimize(spark, location(spark, table), name).collect().toSeq
+    override def run(spark: SparkSession): Seq[Row] = {
+      val path = location(spark, table)
+      name.map(LanceIndexes.optimize(spark, path, _)).getOrElse(LanceIndexes.optimizeAll(spark, path)).collect().toSeq
+    }
   }
 
   case class ShowIndexesCommand(table: Seq[String]) extends LeafRunnableCommand {
