@@ -33,10 +33,11 @@ import io.sparklance.core.table.VectorIndexUse
  * `l2`, `cosine` or `dot` distance), then `_rowid` when `with_row_id` is true, nearest first, ties by row id. An array
  * of query vectors searches each: a leading `query_index` column (0-based) numbers them.
  *
- * The search is exact: each task keeps the nearest rows of its split, and Spark merges them (Lance's flat search); a
- * batch is one pass over the table, keeping each query's nearest rows per task.
- * A vector index is not used yet, so `nprobes`, `refine_factor` and `ef`, which tune an index search, are checked and
- * change nothing; results are those of an exact search, which an index search approximates. Rows whose vector is
+ * Without a vector index the search is exact: each task keeps the nearest rows of its split, and Spark merges them
+ * (Lance's flat search); a batch is one pass over the table, keeping each query's nearest rows per task. With a
+ * vector index pylance built on the column for the distance asked ([[VectorIndexUse]]), the search is pylance's
+ * index search, tuned by `nprobes` and `refine_factor` (`ef` is checked and unused: HNSW indexes are not searched);
+ * `bypass_vector_index => true` searches exactly. Rows whose vector is
  * null, holds a null or a NaN, or has no cosine (a zero vector) have no distance and are never returned, as in Lance.
  * `filter` (a SQL condition) is applied after the nearest rows are found, as Lance does by default, so fewer than
  * `num_results` rows may come back; with `prefilter => true` it is applied first. `lower_bound` (inclusive) and
