@@ -169,7 +169,7 @@ object IvfIndex {
     var i = 0
     while (i < out.length) {
       out(i) = width match {
-        case 2 => org.apache.arrow.memory.util.Float16.toFloat(bytes.getShort(i * 2))
+        case 2 => IvfStorage.halfToFloat(bytes.getShort(i * 2))
         case 4 => bytes.getFloat(i * 4)
         case _ => bytes.getDouble(i * 8).toFloat
       }

@@ -1,6 +1,8 @@
 package io.sparklance.core.index
 
-import org.apache.arrow.vector.{FieldVector, Float2Vector, Float4Vector, Float8Vector, UInt1Vector}
+import org.apache.arrow.vector.{FieldVector, Float4Vector, Float8Vector, UInt1Vector}
+import org.apache.arrow.vector.types.FloatingPointPrecision
+import org.apache.arrow.vector.types.pojo.ArrowType
 import org.apache.arrow.vector.complex.FixedSizeListVector
 
 import io.sparklance.core.CorruptFileException
@@ -38,7 +40,10 @@ private[index] object IvfStorage {
       child match {
         case f: Float4Vector => while (i < out.length) { out(i) = f.get(i); i += 1 }
         case f: Float8Vector => while (i < out.length) { out(i) = f.get(i).toFloat; i += 1 }
-        case f: Float2Vector => while (i < out.length) { out(i) = f.getValueAsFloat(i); i += 1 }
+        // Half floats by their bits: the Arrow of the Spark 3.x builds has no Float2Vector.
+        case f if f.getField.getType == new ArrowType.FloatingPoint(FloatingPointPrecision.HALF) =>
+          val buf = f.getDataBuffer
+          while (i < out.length) { out(i) = halfToFloat(buf.getShort(i * 2L)); i += 1 }
         case other => throw new CorruptFileException(path, s"its column '$column' holds ${other.getField.getType}, not floats")
       }
       out
@@ -178,6 +183,19 @@ private[index] object IvfStorage {
       }
       out
     }
+  }
+
+  /** The float32 value of IEEE 754 half-precision bits (exact: every half float is a float). */
+  def halfToFloat(h: Short): Float = {
+    val bits = h & 0xFFFF
+    val sign = (bits >>> 15) << 31
+    val exponent = (bits >>> 10) & 0x1F
+    val mantissa = bits & 0x3FF
+    if (exponent == 0) {
+      val v = mantissa * java.lang.Float.intBitsToFloat(0x33800000) // 2^-24
+      if (sign != 0) -v else v
+    } else if (exponent == 31) java.lang.Float.intBitsToFloat(sign | 0x7F800000 | (mantissa << 13))
+    else java.lang.Float.intBitsToFloat(sign | ((exponent + 112) << 23) | (mantissa << 13))
   }
 
   /** The child values of a fixed-size list column of `width` values per row, checked to hold `rows` rows. */

@@ -51,7 +51,12 @@ final class VectorIndexUse private (snapshot: Snapshot, val index: IndexMetadata
    * before the search); deleted rows are never returned. `nprobes` is capped at the number of partitions.
    */
   def search(query: Array[Double], k: Int, nprobes: Int, allowed: Option[Roaring64NavigableMap]): IvfIndex.Found = {
-    val keep = allowed.fold(liveRowIds)(a => Roaring64NavigableMap.and(liveRowIds, a))
+    val keep = allowed.fold(liveRowIds) { a =>
+      val both = new Roaring64NavigableMap()
+      both.or(liveRowIds)
+      both.and(a)
+      both
+    }
     val allocator = new RootAllocator()
     try ivf.search(query, math.min(nprobes, ivf.numPartitions), k, id => keep.contains(id), allocator)
     finally allocator.close()

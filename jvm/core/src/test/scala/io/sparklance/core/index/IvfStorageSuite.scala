@@ -144,6 +144,16 @@ class IvfStorageSuite extends AnyFunSuite {
     }
   }
 
+  test("half floats convert by their bits: normal, subnormal, zero, infinite and NaN") {
+    val cases = Seq(0x3C00 -> 1.0f, 0xC000 -> -2.0f, 0x7BFF -> 65504.0f, 0x3555 -> 0.333251953125f, 0x0001 -> 5.9604645e-8f,
+      0x8000 -> -0.0f, 0x0000 -> 0.0f, 0x7C00 -> Float.PositiveInfinity, 0xFC00 -> Float.NegativeInfinity)
+    cases.foreach { case (bits, want) =>
+      val got = IvfStorage.halfToFloat(bits.toShort)
+      assert(java.lang.Float.floatToIntBits(got) == java.lang.Float.floatToIntBits(want), f"0x$bits%04x: $got, not $want")
+    }
+    assert(IvfStorage.halfToFloat(0x7E00.toShort).isNaN)
+  }
+
   test("a cosine query is normalized in float32") {
     val q = IvfIndex.preprocess(Array(3.0, 4.0), Distance.COSINE)
     assert(q.toSeq == Seq(0.6f, 0.8f))
