@@ -273,7 +273,8 @@ class LanceTable:
     def search(self, vector: Any, k: int = 10, column: Optional[str] = None, metric: str = "l2",
                filter: Optional[str] = None, prefilter: bool = False, columns: Optional[List[str]] = None,
                with_row_id: bool = False, offset: int = 0, version: Union[int, str, None] = None,
-               distance_range: Optional[tuple] = None) -> "DataFrame":
+               distance_range: Optional[tuple] = None, nprobes: Optional[int] = None,
+               refine_factor: Optional[int] = None, bypass_vector_index: bool = False) -> "DataFrame":
         """The ``k`` rows nearest to ``vector`` in the vector column ``column``, as a DataFrame (the SQL table
         function ``vector_search``): the table's columns (or ``columns``), then ``_distance`` (Lance's ``l2``
         (squared), ``cosine`` or ``dot`` distance, ``metric``), then ``_rowid`` with ``with_row_id``; nearest first.
@@ -282,8 +283,11 @@ class LanceTable:
         ``query_index`` column numbers them). ``column`` may be left out when the table has one vector column.
         ``filter`` (SQL) applies to the nearest rows found, as in Lance, or before the search with ``prefilter=True``;
         ``distance_range=(lower, upper)`` keeps distances ``lower <= d < upper`` (either may be None); ``offset``
-        drops the first rows of the ``k``; ``version`` is a version number or tag. The search is exact (no vector
-        index is used yet). Needs sparklance's SQL extensions (:func:`sparklance.session` configures them)."""
+        drops the first rows of the ``k``; ``version`` is a version number or tag. A vector index pylance built on
+        ``column`` for ``metric`` (IVF_FLAT, IVF_PQ, IVF_SQ with l2) serves the search as in pylance, probing
+        ``nprobes`` partitions (20 if not given) and, with ``refine_factor``, measuring ``k * refine_factor`` rows it
+        finds exactly; ``bypass_vector_index=True`` searches exactly instead. Needs sparklance's SQL extensions
+        (:func:`sparklance.session` configures them)."""
         def number(x: Any) -> str:
             value = float(x)
             if value != value or value in (float("inf"), float("-inf")):
@@ -314,9 +318,12 @@ class LanceTable:
         lower, upper = distance_range if distance_range is not None else (None, None)
         args = [string(self._sql_name), query, string(column), str(int(k)), string(metric),
                 "array(" + ", ".join(string(c) for c in columns) + ")" if columns is not None else "NULL",
-                string(filter) if filter is not None else "NULL", "NULL", "NULL", "NULL", str(int(offset)),
+                string(filter) if filter is not None else "NULL",
+                "NULL" if nprobes is None else str(int(nprobes)),
+                "NULL" if refine_factor is None else str(int(refine_factor)), "NULL", str(int(offset)),
                 "NULL" if version is None else str(int(version)) if isinstance(version, int) else string(version),
-                "NULL" if lower is None else number(lower), "NULL" if upper is None else number(upper), "NULL",
+                "NULL" if lower is None else number(lower), "NULL" if upper is None else number(upper),
+                str(bool(bypass_vector_index)).lower(),
                 str(bool(prefilter)).lower(), str(bool(with_row_id)).lower()]
         with translated():
             return self._spark.sql(f"SELECT * FROM vector_search({', '.join(args)})")

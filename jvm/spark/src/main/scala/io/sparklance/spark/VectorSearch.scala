@@ -10,12 +10,14 @@ import org.apache.spark.sql.catalyst.parser.CatalystSqlParser
 import org.apache.spark.sql.catalyst.plans.Cross
 import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.catalyst.util.{ArrayData, GenericArrayData}
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
 import io.sparklance.core.InvalidArgumentException
 import io.sparklance.core.index.Distance
 import io.sparklance.core.schema.LogicalType
+import io.sparklance.core.table.VectorIndexUse
 
 /**
  * The `vector_search` table function of [[LanceSqlExtensions]]: the `num_results` rows of a table nearest to a query
@@ -31,10 +33,11 @@ import io.sparklance.core.schema.LogicalType
  * `l2`, `cosine` or `dot` distance), then `_rowid` when `with_row_id` is true, nearest first, ties by row id. An array
  * of query vectors searches each: a leading `query_index` column (0-based) numbers them.
  *
- * The search is exact: each task keeps the nearest rows of its split, and Spark merges them (Lance's flat search); a
- * batch is one pass over the table, keeping each query's nearest rows per task.
- * A vector index is not used yet, so `nprobes`, `refine_factor` and `ef`, which tune an index search, are checked and
- * change nothing; results are those of an exact search, which an index search approximates. Rows whose vector is
+ * Without a vector index the search is exact: each task keeps the nearest rows of its split, and Spark merges them
+ * (Lance's flat search); a batch is one pass over the table, keeping each query's nearest rows per task. With a
+ * vector index pylance built on the column for the distance asked ([[VectorIndexUse]]), the search is pylance's
+ * index search, tuned by `nprobes` and `refine_factor` (`ef` is checked and unused: HNSW indexes are not searched);
+ * `bypass_vector_index => true` searches exactly. Rows whose vector is
  * null, holds a null or a NaN, or has no cosine (a zero vector) have no distance and are never returned, as in Lance.
  * `filter` (a SQL condition) is applied after the nearest rows are found, as Lance does by default, so fewer than
  * `num_results` rows may come back; with `prefilter => true` it is applied first. `lower_bound` (inclusive) and
@@ -43,6 +46,9 @@ import io.sparklance.core.schema.LogicalType
  */
 object VectorSearch {
   val Name = "vector_search"
+
+  /** Partitions an index search probes when the call gives no `nprobes`. */
+  val DefaultNprobes = 20
 
   /** The arguments, in their positional order. */
   val Parameters: Seq[String] = Seq("table", "query_vector", "vector_column", "num_results", "distance_type", "columns",
@@ -128,11 +134,14 @@ object VectorSearch {
     val upper: Option[Double] = double("upper_bound")
     val prefilter: Boolean = bool("prefilter").getOrElse(false)
     val withRowId: Boolean = bool("with_row_id").getOrElse(false)
-    // Tuning of an index search; checked so that a typo is an error, and otherwise without effect (no index is used).
-    Seq("nprobes", "refine_factor", "ef").foreach(positive)
-    bool("bypass_vector_index")
+    val nprobes: Option[Long] = positive("nprobes")
+    val refineFactor: Option[Long] = positive("refine_factor")
+    // HNSW's beam width; checked so that a typo is an error, and otherwise without effect (no HNSW index is searched).
+    positive("ef")
+    val bypassIndex: Boolean = bool("bypass_vector_index").getOrElse(false)
+    private val filterText: Option[String] = string("filter")
 
-    val filter: Option[Expression] = string("filter").map { f =>
+    val filter: Option[Expression] = filterText.map { f =>
       try CatalystSqlParser.parseExpression(f)
       catch { case e: Exception => invalid(s"filter '$f' is not a SQL condition: ${e.getMessage.linesIterator.next()}") }
     }
@@ -176,7 +185,7 @@ object VectorSearch {
     }
 
     /** The vector column is there, holds vectors of float or double, and of the query's length when the schema says. */
-    private def checkColumn(output: Seq[Attribute]): Unit = {
+    private def checkColumn(output: Seq[Attribute]): String = {
       val resolver = SparkSession.active.sessionState.conf.resolver
       val attr = output.find(a => resolver(a.name, column)).getOrElse(
         invalid(s"vector_column '$column' is not a column of ${table.mkString(".")}; its columns are ${output.map(_.name).mkString(", ")}."))
@@ -190,24 +199,39 @@ object VectorSearch {
       logical.collect { case LogicalType.FixedSizeList(_, dim) if dim != queries.head.length =>
         invalid(s"the query vector has ${queries.head.length} values; vector_column '$column' holds vectors of $dim.")
       }
+      attr.name
     }
 
+    // The table's columns keep the qualifier `__sparklance_t` through every node below the output, where they are
+    // named with it: a column added here cannot take their place.
+    private val qualifier = "__sparklance_t"
+    private val rowId = UnresolvedAttribute("_rowid")
+    private val distance = UnresolvedAttribute("_distance")
+    private val queryIndex = UnresolvedAttribute("query_index")
+    private val order = Seq(SortOrder(distance, Ascending, NullsLast, Seq.empty), SortOrder(rowId, Ascending))
+    private val sqlName = table.map(p => "`" + p.replace("`", "``") + "`").mkString(".")
+    private val asOf = version.fold("")(v => s" VERSION AS OF '${v.replace("'", "\\'")}'")
+
+    /** The analyzed plan of a query on the table (at `version`), resolved through the session's catalogs. */
+    private def analyzed(select: String, where: String = ""): LogicalPlan =
+      SparkSession.active.sql(s"SELECT $select FROM $sqlName$asOf$where").queryExecution.analyzed
+
     def plan: LogicalPlan = {
-      // The table's columns keep the qualifier `__sparklance_t` through every node below the output, where they are
-      // named with it: a column added here cannot take their place.
-      val qualifier = "__sparklance_t"
-      val rowId = UnresolvedAttribute("_rowid")
       // Resolved here, through the session's catalogs: left unresolved, a `lance.`/path`` name would be taken for a
       // query on files by a rule that runs before the catalogs see it.
-      val relation: LogicalPlan = {
-        val name = table.map(p => "`" + p.replace("`", "``") + "`").mkString(".")
-        val asOf = version.fold("")(v => s" VERSION AS OF '${v.replace("'", "\\'")}'")
-        SparkSession.active.sql(s"SELECT *, _rowid FROM $name$asOf").queryExecution.analyzed
-      }
+      val relation = analyzed("*, _rowid")
       val tableColumns = relation.output.dropRight(1).map(_.name)
-      checkColumn(relation.output.dropRight(1))
-      val distance = UnresolvedAttribute("_distance")
-      val queryIndex = UnresolvedAttribute("query_index")
+      val resolvedColumn = checkColumn(relation.output.dropRight(1))
+      val snapshot = relation.collectFirst { case r: DataSourceV2Relation => r.table }.collect { case t: LanceTable => t.snapshot }
+      val index = if (bypassIndex) None else snapshot.flatMap(s => VectorIndexUse.plan(s, resolvedColumn, metric).toOption)
+      index match {
+        case Some(use) => indexedPlan(use, tableColumns)
+        case None => exactPlan(relation, tableColumns)
+      }
+    }
+
+    /** Lance's flat search: every row's distance, the nearest kept (per query for a batch). */
+    private def exactPlan(relation: LogicalPlan, tableColumns: Seq[String]): LogicalPlan = {
       val (input, query) =
         if (!batch) (SubqueryAlias(qualifier, relation), Literal.create(new GenericArrayData(queries.head.map(Double.box)), ArrayType(DoubleType, false)))
         else {
@@ -216,13 +240,66 @@ object VectorSearch {
           val rows = queries.zipWithIndex.map { case (v, i) => InternalRow(i, new GenericArrayData(v.map(Double.box))) }
           (Join(SubqueryAlias(qualifier, relation), LocalRelation(Seq(index, q), rows), Cross, None, JoinHint.NONE), UnresolvedAttribute(q.name))
         }
+      search(input, exactDistance(query), tableColumns, batch, withRowId)
+    }
+
+    private def exactDistance(query: Expression): Expression = VectorDistance(UnresolvedAttribute.quoted(column), query,
+      metric, column, lower.fold(Float.NegativeInfinity)(_.toFloat), upper.fold(Float.PositiveInfinity)(_.toFloat))
+
+    /**
+     * A search served by a vector index (docs/dev/vector-index-format.md §4): per query, the index finds
+     * `num_results` rows (times `refine_factor`) on the driver. When the index covers every fragment and no refine is
+     * asked, those rows are the result, with the index's distances. Otherwise the rows found and every row of the
+     * fragments the index does not cover are measured exactly and the nearest kept, which is what pylance's refine
+     * and its union with a flat search of unindexed fragments amount to. A batch searches its queries one by one.
+     */
+    private def indexedPlan(use: VectorIndexUse, tableColumns: Seq[String]): LogicalPlan = {
+      // A filter applied first limits the index search to the rows it keeps, as Lance's prefilter does.
+      val allowed = if (!prefilter) None else filterText.map { f =>
+        val ids = new org.roaringbitmap.longlong.Roaring64NavigableMap()
+        SparkSession.active.sql(s"SELECT _rowid FROM $sqlName$asOf WHERE $f").collect().foreach(r => ids.addLong(r.getLong(0)))
+        ids
+      }
+      val exact = refineFactor.isDefined || use.unindexedFragments.nonEmpty
+      val probes = nprobes.fold(VectorSearch.DefaultNprobes)(_.toInt)
+      val described = s"$use, nprobes=$probes${refineFactor.fold("")(r => s", refine_factor=$r")}"
+      val singles = queries.zipWithIndex.map { case (q, i) =>
+        val found = use.search(q, (k * refineFactor.getOrElse(1L)).min(Int.MaxValue).toInt, probes, allowed)
+        val ids = found.rowIds.toSeq
+        // Only the fragments that can hold a row found, and the unindexed ones, are read.
+        val unindexed = use.unindexedFragments
+        val fragments = if (use.hasStableRowIds) None else Some((ids.map(_ >>> 32) ++ unindexed).distinct.sorted)
+        val where = fragments.fold("")(fs => if (fs.isEmpty) " WHERE false" else s" WHERE _fragid IN (${fs.mkString(", ")})")
+        val flag = if (unindexed.isEmpty) "false" else s"_fragid IN (${unindexed.mkString(", ")})"
+        val read = analyzed(s"*, _rowid, $flag AS __sparklance_unindexed", where)
+        val attrs = read.output.dropRight(2)
+        val (id, isUnindexed) = (read.output(attrs.size), read.output(attrs.size + 1))
+        val candidates = Project(attrs :+ id, Filter(Or(isUnindexed, IndexCandidate(id, ids, described)), read))
+        val measured =
+          if (exact) exactDistance(Literal.create(new GenericArrayData(q.map(Double.box)), ArrayType(DoubleType, false)))
+          else IndexedDistance(rowId, ids, found.distances.toSeq, described, lower.fold(Float.NegativeInfinity)(_.toFloat),
+            upper.fold(Float.PositiveInfinity)(_.toFloat))
+        val one = search(SubqueryAlias(qualifier, candidates), measured, tableColumns, batch = false, keepRowId = batch || withRowId)
+        if (!batch) one
+        else Project(Alias(Literal(i), "query_index")() +: (columns.getOrElse(tableColumns).map(UnresolvedAttribute.quoted) ++
+          Seq(distance, rowId)), one)
+      }
+      if (!batch) singles.head
+      else {
+        val wanted = columns.getOrElse(tableColumns).map(UnresolvedAttribute.quoted)
+        Project(Seq(queryIndex) ++ wanted ++ Seq(distance) ++ (if (withRowId) Seq(rowId) else Nil),
+          Sort(SortOrder(queryIndex, Ascending) +: order, global = true, Union(singles)))
+      }
+    }
+
+    /**
+     * The nearest rows of `input` (the table's rows, qualified; for a batch joined with the queries) by `measured`
+     * (their distance), then the filter (unless applied before) and the offset, as Lance orders them.
+     */
+    private def search(input: LogicalPlan, measured: Expression, tableColumns: Seq[String], batch: Boolean,
+        keepRowId: Boolean): LogicalPlan = {
       val prefiltered = if (prefilter) filter.fold(input)(Filter(_, input)) else input
-      val measured = Project(Seq(UnresolvedStar(None), Alias(VectorDistance(UnresolvedAttribute.quoted(column), query, metric,
-        column, lower.fold(Float.NegativeInfinity)(_.toFloat), upper.fold(Float.PositiveInfinity)(_.toFloat)), "_distance")()),
-        prefiltered)
-      // Rows without a distance sort last and are dropped after the nearest are taken, so that the distance is computed
-      // once per row (a filter below the sort would compute it again).
-      val order = Seq(SortOrder(distance, Ascending, NullsLast, Seq.empty), SortOrder(rowId, Ascending))
+      val measuredRows = Project(Seq(UnresolvedStar(None), Alias(measured, "_distance")()), prefiltered)
       // A batch keeps each query's nearest rows in one aggregate per query (NearestRows) and ranks what is left after the
       // filter to count the offset.
       val rest = UnresolvedAttribute("__sparklance_rest")
@@ -238,14 +315,16 @@ object VectorSearch {
         tableColumns.filter(c => (wanted ++ tested).exists(resolver(_, c)))
       }
       // The nearest `num_results`, then the filter (unless applied before), then the offset, as Lance orders them.
+      // Rows without a distance sort last and are dropped after the nearest are taken, so that the distance is computed
+      // once per row (a filter below the sort would compute it again).
       val nearest: LogicalPlan =
-        if (!batch) Filter(IsNotNull(distance), Limit(Literal(k.toInt), Sort(order, global = true, measured)))
+        if (!batch) Filter(IsNotNull(distance), Limit(Literal(k.toInt), Sort(order, global = true, measuredRows)))
         else {
           val fields = Seq("_distance" -> distance, "_rowid" -> rowId) ++ carried.map(c => c -> UnresolvedAttribute(Seq(qualifier, c)))
           val row = CreateNamedStruct(fields.flatMap { case (n, e) => Seq(Literal(n), e) })
           val found = UnresolvedAttribute("__sparklance_nearest")
           val grouped = Aggregate(Seq(queryIndex),
-            Seq(queryIndex, Alias(NearestRows(row, k.toInt).toAggregateExpression(), found.name)()), measured)
+            Seq(queryIndex, Alias(NearestRows(row, k.toInt).toAggregateExpression(), found.name)()), measuredRows)
           Project(Seq(queryIndex, MultiAlias(Inline(found), fields.map(_._1))), grouped)
         }
       val postfiltered = if (prefilter) nearest else filter.fold(nearest)(Filter(_, nearest))
@@ -256,7 +335,7 @@ object VectorSearch {
       val result = if (batch) Sort(SortOrder(queryIndex, Ascending) +: order, global = true, skipped) else skipped
       val selected = wanted.map(c => if (batch) UnresolvedAttribute.quoted(c) else UnresolvedAttribute(Seq(qualifier, c)))
       val output: Seq[NamedExpression] =
-        (if (batch) Seq(queryIndex) else Nil) ++ selected ++ Seq(distance) ++ (if (withRowId) Seq(rowId) else Nil)
+        (if (batch) Seq(queryIndex) else Nil) ++ selected ++ Seq(distance) ++ (if (keepRowId) Seq(rowId) else Nil)
       Project(output, result)
     }
   }

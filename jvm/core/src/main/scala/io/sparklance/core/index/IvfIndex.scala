@@ -1,0 +1,302 @@
+package io.sparklance.core.index
+
+import java.nio.ByteOrder
+import java.util.function.LongPredicate
+
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.vector.UInt8Vector
+
+import io.sparklance.core.{CorruptFileException, UnsupportedFeatureException}
+import io.sparklance.core.file.LanceFileReader
+import io.sparklance.core.storage.Storage
+import io.sparklance.proto.IndexProtos
+
+/**
+ * One segment of an IVF vector index that pylance built (IVF_FLAT, IVF_PQ or IVF_SQ; docs/dev/vector-index-format.md):
+ * the centroids of its partitions, from `index.idx`, and where each partition's rows are in `auxiliary.idx`, which
+ * holds each row's `_rowid` (a row address, or a stable row id) and its vector, exact or quantized.
+ *
+ * [[search]] is pylance's index search (§4 steps 1–4): the query's `nprobes` nearest partitions by their centroids,
+ * every allowed row of them measured as the index measures it, the `k` nearest kept, ties by row id. Only the
+ * probed partitions are read.
+ *
+ * @param indexType  `IVF_FLAT`, `IVF_PQ` or `IVF_SQ`
+ * @param distance   the distance the index was built for
+ */
+final class IvfIndex private (val dir: String, val indexType: String, val distance: Distance, val dim: Int,
+    centroids: Array[Float], offsets: Array[Long], lengths: Array[Int], storage: IvfStorage, store: Storage) {
+
+  def numPartitions: Int = lengths.length
+
+  /** The partitions the query (preprocessed) probes: the `nprobes` nearest centroids, ties by partition. */
+  private def probed(q: Array[Float], nprobes: Int): Array[Int] = {
+    val d = new Array[Float](numPartitions)
+    var p = 0
+    while (p < numPartitions) {
+      var s = 0.0f
+      var i = 0
+      while (i < dim) {
+        val c = centroids(p * dim + i)
+        if (distance == Distance.DOT) s += q(i) * c
+        else { val x = q(i) - c; s += x * x }
+        i += 1
+      }
+      // Cosine probes by squared L2 between the normalized query and the stored centroids (§4 step 2).
+      d(p) = if (distance == Distance.DOT) 1.0f - s else s
+      p += 1
+    }
+    (0 until numPartitions).sortBy(i => (d(i), i)).take(nprobes).toArray
+  }
+
+  /**
+   * The `k` rows nearest to `query` among the allowed rows of the `nprobes` partitions nearest to it: their row ids
+   * and distances as the index measures them (for IVF_PQ an approximation; for cosine IVF_PQ the squared L2 between
+   * normalized vectors), nearest first, ties by row id.
+   */
+  def search(query: Array[Double], nprobes: Int, k: Int, allowed: LongPredicate, allocator: BufferAllocator): IvfIndex.Found = {
+    if (query.length != dim) {
+      throw new io.sparklance.core.InvalidArgumentException(
+        s"the query vector has ${query.length} values; the index in $dir holds vectors of $dim.")
+    }
+    val q = IvfIndex.preprocess(query, distance)
+    val top = new TopRows(k)
+    val path = Storage.join(dir, IvfIndex.AuxiliaryFile)
+    IndexFiles.withReader(store, path) { reader =>
+      val fields = IndexFiles.fields(reader, "_rowid", storage.column)
+      val centroid = new Array[Float](dim)
+      probed(q, nprobes).foreach { p =>
+        val rows = lengths(p)
+        if (rows > 0) {
+          if (offsets(p) < 0 || offsets(p) + rows > reader.numRows) {
+            throw new CorruptFileException(path, s"partition $p spans rows [${offsets(p)}, ${offsets(p) + rows}), past its ${reader.numRows} rows")
+          }
+          System.arraycopy(centroids, p * dim, centroid, 0, dim)
+          val root = reader.read(fields, offsets(p), offsets(p) + rows, allocator)
+          try {
+            val ids = root.getVector(0).asInstanceOf[UInt8Vector]
+            val payload = storage.decode(path, root.getVector(1), rows)
+            val d = storage.distances(q, centroid, payload, rows)
+            var i = 0
+            while (i < rows) {
+              val id = ids.get(i)
+              if (allowed.test(id)) top.offer(d(i), id)
+              i += 1
+            }
+          } finally root.close()
+        }
+      }
+    }
+    top.result()
+  }
+
+  override def toString: String = s"$indexType(${distance.lanceName()}, $numPartitions partitions)"
+}
+
+object IvfIndex {
+  val IndexFile = "index.idx"
+  val AuxiliaryFile = "auxiliary.idx"
+
+  /** The index types this reader searches. */
+  val Searchable: Set[String] = Set("IVF_FLAT", "IVF_PQ", "IVF_SQ")
+
+  /** Row ids and their distances, nearest first. */
+  final case class Found(rowIds: Array[Long], distances: Array[Float])
+
+  /** The query as the index searches it: float32, normalized for cosine (§4 step 1). */
+  def preprocess(query: Array[Double], distance: Distance): Array[Float] = {
+    val q = query.map(_.toFloat)
+    if (distance == Distance.COSINE) {
+      var s = 0.0f
+      q.foreach(x => s += x * x)
+      val norm = math.sqrt(s.toDouble).toFloat
+      var i = 0
+      while (i < q.length) { q(i) = q(i) / norm; i += 1 }
+    }
+    q
+  }
+
+  private val json = new ObjectMapper()
+
+  /** The index type and distance `index.idx` records (its `lance:index` schema metadata), without reading more. */
+  def describe(store: Storage, dir: String): (String, Distance) = {
+    val path = Storage.join(dir, IndexFile)
+    IndexFiles.withReader(store, path)(reader => typeAndDistance(path, reader))
+  }
+
+  private def typeAndDistance(path: String, reader: LanceFileReader): (String, Distance) = {
+    import IndexFiles.SchemaMetadata
+    val meta = reader.schemaMetadataString("lance:index").getOrElse(
+      throw new CorruptFileException(path, "its schema metadata has no 'lance:index'"))
+    val node = parse(path, "lance:index", meta)
+    val t = Option(node.get("type")).map(_.asText).getOrElse(
+      throw new CorruptFileException(path, s"its 'lance:index' metadata $meta has no type"))
+    val d = Option(node.get("distance_type")).map(_.asText).getOrElse("l2")
+    (t, Distance.named(d, s"$path distance_type"))
+  }
+
+  private def parse(path: String, key: String, text: String): JsonNode =
+    try json.readTree(text)
+    catch { case NonFatal(e) => throw new CorruptFileException(path, s"its schema metadata '$key' is not JSON: ${e.getMessage}", e) }
+
+  /** The IVF message of the global buffer that the file's `lance:ivf` metadata names (§1.2: 0 is the schema). */
+  private def ivf(path: String, reader: LanceFileReader): IndexProtos.IVF = {
+    import IndexFiles.SchemaMetadata
+    val position = reader.schemaMetadataString("lance:ivf").map(IndexFiles.positiveInt(path, "lance:ivf", _)).getOrElse(
+      throw new CorruptFileException(path, "its schema metadata has no 'lance:ivf'"))
+    try IndexProtos.IVF.parseFrom(reader.globalBuffer(position))
+    catch { case e: com.google.protobuf.InvalidProtocolBufferException =>
+      throw new CorruptFileException(path, s"its global buffer $position is not an IVF message: ${e.getMessage}", e) }
+  }
+
+  /** A tensor's values as floats, checked to hold `count` of them. */
+  private def floats(path: String, what: String, t: IndexProtos.Tensor, count: Long): Array[Float] = {
+    val bytes = t.getData.asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN)
+    val width = t.getDataType match {
+      case IndexProtos.Tensor.DataType.FLOAT16 => 2
+      case IndexProtos.Tensor.DataType.FLOAT32 => 4
+      case IndexProtos.Tensor.DataType.FLOAT64 => 8
+      case other => throw new UnsupportedFeatureException(s"Cannot search the vector index at $path: its $what are $other; " +
+        "sparklance reads float16, float32 and float64 ones. Search with bypass_vector_index => true.")
+    }
+    if (count > Int.MaxValue || bytes.remaining() != count * width) {
+      throw new CorruptFileException(path, s"its $what hold ${bytes.remaining()} bytes, not $count values of $width bytes")
+    }
+    val out = new Array[Float](count.toInt)
+    var i = 0
+    while (i < out.length) {
+      out(i) = width match {
+        case 2 => IvfStorage.halfToFloat(bytes.getShort(i * 2))
+        case 4 => bytes.getFloat(i * 4)
+        case _ => bytes.getDouble(i * 8).toFloat
+      }
+      i += 1
+    }
+    out
+  }
+
+  /**
+   * The index segment in `dir`: its type and distance, centroids, partition layout and quantizer, read and checked.
+   * A type this reader does not search (HNSW, RQ) is an [[UnsupportedFeatureException]].
+   */
+  def open(store: Storage, dir: String): IvfIndex = {
+    val indexPath = Storage.join(dir, IndexFile)
+    val (indexType, distance, centroidTensor) = IndexFiles.withReader(store, indexPath) { reader =>
+      val (t, d) = typeAndDistance(indexPath, reader)
+      if (!Searchable.contains(t)) {
+        throw new UnsupportedFeatureException(s"Cannot search the vector index at $dir: it is $t, and sparklance searches " +
+          s"${Searchable.toSeq.sorted.mkString(", ")} indexes. Search with bypass_vector_index => true.")
+      }
+      val model = ivf(indexPath, reader)
+      if (!model.hasCentroidsTensor) throw new CorruptFileException(indexPath, "its IVF message has no centroids")
+      (t, d, model.getCentroidsTensor)
+    }
+    val shape = centroidTensor.getShapeList.asScala.map(_.longValue & 0xFFFFFFFFL)
+    if (shape.size != 2 || shape(0) <= 0 || shape(1) <= 0) {
+      throw new CorruptFileException(indexPath, s"its centroids have shape [${shape.mkString(", ")}], not [partitions, dim]")
+    }
+    val (partitions, dim) = (shape(0).toInt, shape(1).toInt)
+    val centroids = floats(indexPath, "centroids", centroidTensor, shape(0) * shape(1))
+    val auxPath = Storage.join(dir, AuxiliaryFile)
+    IndexFiles.withReader(store, auxPath) { reader =>
+      import IndexFiles.SchemaMetadata
+      val model = ivf(auxPath, reader)
+      val lengths = model.getLengthsList.asScala.map(_.intValue).toArray
+      val offsets = model.getOffsetsList.asScala.map(_.longValue).toArray
+      if (lengths.length != partitions || offsets.length != partitions) {
+        throw new CorruptFileException(auxPath, s"its IVF message lists ${offsets.length} offsets and ${lengths.length} " +
+          s"lengths for the $partitions partitions of $IndexFile")
+      }
+      if (lengths.exists(_ < 0)) throw new CorruptFileException(auxPath, "a partition has a negative length")
+      val stored = reader.schemaMetadataString("storage_metadata").getOrElse(
+        throw new CorruptFileException(auxPath, "its schema metadata has no 'storage_metadata'"))
+      // A JSON array of one JSON string holding the quantizer's metadata (§1.4).
+      val outer = parse(auxPath, "storage_metadata", stored)
+      if (!outer.isArray || outer.size != 1 || !outer.get(0).isTextual) {
+        throw new CorruptFileException(auxPath, s"its 'storage_metadata' is $stored, not an array of one JSON string")
+      }
+      val meta = parse(auxPath, "storage_metadata", outer.get(0).asText)
+      def int(key: String): Int = Option(meta.get(key)).filter(_.canConvertToInt).map(_.asInt).getOrElse(
+        throw new CorruptFileException(auxPath, s"its storage metadata ${outer.get(0).asText} has no whole number '$key'"))
+      val storage = indexType match {
+        case "IVF_FLAT" =>
+          if (int("dim") != dim) throw new CorruptFileException(auxPath, s"it holds vectors of ${int("dim")}, the centroids $dim")
+          IvfStorage.Flat(dim, distance)
+        case "IVF_PQ" =>
+          val (m, nbits) = (int("num_sub_vectors"), int("nbits"))
+          if (int("dimension") != dim || m <= 0 || dim % m != 0 || (nbits != 8 && nbits != 4) || (nbits == 4 && m % 2 != 0)) {
+            throw new CorruptFileException(auxPath, s"its PQ metadata ${outer.get(0).asText} does not fit vectors of $dim")
+          }
+          if (nbits == 4) {
+            // pylance measures 4-bit codes through a table quantized to bytes, over the first rows of a partition
+            // measured exactly; its rows differ from a float32 search, so such an index is not searched.
+            throw new UnsupportedFeatureException(s"Cannot search the vector index at $dir: it is IVF_PQ with 4-bit codes, " +
+              "which sparklance does not search yet. Search with bypass_vector_index => true.")
+          }
+          val position = int("codebook_position")
+          val codebook = try IndexProtos.Tensor.parseFrom(reader.globalBuffer(position))
+          catch { case e: com.google.protobuf.InvalidProtocolBufferException =>
+            throw new CorruptFileException(auxPath, s"its global buffer $position is not a codebook tensor: ${e.getMessage}", e) }
+          val transposed = Option(meta.get("transposed")).forall(_.asBoolean(true))
+          IvfStorage.Pq(dim, m, nbits, floats(auxPath, "codebook", codebook, (1L << nbits) * dim), transposed, distance)
+        case _ =>
+          if (int("dim") != dim || int("num_bits") != 8) {
+            throw new CorruptFileException(auxPath, s"its SQ metadata ${outer.get(0).asText} does not fit vectors of $dim")
+          }
+          val bounds = Option(meta.get("bounds")).getOrElse(throw new CorruptFileException(auxPath, "its SQ metadata has no bounds"))
+          val (start, end) = (bounds.path("start").asDouble(Double.NaN), bounds.path("end").asDouble(Double.NaN))
+          if (start.isNaN || end.isNaN || !(end > start)) {
+            throw new CorruptFileException(auxPath, s"its SQ bounds are [$start, $end]")
+          }
+          IvfStorage.Sq(dim, start, end, distance)
+      }
+      new IvfIndex(dir, indexType, distance, dim, centroids, offsets, lengths, storage, store)
+    }
+  }
+}
+
+/** The `k` smallest (distance, row id) pairs offered, in a bounded max-heap of primitives. */
+private[index] final class TopRows(k: Int) {
+  private val d = new Array[Float](k)
+  private val id = new Array[Long](k)
+  private var size = 0
+
+  /** Whether (da, ia) comes after (db, ib): farther, or as far with a larger row id. */
+  private def after(da: Float, ia: Long, db: Float, ib: Long): Boolean = {
+    val c = java.lang.Float.compare(da, db)
+    c > 0 || (c == 0 && java.lang.Long.compareUnsigned(ia, ib) > 0)
+  }
+
+  def offer(distance: Float, rowId: Long): Unit = {
+    if (distance.isNaN || k == 0) return
+    if (size < k) {
+      var i = size
+      size += 1
+      while (i > 0 && after(distance, rowId, d((i - 1) / 2), id((i - 1) / 2))) {
+        d(i) = d((i - 1) / 2); id(i) = id((i - 1) / 2); i = (i - 1) / 2
+      }
+      d(i) = distance; id(i) = rowId
+    } else if (after(d(0), id(0), distance, rowId)) {
+      var i = 0
+      var done = false
+      while (!done) {
+        val l = 2 * i + 1
+        if (l >= size) done = true
+        else {
+          val c = if (l + 1 < size && after(d(l + 1), id(l + 1), d(l), id(l))) l + 1 else l
+          if (after(d(c), id(c), distance, rowId)) { d(i) = d(c); id(i) = id(c); i = c } else done = true
+        }
+      }
+      d(i) = distance; id(i) = rowId
+    }
+  }
+
+  /** The pairs kept, nearest first. */
+  def result(): IvfIndex.Found = {
+    val order = (0 until size).sortWith((a, b) => after(d(b), id(b), d(a), id(a)))
+    IvfIndex.Found(order.map(id(_)).toArray, order.map(d(_)).toArray)
+  }
+}

@@ -1,0 +1,214 @@
+package io.sparklance.core.index
+
+import org.apache.arrow.vector.{FieldVector, Float4Vector, Float8Vector, UInt1Vector}
+import org.apache.arrow.vector.types.FloatingPointPrecision
+import org.apache.arrow.vector.types.pojo.ArrowType
+import org.apache.arrow.vector.complex.FixedSizeListVector
+
+import io.sparklance.core.CorruptFileException
+
+/**
+ * How an IVF index's `auxiliary.idx` holds the vectors of a partition (docs/dev/vector-index-format.md §1.4, §2.3,
+ * §2.4), and the distance of a query to each of them as pylance's index search computes it (§4 step 3). A
+ * partition's payload is decoded from the file's code column into a plain array: floats for FLAT, one code per
+ * sub-vector (0 to 2^nbits - 1, row-major) for PQ, one byte per dimension for SQ.
+ */
+private[index] sealed abstract class IvfStorage {
+  /** The file's column holding the vectors or their codes. */
+  def column: String
+
+  /** The partition's `rows` vectors from the column's values (a fixed-size list), decoded. */
+  def decode(path: String, values: FieldVector, rows: Int): AnyRef
+
+  /**
+   * The distance of the (preprocessed: normalized for cosine) query `q` to each of the `rows` vectors of `payload`,
+   * for partition `centroid` (the partition's centroid, for residual quantizers).
+   */
+  def distances(q: Array[Float], centroid: Array[Float], payload: AnyRef, rows: Int): Array[Float]
+}
+
+private[index] object IvfStorage {
+
+  /** Exact vectors (IVF_FLAT); for cosine they are stored normalized. */
+  final case class Flat(dim: Int, distance: Distance) extends IvfStorage {
+    def column: String = "flat"
+
+    def decode(path: String, values: FieldVector, rows: Int): AnyRef = {
+      val child = listValues(path, values, dim, rows)
+      val out = new Array[Float](rows * dim)
+      var i = 0
+      child match {
+        case f: Float4Vector => while (i < out.length) { out(i) = f.get(i); i += 1 }
+        case f: Float8Vector => while (i < out.length) { out(i) = f.get(i).toFloat; i += 1 }
+        // Half floats by their bits: the Arrow of the Spark 3.x builds has no Float2Vector.
+        case f if f.getField.getType == new ArrowType.FloatingPoint(FloatingPointPrecision.HALF) =>
+          val buf = f.getDataBuffer
+          while (i < out.length) { out(i) = halfToFloat(buf.getShort(i * 2L)); i += 1 }
+        case other => throw new CorruptFileException(path, s"its column '$column' holds ${other.getField.getType}, not floats")
+      }
+      out
+    }
+
+    def distances(q: Array[Float], centroid: Array[Float], payload: AnyRef, rows: Int): Array[Float] = {
+      val v = payload.asInstanceOf[Array[Float]]
+      val out = new Array[Float](rows)
+      val qd = q.map(_.toDouble)
+      var r = 0
+      while (r < rows) {
+        out(r) = distance.between(qd, v, r * dim).toFloat
+        r += 1
+      }
+      out
+    }
+  }
+
+  /**
+   * Product quantization (IVF_PQ): `m` sub-vectors of `dim / m` values, each coded by `nbits` bits as the nearest of
+   * the sub-vector's `2^nbits` codewords. `codebook` is `[m][2^nbits][dim / m]` (§2.3). For l2 and cosine the codes
+   * are of the residual to the partition's centroid; for dot of the vector itself.
+   */
+  final case class Pq(dim: Int, m: Int, nbits: Int, codebook: Array[Float], transposed: Boolean, distance: Distance)
+      extends IvfStorage {
+    def column: String = "__pq_code"
+    private val bytesPerRow = m * nbits / 8
+    private val codewords = 1 << nbits
+    private val subDim = dim / m
+
+    def decode(path: String, values: FieldVector, rows: Int): AnyRef = {
+      val child = listValues(path, values, bytesPerRow, rows) match {
+        case u: UInt1Vector => u
+        case other => throw new CorruptFileException(path, s"its column '$column' holds ${other.getField.getType}, not uint8 codes")
+      }
+      val codes = new Array[Byte](rows * m)
+      var i = 0
+      while (i < rows) {
+        var b = 0
+        while (b < bytesPerRow) {
+          // Transposed (§2.3): the partition's bytes are [bytesPerRow][rows].
+          val byte = child.get(if (transposed) b * rows + i else i * bytesPerRow + b)
+          if (nbits == 8) codes(i * m + b) = byte
+          else {
+            codes(i * m + 2 * b) = (byte & 0x0F).toByte
+            codes(i * m + 2 * b + 1) = ((byte >> 4) & 0x0F).toByte
+          }
+          b += 1
+        }
+        i += 1
+      }
+      codes
+    }
+
+    def distances(q: Array[Float], centroid: Array[Float], payload: AnyRef, rows: Int): Array[Float] = {
+      val codes = payload.asInstanceOf[Array[Byte]]
+      // The table of each sub-vector's distance to each codeword, in float32 as pylance computes it (§4 step 3).
+      val table = new Array[Float](m * codewords)
+      val dot = distance == Distance.DOT
+      var j = 0
+      while (j < m) {
+        var c = 0
+        while (c < codewords) {
+          val base = (j * codewords + c) * subDim
+          var s = 0.0f
+          var d = 0
+          while (d < subDim) {
+            val x = q(j * subDim + d)
+            if (dot) s += x * codebook(base + d)
+            else {
+              val diff = (x - centroid(j * subDim + d)) - codebook(base + d)
+              s += diff * diff
+            }
+            d += 1
+          }
+          table(j * codewords + c) = if (dot) -s else s
+          c += 1
+        }
+        j += 1
+      }
+      val out = new Array[Float](rows)
+      var r = 0
+      while (r < rows) {
+        var s = 0.0f
+        j = 0
+        while (j < m) {
+          s += table(j * codewords + (codes(r * m + j) & 0xFF))
+          j += 1
+        }
+        out(r) = if (dot) 1.0f + s else s
+        r += 1
+      }
+      out
+    }
+  }
+
+  /**
+   * Scalar quantization (IVF_SQ): each value coded by 8 bits over the global range [start, end] (§2.4); the distance
+   * is the squared difference of the codes, scaled back (§4 step 3, l2).
+   */
+  final case class Sq(dim: Int, start: Double, end: Double, distance: Distance) extends IvfStorage {
+    def column: String = "__sq_code"
+
+    def decode(path: String, values: FieldVector, rows: Int): AnyRef = {
+      val child = listValues(path, values, dim, rows) match {
+        case u: UInt1Vector => u
+        case other => throw new CorruptFileException(path, s"its column '$column' holds ${other.getField.getType}, not uint8 codes")
+      }
+      val codes = new Array[Byte](rows * dim)
+      var i = 0
+      while (i < codes.length) { codes(i) = child.get(i); i += 1 }
+      codes
+    }
+
+    /** The query's codes: `floor((x - start) * 255 / (end - start))` in double, saturated to 0..255. */
+    def quantize(q: Array[Float]): Array[Int] = q.map { x =>
+      val c = math.floor((x.toDouble - start) * 255.0 / (end - start))
+      if (c.isNaN || c < 0) 0 else if (c > 255) 255 else c.toInt
+    }
+
+    def distances(q: Array[Float], centroid: Array[Float], payload: AnyRef, rows: Int): Array[Float] = {
+      val codes = payload.asInstanceOf[Array[Byte]]
+      val qc = quantize(q)
+      val scale = ((end - start) * (end - start) / (255.0 * 255.0)).toFloat
+      val out = new Array[Float](rows)
+      var r = 0
+      while (r < rows) {
+        var s = 0L
+        var d = 0
+        while (d < dim) {
+          val diff = (codes(r * dim + d) & 0xFF) - qc(d)
+          s += diff * diff
+          d += 1
+        }
+        out(r) = s.toFloat * scale
+        r += 1
+      }
+      out
+    }
+  }
+
+  /** The float32 value of IEEE 754 half-precision bits (exact: every half float is a float). */
+  def halfToFloat(h: Short): Float = {
+    val bits = h & 0xFFFF
+    val sign = (bits >>> 15) << 31
+    val exponent = (bits >>> 10) & 0x1F
+    val mantissa = bits & 0x3FF
+    if (exponent == 0) {
+      val v = mantissa * java.lang.Float.intBitsToFloat(0x33800000) // 2^-24
+      if (sign != 0) -v else v
+    } else if (exponent == 31) java.lang.Float.intBitsToFloat(sign | 0x7F800000 | (mantissa << 13))
+    else java.lang.Float.intBitsToFloat(sign | ((exponent + 112) << 23) | (mantissa << 13))
+  }
+
+  /** The child values of a fixed-size list column of `width` values per row, checked to hold `rows` rows. */
+  private def listValues(path: String, values: FieldVector, width: Int, rows: Int): FieldVector = values match {
+    case l: FixedSizeListVector =>
+      if (l.getListSize != width) {
+        throw new CorruptFileException(path, s"its column '${l.getName}' holds lists of ${l.getListSize} values, not $width")
+      }
+      val child = l.getDataVector
+      if (child.getValueCount < rows.toLong * width) {
+        throw new CorruptFileException(path, s"its column '${l.getName}' has ${child.getValueCount} values for $rows rows of $width")
+      }
+      child
+    case other => throw new CorruptFileException(path, s"its column '${other.getName}' is ${other.getField.getType}, not a fixed-size list")
+  }
+}

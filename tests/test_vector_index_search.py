@@ -1,0 +1,212 @@
+"""``vector_search`` served by the vector indexes pylance builds (IVF_FLAT, IVF_PQ, IVF_SQ) against pylance 14's
+``to_table(nearest=...)`` with the same ``nprobes`` and ``refine_factor``.
+
+Tables are drawn from ``SPARKLANCE_FUZZ_SEED``: clustered float32 vectors (float16 and float64 in a test of their
+own) in several fragments, with or without stable row ids; pylance builds the index (a few partitions, PQ sub-vectors dividing the dimension), rows are then
+deleted and a fragment may be appended that the index does not cover. For random queries, ``nprobes``,
+``refine_factor``, ``k`` and filters (before or after the search), our rows must be pylance's and our distances
+pylance's to float32 rounding (rows may differ only where two distances are that close). ``SPARKLANCE_FUZZ_N`` is the
+number of tables per index type (``SPARKLANCE_FUZZ_N=10`` for a long run).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import sys
+from pathlib import Path
+from typing import List, Tuple
+
+import lance
+import numpy as np
+import pyarrow as pa
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "python"))
+
+from conftest import SPARK_LINE, lance_raises, start_spark, warehouse_with  # noqa: E402
+
+from sparklance import LanceTable  # noqa: E402
+from sparklance.errors import CorruptFileError, StorageError  # noqa: E402
+
+SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261126"))
+N = int(os.environ.get("SPARKLANCE_FUZZ_N", "1"))
+TOL = 2e-5
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory):
+    session = start_spark("test_vector_index_search", warehouse_with(tmp_path_factory, "vis_wh"))
+    yield session
+    session.stop()
+
+
+def indexed_table(rng: random.Random, path: Path, index_type: str, metric: str, unindexed: bool,
+                  stable: bool, num_bits: int = 8, dtype: str = "float32") -> Tuple[lance.LanceDataset, int]:
+    """A table of ``id``, ``tag``, ``emb`` (vectors of ``dtype``) with an index pylance built, rows deleted after the
+    build, and (``unindexed``) a fragment appended after it."""
+    dim = rng.choice([8, 12, 16, 32])
+    n = rng.randint(1200, 2400)
+    nprng = np.random.default_rng(rng.randrange(2 ** 32))
+    centers = nprng.normal(0, 3, (rng.randint(3, 10), dim))
+
+    def rows(start: int, count: int) -> pa.Table:
+        v = (centers[nprng.integers(0, len(centers), count)] + nprng.normal(0, 1, (count, dim))).astype(dtype)
+        return pa.table({"id": pa.array(range(start, start + count), pa.int64()),
+                         "tag": pa.array([rng.choice(["a", "b", "c"]) for _ in range(count)]),
+                         "emb": pa.FixedSizeListArray.from_arrays(pa.array(v.ravel()), dim)})
+
+    ds = lance.write_dataset(rows(0, n), str(path), max_rows_per_file=rng.choice([400, 700, n]),
+                             enable_stable_row_ids=stable)
+    params = {"num_partitions": rng.choice([4, 8, 16]), "metric": metric}
+    if index_type == "IVF_PQ":
+        params["num_sub_vectors"] = rng.choice([m for m in (2, 4, 8) if dim % m == 0])
+        params["num_bits"] = num_bits
+    ds.create_index("emb", index_type=index_type, **params)
+    if unindexed:
+        ds = lance.write_dataset(rows(n, rng.randint(50, 300)), str(path), mode="append")
+    if rng.random() < 0.7:
+        ds.delete(f"id % {rng.randint(3, 9)} = 1")
+    return lance.dataset(str(path)), dim
+
+
+def compare(ours: List[Tuple[int, float]], theirs: List[Tuple[int, float]], what: str, tol: float = TOL) -> None:
+    """The same distances position by position, and the same rows wherever a distance is not within ``tol``
+    (float32 rounding) of another one (or, at the end, of a row not returned)."""
+    def close(a: float, b: float) -> bool:
+        return abs(a - b) <= tol * max(1.0, abs(a), abs(b))
+
+    assert len(ours) == len(theirs), f"{what}: {len(ours)} rows, pylance {len(theirs)}\nours {ours}\npylance {theirs}"
+    distances = [d for _, d in ours] + [d for _, d in theirs]
+    for i, ((oid, od), (tid, td)) in enumerate(zip(ours, theirs)):
+        assert close(od, td), f"{what}: distance {od} at {i} where pylance has {td}\nours {ours}\npylance {theirs}"
+        tied = sum(1 for d in distances if close(d, od)) > 2 or i == len(ours) - 1
+        assert oid == tid or tied, f"{what}: row {oid} at {i} where pylance has {tid}\nours {ours}\npylance {theirs}"
+    if all(sum(1 for d in distances if close(d, od)) == 2 for _, od in ours[:-1]):
+        assert [i for i, _ in ours[:-1]] == [i for i, _ in theirs[:-1]], what
+
+
+def search_both(spark, ds, path, q, k, metric, what, **opts):
+    nearest = {"column": "emb", "q": q.astype(np.float32), "k": k, "metric": metric}
+    for key in ("nprobes", "refine_factor"):
+        if opts.get(key) is not None:
+            nearest[key] = opts[key]
+    if opts.get("bypass_vector_index"):
+        nearest["use_index"] = False
+    filt, prefilter, tol = opts.get("filter"), opts.get("prefilter", False), opts.pop("tol", TOL)
+    theirs_t = ds.to_table(nearest=nearest, filter=filt, prefilter=prefilter, with_row_id=True, columns=["id"])
+    ours_df = LanceTable.for_path(spark, str(path)).search(
+        [float(x) for x in q], k=k, column="emb", metric=metric, filter=filt, prefilter=prefilter,
+        columns=["id"], with_row_id=True, **{k2: v for k2, v in opts.items() if k2 not in ("filter", "prefilter")})
+    rows = ours_df.collect()
+    ours = [(r._rowid, r._distance) for r in rows]
+    theirs = list(zip(theirs_t["_rowid"].to_pylist(), theirs_t["_distance"].to_pylist()))
+    if filt is not None and not prefilter:
+        # Rows as near as the k-th may take its place in either search, and the filter after the search hides which
+        # did (pylance breaks such a tie at the k-th row by its partition order): the rows equally near are left out.
+        unfiltered = ds.to_table(nearest={**nearest, "k": k + 1}, with_row_id=True, columns=["id"])["_distance"].to_pylist()
+        if len(unfiltered) == k + 1 and abs(unfiltered[k] - unfiltered[k - 1]) <= tol * max(1.0, abs(unfiltered[k])):
+            def near(d):
+                return abs(d - unfiltered[k]) <= tol * max(1.0, abs(d))
+            ours, theirs = [r for r in ours if not near(r[1])], [r for r in theirs if not near(r[1])]
+    compare(ours, theirs, what, tol)
+    return rows
+
+
+@pytest.mark.parametrize("index_type", ["IVF_FLAT", "IVF_PQ", "IVF_SQ"])
+def test_index_search_matches_pylance(spark, tmp_path, index_type):
+    rng = random.Random(f"{SEED}-{index_type}")
+    for t in range(N * 3):
+        metric = "l2" if index_type == "IVF_SQ" else ["l2", "cosine", "dot"][t % 3]
+        unindexed, stable = rng.random() < 0.5, rng.random() < 0.3
+        path = tmp_path / f"{index_type}{t}.lance"
+        ds, dim = indexed_table(rng, path, index_type, metric, unindexed, stable)
+        for _ in range(4):
+            q = np.array([rng.gauss(0, 3) for _ in range(dim)], dtype=np.float32).astype(np.float64)
+            k = rng.randint(1, 30)
+            nprobes = rng.choice([1, 2, 3, 5, 16])
+            refine = rng.choice([None, None, 1, 3])
+            filt = rng.choice([None, None, "tag = 'a'", "id % 4 <> 0"])
+            prefilter = filt is not None and rng.random() < 0.5
+            what = (f"seed {SEED} {index_type} {metric} table {t} (dim {dim}, unindexed {unindexed}, stable ids "
+                    f"{stable}) k={k} nprobes={nprobes} refine={refine} filter={filt} prefilter={prefilter}")
+            search_both(spark, ds, path, q, k, metric, what, nprobes=nprobes, refine_factor=refine, filter=filt,
+                        prefilter=prefilter)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float64"])
+def test_float16_and_float64_vectors(spark, tmp_path, dtype):
+    """pylance indexes float16 and float64 vectors too; it measures float16 ones in float16, hence the tolerance."""
+    if dtype == "float16" and SPARK_LINE < (4, 0):
+        pytest.skip("Spark 3.x's Arrow has no half floats")
+    rng = random.Random(f"{SEED}-{dtype}")
+    for index_type in ("IVF_FLAT", "IVF_PQ", "IVF_SQ"):
+        path = tmp_path / f"{dtype}{index_type}.lance"
+        ds, dim = indexed_table(rng, path, index_type, "l2", unindexed=rng.random() < 0.5, stable=False, dtype=dtype)
+        for _ in range(2):
+            q = np.array([rng.gauss(0, 3) for _ in range(dim)], dtype=np.float32).astype(np.float64)
+            search_both(spark, ds, path, q, rng.randint(1, 20), "l2", f"{dtype} {index_type}", nprobes=rng.choice([1, 2, 4]),
+                        refine_factor=rng.choice([None, 2]), tol=2e-3 if dtype == "float16" else TOL)
+
+
+def test_bypass_other_metric_batch_and_explain(spark, tmp_path):
+    rng = random.Random(SEED + 1)
+    path = tmp_path / "b.lance"
+    ds, dim = indexed_table(rng, path, "IVF_PQ", "l2", unindexed=False, stable=False)
+    q = np.array([rng.gauss(0, 3) for _ in range(dim)], dtype=np.float32).astype(np.float64)
+    # An exact search, asked for or because the index is for another distance, is pylance's exact search.
+    search_both(spark, ds, path, q, 10, "l2", "bypass", bypass_vector_index=True)
+    exact = search_both(spark, ds, path, q, 10, "cosine", "cosine over an l2 index", nprobes=1)
+    # 4-bit PQ codes are not searched (pylance measures them through a quantized table): the search is exact.
+    path4 = tmp_path / "b4.lance"
+    ds4, dim4 = indexed_table(rng, path4, "IVF_PQ", "l2", unindexed=False, stable=False, num_bits=4)
+    q4 = np.array([rng.gauss(0, 3) for _ in range(dim4)], dtype=np.float32).astype(np.float64)
+    search_both(spark, ds4, path4, q4, 10, "l2", "4-bit PQ", bypass_vector_index=True)
+    assert [(r._rowid, r._distance) for r in LanceTable.for_path(spark, str(path4)).search(
+        [float(x) for x in q4], k=10, column="emb", nprobes=1, with_row_id=True).collect()] == \
+        [(r._rowid, r._distance) for r in LanceTable.for_path(spark, str(path4)).search(
+            [float(x) for x in q4], k=10, column="emb", bypass_vector_index=True, with_row_id=True).collect()]
+    approximate = search_both(spark, ds, path, q, 10, "l2", "index", nprobes=1)
+    assert [r._distance for r in approximate] != [r._distance for r in
+                                                  LanceTable.for_path(spark, str(path)).search(
+                                                      [float(x) for x in q], k=10, column="emb", bypass_vector_index=True
+                                                  ).collect()], "the index's PQ distances are approximate"
+    table = LanceTable.for_path(spark, str(path))
+    # A batch: each query's rows are those of its own search.
+    qs = [np.array([rng.gauss(0, 3) for _ in range(dim)], dtype=np.float32).astype(np.float64) for _ in range(3)]
+    batch = table.search([[float(x) for x in v] for v in qs], k=7, column="emb", nprobes=2, with_row_id=True,
+                         offset=1).collect()
+    for i, v in enumerate(qs):
+        single = table.search([float(x) for x in v], k=7, column="emb", nprobes=2, with_row_id=True, offset=1).collect()
+        assert [(r._rowid, r._distance) for r in batch if r.query_index == i] == \
+            [(r._rowid, r._distance) for r in single], f"query {i}"
+    # EXPLAIN names the index that served the search.
+    vec = ", ".join(str(float(x)) for x in q)
+    name = f"'lance.`{path}`'"
+    plan = "\n".join(r[0] for r in spark.sql(
+        f"EXPLAIN SELECT * FROM vector_search({name}, array({vec}), 'emb', 5, 'l2', NULL, NULL, 3)").collect())
+    assert "IVF_PQ index 'emb_idx' on emb" in plan and "nprobes=3" in plan, plan
+    plan = "\n".join(r[0] for r in spark.sql(
+        f"EXPLAIN SELECT * FROM vector_search({name}, array({vec}), 'emb', 5, 'cosine')").collect())
+    assert "vector_index" not in plan, plan
+    assert len(exact) == 10
+
+
+def test_damaged_index_is_a_clear_error(spark, tmp_path):
+    rng = random.Random(SEED + 2)
+    path = tmp_path / "d.lance"
+    ds, dim = indexed_table(rng, path, "IVF_FLAT", "l2", unindexed=False, stable=False)
+    index_dir = path / "_indices" / ds.list_indices()[0]["uuid"]
+    aux = index_dir / "auxiliary.idx"
+    data = aux.read_bytes()
+    aux.write_bytes(data[: len(data) // 2])
+    q = [0.0] * dim
+    with lance_raises(CorruptFileError, match="auxiliary.idx"):
+        LanceTable.for_path(spark, str(path)).search(q, k=3, column="emb").collect()
+    # Bypassing the index still searches.
+    assert len(LanceTable.for_path(spark, str(path)).search(q, k=3, column="emb", bypass_vector_index=True).collect()) == 3
+    shutil.rmtree(index_dir)
+    with lance_raises(StorageError, match="index.idx does not exist"):
+        LanceTable.for_path(spark, str(path)).search(q, k=3, column="emb").collect()
