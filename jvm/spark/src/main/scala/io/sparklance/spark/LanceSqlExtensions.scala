@@ -190,19 +190,19 @@ object LanceSqlParser {
     override def run(spark: SparkSession): Seq[Row] = {
       val replace = options.get("replace").map(v => Parse.boolean(v).getOrElse(throw new LanceSparkException(
         new InvalidArgumentException(s"Index option replace must be true or false, not '$v'.")))).getOrElse(false)
-      LanceIndexes.create(spark, location(spark, table), name, kind, column, options - "replace", replace).collect().toSeq
+      LanceIndexes.create(spark, location(spark, table), name, kind, column, options - "replace", replace)
     }
   }
 
   /** Brings an index up to date with the latest version: the fragments it does not cover are indexed and merged in. */
   case class OptimizeIndexCommand(table: Seq[String], name: String) extends LeafRunnableCommand {
     override val output: Seq[Attribute] = indexColumns
-    override def run(spark: SparkSession): Seq[Row] = LanceIndexes.optimize(spark, location(spark, table), name).collect().toSeq
+    override def run(spark: SparkSession): Seq[Row] = LanceIndexes.optimize(spark, location(spark, table), name)
   }
 
   case class ShowIndexesCommand(table: Seq[String]) extends LeafRunnableCommand {
     override val output: Seq[Attribute] = indexColumns
-    override def run(spark: SparkSession): Seq[Row] = LanceIndexes.list(spark, location(spark, table)).collect().toSeq
+    override def run(spark: SparkSession): Seq[Row] = LanceIndexes.list(spark, location(spark, table))
   }
 
   case class DropIndexCommand(table: Seq[String], name: String) extends LeafRunnableCommand {
