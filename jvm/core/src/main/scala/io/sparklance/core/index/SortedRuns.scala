@@ -52,7 +52,7 @@ private[index] object SortedRuns {
             if (c != 0) c else java.lang.Long.compareUnsigned(b.ids.get(b.row), a.ids.get(a.row))
           }
         })
-        live.foreach(heap.enqueue(_))
+        live.foreach(heap += _)
         while (heap.nonEmpty) {
           // The smallest run gives rows until it passes the next smallest.
           val c = heap.dequeue()
@@ -68,7 +68,7 @@ private[index] object SortedRuns {
             more = end == rows && c.nextChunk()
             if (!more) c.row = end
           }
-          if (c.hasRow) heap.enqueue(c)
+          if (c.hasRow) heap += c
         }
       }
     } finally {

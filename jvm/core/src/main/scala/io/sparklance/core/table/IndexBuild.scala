@@ -169,8 +169,18 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
     new IndexMetadata(meta, snapshot.manifest.path)
   }
 
-  /** Whether a fragment (by id) is in the version. */
-  private val kept: Long => Boolean = id => id <= 0xFFFFFFFFL && present.contains(id.toInt)
+  /**
+   * Whether a fragment (by id) is in the version: asked for every row of an old index merged, so looked up in an
+   * array where the ids are small enough (they usually are), else in the bitmap.
+   */
+  private val kept: Long => Boolean = {
+    val last = if (present.isEmpty) -1L else present.last & 0xFFFFFFFFL
+    if (last < (1 << 20)) {
+      val in = new Array[Boolean]((last + 1).toInt)
+      present.forEach((id: Int) => in(id) = true)
+      id => id >= 0 && id < in.length && in(id.toInt)
+    } else id => id <= 0xFFFFFFFFL && present.contains(id.toInt)
+  }
 
   /**
    * For bitmaps of stable row ids: the row ids live in the fragments the old index covers (from their row id
