@@ -206,7 +206,8 @@ public final class FastLanes {
     switch (t) {
       case 8: for (int i = 0; i < nWords; i++) out[outOff + i] = (byte) words[i]; break;
       case 16: for (int i = 0; i < nWords; i++) LittleEndian.putShort(out, outOff + 2 * i, (short) words[i]); break;
-      default: ByteBuffer.wrap(out, outOff, 4 * nWords).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer().put(words, 0, nWords);
+      default:
+        ByteBuffer.wrap(out, outOff, 4 * nWords).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer().put(words, 0, nWords);
     }
   }
 

@@ -177,7 +177,8 @@ public final class LeafShredder {
 
   static int nullsIn(FieldVector v, int from, int to) {
     if (from >= to) return 0;
-    if (v instanceof BaseFixedWidthVector || v instanceof BaseVariableWidthVector || v instanceof BaseLargeVariableWidthVector) {
+    if (v instanceof BaseFixedWidthVector || v instanceof BaseVariableWidthVector
+        || v instanceof BaseLargeVariableWidthVector) {
       return to - from - validIn(v.getValidityBuffer(), from, to);
     }
     int nulls = 0;
