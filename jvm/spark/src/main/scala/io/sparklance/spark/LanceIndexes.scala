@@ -4,8 +4,8 @@ import java.sql.Timestamp
 
 import scala.util.control.NonFatal
 
-import org.apache.spark.sql.{DataFrame, Row, SparkSession}
-import org.apache.spark.sql.types._
+import org.apache.spark.TaskContext
+import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.util.SerializableConfiguration
 
 import io.sparklance.core.table.{IndexBuild, Table, TimeTravel}
@@ -16,29 +16,51 @@ import io.sparklance.core.table.{IndexBuild, Table, TimeTravel}
  */
 object LanceIndexes {
 
-  /** Builds and commits index `name` of `kind` on `column`; returns the new version's index as one row. */
+  /**
+   * Builds and commits index `name` of `kind` on `column`; returns the new version's index as one row (the columns of
+   * [[list]]).
+   */
   def create(spark: SparkSession, location: String, name: String, kind: String, column: String,
-      options: Map[String, String], replace: Boolean): DataFrame = LanceSparkException.translate {
+      options: Map[String, String], replace: Boolean): Seq[Row] = LanceSparkException.translate {
     val conf = LanceCatalog.settingsFor(spark, location)
     val path = TableAccess.qualify(conf, location)
     val snapshot = TableAccess.load(conf, path, TimeTravel.Latest)
     run(spark, conf, snapshot.table.newIndex(snapshot, name, column, kind, options, replace))
   }
 
-  /** Runs a build's tasks as Spark tasks, then commits it; the new index as one row. */
-  private def run(spark: SparkSession, conf: org.apache.hadoop.conf.Configuration, build: IndexBuild): DataFrame = {
-    val serializableConf = new SerializableConfiguration(conf)
-    // In local mode the tasks run in this JVM, so their sorted runs can reach the merge without files.
-    val tasks = if (spark.sparkContext.isLocal) build.tasksInThisProcess else build.tasks
-    val root = build.root
+  /**
+   * Runs a build's tasks as Spark tasks, one per fragment, then commits it; the new index as one row. In local mode
+   * the tasks run in this JVM: their sorted runs reach the merge without files, and they use the build's storage, so
+   * no Hadoop configuration is shipped with them. The functions are named classes, which Spark's closure cleaner
+   * passes over.
+   */
+  private def run(spark: SparkSession, conf: org.apache.hadoop.conf.Configuration, build: IndexBuild): Seq[Row] = {
+    val sc = spark.sparkContext
     try {
-      val runs = if (tasks.isEmpty) Nil else spark.sparkContext.parallelize(tasks, tasks.size)
-        .map(t => Table.forPath(root, serializableConf.value).runIndexTask(t)).collect().toSeq
+      val (tasks, work) =
+        if (sc.isLocal) (build.tasksInThisProcess, new RunInThisProcess)
+        else (build.tasks, new RunAnywhere(build.root, new SerializableConfiguration(conf)))
+      val runs = if (tasks.isEmpty) Nil else sc.runJob(sc.parallelize(tasks, tasks.size), work).toSeq.flatten
       val index = build.commit(runs)
-      describe(spark, Seq(Row(index.name, index.kind.name, Seq(build.column.name), index.uuid,
-        index.fragmentBitmap.getCardinality, index.createdAt.map(Timestamp.from).orNull)))
+      Seq(Row(index.name, index.kind.name, Seq(build.column.name), index.uuid, index.fragmentBitmap.getCardinality,
+        index.createdAt.map(Timestamp.from).orNull))
     } catch {
       case NonFatal(e) => build.abort(); throw e
+    }
+  }
+
+  /** The tasks of a partition run in the driver's JVM, on the build's storage ([[IndexBuild.runInThisProcess]]). */
+  private final class RunInThisProcess extends ((TaskContext, Iterator[IndexBuild.Task]) => Array[String]) with Serializable {
+    override def apply(context: TaskContext, tasks: Iterator[IndexBuild.Task]): Array[String] =
+      tasks.map(IndexBuild.runInThisProcess).toArray
+  }
+
+  /** The tasks of a partition run on any executor, on the table at `root` opened with `conf`. */
+  private final class RunAnywhere(root: String, conf: SerializableConfiguration)
+      extends ((TaskContext, Iterator[IndexBuild.Task]) => Array[String]) with Serializable {
+    override def apply(context: TaskContext, tasks: Iterator[IndexBuild.Task]): Array[String] = {
+      val table = Table.forPath(root, conf.value)
+      tasks.map(table.runIndexTask).toArray
     }
   }
 
@@ -48,7 +70,7 @@ object LanceIndexes {
    * committed in its place, with the same kind, column and options. An index that covers every fragment is
    * returned as it is, and nothing is committed.
    */
-  def optimize(spark: SparkSession, location: String, name: String): DataFrame = LanceSparkException.translate {
+  def optimize(spark: SparkSession, location: String, name: String): Seq[Row] = LanceSparkException.translate {
     val conf = LanceCatalog.settingsFor(spark, location)
     val snapshot = TableAccess.load(conf, TableAccess.qualify(conf, location), TimeTravel.Latest)
     run(spark, conf, snapshot.table.newIndexUpdate(snapshot, name))
@@ -58,10 +80,10 @@ object LanceIndexes {
    * Brings every index of the latest version up to date, one after the other (each in a version of its own, as
    * [[optimize]] does); one row per index.
    */
-  def optimizeAll(spark: SparkSession, location: String): DataFrame = LanceSparkException.translate {
+  def optimizeAll(spark: SparkSession, location: String): Seq[Row] = LanceSparkException.translate {
     val conf = LanceCatalog.settingsFor(spark, location)
     val names = TableAccess.load(conf, TableAccess.qualify(conf, location), TimeTravel.Latest).indexes.map(_.name).distinct
-    names.map(optimize(spark, location, _)).reduceOption(_ union _).getOrElse(describe(spark, Nil))
+    names.flatMap(optimize(spark, location, _))
   }
 
   /** Drops every index named `name`; returns the new version. */
@@ -73,19 +95,12 @@ object LanceIndexes {
    * The indexes of the latest version, one row per index (delta indexes of one name each have a row): `name`,
    * `type`, `columns`, `uuid`, `fragments` (how many of the version's fragments it covers), `created_at`.
    */
-  def list(spark: SparkSession, location: String): DataFrame = LanceSparkException.translate {
+  def list(spark: SparkSession, location: String): Seq[Row] = LanceSparkException.translate {
     val conf = LanceCatalog.settingsFor(spark, location)
     val snapshot = TableAccess.load(conf, TableAccess.qualify(conf, location), TimeTravel.Latest)
-    describe(spark, snapshot.indexes.map { i =>
+    snapshot.indexes.map { i =>
       val columns = i.fieldIds.map(id => snapshot.schema.field(id).map(_.name).getOrElse(s"<field $id>"))
       Row(i.name, i.kind.name, columns, i.uuid, snapshot.fragmentsCovered(i), i.createdAt.map(Timestamp.from).orNull)
-    })
+    }
   }
-
-  private def describe(spark: SparkSession, rows: Seq[Row]): DataFrame =
-    spark.createDataFrame(java.util.List.of(rows: _*), StructType(Seq(
-      StructField("name", StringType, nullable = false), StructField("type", StringType, nullable = false),
-      StructField("columns", ArrayType(StringType, containsNull = false), nullable = false),
-      StructField("uuid", StringType, nullable = false), StructField("fragments", IntegerType, nullable = false),
-      StructField("created_at", TimestampType))))
 }

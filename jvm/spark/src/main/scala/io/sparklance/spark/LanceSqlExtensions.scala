@@ -270,7 +270,7 @@ object LanceSqlParser {
     override def run(spark: SparkSession): Seq[Row] = {
       val replace = options.get("replace").map(v => Parse.boolean(v).getOrElse(throw new LanceSparkException(
         new InvalidArgumentException(s"Index option replace must be true or false, not '$v'.")))).getOrElse(false)
-      LanceIndexes.create(spark, location(spark, table), name, kind, column, options - "replace", replace).collect().toSeq
+      LanceIndexes.create(spark, location(spark, table), name, kind, column, options - "replace", replace)
     }
   }
 
@@ -282,13 +282,13 @@ object LanceSqlParser {
     override val output: Seq[Attribute] = indexColumns
     override def run(spark: SparkSession): Seq[Row] = {
       val path = location(spark, table)
-      name.map(LanceIndexes.optimize(spark, path, _)).getOrElse(LanceIndexes.optimizeAll(spark, path)).collect().toSeq
+      name.map(LanceIndexes.optimize(spark, path, _)).getOrElse(LanceIndexes.optimizeAll(spark, path))
     }
   }
 
   case class ShowIndexesCommand(table: Seq[String]) extends LeafRunnableCommand {
     override val output: Seq[Attribute] = indexColumns
-    override def run(spark: SparkSession): Seq[Row] = LanceIndexes.list(spark, location(spark, table)).collect().toSeq
+    override def run(spark: SparkSession): Seq[Row] = LanceIndexes.list(spark, location(spark, table))
   }
 
   case class DropIndexCommand(table: Seq[String], name: String) extends LeafRunnableCommand {

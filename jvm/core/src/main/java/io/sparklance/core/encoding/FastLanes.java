@@ -163,36 +163,79 @@ public final class FastLanes {
     if (width < 0 || width > typeBits) {
       throw new IllegalArgumentException("bit width " + width + " for a " + typeBits + "-bit type");
     }
-    final int lanes = BLOCK / typeBits;
-    final int bytes = typeBits / 8;
-    final long mask = width == 64 ? -1L : (1L << width) - 1;
-    if (width == 0) return;
-    // Each lane's packed words are filled in a register and stored once: word k of a lane is complete when the
-    // value being added reaches its last bit; the value's bits past it start word k + 1.
-    for (int lane = 0; lane < lanes; lane++) {
-      int bit = 0;
-      int k = 0;
-      long acc = 0;
-      for (int row = 0; row < typeBits; row++) {
-        long v = LittleEndian.getUnsigned(in, inOff + bytes * index(row, lane), bytes) & mask;
-        int shift = bit - k * typeBits;
-        acc |= v << shift;
-        if (shift + width >= typeBits) {
-          putWord(out, outOff + bytes * (k * lanes + lane), bytes, acc);
-          k++;
-          acc = shift + width > typeBits ? v >>> (typeBits - shift) : 0L;
-        }
-        bit += width;
-      }
+    switch (typeBits) {
+      case 8: case 16: case 32: packNarrow(typeBits, width, in, inOff, out, outOff); break;
+      case 64: pack64(width, in, inOff, out, outOff); break;
+      default: throw new IllegalArgumentException("FastLanes type width " + typeBits);
     }
   }
 
-  private static void putWord(byte[] out, int off, int bytes, long v) {
-    switch (bytes) {
-      case 8: LittleEndian.putLong(out, off, v); break;
-      case 4: LittleEndian.putInt(out, off, (int) v); break;
-      case 2: LittleEndian.putShort(out, off, (short) v); break;
-      default: out[off] = (byte) v;
+  // Packing mirrors unpacking: row r of every lane goes to the same bit offset r * w of the lanes' word sequences,
+  // so a row is one loop over lanes that ORs each value into word k = (r * w) / T (and its spill into word k + 1).
+
+  /** {@link #pack} of 8-, 16- and 32-bit values, computed in ints whose low `t` bits are the words. */
+  private static void packNarrow(int t, int w, byte[] in, int inOff, byte[] out, int outOff) {
+    if (w == 0) return;
+    final int lanes = BLOCK / t;
+    Scratch s = SCRATCH.get();
+    int[] words = s.intWords, vals = s.ints;
+    switch (t) {
+      case 8: for (int i = 0; i < BLOCK; i++) vals[i] = in[inOff + i] & 0xFF; break;
+      case 16: for (int i = 0; i < BLOCK; i++) vals[i] = LittleEndian.getUnsignedShort(in, inOff + 2 * i); break;
+      default: ByteBuffer.wrap(in, inOff, 4 * BLOCK).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer().get(vals);
     }
+    final int mask = w == 32 ? -1 : (1 << w) - 1;
+    final int nWords = lanes * w;
+    Arrays.fill(words, 0, nWords, 0);
+    int bit = 0;
+    for (int row = 0; row < t; row++) {
+      int k = bit / t, shift = bit - k * t;
+      int lo = k * lanes, from = index(row, 0);
+      if (shift + w <= t) {
+        for (int lane = 0; lane < lanes; lane++) words[lo + lane] |= (vals[from + lane] & mask) << shift;
+      } else {
+        int hi = lo + lanes, back = t - shift;
+        for (int lane = 0; lane < lanes; lane++) {
+          int v = vals[from + lane] & mask;
+          words[lo + lane] |= v << shift;
+          words[hi + lane] |= v >>> back;
+        }
+      }
+      bit += w;
+    }
+    switch (t) {
+      case 8: for (int i = 0; i < nWords; i++) out[outOff + i] = (byte) words[i]; break;
+      case 16: for (int i = 0; i < nWords; i++) LittleEndian.putShort(out, outOff + 2 * i, (short) words[i]); break;
+      default:
+        ByteBuffer.wrap(out, outOff, 4 * nWords).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer().put(words, 0, nWords);
+    }
+  }
+
+  private static void pack64(int w, byte[] in, int inOff, byte[] out, int outOff) {
+    if (w == 0) return;
+    final int lanes = 16;
+    Scratch s = SCRATCH.get();
+    long[] words = s.longWords, vals = s.longs;
+    ByteBuffer.wrap(in, inOff, 8 * BLOCK).order(ByteOrder.LITTLE_ENDIAN).asLongBuffer().get(vals);
+    final long mask = w == 64 ? -1L : (1L << w) - 1;
+    final int nWords = lanes * w;
+    Arrays.fill(words, 0, nWords, 0L);
+    int bit = 0;
+    for (int row = 0; row < 64; row++) {
+      int k = bit >>> 6, shift = bit & 63;
+      int lo = k * lanes, from = index(row, 0);
+      if (shift + w <= 64) {
+        for (int lane = 0; lane < lanes; lane++) words[lo + lane] |= (vals[from + lane] & mask) << shift;
+      } else {
+        int hi = lo + lanes, back = 64 - shift;
+        for (int lane = 0; lane < lanes; lane++) {
+          long v = vals[from + lane] & mask;
+          words[lo + lane] |= v << shift;
+          words[hi + lane] |= v >>> back;
+        }
+      }
+      bit += w;
+    }
+    ByteBuffer.wrap(out, outOff, 8 * nWords).order(ByteOrder.LITTLE_ENDIAN).asLongBuffer().put(words, 0, nWords);
   }
 }

@@ -175,10 +175,26 @@ public final class LeafShredder {
     }
   }
 
-  private static int nullsIn(FieldVector v, int from, int to) {
+  static int nullsIn(FieldVector v, int from, int to) {
+    if (from >= to) return 0;
+    if (v instanceof BaseFixedWidthVector || v instanceof BaseVariableWidthVector
+        || v instanceof BaseLargeVariableWidthVector) {
+      return to - from - validIn(v.getValidityBuffer(), from, to);
+    }
     int nulls = 0;
     for (int i = from; i < to; i++) if (v.isNull(i)) nulls++;
     return nulls;
+  }
+
+  /** Set bits [from, to) of a validity buffer, counted a byte or eight at a time. */
+  private static int validIn(ArrowBuf validity, int from, int to) {
+    int valid = 0;
+    int i = from;
+    while (i < to && (i & 7) != 0) { valid += (validity.getByte(i >>> 3) >>> (i & 7)) & 1; i++; }
+    while (i + 64 <= to) { valid += Long.bitCount(validity.getLong(i >>> 3)); i += 64; }
+    while (i + 8 <= to) { valid += Integer.bitCount(validity.getByte(i >>> 3) & 0xFF); i += 8; }
+    while (i < to) { valid += (validity.getByte(i >>> 3) >>> (i & 7)) & 1; i++; }
+    return valid;
   }
 
   private void level(int r, int d) {

@@ -238,13 +238,9 @@ public final class StructuralPageEncoder {
     Growable.Bytes valueBuf = new Growable.Bytes(CHUNK_MAX_BYTES);
     Growable.Bytes repBuf = new Growable.Bytes(1024);
     Growable.Bytes defBuf = new Growable.Bytes(1024);
-    int[] widths = pack ? new int[(numValues + FastLanes.BLOCK - 1) / FastLanes.BLOCK] : null;
+    int[] widths = pack ? blockWidths(values, numValues, fixedBytes) : null;
     if (pack) {
-      for (int c = 0; c < widths.length; c++) {
-        int from = c * FastLanes.BLOCK, to = Math.min(numValues, from + FastLanes.BLOCK);
-        widths[c] = bitWidth(values.data, from, to, fixedBytes);
-        if (widths[c] < typeBits) anyNarrow = true;
-      }
+      for (int w : widths) if (w < typeBits) anyNarrow = true;
       pack = anyNarrow;
     }
 
@@ -495,10 +491,24 @@ public final class StructuralPageEncoder {
     long flat = (long) n * s.width;
     if (!integerLike || s.width != 8) return flat;
     long packed = 0;
-    for (int from = 0; from < n; from += FastLanes.BLOCK) {
-      packed += 8 + (long) bitWidth(s.values.data, from, Math.min(n, from + FastLanes.BLOCK), 8) * FastLanes.BLOCK / 8;
-    }
+    for (int w : blockWidths(s.values, n, 8)) packed += 8 + (long) w * FastLanes.BLOCK / 8;
     return Math.min(flat, packed);
+  }
+
+  /** The page's own values' block widths once computed ({@link #blockWidths}), for the dictionary's price and the page. */
+  private int[] plainWidths;
+
+  /** The bits each block of 1024 of the first `n` values in `data` needs ({@link #bitWidth}), `bytes` bytes each. */
+  private int[] blockWidths(Growable.Bytes data, int n, int bytes) {
+    boolean plain = data == s.values;
+    if (plain && plainWidths != null) return plainWidths;
+    int[] widths = new int[(n + FastLanes.BLOCK - 1) / FastLanes.BLOCK];
+    for (int c = 0; c < widths.length; c++) {
+      int from = c * FastLanes.BLOCK;
+      widths[c] = bitWidth(data.data, from, Math.min(n, from + FastLanes.BLOCK), bytes);
+    }
+    if (plain) plainWidths = widths;
+    return widths;
   }
 
   /** Bytes the dictionary block of `d` takes: its values and, for variable-width values, its offsets and header. */
@@ -616,7 +626,13 @@ public final class StructuralPageEncoder {
   /** Bits needed by the widest of values [from, to) read as unsigned `bytes`-byte integers. */
   private static int bitWidth(byte[] data, int from, int to, int bytes) {
     long or = 0;
-    for (int i = from; i < to; i++) or |= LittleEndian.getUnsigned(data, i * bytes, bytes);
+    switch (bytes) {
+      case 8: for (int i = from; i < to; i++) or |= LittleEndian.getLong(data, 8 * i); break;
+      case 4: for (int i = from; i < to; i++) or |= LittleEndian.getInt(data, 4 * i); or &= 0xFFFFFFFFL; break;
+      case 2: for (int i = from; i < to; i++) or |= LittleEndian.getShort(data, 2 * i); or &= 0xFFFFL; break;
+      case 1: for (int i = from; i < to; i++) or |= data[i]; or &= 0xFFL; break;
+      default: throw new IllegalArgumentException("integer width " + bytes);
+    }
     return 64 - Long.numberOfLeadingZeros(or);
   }
 

@@ -1,7 +1,10 @@
 package io.sparklance.core.index;
 
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.vector.BaseFixedWidthVector;
 import org.apache.arrow.vector.BaseIntVector;
 import org.apache.arrow.vector.BaseVariableWidthVector;
+import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.DateDayVector;
 import org.apache.arrow.vector.FieldVector;
@@ -51,7 +54,13 @@ public abstract class KeyOrder {
     int n = perm.length;
     long flip = v instanceof UInt8Vector ? Long.MIN_VALUE : 0L;
     long[] keys = new long[n];
-    for (int i = 0; i < n; i++) keys[i] = v.getValueAsLong(perm[i]) ^ flip;
+    if (v instanceof BigIntVector || v instanceof UInt8Vector) {
+      // 64-bit keys straight from the data buffer, without a virtual call and a validity check per key.
+      ArrowBuf data = ((BaseFixedWidthVector) v).getDataBuffer();
+      for (int i = 0; i < n; i++) keys[i] = data.getLong(8L * perm[i]) ^ flip;
+    } else {
+      for (int i = 0; i < n; i++) keys[i] = v.getValueAsLong(perm[i]) ^ flip;
+    }
     int sorted = 1;
     while (sorted < n && keys[sorted - 1] <= keys[sorted]) sorted++;
     if (sorted >= n) return;

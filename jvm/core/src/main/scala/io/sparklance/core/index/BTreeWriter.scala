@@ -39,13 +39,13 @@ object BTreeWriter {
   }
 
   /**
-   * The run of [[writeRun]], held in this JVM's memory for a merge in the same process ([[HeldRuns]]), or written
-   * to its file at `path` when the held runs' budget is spent. Returns the rows of the run.
+   * The run of [[writeRun]], held in this JVM's memory for a merge in the same process (the build's `held` runs), or
+   * written to its file at `path` when the held runs' budget is spent. Returns the rows of the run.
    */
-  def holdRun(storage: Storage, path: String, keys: FieldVector, addresses: BaseIntVector): Long = {
-    val root = sortRun(keys, addresses, HeldRuns.allocator)
+  def holdRun(storage: Storage, path: String, keys: FieldVector, addresses: BaseIntVector, held: HeldRuns): Long = {
+    val root = sortRun(keys, addresses, held.allocator)
     val rows = root.getRowCount.toLong
-    if (!HeldRuns.hold(path, root)) {
+    if (!held.hold(path, root)) {
       try writeRunFile(storage, path, root) finally root.close()
     }
     rows
@@ -106,9 +106,10 @@ object BTreeWriter {
    * Merges sorted runs into the B-tree's two files under `dir`, pages of `batchSize` rows; returns the files
    * written, by name, with their sizes. With `keep`, only rows whose fragment (an address's upper 32 bits) it
    * takes are kept: an old index's pages merged with new fragments' runs leave out fragments no longer in the table.
+   * Runs `held` in memory are taken from there, the others read from their files.
    */
   def merge(storage: Storage, runs: Seq[String], dir: String, keys: ArrowType, batchSize: Int,
-      allocator: BufferAllocator, keep: Option[Long => Boolean] = None): Seq[(String, Long)] = {
+      allocator: BufferAllocator, keep: Option[Long => Boolean] = None, held: Option[HeldRuns] = None): Seq[(String, Long)] = {
     val lookupSchema = new Schema(Seq(valuesField("min", keys), valuesField("max", keys), idsField("null_count", U32),
       idsField("page_idx", U32)).asJava)
     val lookup = VectorSchemaRoot.create(lookupSchema, allocator)
@@ -153,7 +154,7 @@ object BTreeWriter {
           if (inPage == batchSize) flushPage()
         }
       }
-      SortedRuns.mergeRanges(storage, runs, allocator) { (v, runIds, from, to) =>
+      SortedRuns.mergeRanges(storage, runs, allocator, held) { (v, runIds, from, to) =>
         keep match {
           case None => copy(v, runIds, from, to)
           case Some(k) =>

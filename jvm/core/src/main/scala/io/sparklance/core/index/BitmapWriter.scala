@@ -20,11 +20,12 @@ object BitmapWriter {
   /**
    * Merges the runs into the index file, with the keys and rows of an old index (`old`, for OPTIMIZE INDEX): a key
    * in both gets the union of their rows. For a label list, `nullLists` holds the rows whose list is null (by
-   * fragment), kept in global buffer 1; the keys are then the lists' items.
+   * fragment), kept in global buffer 1; the keys are then the lists' items. Runs `held` in memory are taken from
+   * there, the others read from their files.
    */
   def merge(storage: Storage, runs: Seq[String], dir: String, keys: ArrowType, allocator: BufferAllocator,
       nullLists: Option[scala.collection.Map[Long, RoaringBitmap]] = None,
-      old: Option[IndexAppend.Bitmaps] = None): Seq[(String, Long)] = {
+      old: Option[IndexAppend.Bitmaps] = None, held: Option[HeldRuns] = None): Seq[(String, Long)] = {
     val schema = new Schema(Seq(BTreeWriter.valuesField("keys", keys),
       new Field("bitmaps", FieldType.nullable(ArrowType.Binary.INSTANCE), null)).asJava)
     val batches = mutable.ArrayBuffer.empty[VectorSchemaRoot]
@@ -64,7 +65,7 @@ object BitmapWriter {
         }
       }
       old.foreach { o => order = KeyOrder.of(o.keys); newBatch() }
-      SortedRuns.merge(storage, runs, allocator) { (values: FieldVector, row: Int, id: Long) =>
+      SortedRuns.merge(storage, runs, allocator, held) { (values: FieldVector, row: Int, id: Long) =>
         if (order == null) { order = KeyOrder.of(values); newBatch() }
         val keyVector = batch.getVector(0)
         val sameKey = inBatch > 0 && order.compare(keyVector, inBatch - 1, values, row) == 0

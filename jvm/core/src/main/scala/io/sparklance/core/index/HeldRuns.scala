@@ -1,48 +1,43 @@
 package io.sparklance.core.index
 
+import java.util.concurrent.atomic.AtomicLong
+
 import scala.jdk.CollectionConverters._
 
 import org.apache.arrow.memory.{BufferAllocator, RootAllocator}
 import org.apache.arrow.vector.VectorSchemaRoot
 
 /**
- * Sorted runs kept in this JVM's memory in place of their run files, for an index build whose tasks run in the
- * process that merges them (Spark's local mode, [[io.sparklance.core.table.IndexBuild.runAndCommit]]): the merge
- * takes a held run by its path, so it is neither encoded to a file nor decoded again. Held runs together take at
- * most [[Budget]] bytes; a run that does not fit is written to its file as usual, which the merge then reads.
+ * The sorted runs of one index build kept in this JVM's memory in place of their run files, for a build whose tasks
+ * run in the process that merges them (Spark's local mode, [[io.sparklance.core.table.IndexBuild.runAndCommit]]): the
+ * merge takes a held run by its path, so it is neither encoded to a file nor decoded again. A run that does not fit
+ * the budget (held runs of all builds together take at most [[HeldRuns.Budget]] bytes) is written to its file as
+ * usual, which the merge then reads.
  *
- * A held run belongs to this object until the merge [[take]]s it (then to the merge) or its build releases the
- * directory ([[releaseUnder]]: after its commit or abort), so that a failed build frees what its tasks held.
+ * The build owns it: it opens one for its tasks in this process and closes it after its commit or abort, which frees
+ * the runs still held (a failed build's) and refuses any held later. A held run belongs to it until the merge
+ * [[take]]s it (then to the merge).
  */
-private[core] object HeldRuns {
+private[core] final class HeldRuns private (budget: Long) extends AutoCloseable {
 
   /** Allocates the vectors of runs that may be held; they outlive the task that sorted them. */
   val allocator: BufferAllocator = new RootAllocator()
 
-  /** Bytes all held runs may take together: an eighth of the JVM's maximum heap. */
-  val Budget: Long = Runtime.getRuntime.maxMemory / 8
-
   private val runs = new java.util.HashMap[String, VectorSchemaRoot]()
-  private var bytes = 0L
-
-  private def size(root: VectorSchemaRoot): Long = root.getFieldVectors.asScala.map(_.getBufferSize.toLong).sum
+  private var closed = false
 
   /**
    * Holds `root` (allocated from [[allocator]]) as the run at `path` if it fits the budget, replacing a run held
-   * there before (a retried task's); false, leaving `root` to the caller, if it does not fit.
+   * there before (a retried task's); false, leaving `root` to the caller, if it does not fit or the build is over.
    */
-  def hold(path: String, root: VectorSchemaRoot): Boolean = hold(path, root, Budget)
-
-  /** [[hold]] within `budget` bytes for all held runs. */
-  private[index] def hold(path: String, root: VectorSchemaRoot, budget: Long): Boolean = {
-    val n = size(root)
+  def hold(path: String, root: VectorSchemaRoot): Boolean = {
+    val n = HeldRuns.size(root)
     val (fits, replaced) = synchronized {
       val old = runs.get(path)
-      val freed = if (old == null) 0L else size(old)
-      if (bytes - freed + n > budget) (false, null)
+      val freed = if (old == null) 0L else HeldRuns.size(old)
+      if (closed || !HeldRuns.reserve(n - freed, budget)) (false, null)
       else {
         runs.put(path, root)
-        bytes += n - freed
         (true, old)
       }
     }
@@ -53,24 +48,49 @@ private[core] object HeldRuns {
   /** The run held for `path`, now the caller's to close; None if it went to its file. */
   def take(path: String): Option[VectorSchemaRoot] = synchronized {
     val root = runs.remove(path)
-    if (root != null) bytes -= size(root)
+    if (root != null) HeldRuns.release(HeldRuns.size(root))
     Option(root)
   }
 
-  /** Frees the runs held for paths under directory `dir` (a build's index directory). */
-  def releaseUnder(dir: String): Unit = {
-    val prefix = if (dir.endsWith("/")) dir else dir + "/"
+  /** Frees the runs still held and refuses more; the runs taken must be closed before. */
+  override def close(): Unit = {
     val released = synchronized {
-      val paths = runs.keySet.asScala.filter(_.startsWith(prefix)).toList
-      paths.map { p =>
-        val root = runs.remove(p)
-        bytes -= size(root)
-        root
-      }
+      closed = true
+      val all = runs.values.asScala.toList
+      runs.clear()
+      all.foreach(r => HeldRuns.release(HeldRuns.size(r)))
+      all
     }
-    released.foreach(_.close())
+    try released.foreach(_.close()) finally allocator.close()
+  }
+}
+
+private[core] object HeldRuns {
+
+  /** Bytes the held runs of all builds may take together: an eighth of the JVM's maximum heap. */
+  val Budget: Long = Runtime.getRuntime.maxMemory / 8
+
+  private val bytes = new AtomicLong()
+
+  /** Runs of one build, within [[Budget]] (`budget` bytes, for tests) for all builds' held runs. */
+  def open(budget: Long = Budget): HeldRuns = new HeldRuns(budget)
+
+  private def size(root: VectorSchemaRoot): Long = root.getFieldVectors.asScala.map(_.getBufferSize.toLong).sum
+
+  /** Takes `n` bytes (n may be negative) of the budget if they fit. */
+  private def reserve(n: Long, budget: Long): Boolean = {
+    var done = false
+    var fits = true
+    while (!done) {
+      val now = bytes.get
+      if (n > 0 && now + n > budget) { fits = false; done = true }
+      else done = bytes.compareAndSet(now, now + n)
+    }
+    fits
   }
 
-  /** Bytes held now. */
-  def heldBytes: Long = synchronized(bytes)
+  private def release(n: Long): Unit = bytes.addAndGet(-n)
+
+  /** Bytes held now by all builds. */
+  def heldBytes: Long = bytes.get
 }

@@ -11,29 +11,32 @@ import io.sparklance.core.storage.Storage
 
 /**
  * Sorted runs (Lance files of `values` and `ids`, sorted by [[KeyOrder]] then id, as [[BTreeWriter.writeRun]]
- * writes them, or the same held in memory by [[HeldRuns]]) merged into one sorted stream, reading a chunk of each run at a time.
+ * writes them, or the same held in memory by a build's [[HeldRuns]]) merged into one sorted stream, reading a chunk of
+ * each run at a time.
  */
 private[index] object SortedRuns {
   private val ChunkRows = 1 << 16
 
   /** Calls `visit(values, row, id)` for every row of the runs, in key order (ties by id). */
-  def merge(storage: Storage, runs: Seq[String], allocator: BufferAllocator)(visit: (FieldVector, Int, Long) => Unit): Unit =
-    mergeRanges(storage, runs, allocator) { (values, ids, from, to) =>
+  def merge(storage: Storage, runs: Seq[String], allocator: BufferAllocator, held: Option[HeldRuns])(
+      visit: (FieldVector, Int, Long) => Unit): Unit =
+    mergeRanges(storage, runs, allocator, held) { (values, ids, from, to) =>
       var row = from
       while (row < to) { visit(values, row, ids.get(row)); row += 1 }
     }
 
   /**
    * Calls `visit(values, ids, from, to)` for rows [from, to) of a chunk of one run, so that the rows of all runs
-   * come in key order (ties by id). A run whose keys do not interleave with the others' comes in whole chunks.
+   * come in key order (ties by id). A run whose keys do not interleave with the others' comes in whole chunks. Runs
+   * `held` in memory are taken from there; the others are read from their files.
    */
-  def mergeRanges(storage: Storage, runs: Seq[String], allocator: BufferAllocator)(
+  def mergeRanges(storage: Storage, runs: Seq[String], allocator: BufferAllocator, held: Option[HeldRuns])(
       visit: (FieldVector, UInt8Vector, Int, Int) => Unit): Unit = {
     // The runs' next chunks are decoded on a thread of their own while the current ones are merged.
     val decoder = new Background("sparklance-index-run-reader")
     val cursors = mutable.ArrayBuffer.empty[Cursor]
     try {
-      runs.foreach(r => cursors += new Cursor(storage, r, allocator, decoder))
+      runs.foreach(r => cursors += new Cursor(storage, r, held.flatMap(_.take(r)), allocator, decoder))
       val live = cursors.filter(_.hasRow)
       if (live.nonEmpty) {
         val order = KeyOrder.of(live.head.values)
@@ -49,7 +52,7 @@ private[index] object SortedRuns {
             if (c != 0) c else java.lang.Long.compareUnsigned(b.ids.get(b.row), a.ids.get(a.row))
           }
         })
-        live.foreach(heap.enqueue(_))
+        live.foreach(heap += _)
         while (heap.nonEmpty) {
           // The smallest run gives rows until it passes the next smallest.
           val c = heap.dequeue()
@@ -65,7 +68,7 @@ private[index] object SortedRuns {
             more = end == rows && c.nextChunk()
             if (!more) c.row = end
           }
-          if (c.hasRow) heap.enqueue(c)
+          if (c.hasRow) heap += c
         }
       }
     } finally {
@@ -76,11 +79,10 @@ private[index] object SortedRuns {
 
   /**
    * Reads a run in chunks, the next one decoded by `decoder` ahead of use: the current row's key and address. A run
-   * [[HeldRuns]] holds is one chunk, taken from memory; any other is read from its file.
+   * `held` in memory (now the cursor's) is one chunk; any other is read from its file.
    */
-  private final class Cursor(storage: Storage, path: String, allocator: BufferAllocator, decoder: Background)
-      extends AutoCloseable {
-    private val held = HeldRuns.take(path)
+  private final class Cursor(storage: Storage, path: String, held: Option[VectorSchemaRoot], allocator: BufferAllocator,
+      decoder: Background) extends AutoCloseable {
     private val reader = if (held.isEmpty) Some(LanceFileReader.open(storage, path)) else None
     private val numRows = held.map(_.getRowCount.toLong).getOrElse(reader.get.numRows)
     private var chunk: VectorSchemaRoot = _

@@ -93,23 +93,43 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
    */
   def upToDate: Boolean = base.size == 1 && fragments.isEmpty && RoaringBitmap.andNot(covered, present).isEmpty
 
-  /** One task per fragment to read, to run anywhere: each writes its result to a file. */
+  /** One task per fragment to read, to run anywhere ([[IndexBuild.run]]): each writes its result to a file. */
   def tasks: Seq[IndexBuild.Task] = newTasks(holdRuns = false)
 
   /**
-   * The [[tasks]], to run in this process (as Spark's local mode runs them): a B-tree's or bitmap's sorted runs stay
-   * in memory for [[commit]] to merge, as far as their budget allows ([[io.sparklance.core.index.HeldRuns]]).
+   * The [[tasks]], to run in this process (as Spark's local mode runs them) with [[IndexBuild.runInThisProcess]],
+   * until [[commit]] or [[abort]]: a B-tree's or bitmap's sorted runs stay in memory for [[commit]] to merge, as far as
+   * their budget allows ([[io.sparklance.core.index.HeldRuns]]), and the tasks use this build's storage.
    */
-  def tasksInThisProcess: Seq[IndexBuild.Task] = newTasks(holdRuns = true)
+  def tasksInThisProcess: Seq[IndexBuild.Task] = {
+    synchronized {
+      if (held.isEmpty) {
+        held = Some(HeldRuns.open())
+        IndexBuild.inThisProcess.put(uuid.toString, this)
+      }
+    }
+    newTasks(holdRuns = true)
+  }
+
+  private def storage: Storage = table.storage
+
+  /** Runs held in memory for the tasks in this process, from [[tasksInThisProcess]] until [[release]]. */
+  private var held: Option[HeldRuns] = None
+
+  /** Ends the tasks in this process: frees the runs still held, and their tasks no longer find the build. */
+  private def release(): Unit = synchronized {
+    IndexBuild.inThisProcess.remove(uuid.toString)
+    try held.foreach(_.close()) finally held = None
+  }
 
   private def newTasks(holdRuns: Boolean): Seq[IndexBuild.Task] = fragments.map { f =>
     IndexBuild.Task(snapshot.layout, snapshot.manifest.path, f.proto.toByteArray,
       LanceSchema(IndexedSeq(column), Map.empty).toBytes, Storage.join(dir, s"run-${f.id}.lance"), kind.name,
-      rowsPerZone, probability, rowIds, holdRuns)
+      rowsPerZone, probability, rowIds, holdRuns, uuid.toString)
   }
 
   /** Finishes the index from the tasks' results (run files) and commits it; returns its metadata. */
-  def commit(results: Seq[String]): IndexMetadata = if (upToDate) base.head else committing {
+  def commit(results: Seq[String]): IndexMetadata = if (upToDate) { release(); base.head } else committing {
     val allocator = new RootAllocator()
     val keys = LanceFileReader.readField(column).getType
     // Runs written here, removed once merged (an old B-tree's pages are read in place).
@@ -124,16 +144,16 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
       val runs = old.map(-1L -> _) ++ fragments.map(_.id).zip(results)
       kind match {
         case IndexKind.BTree => BTreeWriter.merge(table.storage, runs.map(_._2), dir, keys, batchSize, allocator,
-          if (merges) Some(kept) else None)
-        case IndexKind.Bitmap => BitmapWriter.merge(table.storage, runs.map(_._2), dir, keys, allocator, old = bitmaps)
+          if (merges) Some(kept) else None, held)
+        case IndexKind.Bitmap => BitmapWriter.merge(table.storage, runs.map(_._2), dir, keys, allocator, old = bitmaps,
+          held = held)
         case IndexKind.LabelList => LabelListWriter.merge(table.storage, runs, dir, allocator,
           LanceFileReader.readField(column.children.head).getType, bitmaps)
         case IndexKind.ZoneMap => ZoneMapWriter.merge(table.storage, runs, dir, keys, rowsPerZone, allocator)
         case _ => BloomFilterWriter.merge(table.storage, runs, dir, rowsPerZone, probability, allocator)
       }
     } finally {
-      HeldRuns.releaseUnder(dir)
-      try bitmaps.foreach(_.close()) finally allocator.close()
+      try release() finally try bitmaps.foreach(_.close()) finally allocator.close()
     }
     written.foreach { r =>
       if (zones || kind == IndexKind.LabelList) ZoneRuns.delete(table.storage, r) else table.storage.delete(r)
@@ -149,8 +169,18 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
     new IndexMetadata(meta, snapshot.manifest.path)
   }
 
-  /** Whether a fragment (by id) is in the version. */
-  private val kept: Long => Boolean = id => id <= 0xFFFFFFFFL && present.contains(id.toInt)
+  /**
+   * Whether a fragment (by id) is in the version: asked for every row of an old index merged, so looked up in an
+   * array where the ids are small enough (they usually are), else in the bitmap.
+   */
+  private val kept: Long => Boolean = {
+    val last = if (present.isEmpty) -1L else present.last & 0xFFFFFFFFL
+    if (last < (1 << 20)) {
+      val in = new Array[Boolean]((last + 1).toInt)
+      present.forEach((id: Int) => in(id) = true)
+      id => id >= 0 && id < in.length && in(id.toInt)
+    } else id => id <= 0xFFFFFFFFL && present.contains(id.toInt)
+  }
 
   /**
    * For bitmaps of stable row ids: the row ids live in the fragments the old index covers (from their row id
@@ -190,30 +220,47 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
 
   /** Removes the index directory written so far (unless a commit's outcome is unknown). */
   def abort(): Unit = {
-    HeldRuns.releaseUnder(dir)
+    release()
     abort(table.storage.list(dir).map(_.path) :+ dir)
   }
 
   /** Runs every task here and commits: the index built by one process. */
   def runAndCommit(): IndexMetadata =
-    try commit(tasksInThisProcess.map(IndexBuild.run(table.storage, _)))
+    try commit(tasksInThisProcess.map(IndexBuild.runInThisProcess))
     catch { case NonFatal(e) => abort(); throw e }
 }
 
 object IndexBuild {
 
   /**
-   * The work on one fragment: where the version's files are, the fragment and column, and the run to write (or, with
-   * `holdRun`, to keep in this process's memory where it fits).
+   * The work on one fragment of build `build` (its uuid): where the version's files are, the fragment and column, and
+   * the run to write (or, with `holdRun`, to keep in the build's memory where it fits, when run in its process).
    */
   final case class Task(layout: TableLayout, manifestPath: String, fragment: Array[Byte], column: Array[Byte],
-      runPath: String, kind: String, rowsPerZone: Int, probability: Double, rowIds: Boolean, holdRun: Boolean)
+      runPath: String, kind: String, rowsPerZone: Int, probability: Double, rowIds: Boolean, holdRun: Boolean,
+      build: String)
+
+  /** The builds whose tasks run in this process ([[IndexBuild.tasksInThisProcess]]) until their commit or abort, by uuid. */
+  private val inThisProcess = new java.util.concurrent.ConcurrentHashMap[String, IndexBuild]()
+
+  /**
+   * Runs a task of [[IndexBuild.tasksInThisProcess]] in the process of its build, with the build's storage, holding
+   * its run in the build's memory where it fits. Fails if the build is no longer running here.
+   */
+  def runInThisProcess(task: Task): String = {
+    val build = Option(inThisProcess.get(task.build)).getOrElse(throw new IllegalStateException(
+      s"Index build ${task.build} is not running in this process (committed, aborted, or made elsewhere): run its " +
+        "tasks from IndexBuild.tasks with IndexBuild.run."))
+    run(build.storage, task, build.synchronized(build.held))
+  }
 
   /**
    * Runs a task (anywhere): the fragment's live keys and row addresses (or row ids), sorted, into its run file; for
    * a zone map, the fragment's zones.
    */
-  def run(storage: Storage, task: Task): String = {
+  def run(storage: Storage, task: Task): String = run(storage, task, None)
+
+  private def run(storage: Storage, task: Task, held: Option[HeldRuns]): String = {
     val fragment = new io.sparklance.core.format.Fragment(io.sparklance.proto.TableProtos.DataFragment.parseFrom(task.fragment))
     val field = LanceSchema.fromBytes(task.manifestPath, task.column).fields.head
     val allocator = new RootAllocator()
@@ -233,8 +280,8 @@ object IndexBuild {
           } else if (task.kind == IndexKind.BloomFilter.name) {
             BloomFilterWriter.writeZones(storage, task.runPath, fragment.id, root.getVector(0), addresses, task.rowsPerZone,
               task.probability, allocator)
-          } else if (task.holdRun) {
-            BTreeWriter.holdRun(storage, task.runPath, root.getVector(0), addresses)
+          } else if (task.holdRun && held.isDefined) {
+            BTreeWriter.holdRun(storage, task.runPath, root.getVector(0), addresses, held.get)
           } else {
             BTreeWriter.writeRun(storage, task.runPath, root.getVector(0), addresses, allocator)
           }

@@ -51,6 +51,41 @@ class BitpackingSuite extends AnyFunSuite {
     }
   }
 
+  /**
+   * A block packed bit by bit as the layout reads (FastLanes' doc): the value at (row, lane), element
+   * `order(row / 8) * 16 + (row % 8) * 128 + lane`, fills bits [row * w, row * w + w) of lane `lane`'s sequence of
+   * T-bit little-endian words, word k of the lane being word `k * lanes + lane` of the block.
+   */
+  private def packBitByBit(t: Int, w: Int, in: Array[Byte]): Array[Byte] = {
+    val order = Array(0, 4, 2, 6, 1, 5, 3, 7)
+    val lanes = FastLanes.BLOCK / t
+    val out = new Array[Byte](FastLanes.packedBytes(w))
+    val vals = longs(in, FastLanes.BLOCK, t / 8)
+    for (lane <- 0 until lanes; row <- 0 until t; b <- 0 until w) {
+      val v = vals(order(row / 8) * 16 + (row % 8) * 128 + lane)
+      if (((v >>> b) & 1L) != 0) {
+        val p = row * w + b
+        val word = (p / t) * lanes + lane
+        val bit = word * t + p % t
+        out(bit / 8) = (out(bit / 8) | (1 << (bit % 8))).toByte
+      }
+    }
+    out
+  }
+
+  test("FastLanes packs every type and width exactly as the layout places each bit, whatever the higher bits") {
+    for (seed <- Seeds; t <- types; w <- 0 to t) {
+      val r = new Random(seed * 7919 + t * 101 + w)
+      // Values of the full type width: the bits above `w` must be dropped.
+      val in = values(r, FastLanes.BLOCK, t / 8, if (r.nextBoolean()) t else w)
+      val out = new Array[Byte](FastLanes.packedBytes(w) + 16)
+      java.util.Arrays.fill(out, 0x5A.toByte)
+      FastLanes.pack(t, w, in, 0, out, 8)
+      assert(out.slice(8, 8 + FastLanes.packedBytes(w)).sameElements(packBitByBit(t, w, in)), s"type $t width $w seed $seed")
+      assert(out.take(8).forall(_ == 0x5A) && out.takeRight(8).forall(_ == 0x5A), s"bytes outside the block, type $t width $w")
+    }
+  }
+
   test("FastLanes refuses widths beyond the type and unknown types") {
     val in = new Array[Byte](8 * FastLanes.BLOCK)
     val out = new Array[Byte](8 * FastLanes.BLOCK)

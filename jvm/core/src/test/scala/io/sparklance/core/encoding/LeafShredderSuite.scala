@@ -113,6 +113,35 @@ class LeafShredderSuite extends AnyFunSuite with BeforeAndAfterAll {
     Column(Seq.fill(r.nextInt(5))(if (r.nextBoolean()) S else L), leaf)
   }
 
+  test("the nulls of a slice are counted from the validity bits, as isNull counts them, at any alignment") {
+    for (seed <- Seeds) {
+      val r = new Random(seed)
+      val n = 1 + r.nextInt(700)
+      val longs = new org.apache.arrow.vector.BigIntVector("l", allocator)
+      val strings = new org.apache.arrow.vector.VarCharVector("s", allocator)
+      val large = new org.apache.arrow.vector.LargeVarBinaryVector("b", allocator)
+      val bits = new org.apache.arrow.vector.BitVector("t", allocator)
+      val vectors = Seq[org.apache.arrow.vector.FieldVector](longs, strings, large, bits)
+      try {
+        vectors.foreach(_.setInitialCapacity(n))
+        vectors.foreach(_.allocateNew())
+        // Mostly valid, mostly null, or mixed, so that whole bytes and words of either kind occur.
+        val pNull = Seq(0.0, 0.02, 0.5, 0.98, 1.0)(r.nextInt(5))
+        for (i <- 0 until n if r.nextDouble() >= pNull) {
+          longs.setSafe(i, r.nextLong()); strings.setSafe(i, s"v$i".getBytes(UTF_8))
+          large.setSafe(i, Array[Byte](i.toByte)); bits.setSafe(i, i & 1)
+        }
+        vectors.foreach(_.setValueCount(n))
+        for (_ <- 0 until 50; v <- vectors) {
+          val from = r.nextInt(n + 1)
+          val to = from + r.nextInt(n - from + 1)
+          assert(LeafShredder.nullsIn(v, from, to) == (from until to).count(v.isNull),
+            s"seed $seed, ${v.getField.getName} [$from, $to) of $n")
+        }
+      } finally vectors.foreach(_.close())
+    }
+  }
+
   test("the full numbering of definition codes, the deepest repetition level and the visible codes") {
     val cases = Seq(
       Column(Nil, Int32) -> (0, 1, 1), Column(Seq(S), Int32) -> (0, 2, 2), Column(Seq(L), Int32) -> (1, 3, 1),

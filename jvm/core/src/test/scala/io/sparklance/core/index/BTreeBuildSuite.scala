@@ -82,11 +82,18 @@ class BTreeBuildSuite extends AnyFunSuite with BeforeAndAfterAll {
   /** Writes (or holds) each run, merges them into a B-tree of `batchSize`-row pages, and checks its pages and lookup. */
   private def checkMerge(runs: Seq[FieldVector], keys: ArrowType, batchSize: Int, held: Int => Boolean): Unit = {
     val storage = new InMemoryStorage
+    val inMemory = HeldRuns.open()
+    try checkMerge(storage, runs, keys, batchSize, held, inMemory) finally inMemory.close()
+  }
+
+  private def checkMerge(storage: Storage, runs: Seq[FieldVector], keys: ArrowType, batchSize: Int, held: Int => Boolean,
+      inMemory: HeldRuns): Unit = {
     val paths = runs.zipWithIndex.map { case (k, f) =>
       val path = s"mem://t/run-$f.lance"
       val ids = addresses(f, k.getValueCount)
       try {
-        if (held(f)) BTreeWriter.holdRun(storage, path, k, ids) else BTreeWriter.writeRun(storage, path, k, ids, allocator)
+        if (held(f)) BTreeWriter.holdRun(storage, path, k, ids, inMemory)
+        else BTreeWriter.writeRun(storage, path, k, ids, allocator)
       } finally ids.close()
       assert(storage.exists(path) != held(f), s"run $f: held in memory ${held(f)}")
       path
@@ -104,7 +111,7 @@ class BTreeBuildSuite extends AnyFunSuite with BeforeAndAfterAll {
       }
       c < 0 || (c == 0 && ia < ib)
     }
-    BTreeWriter.merge(storage, paths, "mem://t/idx", keys, batchSize, allocator)
+    BTreeWriter.merge(storage, paths, "mem://t/idx", keys, batchSize, allocator, held = Some(inMemory))
     val data = LanceFileReader.open(storage, Storage.join("mem://t/idx", BTreeIndex.DataFile))
     try {
       val root = data.read(data.metadata.schema.fields, 0, data.numRows, allocator)
@@ -191,28 +198,32 @@ class BTreeBuildSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
-  test("a held run past the budget is refused, and releasing a directory frees its held runs") {
+  test("a held run past the budget of all builds is refused, and closing a build's held runs frees them alone") {
     val keys = longs((0 until 1000).map(i => Some(i.toLong)))
     val ids = addresses(0, 1000)
     val storage = new InMemoryStorage
+    val before = HeldRuns.heldBytes
+    val a = HeldRuns.open()
+    val b = HeldRuns.open()
     try {
-      val before = HeldRuns.heldBytes
-      BTreeWriter.holdRun(storage, "mem://t/idx-a/run-0.lance", keys, ids)
-      BTreeWriter.holdRun(storage, "mem://t/idx-b/run-0.lance", keys, ids)
+      BTreeWriter.holdRun(storage, "mem://t/idx-a/run-0.lance", keys, ids, a)
+      BTreeWriter.holdRun(storage, "mem://t/idx-b/run-0.lance", keys, ids, b)
       assert(!storage.exists("mem://t/idx-a/run-0.lance") && HeldRuns.heldBytes > before)
-      val extra = new org.apache.arrow.vector.VectorSchemaRoot(java.util.List.of[FieldVector](longs(Seq(Some(1L)))))
+      val held = HeldRuns.heldBytes
+      // The budget counts both builds' runs: one that has room for neither more refuses the next run.
+      val full = HeldRuns.open(budget = held)
       try {
-        val held = HeldRuns.heldBytes
-        assert(!HeldRuns.hold("mem://t/idx-a/run-1.lance", extra, budget = held))
-        assert(HeldRuns.heldBytes == held && HeldRuns.take("mem://t/idx-a/run-1.lance").isEmpty)
-      } finally extra.close()
-      HeldRuns.releaseUnder("mem://t/idx-a")
-      assert(HeldRuns.take("mem://t/idx-a/run-0.lance").isEmpty)
-      val b = HeldRuns.take("mem://t/idx-b/run-0.lance")
-      assert(b.map(_.getRowCount).contains(1000))
-      b.foreach(_.close())
+        BTreeWriter.holdRun(storage, "mem://t/idx-c/run-0.lance", keys, ids, full)
+        assert(storage.exists("mem://t/idx-c/run-0.lance") && HeldRuns.heldBytes == held)
+        assert(full.take("mem://t/idx-c/run-0.lance").isEmpty)
+      } finally full.close()
+      a.close()
+      assert(a.take("mem://t/idx-a/run-0.lance").isEmpty)
+      val run = b.take("mem://t/idx-b/run-0.lance")
+      assert(run.map(_.getRowCount).contains(1000))
+      run.foreach(_.close())
       assert(HeldRuns.heldBytes == before)
-    } finally { keys.close(); ids.close() }
+    } finally { a.close(); b.close(); keys.close(); ids.close() }
   }
 
   test("string keys (copied row by row) merge into sorted pages") {

@@ -362,6 +362,25 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
+  test("a build's tasks in this process hold their runs until its commit or abort, and then no longer find the build") {
+    Seq(true, false).foreach { commits =>
+      val (storage, table) = newTable()
+      val written = write(table, (0 until 300).map(i => Row.of(Some(i.toLong), Some(i * 0.5), None)), maxRowsPerFile = 100)
+      table.newOverwrite(0, schema, FileVersion.V2_2, Map.empty).commit(Seq(written))
+      val before = io.sparklance.core.index.HeldRuns.heldBytes
+      val build = table.newIndex(table.latest(), "x_idx", "x", "btree", Map.empty, replace = false)
+      val tasks = build.tasksInThisProcess
+      val runs = tasks.map(IndexBuild.runInThisProcess)
+      assert(tasks.size == 3 && runs.forall(r => !storage.exists(r)), s"runs held in memory: $runs")
+      assert(io.sparklance.core.index.HeldRuns.heldBytes > before)
+      if (commits) build.commit(runs) else build.abort()
+      assert(io.sparklance.core.index.HeldRuns.heldBytes == before, s"commit $commits freed the held runs")
+      val e = intercept[IllegalStateException](IndexBuild.runInThisProcess(tasks.head))
+      assert(e.getMessage.startsWith(s"Index build ${build.uuid} is not running in this process"))
+      assert(table.latest().indexes.exists(_.name == "x_idx") == commits)
+    }
+  }
+
   test("index options, names, columns and kinds are checked before anything is written; DROP INDEX removes every segment") {
     val (storage, table) = newTable()
     table.newOverwrite(0, schema, FileVersion.V2_2, Map.empty).commit(Seq(write(table, Seq.fill(30)(randomRow(new Random(1))), 10)))
