@@ -70,7 +70,12 @@ CASES = [
     ("s < 'k002'", lambda r: r["s"] is not None and r["s"] < "k002"),
     ("s IS NOT NULL AND id < 100", lambda r: r["s"] is not None and r["id"] < 100),
     ("b = true AND id < 50", lambda r: r["b"] is True and r["id"] < 50),
-    ("pad LIKE 'xxxxxxxxxxxx%'", lambda r: r["pad"].startswith("x" * 12)),          # not pushed
+    ("pad LIKE 'xxxxxxxxxxxx%'", lambda r: r["pad"].startswith("x" * 12)),
+    ("s LIKE 'k00%'", lambda r: r["s"] is not None and r["s"].startswith("k00")),
+    ("s LIKE '%7'", lambda r: r["s"] is not None and r["s"].endswith("7")),
+    ("s LIKE '%02%' OR id < 10", lambda r: (r["s"] is not None and "02" in r["s"]) or r["id"] < 10),
+    ("s NOT LIKE 'k1%' AND id < 3000", lambda r: r["s"] is not None and not r["s"].startswith("k1") and r["id"] < 3000),
+    ("s LIKE 'k%2_'", lambda r: r["s"] is not None and len(r["s"]) == 4 and r["s"][2] == "2"),      # not pushed
     ("NOT (id > 10)", lambda r: not r["id"] > 10),                                   # Spark makes it id <= 10
     ("i32 <> -493", lambda r: r["i32"] is not None and r["i32"] != -493),
     ("NOT (s = 'k007') AND id < 3000", lambda r: r["s"] is not None and r["s"] != "k007" and r["id"] < 3000),
@@ -103,7 +108,14 @@ def test_pushed_filters_are_reported(spark, table):
     plan = spark.sql("SELECT s FROM ft WHERE id = 12345 AND pad LIKE 'x%'")._jdf.queryExecution().executedPlan().toString()
     pushed = plan.split("batches where ")[1].split(")) ")[0]
     assert "EqualTo(id,12345" in pushed and "IsNotNull(pad)" in pushed
-    assert "StringStartsWith" not in pushed
+    assert "StringStartsWith(pad,x" in pushed
+
+
+def test_like_of_a_prefix_suffix_or_infix_reaches_the_scan(spark, table):
+    for where, part in (("s LIKE 'k00%'", "StringStartsWith(s,k00)"), ("s LIKE '%7'", "StringEndsWith(s,7)"),
+                        ("s LIKE '%02%'", "StringContains(s,02)")):
+        plan = spark.sql(f"SELECT id FROM ft WHERE {where}")._jdf.queryExecution().executedPlan().toString()
+        assert part in plan.split("batches where ")[1], plan
 
 
 def test_filtered_batches_keep_column_order_metadata_columns_and_deletions(spark, tmp_path):
@@ -305,6 +317,8 @@ def test_seeded_filters_on_pylance_files_of_every_version_equal_spark_without_pu
             return f"NOT ({comparison()})"
         if kind == 2:
             return f"{column} IS {'NOT ' if rng.integers(2) else ''}NULL"
+        if kind == 3:
+            return f"mode {'NOT ' if rng.integers(3) == 0 else ''}LIKE '{['A%', '%AIL', '%R%', 'REG%', '%', '%IR %'][rng.integers(6)]}'"
         if column == "dbl":
             return f"dbl {op} {DOUBLES[rng.integers(len(DOUBLES))]}"
         if column == "qty":

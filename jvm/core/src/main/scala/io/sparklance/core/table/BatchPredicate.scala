@@ -121,6 +121,10 @@ object BatchPredicate {
     case Predicate.IsNotNull(c) => Nulls(c, wanted = false)
     case Predicate.Compare(c, op, v) => types.get(c).map(t => compare(c, t, op, v)).getOrElse(Everything)
     case Predicate.In(c, vs) => types.get(c).map(t => in(c, t, vs)).getOrElse(Everything)
+    case Predicate.StringMatch(c, op, text) => types.get(c) match {
+      case Some(LogicalType.Utf8(_)) => StringPattern(c, op, text.getBytes(StandardCharsets.UTF_8))
+      case _ => Everything
+    }
     case Predicate.ListHasAny(_, _) => Everything
   }
 
@@ -480,6 +484,52 @@ object BatchPredicate {
       }
       kept
     }
+  }
+
+  /** Strings that start with, end with or contain `text`, byte for byte. */
+  private final case class StringPattern(c: String, op: Predicate.StringOp, text: Array[Byte]) extends ColumnNode(c) {
+    private val strings = new Utf8Values
+
+    override protected def filterVector(v: FieldVector, sel: Array[Int], n: Int, out: Array[Int]): Int = {
+      if (!strings.load(v)) return keepAll(sel, n, out)
+      val m = nonNull(v, sel, n, out)
+      val data = strings.data
+      val offsets = strings.offsets
+      val t = text.length
+      var kept = 0
+      var k = 0
+      while (k < m) {
+        val row = out(k)
+        val start = offsets(row)
+        val end = offsets(row + 1)
+        val hit = end - start >= t && (op match {
+          case Predicate.StringOp.StartsWith => java.util.Arrays.equals(data, start, start + t, text, 0, t)
+          case Predicate.StringOp.EndsWith => java.util.Arrays.equals(data, end - t, end, text, 0, t)
+          case Predicate.StringOp.Contains => contains(data, start, end)
+        })
+        out(kept) = row
+        if (hit) kept += 1
+        k += 1
+      }
+      kept
+    }
+
+    /** Whether bytes [start, end) of `data` hold `text`. */
+    private def contains(data: Array[Byte], start: Int, end: Int): Boolean = {
+      val t = text.length
+      if (t == 0) true
+      else {
+        val first = text(0)
+        var i = start
+        var found = false
+        while (!found && i <= end - t) {
+          found = data(i) == first && java.util.Arrays.equals(data, i, i + t, text, 0, t)
+          i += 1
+        }
+        found
+      }
+    }
+    override def toString = s"$op($c, '${new String(text, StandardCharsets.UTF_8)}')"
   }
 
   /**

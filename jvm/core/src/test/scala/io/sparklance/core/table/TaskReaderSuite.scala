@@ -159,7 +159,7 @@ class TaskReaderSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(got.map(_._2.id).toSet == live.values.map(_.id).filter(_ < 128).toSet)
   }
 
-  test("seeded predicates on dictionary-encoded columns select the rows the model selects: nulls, NaN, -0.0, OR, IS NULL") {
+  test("seeded predicates on dictionary-encoded columns select the rows the model selects: nulls, NaN, -0.0, OR, IS NULL, LIKE") {
     def draw(r: Random): Double = r.nextInt(12) match {
       case 0 => Double.NaN
       case 1 => -0.0
@@ -176,13 +176,17 @@ class TaskReaderSuite extends AnyFunSuite with BeforeAndAfterAll {
     def string(r: Random): String = if (r.nextInt(8) == 0) s"v-${r.nextInt(50)}x" else s"v-${r.nextInt(55)}"
     def leaf(r: Random): Predicate = {
       val op = Seq(Predicate.Op.Eq, Predicate.Op.Lt, Predicate.Op.Le, Predicate.Op.Gt, Predicate.Op.Ge)(r.nextInt(5))
-      r.nextInt(8) match {
+      r.nextInt(9) match {
         case 0 => Predicate.Compare("x", op, literal(r))
         case 1 => Predicate.In("x", Seq.fill(1 + r.nextInt(4))(literal(r)))
         case 2 => Predicate.Compare("s", op, string(r))
         case 3 => Predicate.In("s", Seq.fill(1 + r.nextInt(6))(string(r)))
         case 4 => if (r.nextBoolean()) Predicate.IsNull("x") else Predicate.IsNotNull("x")
         case 5 => if (r.nextBoolean()) Predicate.IsNull("s") else Predicate.IsNotNull("s")
+        case 6 =>
+          val text = Seq("v-1", "v-", "-3", "2", "", "x", "v-49", "-")(r.nextInt(8))
+          Predicate.StringMatch("s", Seq(Predicate.StringOp.StartsWith, Predicate.StringOp.EndsWith,
+            Predicate.StringOp.Contains)(r.nextInt(3)), text)
         case _ => Predicate.Compare("id", op, java.lang.Long.valueOf(r.nextInt(6000)))
       }
     }
