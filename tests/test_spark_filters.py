@@ -70,7 +70,12 @@ CASES = [
     ("s < 'k002'", lambda r: r["s"] is not None and r["s"] < "k002"),
     ("s IS NOT NULL AND id < 100", lambda r: r["s"] is not None and r["id"] < 100),
     ("b = true AND id < 50", lambda r: r["b"] is True and r["id"] < 50),
-    ("pad LIKE 'xxxxxxxxxxxx%'", lambda r: r["pad"].startswith("x" * 12)),          # not pushed
+    ("pad LIKE 'xxxxxxxxxxxx%'", lambda r: r["pad"].startswith("x" * 12)),
+    ("s LIKE 'k00%'", lambda r: r["s"] is not None and r["s"].startswith("k00")),
+    ("s LIKE '%7'", lambda r: r["s"] is not None and r["s"].endswith("7")),
+    ("s LIKE '%02%' OR id < 10", lambda r: (r["s"] is not None and "02" in r["s"]) or r["id"] < 10),
+    ("s NOT LIKE 'k1%' AND id < 3000", lambda r: r["s"] is not None and not r["s"].startswith("k1") and r["id"] < 3000),
+    ("s LIKE 'k%2_'", lambda r: r["s"] is not None and len(r["s"]) == 4 and r["s"][2] == "2"),      # not pushed
     ("NOT (id > 10)", lambda r: not r["id"] > 10),                                   # Spark makes it id <= 10
     ("i32 <> -493", lambda r: r["i32"] is not None and r["i32"] != -493),
     ("NOT (s = 'k007') AND id < 3000", lambda r: r["s"] is not None and r["s"] != "k007" and r["id"] < 3000),
@@ -103,7 +108,14 @@ def test_pushed_filters_are_reported(spark, table):
     plan = spark.sql("SELECT s FROM ft WHERE id = 12345 AND pad LIKE 'x%'")._jdf.queryExecution().executedPlan().toString()
     pushed = plan.split("batches where ")[1].split(")) ")[0]
     assert "EqualTo(id,12345" in pushed and "IsNotNull(pad)" in pushed
-    assert "StringStartsWith" not in pushed
+    assert "StringStartsWith(pad,x" in pushed
+
+
+def test_like_of_a_prefix_suffix_or_infix_reaches_the_scan(spark, table):
+    for where, part in (("s LIKE 'k00%'", "StringStartsWith(s,k00)"), ("s LIKE '%7'", "StringEndsWith(s,7)"),
+                        ("s LIKE '%02%'", "StringContains(s,02)")):
+        plan = spark.sql(f"SELECT id FROM ft WHERE {where}")._jdf.queryExecution().executedPlan().toString()
+        assert part in plan.split("batches where ")[1], plan
 
 
 def test_filtered_batches_keep_column_order_metadata_columns_and_deletions(spark, tmp_path):
@@ -260,9 +272,11 @@ def test_scan_statistics_without_recorded_file_sizes_are_not_zero(spark, cbo, tm
 @pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
 def test_seeded_filters_on_pylance_files_of_every_version_equal_spark_without_pushdown(spark, tmp_path, version):
     """pylance writes seeded rows with nulls (bit-packed integers and dates, dictionary-encoded decimals and
-    strings, as TPC-H's lineitem has them) in each file version; conjunctions of random comparisons, keeping from
-    none to all of the rows (few: the rows taken at their offsets; up to a quarter: batches read whole and cut to
-    their matching rows; more: whole batches), must give the rows Spark gives with the scan's filters off."""
+    strings, as TPC-H's lineitem has them, and in 2.2 doubles with NaN and -0.0) in each file version; conjunctions
+    of random comparisons, ORs, IS [NOT] NULL and NOTs, keeping from none to all of the rows (few: the rows taken at
+    their offsets; up to a quarter: batches read whole and cut to their matching rows; more: whole batches), must
+    give the rows Spark gives with the scan's filters off. In 2.1 and 2.2 the scan evaluates the filters on
+    dictionary-encoded columns once per dictionary item."""
     from decimal import Decimal
 
     rng = np.random.default_rng(int(version.replace(".", "")))
@@ -280,15 +294,33 @@ def test_seeded_filters_on_pylance_files_of_every_version_equal_spark_without_pu
         "mode": pa.array(nulls([modes[v] for v in rng.integers(0, len(modes), n)], 23), pa.string()),
         "key": pa.array(nulls([int(v) for v in rng.integers(0, 200_000, n)], 29), pa.int64()),
         "price": pa.array([float(v) for v in rng.random(n) * 1000], pa.float64()),
+        "dbl": pa.array(nulls([[math.nan, -0.0, 0.0, 1.5, 2.25, -3.0][v] for v in rng.integers(0, 6, n)], 11), pa.float64()),
     })
     path = str(tmp_path / f"v{version}.lance")
     lance.write_dataset(table, path, max_rows_per_file=5000, data_storage_version=version)
     pushed = spark.read.format("lance").option("batch_size", 1024).load(path)
     plain = spark.read.format("lance").option("pushDownFilters", "false").load(path)
 
+    def comparable(v):
+        # NaN is not equal to itself, and 0.0 equals -0.0: floats are compared by their repr.
+        return repr(v) if isinstance(v, float) else v
+
+    DOUBLES = ["double('NaN')", "-0.0D", "0.0D", "1.5D", "2.0D", "-3.0D"]
+
     def comparison():
-        column = ["qty", "disc", "ship", "mode", "key"][rng.integers(5)]
+        column = ["qty", "disc", "ship", "mode", "key", "dbl"][rng.integers(6)]
         op = ["=", "<", "<=", ">", ">=", "<>"][rng.integers(6)]
+        kind = rng.integers(10)
+        if kind == 0:
+            return f"({comparison()} OR {comparison()})"
+        if kind == 1:
+            return f"NOT ({comparison()})"
+        if kind == 2:
+            return f"{column} IS {'NOT ' if rng.integers(2) else ''}NULL"
+        if kind == 3:
+            return f"mode {'NOT ' if rng.integers(3) == 0 else ''}LIKE '{['A%', '%AIL', '%R%', 'REG%', '%', '%IR %'][rng.integers(6)]}'"
+        if column == "dbl":
+            return f"dbl {op} {DOUBLES[rng.integers(len(DOUBLES))]}"
         if column == "qty":
             return f"qty {op} {rng.integers(0, 52)}"
         if column == "disc":
@@ -302,10 +334,10 @@ def test_seeded_filters_on_pylance_files_of_every_version_equal_spark_without_pu
         return f"key {op} {rng.integers(0, 200_000)}"
 
     fractions = []
-    for _ in range(40):
+    for _ in range(60):
         where = " AND ".join(comparison() for _ in range(rng.integers(1, 4)))
-        want = sorted(tuple(r) for r in plain.where(where).collect())
-        got = sorted(tuple(r) for r in pushed.where(where).collect())
+        want = sorted(tuple(map(comparable, r)) for r in plain.where(where).collect())
+        got = sorted(tuple(map(comparable, r)) for r in pushed.where(where).collect())
         assert got == want, (version, where)
         fractions.append(len(want) / n)
     # The cases cover each way a filtered batch comes back.

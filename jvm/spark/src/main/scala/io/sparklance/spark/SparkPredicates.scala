@@ -11,8 +11,8 @@ import io.sparklance.core.table.Predicate
 import io.sparklance.core.table.Predicate.Op
 
 /**
- * Spark's filters as the core's [[Predicate]]s: comparisons, `IN`, `IS [NOT] NULL`, `<>` and `NOT IN`, and
- * `AND`/`OR` of those, on a column named by one name part. Anything else has no translation and stays Spark's alone.
+ * Spark's filters as the core's [[Predicate]]s: comparisons, `IN`, `IS [NOT] NULL`, `<>` and `NOT IN`, `LIKE` of
+ * a prefix, suffix or infix (`StringStartsWith`, `StringEndsWith`, `StringContains`), and `AND`/`OR` of those, on a column named by one name part. Anything else has no translation and stays Spark's alone.
  *
  * The core compares date and timestamp columns by the integer they store ([[Predicate.comparable]]), so a date or
  * timestamp literal becomes a comparison of that integer with the literal as Spark sees the column's values:
@@ -53,6 +53,9 @@ object SparkPredicates {
       case Not(EqualTo(a, v)) if v != null => notEqual(column(a), v)
       case Not(In(a, vs)) if vs.nonEmpty && !vs.contains(null) =>
         vs.toSeq.map(notEqual(column(a), _)).reduceLeft((x, y) => for (p <- x; q <- y) yield Predicate.And(p, q))
+      case StringStartsWith(a, v) if v != null => Some(Predicate.StringMatch(column(a), Predicate.StringOp.StartsWith, v))
+      case StringEndsWith(a, v) if v != null => Some(Predicate.StringMatch(column(a), Predicate.StringOp.EndsWith, v))
+      case StringContains(a, v) if v != null => Some(Predicate.StringMatch(column(a), Predicate.StringOp.Contains, v))
       case IsNull(a) => Some(Predicate.IsNull(column(a)))
       case IsNotNull(a) => Some(Predicate.IsNotNull(column(a)))
       case And(l, r) => for (x <- go(l); y <- go(r)) yield Predicate.And(x, y)

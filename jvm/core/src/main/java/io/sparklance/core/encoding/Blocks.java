@@ -222,6 +222,15 @@ public final class Blocks {
   }
 
   /**
+   * The item positions of the indices [from, from + n) of a dictionary block, as `materialize` reads them: -1 for
+   * the null slot just past the items; an index beyond it is an EncodingException.
+   */
+  public static int[] itemPositions(DataBlock.Dictionary d, int from, int n) {
+    if (from < 0 || n < 0 || from + n > d.numValues) throw new EncodingException("a slice [" + from + ", " + (from + n) + ") of " + d.numValues + " values");
+    return positions(d.indices, from, n, d.items.numValues);
+  }
+
+  /**
    * The item positions of dictionary indices [from, from + n): -1 for the null slot just past the `size` items; an
    * index beyond it is an EncodingException.
    */

@@ -32,6 +32,13 @@ private[file] trait FieldReader {
    * field of the file's schema (possibly with some children pruned).
    */
   def fill(vector: FieldVector, field: LanceField, from: Long, to: Long): Unit
+
+  /**
+   * Rows [from, to) of a top-level field that is one leaf column, as indices into the dictionaries of its pages
+   * when every page holding them is dictionary-encoded; None otherwise (other layouts, nested fields, versions
+   * whose reader does not offer it).
+   */
+  def dictionaryCodes(field: LanceField, from: Long, to: Long): Option[DictionaryCodes] = None
 }
 
 private[file] object FieldReader {

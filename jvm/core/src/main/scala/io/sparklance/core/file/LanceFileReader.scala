@@ -60,6 +60,22 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
   }
 
   /**
+   * Rows [from, to) of a field of the file's schema as dictionary indices ([[DictionaryCodes]]), when it is one
+   * leaf column whose pages there are all dictionary-encoded; None otherwise. A later `read` of the same rows
+   * decodes no page again.
+   */
+  def dictionaryCodes(field: LanceField, from: Long, to: Long): Option[DictionaryCodes] = {
+    if (from < 0 || to < from || to > numRows) {
+      throw new IllegalArgumentException(s"rows [$from, $to) of a file of $numRows rows ($path)")
+    }
+    if (from == to) None
+    else {
+      if (!pages.hasFetched) prefetch(Seq(field), from, to)
+      assembling(field)(fieldReader.dictionaryCodes(field, from, to))
+    }
+  }
+
+  /**
    * The bytes of global buffer `i` (0 is the file descriptor; index files keep auxiliary data in later ones, such as
    * a zone map's null rows), checked against the file's size.
    */

@@ -47,8 +47,65 @@ private[file] final class StructuralFieldReader(pages: ColumnPages) extends Fiel
     ArrowAssembler.fill(vector, leaves.asJava, f => ColumnLayout.isPackedArrow(f))
   }
 
+  override def dictionaryCodes(field: LanceField, from: Long, to: Long): Option[DictionaryCodes] =
+    if (ColumnLayout.leavesOf(field) != Seq(field) || field.logicalType == LogicalType.Json || !columns.contains(field.id)) None
+    else {
+      val (levels, pieces) = leafPieces(field, from, to)
+      val n = (to - from).toInt
+      val dictionaries = pieces.map(_._1).collect { case d: DataBlock.Dictionary => d }
+      if (pieces.isEmpty || dictionaries.size != pieces.size || pieces.map(p => p._3 - p._2).sum != n) None
+      else {
+        // Pages have dictionaries of their own: ids into the items of them all, in page order.
+        val distinct = dictionaries.map(_.items).distinct
+        val items = if (distinct.size == 1) distinct.head else guard(field, -1, -1, "")(Blocks.concat(distinct.asJava))
+        val bases = distinct.scanLeft(0)(_ + _.numValues)
+        val ids = new Array[Int](n)
+        var at = 0
+        pieces.foreach { case (d: DataBlock.Dictionary, lo, hi) =>
+          val base = bases(distinct.indexWhere(_ eq d.items))
+          val positions = guard(field, -1, -1, "")(Blocks.itemPositions(d, lo, hi - lo))
+          var i = 0
+          while (i < positions.length) { val p = positions(i); ids(at + i) = if (p < 0) -1 else base + p; i += 1 }
+          at += positions.length
+        case _ => ()
+        }
+        val validity = guard(field, -1, -1, "")(levels.unravelValidity(n))
+        if (validity.bits != null) {
+          var i = 0
+          while (i < n) { if (!validity.isValid(i)) ids(i) = -1; i += 1 }
+        }
+        Some(new DictionaryCodes(items, ids, if (distinct.size == 1) items else new AnyRef))
+      }
+    }
+
   /** Rows [from, to) of a leaf column: its levels across the pages overlapping the rows, and their values. */
   private def readLeaf(field: LanceField, from: Long, to: Long): ArrowAssembler.Leaf = {
+    val (levels, pieces) = leafPieces(field, from, to)
+    val column = columns(field.id)
+    if (field.logicalType == LogicalType.Json) {
+      // Lance stores json values in the binary JSONB encoding; a read returns them as JSON text.
+      val parts = pieces.toSeq.map { case (b, lo, hi) => guard(field, column, -1, "")(Blocks.materialize(b, lo, hi)) }
+      val joined = if (parts.isEmpty) emptyBlock(field) else if (parts.size == 1) parts.head
+        else guard(field, column, -1, "")(Blocks.concat(parts.asJava))
+      new ArrowAssembler.Leaf(levels, guard(field, column, -1, "json")(FieldReader.jsonText(joined)))
+    } else {
+      pieces.toSeq match {
+        case Seq() => new ArrowAssembler.Leaf(levels, emptyBlock(field))
+        // One page: hand over the decoded page and the range, and let the assembler copy just that range.
+        case Seq((block, lo, hi)) => new ArrowAssembler.Leaf(levels, block, lo, hi)
+        case many =>
+          // Each page has its own dictionary: decode it before pages are joined.
+          val parts = many.map { case (b, lo, hi) => guard(field, column, -1, "")(Blocks.materialize(b, lo, hi)) }
+          new ArrowAssembler.Leaf(levels, guard(field, column, -1, "")(Blocks.concat(parts.asJava)))
+      }
+    }
+  }
+
+  /**
+   * Rows [from, to) of a leaf column as the pages overlapping them decode: the levels across those pages, and per
+   * page its decoded values with the range [lo, hi) of them the rows hold.
+   */
+  private def leafPieces(field: LanceField, from: Long, to: Long): (RepDef.Composite, Seq[(DataBlock, Int, Int)]) = {
     val column = columns.getOrElse(field.id, throw new CorruptFileException(path,
       s"field '${field.name}' (id ${field.id}) has no column in the file"))
     if (column >= pages.size) {
@@ -92,24 +149,7 @@ private[file] final class StructuralFieldReader(pages: ColumnPages) extends Fiel
       throw new CorruptFileException(path, s"column $column (field '${field.name}') has pages for $pageStart rows, " +
         s"the file has ${pages.numRows}")
     }
-    val levels = new RepDef.Composite(unravelers)
-    if (field.logicalType == LogicalType.Json) {
-      // Lance stores json values in the binary JSONB encoding; a read returns them as JSON text.
-      val parts = pieces.toSeq.map { case (b, lo, hi) => guard(field, column, -1, "")(Blocks.materialize(b, lo, hi)) }
-      val joined = if (parts.isEmpty) emptyBlock(field) else if (parts.size == 1) parts.head
-        else guard(field, column, -1, "")(Blocks.concat(parts.asJava))
-      new ArrowAssembler.Leaf(levels, guard(field, column, -1, "json")(FieldReader.jsonText(joined)))
-    } else {
-      pieces.toSeq match {
-        case Seq() => new ArrowAssembler.Leaf(levels, emptyBlock(field))
-        // One page: hand over the decoded page and the range, and let the assembler copy just that range.
-        case Seq((block, lo, hi)) => new ArrowAssembler.Leaf(levels, block, lo, hi)
-        case many =>
-          // Each page has its own dictionary: decode it before pages are joined.
-          val parts = many.map { case (b, lo, hi) => guard(field, column, -1, "")(Blocks.materialize(b, lo, hi)) }
-          new ArrowAssembler.Leaf(levels, guard(field, column, -1, "")(Blocks.concat(parts.asJava)))
-      }
-    }
+    (new RepDef.Composite(unravelers), pieces.toSeq)
   }
 
   /** `d`, checked to describe `rows` rows. */

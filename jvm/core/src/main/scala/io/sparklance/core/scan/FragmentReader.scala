@@ -66,6 +66,71 @@ final class FragmentReader(
     readLive(from, to, deletions.liveOffsets(from, to), allocator, fields, withMetadata)
   }
 
+  // Per field read as codes: the dictionary object of the last read and the vector of its values made from it.
+  private val codedValues = mutable.HashMap.empty[Int, (AnyRef, FieldVector, Long)]
+
+  /**
+   * Live rows among physical offsets [from, to) of projected field `f` as positions in a vector of its distinct
+   * values ([[CodedColumn]]), when the field is one leaf column of one data file whose pages there are all
+   * dictionary-encoded; None otherwise. The vector belongs to this reader and lives until the next call for the
+   * field or `close`; rows read from it are those `read` returns.
+   */
+  def codes(f: LanceField, from: Long, to: Long, allocator: BufferAllocator): Option[CodedColumn] = {
+    require(from >= 0 && to >= from && to <= fragment.physicalRows, s"rows [$from, $to) of fragment ${fragment.id}")
+    filesHolding(f) match {
+      case Seq(file) if !isBlobV2(f) && holdsAll(file, f) =>
+        val r = reader(file)
+        r.metadata.schema.field(f.id).flatMap(ff => r.dictionaryCodes(prune(ff, f, r.path), from, to)).flatMap { c =>
+          val target = targets.getOrElseUpdate(f.id, LanceFileReader.readField(f))
+          val nullSlot = c.items.numValues
+          val live = deletions.liveOffsets(from, to)
+          val ids = live match {
+            case None => c.ids
+            case Some(rows) =>
+              val out = new Array[Int](rows.length)
+              var i = 0
+              while (i < rows.length) { out(i) = c.ids((rows(i) - from).toInt); i += 1 }
+              out
+          }
+          var nulls = false
+          var i = 0
+          while (i < ids.length) { if (ids(i) < 0) { ids(i) = nullSlot; nulls = true }; i += 1 }
+          if (nulls && !target.isNullable) None
+          else {
+            val (values, serial) = codedValues.get(f.id) match {
+              case Some((d, v, s)) if d eq c.dictionary => (v, s)
+              case previous =>
+                previous.foreach(_._2.close())
+                codedValues.remove(f.id)
+                val v = dictionaryValues(target, c, allocator)
+                val s = CodedColumn.nextSerial()
+                codedValues(f.id) = (c.dictionary, v, s)
+                (v, s)
+            }
+            Some(new CodedColumn(values, nullSlot, ids, serial))
+          }
+        }
+      case _ => None
+    }
+  }
+
+  /** The items of `c` in a vector of type `target`, and a null after them. */
+  private def dictionaryValues(target: Field, c: io.sparklance.core.file.DictionaryCodes, allocator: BufferAllocator): FieldVector = {
+    val v = target.createVector(allocator)
+    try {
+      ArrowAssembler.fillLeafValues(v, c.items, null)
+      val n = c.items.numValues
+      v match {
+        case f: org.apache.arrow.vector.BaseFixedWidthVector => f.setNull(n)
+        case w: org.apache.arrow.vector.BaseVariableWidthVector => w.setNull(n)
+        case w: org.apache.arrow.vector.BaseLargeVariableWidthVector => w.setNull(n)
+        case other => throw new IllegalStateException(s"dictionary values in a ${other.getClass.getSimpleName}")
+      }
+      v.setValueCount(n + 1)
+      v
+    } catch { case NonFatal(e) => v.close(); throw e }
+  }
+
   /** The live rows among physical offsets `offsets` of the whole projection, then the metadata columns. */
   def readRows(offsets: Array[Long], allocator: BufferAllocator): VectorSchemaRoot = readRows(offsets, allocator, projection)
 
@@ -337,6 +402,8 @@ final class FragmentReader(
   }
 
   override def close(): Unit = {
+    codedValues.values.foreach(_._2.close())
+    codedValues.clear()
     readers.values.foreach(r => try r.close() catch { case NonFatal(_) => () })
     readers.clear()
   }

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets
 
 import org.apache.arrow.vector._
 
+import io.sparklance.core.scan.CodedColumn
 import io.sparklance.core.schema.{LanceField, LogicalType}
 
 /**
@@ -15,6 +16,11 @@ import io.sparklance.core.schema.{LanceField, LogicalType}
  * Each batch is evaluated predicate by predicate with one plain loop per kind of column over the vectors' buffers,
  * narrowing an array of selected row indices: an `AND` evaluates its right side only on the rows its left side
  * kept. A comparison the table does not cover keeps every row, so a selection never misses a matching row.
+ *
+ * A column the caller has as a [[CodedColumn]] (positions in a vector of its distinct values, from the page
+ * dictionaries) is not compared row by row: each comparison on it is evaluated once on the distinct values (the
+ * null slot among them, so nulls fare as they do in a vector), then rows are kept by the position of their value.
+ * The result is what the same comparison on the column's vector selects.
  * Compiled once per task; not thread safe (it keeps scratch arrays from batch to batch).
  */
 final class BatchPredicate private (root: BatchPredicate.Node) {
@@ -24,14 +30,20 @@ final class BatchPredicate private (root: BatchPredicate.Node) {
    * Writes the indices of the rows among the first `rows` of the vectors `column` names where the predicates hold
    * into `out`, ascending, and returns how many there are. `out` must hold at least `rows` indices.
    */
-  def select(column: String => FieldVector, rows: Int, out: Array[Int]): Int = {
+  def select(column: String => FieldVector, rows: Int, out: Array[Int]): Int = select(column, _ => None, rows, out)
+
+  /**
+   * As `select`, reading the columns `coded` has as coded columns (of `rows` rows) from them, and the others from
+   * `column`, which is called only for those.
+   */
+  def select(column: String => FieldVector, coded: String => Option[CodedColumn], rows: Int, out: Array[Int]): Int = {
     require(out.length >= rows, s"a selection of ${out.length} rows for a batch of $rows")
     if (identity.length < rows) {
       identity = new Array[Int](math.max(rows, identity.length * 2))
       var i = 0
       while (i < identity.length) { identity(i) = i; i += 1 }
     }
-    root.filter(column, identity, rows, out)
+    root.filter(new BatchPredicate.Columns(column, coded), identity, rows, out)
   }
 
   override def toString: String = root.toString
@@ -52,7 +64,54 @@ object BatchPredicate {
    * they are read from.
    */
   private[table] sealed abstract class Node {
-    def filter(column: String => FieldVector, sel: Array[Int], n: Int, out: Array[Int]): Int
+    def filter(column: Columns, sel: Array[Int], n: Int, out: Array[Int]): Int
+  }
+
+  /** The columns of a batch: each as a vector, or as a coded column where the caller has one. */
+  private[table] final class Columns(val vector: String => FieldVector, val coded: String => Option[CodedColumn])
+
+  /**
+   * A predicate on one column. On a vector, `filterVector` keeps the rows where it holds; on a coded column, it
+   * does so once over all the column's distinct values (null slot included), kept for as long as the values are
+   * the same ([[CodedColumn.serial]]), and rows are kept by the position of their value.
+   */
+  private abstract class ColumnNode(c: String) extends Node {
+    private var maskSerial = -1L
+    private var mask = new Array[Boolean](0)
+    private var anyMatch = false
+
+    protected def filterVector(v: FieldVector, sel: Array[Int], n: Int, out: Array[Int]): Int
+
+    final override def filter(column: Columns, sel: Array[Int], n: Int, out: Array[Int]): Int =
+      if (n == 0) 0
+      else column.coded(c) match {
+        case None => filterVector(column.vector(c), sel, n, out)
+        case Some(coded) =>
+          if (coded.serial != maskSerial) {
+            val slots = coded.values.getValueCount
+            val all = Array.tabulate(slots)(i => i)
+            val kept = filterVector(coded.values, all, slots, all)
+            mask = new Array[Boolean](slots)
+            var j = 0
+            while (j < kept) { mask(all(j)) = true; j += 1 }
+            anyMatch = kept > 0
+            maskSerial = coded.serial
+          }
+          if (!anyMatch) 0
+          else {
+            val ids = coded.ids
+            val m = mask
+            var kept = 0
+            var k = 0
+            while (k < n) {
+              val row = sel(k)
+              out(kept) = row
+              if (m(ids(row))) kept += 1
+              k += 1
+            }
+            kept
+          }
+      }
   }
 
   private def node(p: Predicate, types: Map[String, LogicalType]): Node = p match {
@@ -62,6 +121,10 @@ object BatchPredicate {
     case Predicate.IsNotNull(c) => Nulls(c, wanted = false)
     case Predicate.Compare(c, op, v) => types.get(c).map(t => compare(c, t, op, v)).getOrElse(Everything)
     case Predicate.In(c, vs) => types.get(c).map(t => in(c, t, vs)).getOrElse(Everything)
+    case Predicate.StringMatch(c, op, text) => types.get(c) match {
+      case Some(LogicalType.Utf8(_)) => StringPattern(c, op, text.getBytes(StandardCharsets.UTF_8))
+      case _ => Everything
+    }
     case Predicate.ListHasAny(_, _) => Everything
   }
 
@@ -171,20 +234,17 @@ object BatchPredicate {
   }
 
   private case object Everything extends Node {
-    override def filter(column: String => FieldVector, sel: Array[Int], n: Int, out: Array[Int]): Int = {
-      if (sel ne out) System.arraycopy(sel, 0, out, 0, n)
-      n
-    }
+    override def filter(column: Columns, sel: Array[Int], n: Int, out: Array[Int]): Int = keepAll(sel, n, out)
     override def toString = "true"
   }
 
   private case object Nothing extends Node {
-    override def filter(column: String => FieldVector, sel: Array[Int], n: Int, out: Array[Int]): Int = 0
+    override def filter(column: Columns, sel: Array[Int], n: Int, out: Array[Int]): Int = 0
     override def toString = "false"
   }
 
   private final case class And(left: Node, right: Node) extends Node {
-    override def filter(column: String => FieldVector, sel: Array[Int], n: Int, out: Array[Int]): Int =
+    override def filter(column: Columns, sel: Array[Int], n: Int, out: Array[Int]): Int =
       right.filter(column, out, left.filter(column, sel, n, out), out)
   }
 
@@ -193,7 +253,7 @@ object BatchPredicate {
     private var kept = new Array[Int](0)
     private var others = new Array[Int](0)
 
-    override def filter(column: String => FieldVector, sel: Array[Int], n: Int, out: Array[Int]): Int = {
+    override def filter(column: Columns, sel: Array[Int], n: Int, out: Array[Int]): Int = {
       if (kept.length < n) { kept = new Array[Int](n); others = new Array[Int](n) }
       val a = left.filter(column, sel, n, kept)
       var rest = 0
@@ -216,10 +276,9 @@ object BatchPredicate {
     }
   }
 
-  private final case class Nulls(c: String, wanted: Boolean) extends Node {
-    override def filter(column: String => FieldVector, sel: Array[Int], n: Int, out: Array[Int]): Int = {
-      val v = column(c)
-      if (v.getNullCount == 0) { if (wanted) 0 else Everything.filter(column, sel, n, out) }
+  private final case class Nulls(c: String, wanted: Boolean) extends ColumnNode(c) {
+    override protected def filterVector(v: FieldVector, sel: Array[Int], n: Int, out: Array[Int]): Int = {
+      if (v.getNullCount == 0) { if (wanted) 0 else keepAll(sel, n, out) }
       else if (!wanted) nonNull(v, sel, n, out)
       else {
         var m = 0
@@ -234,6 +293,12 @@ object BatchPredicate {
       }
     }
     override def toString = s"$c IS${if (wanted) "" else " NOT"} NULL"
+  }
+
+  /** All the rows of `sel`, into `out`. */
+  private def keepAll(sel: Array[Int], n: Int, out: Array[Int]): Int = {
+    if (sel ne out) System.arraycopy(sel, 0, out, 0, n)
+    n
   }
 
   /** The rows of `sel` whose value is not null, into `out`; `sel` itself when the vector has no nulls. */
@@ -257,15 +322,14 @@ object BatchPredicate {
    * Numeric comparisons: the selected rows' values as keys of a domain, in a scratch array the node keeps. False
    * for a vector the domain does not know (every row is then kept).
    */
-  private abstract class Numeric(c: String, domain: Domain) extends Node {
+  private abstract class Numeric(c: String, domain: Domain) extends ColumnNode(c) {
     private var keys = new Array[Long](0)
 
     /** Keeps the rows of `sel` (not null, with their keys in `keys`) where `matches` holds. */
     protected def keep(keys: Array[Long], sel: Array[Int], n: Int, out: Array[Int]): Int
 
-    override def filter(column: String => FieldVector, sel: Array[Int], n: Int, out: Array[Int]): Int = {
-      val v = column(c)
-      if (!reads(v, domain)) Everything.filter(column, sel, n, out)
+    override protected def filterVector(v: FieldVector, sel: Array[Int], n: Int, out: Array[Int]): Int = {
+      if (!reads(v, domain)) keepAll(sel, n, out)
       else {
         val m = nonNull(v, sel, n, out)
         if (keys.length < m) keys = new Array[Long](math.max(m, 1024))
@@ -358,12 +422,11 @@ object BatchPredicate {
   }
 
   /** Strings equal to one of `values`. */
-  private final case class Strings(c: String, values: Array[Array[Byte]]) extends Node {
+  private final case class Strings(c: String, values: Array[Array[Byte]]) extends ColumnNode(c) {
     private val strings = new Utf8Values
 
-    override def filter(column: String => FieldVector, sel: Array[Int], n: Int, out: Array[Int]): Int = {
-      val v = column(c)
-      if (!strings.load(v)) return Everything.filter(column, sel, n, out)
+    override protected def filterVector(v: FieldVector, sel: Array[Int], n: Int, out: Array[Int]): Int = {
+      if (!strings.load(v)) return keepAll(sel, n, out)
       val m = nonNull(v, sel, n, out)
       val data = strings.data
       val offsets = strings.offsets
@@ -393,12 +456,11 @@ object BatchPredicate {
 
   /** Strings between two bounds (null: unbounded), in the order of their unsigned bytes. */
   private final case class StringRange(c: String, low: Array[Byte], lowInclusive: Boolean, high: Array[Byte],
-      highInclusive: Boolean) extends Node {
+      highInclusive: Boolean) extends ColumnNode(c) {
     private val strings = new Utf8Values
 
-    override def filter(column: String => FieldVector, sel: Array[Int], n: Int, out: Array[Int]): Int = {
-      val v = column(c)
-      if (!strings.load(v)) return Everything.filter(column, sel, n, out)
+    override protected def filterVector(v: FieldVector, sel: Array[Int], n: Int, out: Array[Int]): Int = {
+      if (!strings.load(v)) return keepAll(sel, n, out)
       val m = nonNull(v, sel, n, out)
       val data = strings.data
       val offsets = strings.offsets
@@ -422,6 +484,52 @@ object BatchPredicate {
       }
       kept
     }
+  }
+
+  /** Strings that start with, end with or contain `text`, byte for byte. */
+  private final case class StringPattern(c: String, op: Predicate.StringOp, text: Array[Byte]) extends ColumnNode(c) {
+    private val strings = new Utf8Values
+
+    override protected def filterVector(v: FieldVector, sel: Array[Int], n: Int, out: Array[Int]): Int = {
+      if (!strings.load(v)) return keepAll(sel, n, out)
+      val m = nonNull(v, sel, n, out)
+      val data = strings.data
+      val offsets = strings.offsets
+      val t = text.length
+      var kept = 0
+      var k = 0
+      while (k < m) {
+        val row = out(k)
+        val start = offsets(row)
+        val end = offsets(row + 1)
+        val hit = end - start >= t && (op match {
+          case Predicate.StringOp.StartsWith => java.util.Arrays.equals(data, start, start + t, text, 0, t)
+          case Predicate.StringOp.EndsWith => java.util.Arrays.equals(data, end - t, end, text, 0, t)
+          case Predicate.StringOp.Contains => contains(data, start, end)
+        })
+        out(kept) = row
+        if (hit) kept += 1
+        k += 1
+      }
+      kept
+    }
+
+    /** Whether bytes [start, end) of `data` hold `text`. */
+    private def contains(data: Array[Byte], start: Int, end: Int): Boolean = {
+      val t = text.length
+      if (t == 0) true
+      else {
+        val first = text(0)
+        var i = start
+        var found = false
+        while (!found && i <= end - t) {
+          found = data(i) == first && java.util.Arrays.equals(data, i, i + t, text, 0, t)
+          i += 1
+        }
+        found
+      }
+    }
+    override def toString = s"$op($c, '${new String(text, StandardCharsets.UTF_8)}')"
   }
 
   /**

@@ -17,6 +17,7 @@ sealed trait Predicate extends Serializable {
     case Predicate.In(c, _) => Set(c)
     case Predicate.IsNull(c) => Set(c)
     case Predicate.IsNotNull(c) => Set(c)
+    case Predicate.StringMatch(c, _, _) => Set(c)
     case Predicate.ListHasAny(c, _) => Set(c)
     case Predicate.And(l, r) => l.columns ++ r.columns
     case Predicate.Or(l, r) => l.columns ++ r.columns
@@ -40,6 +41,22 @@ object Predicate {
   final case class In(column: String, values: Seq[Any]) extends Predicate {
     override def toString = s"$column IN (${values.map(show).mkString(", ")})"
   }
+  /** How [[StringMatch]] matches a string with its text. */
+  sealed trait StringOp extends Serializable
+  object StringOp {
+    case object StartsWith extends StringOp
+    case object EndsWith extends StringOp
+    case object Contains extends StringOp
+  }
+
+  /**
+   * The string in `column` starts with, ends with or contains `text` (Spark's `LIKE 'x%'`, `'%x'`, `'%x%'`), byte
+   * for byte in UTF-8; a null string matches nothing. Empty text matches every string.
+   */
+  final case class StringMatch(column: String, op: StringOp, text: String) extends Predicate {
+    override def toString = s"$op($column, ${show(text)})"
+  }
+
   final case class IsNull(column: String) extends Predicate { override def toString = s"$column IS NULL" }
   final case class IsNotNull(column: String) extends Predicate { override def toString = s"$column IS NOT NULL" }
 

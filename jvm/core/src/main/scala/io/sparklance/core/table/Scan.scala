@@ -150,7 +150,8 @@ object Scan {
   /**
    * What a scan of a table with `schema` does with `p`. Row skipping takes `=`, `<`, `<=`, `>`, `>=` and `IN` of a
    * top-level column with literals it can compare ([[Predicate.comparable]]), `IS NULL` and `IS NOT NULL` of a
-   * top-level column of one of those types, and `AND`/`OR` of those; and [[Predicate.ListHasAny]] of a top-level
+   * top-level column of one of those types, [[Predicate.StringMatch]] of a top-level string column, and `AND`/`OR`
+   * of those; and [[Predicate.ListHasAny]] of a top-level
    * list column with literals its items compare with, which only a label list index uses (batches do not evaluate
    * it).
    */
@@ -182,6 +183,7 @@ object Scan {
     case Predicate.In(c, vs) => vs.nonEmpty && column(schema, c).exists(t => vs.forall(Predicate.comparable(t, _)))
     case Predicate.IsNull(c) => columnOk(schema, c)
     case Predicate.IsNotNull(c) => columnOk(schema, c)
+    case Predicate.StringMatch(c, _, _) => column(schema, c).exists(_.isInstanceOf[LogicalType.Utf8])
     case Predicate.ListHasAny(c, vs) => vs.nonEmpty && column(schema, c).exists(_.isInstanceOf[LogicalType.List]) &&
       schema.field(c).flatMap(_.children.headOption).exists(item => vs.forall(Predicate.comparable(item.logicalType, _)))
     case Predicate.And(l, r) => skipsBatches(schema, l) && skipsBatches(schema, r)

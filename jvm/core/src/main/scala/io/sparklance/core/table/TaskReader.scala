@@ -11,7 +11,7 @@ import org.apache.arrow.vector._
 import io.sparklance.core.MetadataColumn
 import io.sparklance.core.file.RowCopier
 import io.sparklance.core.format.{DeletionVector, Fragment, FragmentFiles}
-import io.sparklance.core.scan.FragmentReader
+import io.sparklance.core.scan.{CodedColumn, FragmentReader}
 import io.sparklance.core.storage.Storage
 
 /**
@@ -21,7 +21,9 @@ import io.sparklance.core.storage.Storage
  * scan's limit is reached. Not thread safe.
  *
  * With predicates, a batch is read in two steps: the filtered columns first, on which the predicates select rows
- * ([[BatchPredicate]]), then the other columns. A batch where no row matches is skipped; one where few rows match
+ * ([[BatchPredicate]]), then the other columns. A filtered column whose pages are dictionary-encoded is read as
+ * the positions of its values in the dictionaries ([[CodedColumn]]), the predicates evaluated once per dictionary
+ * item, and its values made only for the rows that come back. A batch where no row matches is skipped; one where few rows match
  * (fewer than one in [[TaskReader.LateRowsRatio]]) comes back as just those rows, the other columns read only at
  * their offsets; one where fewer than one in [[TaskReader.CompactRowsRatio]] match is read whole and comes back as
  * just those rows too; otherwise the whole batch comes back, and the caller drops the rows that do not match.
@@ -92,69 +94,93 @@ final class TaskReader private[table] (storage: Storage, task: ScanTask, allocat
 
   /**
    * Rows [from, to) where the predicates can hold: none (None), the rows selected alone when they are few, or all.
-   * The filtered columns are decoded once.
+   * A filtered column whose pages there are dictionary-encoded is read as a [[CodedColumn]]: the predicates are
+   * evaluated on its distinct values, and only the rows that come back are turned into values. The other filtered
+   * columns are decoded once.
    */
   private def readMatching(from: Long, to: Long): Option[VectorSchemaRoot] = {
-    val filtered = reader.read(from, to, allocator, filterFields, withMetadata = false)
+    val coded = filterFields.flatMap(f => reader.codes(f, from, to, allocator).map(f -> _))
+    val decodedFields = filterFields.filterNot(f => coded.exists(_._1.id == f.id))
+    val codedByName = coded.map { case (f, c) => f.name -> c }.toMap
+    val filtered = reader.read(from, to, allocator, decodedFields, withMetadata = false)
     val n = filtered.getRowCount
     if (selection.length < n) selection = new Array[Int](n)
     val selected =
-      try predicate.select(filtered.getVector, n, selection)
+      try predicate.select(filtered.getVector, codedByName.get, n, selection)
       catch { case NonFatal(e) => filtered.close(); throw e }
     if (selected == 0) {
       filtered.close()
       None
-    } else if (selected.toLong * TaskReader.LateRowsRatio < n) {
-      try Some(selectedRows(from, to, filtered, selected)) finally filtered.close()
     } else {
-      val rest =
-        try reader.read(from, to, allocator, otherFields, withMetadata = true)
-        catch { case NonFatal(e) => filtered.close(); throw e }
-      val whole = assemble(filtered.getFieldVectors.asScala.toSeq, rest, n)
-      if (selected.toLong * TaskReader.CompactRowsRatio >= n) Some(whole)
-      else try Some(compact(whole, selected)) finally whole.close()
+      val few = selected.toLong * TaskReader.LateRowsRatio < n
+      val compacted = few || selected.toLong * TaskReader.CompactRowsRatio < n
+      // The filtered columns' vectors, of just the selected rows when the batch is compacted, else of all.
+      val vectors = scala.collection.mutable.ArrayBuffer.empty[(Int, FieldVector)]
+      try {
+        decodedFields.zip(filtered.getFieldVectors.asScala).foreach { case (f, v) =>
+          vectors += f.id -> (if (compacted) RowCopier.select(v, selection, selected, allocator) else transfer(v))
+        }
+        coded.foreach { case (f, c) => vectors += f.id -> values(c, if (compacted) selected else n, compacted) }
+      } catch { case NonFatal(e) => vectors.foreach(_._2.close()); throw e }
+      finally filtered.close()
+      val byId = vectors.toMap
+      try {
+        if (few) Some(assemble(byId, reader.readRows(offsets(from, to, selected), allocator, otherFields), selected))
+        else {
+          val rest = reader.read(from, to, allocator, otherFields, withMetadata = true)
+          if (!compacted) Some(assemble(byId, rest, n))
+          else {
+            val kept = try rest.getFieldVectors.asScala.map(v => RowCopier.select(v, selection, selected, allocator)) finally rest.close()
+            Some(assemble(byId, new VectorSchemaRoot(kept.map(_.getField).asJava, kept.asJava, selected), selected))
+          }
+        }
+      } catch { case NonFatal(e) => vectors.foreach(_._2.close()); throw e }
     }
   }
 
-  /** The rows `selection(0 until count)` of `root`, in a new root (`root` stays the caller's). */
-  private def compact(root: VectorSchemaRoot, count: Int): VectorSchemaRoot = {
-    val kept = scala.collection.mutable.ArrayBuffer.empty[FieldVector]
-    try {
-      root.getFieldVectors.asScala.foreach(v => kept += RowCopier.select(v, selection, count, allocator))
-      new VectorSchemaRoot(kept.map(_.getField).asJava, kept.asJava, count)
-    } catch { case NonFatal(e) => kept.foreach(_.close()); throw e }
+  /** A vector owned by the caller with the buffers of `v` (whose root is closed after). */
+  private def transfer(v: FieldVector): FieldVector = {
+    val tp = v.getTransferPair(allocator)
+    tp.transfer()
+    tp.getTo.asInstanceOf[FieldVector]
   }
 
-  /**
-   * The rows `selection(0 until count)` of the live rows of [from, to): the filtered columns' vectors cut down to
-   * them, and the other columns and the metadata columns read at their physical offsets.
-   */
-  private def selectedRows(from: Long, to: Long, filtered: VectorSchemaRoot, count: Int): VectorSchemaRoot = {
+  /** The values of coded column `c` at the selected rows (`selection(0 until count)`), or at all of its rows. */
+  private def values(c: CodedColumn, count: Int, selectedOnly: Boolean): FieldVector = {
+    val slots =
+      if (!selectedOnly) c.ids
+      else {
+        val s = new Array[Int](count)
+        var i = 0
+        while (i < count) { s(i) = c.ids(selection(i)); i += 1 }
+        s
+      }
+    RowCopier.select(c.values, slots, count, allocator)
+  }
+
+  /** The physical offsets of the rows `selection(0 until count)` among the live rows of [from, to). */
+  private def offsets(from: Long, to: Long, count: Int): Array[Long] = {
     val live = deletions.liveOffsets(from, to)
-    val offsets = new Array[Long](count)
+    val out = new Array[Long](count)
     var i = 0
     while (i < count) {
       val row = selection(i)
-      offsets(i) = live match {
+      out(i) = live match {
         case Some(l) => l(row)
         case None => from + row
       }
       i += 1
     }
-    val kept = scala.collection.mutable.ArrayBuffer.empty[FieldVector]
-    try {
-      filtered.getFieldVectors.asScala.foreach(v => kept += RowCopier.select(v, selection, count, allocator))
-      assemble(kept.toSeq, reader.readRows(offsets, allocator, otherFields), count)
-    } catch { case NonFatal(e) => kept.foreach(_.close()); throw e }
+    out
   }
 
   /**
-   * One root of the filtered columns' vectors and `rest` (the other columns, then the metadata columns), in the
-   * projection's order, then the metadata columns. Takes over all of the vectors.
+   * One root of the filtered columns' vectors (by field id) and `rest` (the other columns, then the metadata
+   * columns), in the projection's order, then the metadata columns. Takes over all of the vectors.
    */
-  private def assemble(filteredVectors: Seq[FieldVector], rest: VectorSchemaRoot, rows: Int): VectorSchemaRoot = {
+  private def assemble(filteredVectors: Map[Int, FieldVector], rest: VectorSchemaRoot, rows: Int): VectorSchemaRoot = {
     val others = rest.getFieldVectors.asScala.toSeq
-    val byId = (filterFields.zip(filteredVectors) ++ otherFields.zip(others)).map { case (f, v) => f.id -> v }.toMap
+    val byId = filteredVectors ++ otherFields.zip(others).map { case (f, v) => f.id -> v }
     val vectors = fields.map(f => byId(f.id)) ++ others.drop(otherFields.size)
     new VectorSchemaRoot(vectors.map(_.getField).asJava, vectors.asJava, rows)
   }

@@ -130,6 +130,13 @@ class BatchPredicateSuite extends AnyFunSuite with BeforeAndAfterAll {
     val ops = Seq(Predicate.Op.Eq, Predicate.Op.Lt, Predicate.Op.Le, Predicate.Op.Gt, Predicate.Op.Ge)
     val c = arrowFields(r.nextInt(arrowFields.size)).getName
     r.nextInt(if (depth < 3) 8 else 4) match {
+      case 0 | 1 if (c == "s" || c == "ls") && r.nextBoolean() =>
+        // A part of one of the strings (bytes cut at characters), or a whole one.
+        val whole = strings(r.nextInt(strings.size)).codePoints().toArray
+        val from = r.nextInt(whole.length + 1)
+        val text = new String(whole, from, r.nextInt(whole.length - from + 1))
+        Predicate.StringMatch(c, Seq(Predicate.StringOp.StartsWith, Predicate.StringOp.EndsWith,
+          Predicate.StringOp.Contains)(r.nextInt(3)), text)
       case 0 | 1 => Predicate.Compare(c, ops(r.nextInt(ops.size)), literal(r, c))
       case 2 => if (r.nextBoolean()) Predicate.IsNull(c) else Predicate.IsNotNull(c)
       case 3 => Predicate.In(c, Seq.fill(1 + r.nextInt(if (r.nextInt(4) == 0) 20 else 3))(literal(r, c)))

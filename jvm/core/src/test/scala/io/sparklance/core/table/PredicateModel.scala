@@ -11,6 +11,14 @@ object PredicateModel {
     case Predicate.Or(l, r) => matches(l, value, compare) || matches(r, value, compare)
     case Predicate.IsNull(c) => value(c).isEmpty
     case Predicate.IsNotNull(c) => value(c).isDefined
+    case Predicate.StringMatch(c, op, text) => value(c).exists {
+      case s: String => op match {
+        case Predicate.StringOp.StartsWith => s.startsWith(text)
+        case Predicate.StringOp.EndsWith => s.endsWith(text)
+        case Predicate.StringOp.Contains => s.contains(text)
+      }
+      case other => throw new IllegalArgumentException(s"column $c holds $other, not a string")
+    }
     case Predicate.In(c, vs) => value(c).exists(v => vs.exists(compare(c, v, _) == 0))
     case Predicate.ListHasAny(c, vs) => value(c).exists {
       case items: Seq[_] => items.exists(i => i != None && vs.exists(compare(c, i, _) == 0))

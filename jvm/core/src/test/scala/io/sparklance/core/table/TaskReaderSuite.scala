@@ -48,11 +48,14 @@ class TaskReaderSuite extends AnyFunSuite with BeforeAndAfterAll {
     new VectorSchemaRoot(java.util.List.of[FieldVector](id, x, s))
   }
 
-  /** A table of 3 fragments of 2000 rows with ids 0 until 6000; about a tenth of the rows deleted. */
-  private def table(r: Random): (Table, Map[Long, Row]) = {
+  /**
+   * A table of 3 fragments of 2000 rows with ids 0 until 6000; about a tenth of the rows deleted. x and s take few
+   * values (their pages are dictionary-encoded); `x` draws them.
+   */
+  private def table(r: Random, x: Random => Double = r => r.nextInt(100) / 4.0): (Table, Map[Long, Row]) = {
     val storage = new InMemoryStorage
     val table = Table.open(storage, CommitHandler.forStorage(storage), "mem://t.lance")
-    val rows = (0 until 6000).map(i => Row(i, Option.when(i % 7 != 0)(r.nextInt(100) / 4.0),
+    val rows = (0 until 6000).map(i => Row(i, Option.when(i % 7 != 0)(x(r)),
       Option.when(i % 11 != 0)(s"v-${r.nextInt(50)}")))
     val w = table.newDataWriter(schema, FileVersion.V2_2, 2000, 1L << 20)
     try {
@@ -156,6 +159,67 @@ class TaskReaderSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(got.map(_._2.id).toSet == live.values.map(_.id).filter(_ < 128).toSet)
   }
 
+  test("seeded predicates on dictionary-encoded columns select the rows the model selects: nulls, NaN, -0.0, OR, IS NULL, LIKE") {
+    def draw(r: Random): Double = r.nextInt(12) match {
+      case 0 => Double.NaN
+      case 1 => -0.0
+      case 2 => 0.0
+      case _ => r.nextInt(40) / 4.0 - 3
+    }
+    def literal(r: Random): java.lang.Double = r.nextInt(6) match {
+      case 0 => Double.NaN
+      case 1 => -0.0
+      case 2 => 0.0
+      case 3 => r.nextInt(40) / 4.0 - 3 + 0.1
+      case _ => r.nextInt(40) / 4.0 - 3
+    }
+    def string(r: Random): String = if (r.nextInt(8) == 0) s"v-${r.nextInt(50)}x" else s"v-${r.nextInt(55)}"
+    def leaf(r: Random): Predicate = {
+      val op = Seq(Predicate.Op.Eq, Predicate.Op.Lt, Predicate.Op.Le, Predicate.Op.Gt, Predicate.Op.Ge)(r.nextInt(5))
+      r.nextInt(9) match {
+        case 0 => Predicate.Compare("x", op, literal(r))
+        case 1 => Predicate.In("x", Seq.fill(1 + r.nextInt(4))(literal(r)))
+        case 2 => Predicate.Compare("s", op, string(r))
+        case 3 => Predicate.In("s", Seq.fill(1 + r.nextInt(6))(string(r)))
+        case 4 => if (r.nextBoolean()) Predicate.IsNull("x") else Predicate.IsNotNull("x")
+        case 5 => if (r.nextBoolean()) Predicate.IsNull("s") else Predicate.IsNotNull("s")
+        case 6 =>
+          val text = Seq("v-1", "v-", "-3", "2", "", "x", "v-49", "-")(r.nextInt(8))
+          Predicate.StringMatch("s", Seq(Predicate.StringOp.StartsWith, Predicate.StringOp.EndsWith,
+            Predicate.StringOp.Contains)(r.nextInt(3)), text)
+        case _ => Predicate.Compare("id", op, java.lang.Long.valueOf(r.nextInt(6000)))
+      }
+    }
+    def predicate(r: Random, depth: Int): Predicate =
+      if (depth == 0 || r.nextInt(3) == 0) leaf(r)
+      else if (r.nextBoolean()) Predicate.Or(predicate(r, depth - 1), predicate(r, depth - 1))
+      else Predicate.And(predicate(r, depth - 1), predicate(r, depth - 1))
+    (1 to 6).foreach { seed =>
+      val r = new Random(seed)
+      val (t, live) = table(r, draw)
+      val snapshot = t.latest()
+      val fragment = snapshot.fragments.head
+      val reader = new FragmentReader(t.storage, snapshot.layout, fragment, snapshot.schema.fields, Nil,
+        FragmentFiles.deletionVector(t.storage, snapshot.layout, fragment), None)
+      try {
+        val coded = snapshot.schema.fields.filter(f => reader.codes(f, 100, 900, allocator).isDefined).map(_.name)
+        assert(coded == Seq("x", "s"), s"seed $seed: the test needs x and s dictionary-encoded")
+      } finally reader.close()
+      (1 to 25).foreach { _ =>
+        val ps = Seq.fill(1 + r.nextInt(2))(predicate(r, 3))
+        val scan = t.latest().newScan().withFilters(ps).withBatchRows(128 + r.nextInt(1024))
+        val (got, _) = read(t, scan)
+        val want = live.filter { case (_, row) => ps.forall(TaskReaderSuite.matches(_, row)) }
+        val returned = got.map(g => g._1 -> g._2).toMap
+        assert(got.size == returned.size, s"seed $seed, $ps: rows came back more than once")
+        // Rows compared by their values' bits: NaN is not equal to itself in a case class.
+        def bits(row: Row) = (row.id, row.x.map(java.lang.Double.doubleToRawLongBits), row.s)
+        assert(want.forall { case (a, row) => returned.get(a).map(bits).contains(bits(row)) }, s"seed $seed, $ps: matching rows missing")
+        assert(returned.forall { case (a, row) => live.get(a).map(bits).contains(bits(row)) }, s"seed $seed, $ps: rows not in the table")
+      }
+    }
+  }
+
   test("readRows reads the live rows among explicit offsets, with their metadata") {
     val (t, live) = table(new Random(5))
     val snapshot = t.latest()
@@ -197,7 +261,8 @@ object TaskReaderSuite {
     }
     def cmp(v: Any, lit: Any): Int = (v, lit) match {
       case (a: Long, b: java.lang.Long) => java.lang.Long.compare(a, b)
-      case (a: Double, b: java.lang.Double) => java.lang.Double.compare(a, b)
+      // As Spark orders doubles: NaN above all and equal to itself, -0.0 equal to 0.0.
+      case (a: Double, b: java.lang.Double) => java.lang.Double.compare(a + 0.0, b + 0.0)
       case (a: String, b: String) => a.compareTo(b)
       case other => throw new IllegalArgumentException(s"no comparison for $other")
     }
