@@ -107,9 +107,14 @@ def test_drop_not_null(spark, wh):
     ("ALTER TABLE lance.db.refuse DROP COLUMN nope", "nope"),
 ])
 def test_unsupported_changes_are_refused(spark, wh, sql, message):
-    path = str(wh / "db" / "refuse.lance")
+    refused_with_no_version(spark, wh, "refuse", sql, message)
+
+
+def refused_with_no_version(spark, wh, name: str, sql: str, message: str) -> None:
+    """`sql` on table `name` (made once) fails with `message`, and the table is still at its first version."""
+    path = str(wh / "db" / f"{name}.lance")
     if not os.path.exists(path):
-        make(wh, "refuse")
+        make(wh, name)
     with pytest.raises(Exception, match=message):
         spark.sql(sql)
     assert lance.dataset(path).version == 1
@@ -205,9 +210,4 @@ def test_table_properties_set_and_unset_as_pylance_sees_them(spark, wh):
      "Table property driver_lookup_rows must be a whole number, 0 or more, not '-2'"),
 ])
 def test_bad_table_properties_are_refused_before_any_commit(spark, wh, sql, message):
-    path = str(wh / "db" / "badprops.lance")
-    if not os.path.exists(path):
-        make(wh, "badprops")
-    with pytest.raises(Exception, match=message):
-        spark.sql(sql)
-    assert lance.dataset(path).version == 1
+    refused_with_no_version(spark, wh, "badprops", sql, message)

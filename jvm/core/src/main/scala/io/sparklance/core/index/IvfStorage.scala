@@ -75,10 +75,7 @@ private[index] object IvfStorage {
     private val subDim = dim / m
 
     def decode(path: String, values: FieldVector, rows: Int): AnyRef = {
-      val child = listValues(path, values, bytesPerRow, rows) match {
-        case u: UInt1Vector => u
-        case other => throw new CorruptFileException(path, s"its column '$column' holds ${other.getField.getType}, not uint8 codes")
-      }
+      val child = uint8Lists(path, column, values, bytesPerRow, rows)
       val codes = new Array[Byte](rows * m)
       var i = 0
       while (i < rows) {
@@ -148,10 +145,7 @@ private[index] object IvfStorage {
     def column: String = "__sq_code"
 
     def decode(path: String, values: FieldVector, rows: Int): AnyRef = {
-      val child = listValues(path, values, dim, rows) match {
-        case u: UInt1Vector => u
-        case other => throw new CorruptFileException(path, s"its column '$column' holds ${other.getField.getType}, not uint8 codes")
-      }
+      val child = uint8Lists(path, column, values, dim, rows)
       val codes = new Array[Byte](rows * dim)
       var i = 0
       while (i < codes.length) { codes(i) = child.get(i); i += 1 }
@@ -199,6 +193,13 @@ private[index] object IvfStorage {
   }
 
   /** The child values of a fixed-size list column of `width` values per row, checked to hold `rows` rows. */
+  /** The uint8 codes of column `column`: lists of `width` codes per row. */
+  private def uint8Lists(path: String, column: String, values: FieldVector, width: Int, rows: Int): UInt1Vector =
+    listValues(path, values, width, rows) match {
+      case u: UInt1Vector => u
+      case other => throw new CorruptFileException(path, s"its column '$column' holds ${other.getField.getType}, not uint8 codes")
+    }
+
   private def listValues(path: String, values: FieldVector, width: Int, rows: Int): FieldVector = values match {
     case l: FixedSizeListVector =>
       if (l.getListSize != width) {
