@@ -88,7 +88,7 @@ def random_query(r: random.Random, view: str) -> str:
     other = r.choice(["", " AND s IS NULL", " AND x > 0", " AND (x > 0.5 OR s = 'ab')", " AND upper(s) LIKE 'A%'",
                       " AND s LIKE 'a\\%%'", " AND rand() < 2", " AND size(tags) > 0", " AND id % 2 = 0",
                       " AND array_contains(tags, 'ab')"])
-    select = r.choice(["*", "id, s", "id, k + 1 AS k1, concat(s, '!') AS t, tags[0] AS t0", "count(*), sum(x)",
+    select = r.choice(["*", "id, s", "id, k + 1 AS k1, concat(s, '!') AS t, get(tags, 0) AS t0", "count(*), sum(x)",
                        "k, count(*) AS n GROUP BY k", "DISTINCT s", "id, x ORDER BY id LIMIT 3"])
     head, _, tail = select.partition(" GROUP BY ") if "GROUP BY" in select else select.partition(" ORDER BY ")
     sep = " GROUP BY " if "GROUP BY" in select else (" ORDER BY " if tail else "")
