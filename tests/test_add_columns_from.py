@@ -70,7 +70,7 @@ def test_add_columns_from_a_view_by_row_address(spark, wh, case):
     expected = {row.id: (row.id * 10, f"v{row.id}") for row in
                 spark.sql(f"SELECT id FROM lance.db.{name} WHERE _rowaddr IN (SELECT _rowaddr FROM src)").collect()}
     # Rows of the view whose addresses are not rows of the table (deleted, past the end) are ignored.
-    spark.sql("SELECT _rowaddr, x, `y z` FROM src UNION ALL SELECT (1L << 40) + 3, -1L, 'ghost'").createOrReplaceTempView("src2")
+    spark.sql("SELECT _rowaddr, x, `y z` FROM src UNION ALL SELECT shiftleft(1L, 40) + 3, -1L, 'ghost'").createOrReplaceTempView("src2")
     spark.sql(f"ALTER TABLE lance.db.{name} ADD COLUMNS x, `y z` FROM src2")
     after = lance.dataset(path)
     assert after.version == before.version + 1
@@ -127,7 +127,7 @@ def test_update_columns_from_a_view_rewrites_them_in_place(spark, wh, case):
                   f"FROM lance.db.{name} WHERE pmod(hash(id, {case}, {round_}), 20) < {cut}").createOrReplaceTempView("u")
         matched = {row.id: (row.n, row.s) for row in spark.sql("SELECT id, n, s FROM u").collect()}
         touched = {row.f for row in spark.sql("SELECT DISTINCT shiftright(_rowaddr, 32) AS f FROM u").collect()}
-        spark.sql("SELECT _rowaddr, n, s FROM u UNION ALL SELECT (1L << 40) + 1, 0, 'ghost'").createOrReplaceTempView("u2")
+        spark.sql("SELECT _rowaddr, n, s FROM u UNION ALL SELECT shiftleft(1L, 40) + 1, 0, 'ghost'").createOrReplaceTempView("u2")
         spark.sql(f"ALTER TABLE lance.db.{name} UPDATE COLUMNS n, s FROM u2")
         for i, (n, s) in matched.items():
             model[i] = {"s": s, "n": n}

@@ -39,7 +39,7 @@ object AddColumns {
       checkSource(names, source, sourceName, "ADD COLUMNS")
       addComputed(spark, location, table => {
         val keyed = source.select(col(MetadataColumnName).as(SourceAddress) +: names.map(n => col(n).as(n)): _*)
-        table.select(MetadataColumnName).join(keyed, col(MetadataColumnName) === col(SourceAddress), "left")
+        leftJoin(table.select(MetadataColumnName), keyed)
           .select(col(MetadataColumnName) +: names.map(col): _*)
       })
     }
@@ -71,12 +71,12 @@ object AddColumns {
       col(names(i)).cast(t.dataType).as(s"__sparklance_new_$i")
     }
     val keyed = source.select((col(MetadataColumnName).as(SourceAddress) +: values) :+ lit(true).as(Matched): _*)
-    val touched = keyed.join(table.select(MetadataColumnName), col(SourceAddress) === col(MetadataColumnName))
-      .select(shiftrightunsigned(col(SourceAddress), 32)).distinct().collect().map(_.getLong(0)).toSeq
+    val touched = leftJoin(table.select(MetadataColumnName), keyed).where(col(Matched).isNotNull)
+      .select(shiftrightunsigned(col(MetadataColumnName), 32)).distinct().collect().map(_.getLong(0)).toSeq
     if (touched.isEmpty) snapshot.version
     else {
-      val computed = table.where(col("_fragid").isin(touched: _*))
-        .join(keyed, col(MetadataColumnName) === col(SourceAddress), "left")
+      val rows = table.where(col("_fragid").isin(touched: _*)).select(col(MetadataColumnName) +: targets.map(t => col(t.name)): _*)
+      val computed = leftJoin(rows, keyed)
         .select(col(MetadataColumnName) +: targets.zipWithIndex.map { case (t, i) =>
           when(col(Matched).isNotNull, col(s"__sparklance_new_$i")).otherwise(col(t.name)).as(t.name)
         }: _*)
@@ -91,6 +91,19 @@ object AddColumns {
       throw new InvalidArgumentException(s"$sourceName has no column '$n' (its columns: ${fields.mkString(", ")}). " +
         s"The source of $statement ... FROM holds $MetadataColumnName, read from the table, and the columns.")
     }
+  }
+
+  /**
+   * `rows` (of the table, with `_rowaddr`) left-joined to `keyed` (with its addresses as [[SourceAddress]]), in SQL
+   * over temporary views: Spark 3.5's `Dataset.join` fails on a condition between the table's metadata column and a
+   * source that reads the same table (its self-join check expects a bare Join after analysis).
+   */
+  private def leftJoin(rows: DataFrame, keyed: DataFrame): DataFrame = {
+    val id = java.util.UUID.randomUUID().toString.replace("-", "")
+    val (left, right) = (s"__sparklance_rows_$id", s"__sparklance_source_$id")
+    rows.createOrReplaceTempView(left)
+    keyed.createOrReplaceTempView(right)
+    rows.sparkSession.sql(s"SELECT * FROM $left l LEFT JOIN $right r ON l.$MetadataColumnName = r.$SourceAddress")
   }
 
   private val MetadataColumnName = "_rowaddr"
