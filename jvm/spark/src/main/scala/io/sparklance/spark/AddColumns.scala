@@ -3,11 +3,11 @@ package io.sparklance.spark
 import scala.util.control.NonFatal
 
 import org.apache.arrow.memory.RootAllocator
+import org.apache.hadoop.conf.Configuration
 import org.apache.spark.TaskContext
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
-import org.apache.spark.sql.catalyst.expressions.Cast
+import org.apache.spark.sql.catalyst.expressions.{Cast, GenericInternalRow}
 import org.apache.spark.sql.functions.{col, expr, lit, shiftrightunsigned, when}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.util.SerializableConfiguration
@@ -54,10 +54,7 @@ object AddColumns {
   def updateFromSource(spark: SparkSession, location: String, names: Seq[String], source: DataFrame,
       sourceName: String): Long = LanceSparkException.translate {
     checkSource(names, source, sourceName, "UPDATE COLUMNS")
-    val conf = LanceCatalog.settingsFor(spark, location)
-    val path = TableAccess.qualify(conf, location)
-    val snapshot = TableAccess.load(conf, path, TimeTravel.Latest)
-    val table = spark.read.format("lance").option("version", snapshot.version.toString).load(path)
+    val Latest(conf, path, snapshot, table) = latest(spark, location)
     val targets = names.map(n => table.schema.fields.find(_.name.equalsIgnoreCase(n)).getOrElse(
       throw new InvalidArgumentException(s"Table $location has no column '$n' to update (its columns: " +
         s"${table.schema.fieldNames.mkString(", ")}).")))
@@ -103,7 +100,19 @@ object AddColumns {
     val (left, right) = (s"__sparklance_rows_$id", s"__sparklance_source_$id")
     rows.createOrReplaceTempView(left)
     keyed.createOrReplaceTempView(right)
-    rows.sparkSession.sql(s"SELECT * FROM $left l LEFT JOIN $right r ON l.$MetadataColumnName = r.$SourceAddress")
+    // Analysed when made: the views have done their work once it exists.
+    try rows.sparkSession.sql(s"SELECT * FROM $left l LEFT JOIN $right r ON l.$MetadataColumnName = r.$SourceAddress")
+    finally { rows.sparkSession.catalog.dropTempView(left); rows.sparkSession.catalog.dropTempView(right) }
+  }
+
+  /** The latest version of the table at `location`: its settings, path, snapshot, and Spark's read of it. */
+  private final case class Latest(conf: Configuration, path: String, snapshot: lance.Snapshot, table: DataFrame)
+
+  private def latest(spark: SparkSession, location: String): Latest = {
+    val conf = LanceCatalog.settingsFor(spark, location)
+    val path = TableAccess.qualify(conf, location)
+    val snapshot = TableAccess.load(conf, path, TimeTravel.Latest)
+    Latest(conf, path, snapshot, spark.read.format("lance").option("version", snapshot.version.toString).load(path))
   }
 
   private val MetadataColumnName = "_rowaddr"
@@ -115,10 +124,8 @@ object AddColumns {
    * `_rowaddr`, the others are the new columns.
    */
   private def addComputed(spark: SparkSession, location: String, compute: DataFrame => DataFrame): Long = {
-    val conf = LanceCatalog.settingsFor(spark, location)
-    val path = TableAccess.qualify(conf, location)
-    val snapshot = TableAccess.load(conf, path, TimeTravel.Latest)
-    val computed = compute(spark.read.format("lance").option("version", snapshot.version.toString).load(path))
+    val Latest(conf, path, snapshot, table) = latest(spark, location)
+    val computed = compute(table)
     val newColumns = StructType(computed.schema.fields.tail.map(f => f.copy(nullable = true)))
     val change = snapshot.table.newColumns(snapshot, newColumns.fields.toSeq.map(f => SparkSchemas.toLance(StructType(Seq(f)))))
     write(spark, conf, path, snapshot, computed, change.spec, change.commit, change.abort)
@@ -128,7 +135,7 @@ object AddColumns {
    * Writes the rows of `computed` (`_rowaddr`, then the columns of `spec`) as one file per fragment, in tasks by
    * fragment, and commits the files; on failure deletes them.
    */
-  private def write(spark: SparkSession, conf: org.apache.hadoop.conf.Configuration, path: String, snapshot: lance.Snapshot,
+  private def write(spark: SparkSession, conf: Configuration, path: String, snapshot: lance.Snapshot,
       computed: DataFrame, spec: lance.NewColumns.Spec, commit: Seq[lance.NewColumns.File] => Long,
       abort: Seq[String] => Unit): Long = {
     val newColumns = StructType(computed.schema.fields.tail)
