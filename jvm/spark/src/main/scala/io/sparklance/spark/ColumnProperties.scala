@@ -31,10 +31,7 @@ object ColumnProperties {
    */
   def apply(schema: StructType, properties: Map[String, String]): (StructType, Map[String, String]) = {
     val columns = schema.fields.map(f => f.name.toLowerCase -> f.name).toMap
-    val (mine, rest) = properties.partition {
-      case (ColumnKey(column, _, _), _) => columns.contains(column.toLowerCase)
-      case _ => false
-    }
+    val (mine, rest) = properties.partition { case (key, _) => isColumnProperty(key, schema.fieldNames.toSeq) }
     val sizes = mine.collect { case (key @ ColumnKey(column, kind, name), value) =>
       if (kind.toLowerCase != "arrow" || name.toLowerCase != "fixed-size-list.size") refuse(key)
       val size = Parse.int(value.trim).filter(_ > 0).getOrElse(throw new LanceSparkException(

@@ -32,8 +32,7 @@ final class NewColumns private[table] (table: Table, snapshot: Snapshot, columns
   val schema: LanceSchema = edit.addedSince(snapshot.manifest.proto.getFieldsList.asScala.toSeq)
 
   /** What the writers of the new files need, as plain data. */
-  def spec: NewColumns.Spec = NewColumns.Spec(schema.toBytes, snapshot.fileVersion.toString,
-    snapshot.fragments.map(f => f.id -> f.physicalRows).toMap)
+  def spec: NewColumns.Spec = NewColumns.Spec.of(schema, snapshot)
 
   /** Commits the new files (one per fragment; fragments without one read the new columns as null). */
   def commit(files: Seq[NewColumns.File]): Long = committing {
@@ -52,6 +51,12 @@ object NewColumns {
   final case class Spec(schemaBytes: Array[Byte], fileVersion: String, physicalRows: Map[Long, Long]) {
     def schema: LanceSchema = LanceSchema.fromBytes("the new columns' schema", schemaBytes)
     def version: FileVersion = FileVersion.parse(fileVersion).get
+  }
+
+  object Spec {
+    /** The spec of files holding `schema` for the fragments of `snapshot`, in its file version. */
+    def of(schema: LanceSchema, snapshot: Snapshot): Spec =
+      Spec(schema.toBytes, snapshot.fileVersion.toString, snapshot.fragments.map(f => f.id -> f.physicalRows).toMap)
   }
 
   /** The new data file of one fragment (a `DataFile` protobuf) and its absolute path. */
