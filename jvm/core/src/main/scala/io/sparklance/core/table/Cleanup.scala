@@ -38,9 +38,6 @@ object Cleanup {
     def olderThan(instant: Instant): Policy = Policy(Some(instant), None, instant)
   }
 
-  private[table] def run(table: Table, olderThan: Instant, dryRun: Boolean): Result =
-    run(table, Policy.olderThan(olderThan), dryRun)
-
   private[table] def run(table: Table, policy: Policy, dryRun: Boolean): Result = {
     val storage = table.storage
     val root = table.root

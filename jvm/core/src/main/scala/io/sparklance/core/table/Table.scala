@@ -140,10 +140,10 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
   def compact(options: Compaction.Options): Compaction.Result = Compaction.compact(this, options)
 
   /** Removes versions older than `olderThan` (but the latest and tagged ones) and the files only they need. */
-  def cleanup(olderThan: Instant): Cleanup.Result = Cleanup.run(this, olderThan, dryRun = false)
+  def cleanup(olderThan: Instant): Cleanup.Result = cleanup(Cleanup.Policy.olderThan(olderThan))
 
   /** What [[cleanup]] would remove, removing nothing. */
-  def cleanupPlan(olderThan: Instant): Cleanup.Result = Cleanup.run(this, olderThan, dryRun = true)
+  def cleanupPlan(olderThan: Instant): Cleanup.Result = cleanupPlan(Cleanup.Policy.olderThan(olderThan))
 
   /** Removes the versions `policy` names and the files only they need ([[Cleanup.Policy]]). */
   def cleanup(policy: Cleanup.Policy): Cleanup.Result = Cleanup.run(this, policy, dryRun = false)

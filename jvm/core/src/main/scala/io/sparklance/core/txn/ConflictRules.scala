@@ -71,8 +71,8 @@ object ConflictRules {
           _: Operation.Update | _: Operation.Rewrite)) => Compatible
     case (_: Operation.Append | _: Operation.Delete | _: Operation.Update | _: Operation.Rewrite | _: Operation.Overwrite,
           Some(_: Operation.CreateIndex)) => Compatible
-    case (o: Operation.CreateIndex, Some(t)) if !t.isInstanceOf[Operation.UpdateConfig] => createIndex(o, t)
-    case (_: Operation.Append | _: Operation.Delete | _: Operation.Update | _: Operation.Rewrite | _: Operation.CreateIndex,
+    case (o: Operation.CreateIndex, Some(t)) => createIndex(o, t)
+    case (_: Operation.Append | _: Operation.Delete | _: Operation.Update | _: Operation.Rewrite,
           Some(_: Operation.UpdateConfig)) => Compatible
     case (o: Operation.UpdateConfig, Some(t)) => updateConfig(o, t)
     case (o, t) => Conflict(s"which a ${o.name} cannot be combined with")
@@ -82,7 +82,7 @@ object ConflictRules {
   private def createIndex(ours: Operation.CreateIndex, theirs: Operation): Verdict = {
     lazy val covered = ours.newIndices.flatMap(i => new IndexMetadata(i, "").fragmentBitmap.toArray.map(_.toLong)).toSet
     theirs match {
-      case _: Operation.Append | _: Operation.Delete => Compatible
+      case _: Operation.Append | _: Operation.Delete | _: Operation.UpdateConfig => Compatible
       case _: Operation.Update | _: Operation.Rewrite =>
         val both = touched(theirs).intersect(covered)
         if (both.isEmpty) Compatible
