@@ -81,12 +81,9 @@ final class LanceSqlParser(delegate: ParserInterface) extends ParserShim(delegat
       case Restore(t, to) => Some(RestoreCommand(ident(t), unquote(to)))
       case CreateIndex(t, name, kind, column, options) =>
         Some(CreateIndexCommand(ident(t), unquote(name), kind, unquote(column), Option(options).map(parseOptions(_, "index")).getOrElse(Map.empty)))
-      case AddColumnsFrom(t, inParens, bare, source) =>
+      case ColumnsFrom(t, verb, inParens, bare, source) =>
         val names = Option(inParens).getOrElse(bare).split(",").toSeq.map(n => unquote(n.trim))
-        Some(AddColumnsFromCommand(ident(t), names, ident(source)))
-      case UpdateColumnsFrom(t, inParens, bare, source) =>
-        val names = Option(inParens).getOrElse(bare).split(",").toSeq.map(n => unquote(n.trim))
-        Some(UpdateColumnsFromCommand(ident(t), names, ident(source)))
+        Some(ColumnsFromCommand(ident(t), verb.toUpperCase(java.util.Locale.ROOT) == "UPDATE", names, ident(source)))
       case OptimizeIndex(t, name) => Some(OptimizeIndexCommand(ident(t), Option(name).map(unquote)))
       case ShowIndexes(t) => Some(ShowIndexesCommand(ident(t)))
       case DropIndex(name, t) => Some(DropIndexCommand(ident(t), unquote(name)))
@@ -124,9 +121,7 @@ object LanceSqlParser {
   private val DropIndex = (s"(?is)DROP\\s+INDEX\\s+$Name\\s+ON\\s+$Table").r
   private val AlterDropIndex = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+DROP\\s+INDEX\\s+$Name").r
   private val Columns = """((?:`[^`]+`|\w+)(?:\s*,\s*(?:`[^`]+`|\w+))*)"""
-  private val AddColumnsFrom = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+ADD\\s+COLUMNS?\\s+(?:\\(\\s*$Columns\\s*\\)|$Columns)" +
-    s"\\s+FROM\\s+$Table").r
-  private val UpdateColumnsFrom = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+UPDATE\\s+COLUMNS?\\s+(?:\\(\\s*$Columns\\s*\\)|$Columns)" +
+  private val ColumnsFrom = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+(ADD|UPDATE)\\s+COLUMNS?\\s+(?:\\(\\s*$Columns\\s*\\)|$Columns)" +
     s"\\s+FROM\\s+$Table").r
   private val OptionPair = """(?s)\s*(`[^`]+`|[\w.]+)\s*=\s*('(?:[^']|'')*'|"[^"]*"|[^,\s]+)\s*""".r
 
@@ -198,23 +193,19 @@ object LanceSqlParser {
   }
 
   /**
-   * New columns backfilled from a query's rows, matched by `_rowaddr` (the other Lance connector's data evolution):
-   * `source` names a view or table holding `_rowaddr` and the columns ([[AddColumns.fromSource]]).
+   * Columns backfilled from a query's rows, matched by `_rowaddr` (the other Lance connector's data evolution): new
+   * columns (`ADD COLUMNS c FROM view`, [[AddColumns.fromSource]]) or existing ones set for the rows the query has
+   * (`UPDATE COLUMNS c FROM view`, [[AddColumns.updateFromSource]]). `source` names a view or table holding
+   * `_rowaddr` and the columns.
    */
-  case class AddColumnsFromCommand(table: Seq[String], names: Seq[String], source: Seq[String]) extends LeafRunnableCommand {
+  case class ColumnsFromCommand(table: Seq[String], update: Boolean, names: Seq[String], source: Seq[String])
+      extends LeafRunnableCommand {
     override val output: Seq[Attribute] = Seq(attr("version", LongType))
-    override def run(spark: SparkSession): Seq[Row] =
-      Seq(Row(AddColumns.fromSource(spark, location(spark, table), names, spark.table(quoted(source)), quoted(source))))
-  }
-
-  /**
-   * Columns set, for the rows a query has, to its values, matched by `_rowaddr` (the other Lance connector's column
-   * update): `source` holds `_rowaddr` and the columns ([[AddColumns.updateFromSource]]).
-   */
-  case class UpdateColumnsFromCommand(table: Seq[String], names: Seq[String], source: Seq[String]) extends LeafRunnableCommand {
-    override val output: Seq[Attribute] = Seq(attr("version", LongType))
-    override def run(spark: SparkSession): Seq[Row] =
-      Seq(Row(AddColumns.updateFromSource(spark, location(spark, table), names, spark.table(quoted(source)), quoted(source))))
+    override def run(spark: SparkSession): Seq[Row] = {
+      val (path, name) = (location(spark, table), quoted(source))
+      Seq(Row(if (update) AddColumns.updateFromSource(spark, path, names, spark.table(name), name)
+        else AddColumns.fromSource(spark, path, names, spark.table(name), name)))
+    }
   }
 
   private def quoted(name: Seq[String]): String =
@@ -238,9 +229,11 @@ object LanceSqlParser {
       mode: TagMode) extends LeafRunnableCommand {
     override def run(spark: SparkSession): Seq[Row] = {
       val path = location(spark, table)
-      val v = version.orElse(fromTag.map(LanceTableOps.tagVersion(spark, path, _)))
+      val tags = LanceTableOps.tagVersions(spark, path)
+      val v = version.orElse(fromTag.map(t => tags.getOrElse(t, throw new LanceSparkException(
+          new io.sparklance.core.TagNotFoundException(path, t, tags.keys.toSeq.sorted)))))
         .getOrElse(TableAccess.latestVersion(spark.sessionState.newHadoopConf(), path))
-      val exists = LanceTableOps.hasTag(spark, path, name)
+      val exists = tags.contains(name)
       mode match {
         case TagMode.CreateIfNotExists if exists => ()
         case TagMode.Replace | TagMode.CreateOrReplace if exists => LanceTableOps.replaceTag(spark, path, name, v)
@@ -254,7 +247,7 @@ object LanceSqlParser {
   case class DropTagCommand(table: Seq[String], name: String, ifExists: Boolean) extends LeafRunnableCommand {
     override def run(spark: SparkSession): Seq[Row] = {
       val path = location(spark, table)
-      if (!ifExists || LanceTableOps.hasTag(spark, path, name)) LanceTableOps.deleteTag(spark, path, name)
+      if (!ifExists || LanceTableOps.tagVersions(spark, path).contains(name)) LanceTableOps.deleteTag(spark, path, name)
       Nil
     }
   }

@@ -51,14 +51,9 @@ object LanceTableOps {
   def replaceTag(spark: SparkSession, path: String, name: String, version: Long): Unit =
     LanceSparkException.translate(table(spark, path).replaceTag(name, version))
 
-  def hasTag(spark: SparkSession, path: String, name: String): Boolean =
-    LanceSparkException.translate(table(spark, path).tags().contains(name))
-
-  /** The version tag `name` points to (an error naming the tags there are if it does not exist). */
-  def tagVersion(spark: SparkSession, path: String, name: String): Long = LanceSparkException.translate {
-    val tags = table(spark, path).tags()
-    tags.getOrElse(name, throw new io.sparklance.core.TagNotFoundException(path, name, tags.keys)).version
-  }
+  /** The versions the table's tags point to, by tag name (one read of `_refs/tags/`). */
+  def tagVersions(spark: SparkSession, path: String): Map[String, Long] =
+    LanceSparkException.translate(table(spark, path).tags().map { case (n, t) => n -> t.version }.toMap)
 
   def deleteTag(spark: SparkSession, path: String, name: String): Unit =
     LanceSparkException.translate(table(spark, path).deleteTag(name))
@@ -110,6 +105,7 @@ object LanceTableOps {
       throw new io.sparklance.core.InvalidArgumentException(s"retainHours must not be negative, not $h.")
     }
     val now = java.time.Instant.now()
+    val weekAgo = now.minus(java.time.Duration.ofDays(7))
     val timestamp = settings.lookup("before_timestamp_millis").map(_ => settings.count(0, "before_timestamp_millis"))
     if (timestamp.isDefined && retainHours.isDefined) {
       throw new io.sparklance.core.InvalidArgumentException("VACUUM takes RETAIN n HOURS or before_timestamp_millis, " +
@@ -118,10 +114,10 @@ object LanceTableOps {
     val beforeVersion = settings.lookup("before_version").map(_ => settings.positive(1, "before_version"))
     val olderThan = timestamp.map(java.time.Instant.ofEpochMilli)
       .orElse(retainHours.map(h => now.minusMillis((h * 3600 * 1000).toLong)))
-      .orElse(if (beforeVersion.isEmpty) Some(now.minus(java.time.Duration.ofDays(7))) else None)
+      .orElse(if (beforeVersion.isEmpty) Some(weekAgo) else None)
     val filesBefore =
       if (settings.flag(default = false, "delete_unverified")) now
-      else olderThan.getOrElse(now.minus(java.time.Duration.ofDays(7)))
+      else olderThan.getOrElse(weekAgo)
     val policy = lance.Cleanup.Policy(olderThan, beforeVersion, filesBefore,
       errorIfTagged = settings.flag(default = false, "error_if_tagged_old_versions"))
     val t = table(spark, path)

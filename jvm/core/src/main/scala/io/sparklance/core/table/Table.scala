@@ -58,9 +58,8 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
    */
   def createTag(name: String, version: Long): Tag = {
     Tag.validateName(name)
-    val snapshot = dataset().checkout(version)
     val now = Instant.now()
-    val tag = Tag(name, version, None, Some(now), Some(now), Some(storage.open(snapshot.manifest.path).length))
+    val tag = tagOf(name, version, createdAt = Some(now), updatedAt = now)
     if (!FileSystemCommitHandler.forStorage(storage).createIfAbsent(Storage.join(root, Tag.relativePath(name)), Tag.encode(tag))) {
       throw new InvalidArgumentException(s"Table $root already has a tag '$name'. Delete it first to move it.")
     }
@@ -74,10 +73,16 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
   def replaceTag(name: String, version: Long): Tag = {
     val all = tags()
     val old = all.getOrElse(name, throw new TagNotFoundException(root, name, all.keys))
-    val snapshot = dataset().checkout(version)
-    val tag = Tag(name, version, None, old.createdAt, Some(Instant.now()), Some(storage.open(snapshot.manifest.path).length))
+    val now = Instant.now()
+    val tag = tagOf(name, version, createdAt = old.createdAt, updatedAt = now)
     storage.overwrite(Storage.join(root, Tag.relativePath(name)), Tag.encode(tag))
     tag
+  }
+
+  /** Tag `name` for `version` (which must exist), with the size of the version's manifest. */
+  private def tagOf(name: String, version: Long, createdAt: Option[Instant], updatedAt: Instant): Tag = {
+    val manifest = dataset().checkout(version).manifest.path
+    Tag(name, version, None, createdAt, Some(updatedAt), Some(storage.open(manifest).length))
   }
 
   /** Deletes tag `name`; deleting a tag that does not exist is an error naming the tags that do. */
