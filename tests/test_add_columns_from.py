@@ -52,6 +52,19 @@ def make(r: random.Random, path: str) -> None:
     lance.dataset(path).delete(f"id % {r.randint(2, 9)} = 0")
 
 
+def refused(spark, view: str, select: str, statement: str, message: str) -> None:
+    """`statement`, reading view `view` made of `select`, fails with `message`."""
+    spark.sql(select).createOrReplaceTempView(view)
+    with pytest.raises(Exception, match=message):
+        spark.sql(statement)
+
+
+def refused_with_duplicates(spark, select: str, statement: str) -> None:
+    """`statement` fails on view `dup2`: the rows of `select` (as view `dup`), each twice."""
+    spark.sql(select).createOrReplaceTempView("dup")
+    refused(spark, "dup2", "SELECT * FROM dup UNION ALL SELECT * FROM dup", statement, "more than one row for row address")
+
+
 def data_files(path: str) -> dict:
     return {f.fragment_id: sorted(d.path for d in f.data_files()) for f in lance.dataset(path).get_fragments()}
 
@@ -88,13 +101,10 @@ def test_bad_sources_are_refused_before_any_commit(spark, wh):
     path = str(wh / "db" / "evo_bad.lance")
     make(random.Random(SEED), path)
     version = lance.dataset(path).version
-    spark.sql("SELECT _rowaddr, id AS x FROM lance.db.evo_bad").createOrReplaceTempView("dup")
-    spark.sql("SELECT * FROM dup UNION ALL SELECT * FROM dup").createOrReplaceTempView("dup2")
-    with pytest.raises(Exception, match="more than one row for row address"):
-        spark.sql("ALTER TABLE lance.db.evo_bad ADD COLUMNS x FROM dup2")
-    spark.sql("SELECT id AS x FROM lance.db.evo_bad").createOrReplaceTempView("noaddr")
-    with pytest.raises(Exception, match="noaddr has no column '_rowaddr'"):
-        spark.sql("ALTER TABLE lance.db.evo_bad ADD COLUMNS x FROM noaddr")
+    refused_with_duplicates(spark, "SELECT _rowaddr, id AS x FROM lance.db.evo_bad",
+                            "ALTER TABLE lance.db.evo_bad ADD COLUMNS x FROM dup2")
+    refused(spark, "noaddr", "SELECT id AS x FROM lance.db.evo_bad", "ALTER TABLE lance.db.evo_bad ADD COLUMNS x FROM noaddr",
+            "noaddr has no column '_rowaddr'")
     with pytest.raises(Exception, match="has no column 'nope'"):
         spark.sql("ALTER TABLE lance.db.evo_bad ADD COLUMNS nope FROM dup")
     spark.sql("SELECT _rowaddr, s FROM lance.db.evo_bad").createOrReplaceTempView("again")
@@ -153,14 +163,11 @@ def test_update_columns_refuses_what_it_cannot_store(spark, wh):
     path = str(wh / "db" / "upd_bad.lance")
     make(random.Random(SEED + 1), path)
     version = lance.dataset(path).version
-    spark.sql("SELECT _rowaddr, CAST(id AS STRING) AS id FROM lance.db.upd_bad").createOrReplaceTempView("as_text")
-    with pytest.raises(Exception, match="Column 'id' of as_text is string, which cannot be stored in column 'id' of type bigint"):
-        spark.sql("ALTER TABLE lance.db.upd_bad UPDATE COLUMNS id FROM as_text")
-    spark.sql("SELECT _rowaddr, id AS nope FROM lance.db.upd_bad").createOrReplaceTempView("nope")
-    with pytest.raises(Exception, match="has no column 'nope' to update"):
-        spark.sql("ALTER TABLE lance.db.upd_bad UPDATE COLUMNS nope FROM nope")
-    spark.sql("SELECT _rowaddr, id FROM lance.db.upd_bad").createOrReplaceTempView("dup")
-    spark.sql("SELECT * FROM dup UNION ALL SELECT * FROM dup").createOrReplaceTempView("dup2")
-    with pytest.raises(Exception, match="more than one row for row address"):
-        spark.sql("ALTER TABLE lance.db.upd_bad UPDATE COLUMNS id FROM dup2")
+    refused(spark, "as_text", "SELECT _rowaddr, CAST(id AS STRING) AS id FROM lance.db.upd_bad",
+            "ALTER TABLE lance.db.upd_bad UPDATE COLUMNS id FROM as_text",
+            "Column 'id' of as_text is string, which cannot be stored in column 'id' of type bigint")
+    refused(spark, "nope", "SELECT _rowaddr, id AS nope FROM lance.db.upd_bad",
+            "ALTER TABLE lance.db.upd_bad UPDATE COLUMNS nope FROM nope", "has no column 'nope' to update")
+    refused_with_duplicates(spark, "SELECT _rowaddr, id FROM lance.db.upd_bad",
+                            "ALTER TABLE lance.db.upd_bad UPDATE COLUMNS id FROM dup2")
     assert lance.dataset(path).version == version
