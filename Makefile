@@ -31,7 +31,7 @@ SBT := java $(SBT_OPTS) -jar $(SBT_LAUNCHER)
 help:
 	@echo "make demo   build everything and run the demo pipeline over a local Lance warehouse"
 	@echo "make test   run every test (JVM unit tests, then the pytest suites against pylance)"
-	@echo "make fuzz   round-trip fuzzing against pylance, long budget (SEED=... N=...)"
+	@echo "make fuzz   round-trip fuzzing and the seeded differential suites against pylance, long budget (SEED=... N=... TABLES=...)"
 	@echo "make jar    build the runtime jar for Spark 4.3, $(JAR)"
 	@echo "make jars   build the runtime jars of every Spark line (3.4, 3.5, 4.0-4.3) into $(JARS_DIR)/"
 	@echo "make wheel  build the Python wheel (with every jar inside) into build/dist/"
@@ -147,11 +147,18 @@ test-all-sparks: jars publish-local $(S3_CLASSPATH) $(foreach l,3.4 3.5 4.0 4.1 
 test: test-jvm test-python test-lines
 
 # Round-trip fuzzing against pylance with a long budget: `make fuzz SEED=7 N=400` (N cases per file version and
-# direction). `make test` runs the same module with its small fixed budget.
+# direction), then the seeded differential suites with TABLES random tables each (indexes, driver-side lookups,
+# data evolution, vector search; properties and tag sequences take the seed). `make test` runs the same modules with
+# their small fixed budgets.
 SEED ?= 20261123
 N ?= 200
+TABLES ?= 12
+SEEDED_TESTS := tests/test_scalar_indexes.py tests/test_index_types.py tests/test_index_life.py \
+  tests/test_driver_lookups.py tests/test_add_columns_from.py tests/test_vector_search.py \
+  tests/test_vector_index_search.py tests/test_spark_alter.py tests/test_spark_maintenance_sql.py
 fuzz: venv jar
 	SPARKLANCE_FUZZ_SEED=$(SEED) SPARKLANCE_FUZZ_N=$(N) $(VPY) -m pytest tests/fuzz -q -p no:cacheprovider
+	SPARKLANCE_FUZZ_SEED=$(SEED) SPARKLANCE_FUZZ_N=$(TABLES) $(VPY) -m pytest $(SEEDED_TESTS) -q -p no:cacheprovider
 
 demo: jar
 	$(VPY) integration/demo.py build/demo-warehouse
