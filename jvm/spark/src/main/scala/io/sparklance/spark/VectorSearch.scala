@@ -251,7 +251,8 @@ object VectorSearch {
      * `num_results` rows (times `refine_factor`) on the driver. When the index covers every fragment and no refine is
      * asked, those rows are the result, with the index's distances. Otherwise the rows found and every row of the
      * fragments the index does not cover are measured exactly and the nearest kept, which is what pylance's refine
-     * and its union with a flat search of unindexed fragments amount to. A batch searches its queries one by one.
+     * and its union with a flat search of unindexed fragments amount to. The index searches a batch's queries together;
+     * each query's rows are then measured and kept on their own.
      */
     private def indexedPlan(use: VectorIndexUse, tableColumns: Seq[String]): LogicalPlan = {
       // A filter applied first limits the index search to the rows it keeps, as Lance's prefilter does.
@@ -263,8 +264,8 @@ object VectorSearch {
       val exact = refineFactor.isDefined || use.unindexedFragments.nonEmpty
       val probes = nprobes.fold(VectorSearch.DefaultNprobes)(_.toInt)
       val described = s"$use, nprobes=$probes${refineFactor.fold("")(r => s", refine_factor=$r")}"
-      val singles = queries.zipWithIndex.map { case (q, i) =>
-        val found = use.search(q, (k * refineFactor.getOrElse(1L)).min(Int.MaxValue).toInt, probes, allowed)
+      val founds = use.search(queries, (k * refineFactor.getOrElse(1L)).min(Int.MaxValue).toInt, probes, allowed)
+      val singles = queries.zip(founds).zipWithIndex.map { case ((q, found), i) =>
         val ids = found.rowIds.toSeq
         // Only the fragments that can hold a row found, and the unindexed ones, are read.
         val unindexed = use.unindexedFragments

@@ -46,11 +46,12 @@ final class VectorIndexUse private (snapshot: Snapshot, val index: IndexMetadata
   def hasStableRowIds: Boolean = snapshot.hasStableRowIds
 
   /**
-   * The `k` rows of the covered fragments nearest to `query` by the index: row ids and the index's distances, nearest
-   * first, ties by row id. `allowed`, when given, holds the only row ids that may be returned (a filter applied
-   * before the search); deleted rows are never returned. `nprobes` is capped at the number of partitions.
+   * For each query, the `k` rows of the covered fragments nearest to it by the index: row ids and the index's
+   * distances, nearest first, ties by row id. `allowed`, when given, holds the only row ids that may be returned (a
+   * filter applied before the search); deleted rows are never returned. `nprobes` is capped at the number of
+   * partitions.
    */
-  def search(query: Array[Double], k: Int, nprobes: Int, allowed: Option[Roaring64NavigableMap]): IvfIndex.Found = {
+  def search(queries: Seq[Array[Double]], k: Int, nprobes: Int, allowed: Option[Roaring64NavigableMap]): Seq[IvfIndex.Found] = {
     val keep = allowed.fold(liveRowIds) { a =>
       val both = new Roaring64NavigableMap()
       both.or(liveRowIds)
@@ -58,7 +59,7 @@ final class VectorIndexUse private (snapshot: Snapshot, val index: IndexMetadata
       both
     }
     val allocator = new RootAllocator()
-    try ivf.search(query, math.min(nprobes, ivf.numPartitions), k, id => keep.contains(id), allocator)
+    try ivf.search(queries, math.min(nprobes, ivf.numPartitions), k, id => keep.contains(id), allocator)
     finally allocator.close()
   }
 
