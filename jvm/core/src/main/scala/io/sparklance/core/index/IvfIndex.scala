@@ -191,7 +191,8 @@ object IvfIndex {
 
   /**
    * The index segment in `dir`: its type and distance, centroids, partition layout and quantizer, read and checked.
-   * A type this reader does not search (HNSW, RQ) is an [[UnsupportedFeatureException]].
+   * A type this reader does not search (HNSW, RQ, 4-bit IVF_PQ, IVF_SQ for cosine or dot) is an
+   * [[UnsupportedFeatureException]].
    */
   def open(store: Storage, dir: String): IvfIndex = {
     val indexPath = Storage.join(dir, IndexFile)
@@ -200,6 +201,10 @@ object IvfIndex {
       if (!Searchable.contains(t)) {
         throw new UnsupportedFeatureException(s"Cannot search the vector index at $dir: it is $t, and sparklance searches " +
           s"${Searchable.toSeq.sorted.mkString(", ")} indexes. Search with bypass_vector_index => true.")
+      }
+      if (t == "IVF_SQ" && d != Distance.L2) {
+        throw new UnsupportedFeatureException(s"Cannot search the vector index at $dir: it is IVF_SQ for ${d.lanceName()}, " +
+          "and sparklance searches IVF_SQ indexes for l2 only. Search with bypass_vector_index => true.")
       }
       val model = ivf(indexPath, reader)
       if (!model.hasCentroidsTensor) throw new CorruptFileException(indexPath, "its IVF message has no centroids")

@@ -83,14 +83,12 @@ object VectorIndexUse {
     val matching = described.filter(_._2._2 == distance)
     lazy val name = matching.head._1.name
     lazy val segments = matching.filter(_._1.name == name)
-    lazy val indexType = segments.head._2._1
     if (onColumn.isEmpty) Left("no vector index")
     else if (matching.isEmpty) Left(s"the vector index '${onColumn.head.name}' is for ${described.head._2._2.lanceName()}, not ${distance.lanceName()}")
     else if (segments.size > 1) Left(s"the vector index '$name' has ${segments.size} segments, which sparklance does not search yet")
-    else if (!IvfIndex.Searchable.contains(indexType)) Left(s"the vector index '$name' is $indexType, which sparklance does not search yet")
-    else if (indexType == "IVF_SQ" && distance != Distance.L2) Left(s"the vector index '$name' is IVF_SQ for ${distance.lanceName()}, which sparklance does not search yet")
     else {
       val index = segments.head._1
+      // Opening refuses the types and quantizers sparklance does not search.
       try Right(new VectorIndexUse(snapshot, index, IvfIndex.open(snapshot.storage, snapshot.indexDir(index)), column))
       catch { case e: UnsupportedFeatureException => Left(e.getMessage) }
     }
