@@ -224,9 +224,9 @@ object VectorSearch {
       val tableColumns = relation.output.dropRight(2).map(_.name)
       val resolvedColumn = checkColumn(relation.output.dropRight(2))
       val snapshot = relation.collectFirst { case r: DataSourceV2Relation => r.table }.collect { case t: LanceTable => t.snapshot }
-      val index = if (bypassIndex) None else snapshot.flatMap(s => VectorIndexUse.plan(s, resolvedColumn, metric).toOption)
+      val index = if (bypassIndex) None else snapshot.flatMap(s => VectorIndexUse.plan(s, resolvedColumn, metric).toOption.map(s.version -> _))
       index match {
-        case Some(use) => indexedPlan(use, relation, tableColumns)
+        case Some((searched, use)) => indexedPlan(use, searched, relation, tableColumns)
         case None => exactPlan(Project(relation.output.dropRight(1), relation), tableColumns)
       }
     }
@@ -255,11 +255,12 @@ object VectorSearch {
      * and its union with a flat search of unindexed fragments amount to. The index searches a batch's queries together;
      * each query's rows are then measured and kept on their own.
      */
-    private def indexedPlan(use: VectorIndexUse, relation: LogicalPlan, tableColumns: Seq[String]): LogicalPlan = {
-      // A filter applied first limits the index search to the rows it keeps, as Lance's prefilter does.
+    private def indexedPlan(use: VectorIndexUse, searched: Long, relation: LogicalPlan, tableColumns: Seq[String]): LogicalPlan = {
+      // A filter applied first limits the index search to the rows it keeps, as Lance's prefilter does; it reads the
+      // version whose index is searched.
       val allowed = if (!prefilter) None else filterText.map { f =>
         val ids = new org.roaringbitmap.longlong.Roaring64NavigableMap()
-        SparkSession.active.sql(s"SELECT _rowid FROM $sqlName$asOf WHERE $f").collect().foreach(r => ids.addLong(r.getLong(0)))
+        SparkSession.active.sql(s"SELECT _rowid FROM $sqlName VERSION AS OF '$searched' WHERE $f").collect().foreach(r => ids.addLong(r.getLong(0)))
         ids
       }
       val exact = refineFactor.isDefined || use.unindexedFragments.nonEmpty
