@@ -213,20 +213,21 @@ object VectorSearch {
     private val asOf = version.fold("")(v => s" VERSION AS OF '${v.replace("'", "\\'")}'")
 
     /** The analyzed plan of a query on the table (at `version`), resolved through the session's catalogs. */
-    private def analyzed(select: String, where: String = ""): LogicalPlan =
-      SparkSession.active.sql(s"SELECT $select FROM $sqlName$asOf$where").queryExecution.analyzed
+    private def analyzed(select: String): LogicalPlan =
+      SparkSession.active.sql(s"SELECT $select FROM $sqlName$asOf").queryExecution.analyzed
 
     def plan: LogicalPlan = {
       // Resolved here, through the session's catalogs: left unresolved, a `lance.`/path`` name would be taken for a
       // query on files by a rule that runs before the catalogs see it.
-      val relation = analyzed("*, _rowid")
-      val tableColumns = relation.output.dropRight(1).map(_.name)
-      val resolvedColumn = checkColumn(relation.output.dropRight(1))
+      // Analysed once: an index search reads the version whose index it searched.
+      val relation = analyzed("*, _rowid, _fragid")
+      val tableColumns = relation.output.dropRight(2).map(_.name)
+      val resolvedColumn = checkColumn(relation.output.dropRight(2))
       val snapshot = relation.collectFirst { case r: DataSourceV2Relation => r.table }.collect { case t: LanceTable => t.snapshot }
-      val index = if (bypassIndex) None else snapshot.flatMap(s => VectorIndexUse.plan(s, resolvedColumn, metric).toOption)
+      val index = if (bypassIndex) None else snapshot.flatMap(s => VectorIndexUse.plan(s, resolvedColumn, metric).toOption.map(s.version -> _))
       index match {
-        case Some(use) => indexedPlan(use, tableColumns)
-        case None => exactPlan(relation, tableColumns)
+        case Some((searched, use)) => indexedPlan(use, searched, relation, tableColumns)
+        case None => exactPlan(Project(relation.output.dropRight(1), relation), tableColumns)
       }
     }
 
@@ -251,30 +252,31 @@ object VectorSearch {
      * `num_results` rows (times `refine_factor`) on the driver. When the index covers every fragment and no refine is
      * asked, those rows are the result, with the index's distances. Otherwise the rows found and every row of the
      * fragments the index does not cover are measured exactly and the nearest kept, which is what pylance's refine
-     * and its union with a flat search of unindexed fragments amount to. A batch searches its queries one by one.
+     * and its union with a flat search of unindexed fragments amount to. The index searches a batch's queries together;
+     * each query's rows are then measured and kept on their own.
      */
-    private def indexedPlan(use: VectorIndexUse, tableColumns: Seq[String]): LogicalPlan = {
-      // A filter applied first limits the index search to the rows it keeps, as Lance's prefilter does.
+    private def indexedPlan(use: VectorIndexUse, searched: Long, relation: LogicalPlan, tableColumns: Seq[String]): LogicalPlan = {
+      // A filter applied first limits the index search to the rows it keeps, as Lance's prefilter does; it reads the
+      // version whose index is searched.
       val allowed = if (!prefilter) None else filterText.map { f =>
         val ids = new org.roaringbitmap.longlong.Roaring64NavigableMap()
-        SparkSession.active.sql(s"SELECT _rowid FROM $sqlName$asOf WHERE $f").collect().foreach(r => ids.addLong(r.getLong(0)))
+        SparkSession.active.sql(s"SELECT _rowid FROM $sqlName VERSION AS OF '$searched' WHERE $f").collect().foreach(r => ids.addLong(r.getLong(0)))
         ids
       }
       val exact = refineFactor.isDefined || use.unindexedFragments.nonEmpty
       val probes = nprobes.fold(VectorSearch.DefaultNprobes)(_.toInt)
       val described = s"$use, nprobes=$probes${refineFactor.fold("")(r => s", refine_factor=$r")}"
-      val singles = queries.zipWithIndex.map { case (q, i) =>
-        val found = use.search(q, (k * refineFactor.getOrElse(1L)).min(Int.MaxValue).toInt, probes, allowed)
+      val founds = use.search(queries, (k * refineFactor.getOrElse(1L)).min(Int.MaxValue).toInt, probes, allowed)
+      val attrs = relation.output.dropRight(2)
+      val (id, fragmentId) = (relation.output(attrs.size), relation.output(attrs.size + 1))
+      def inFragments(ids: Seq[Long]): Expression = if (ids.isEmpty) Literal.FalseLiteral else In(fragmentId, ids.map(Literal(_)))
+      val unindexed = use.unindexedFragments
+      val singles = queries.zip(founds).zipWithIndex.map { case ((q, found), i) =>
         val ids = found.rowIds.toSeq
         // Only the fragments that can hold a row found, and the unindexed ones, are read.
-        val unindexed = use.unindexedFragments
-        val fragments = if (use.hasStableRowIds) None else Some((ids.map(_ >>> 32) ++ unindexed).distinct.sorted)
-        val where = fragments.fold("")(fs => if (fs.isEmpty) " WHERE false" else s" WHERE _fragid IN (${fs.mkString(", ")})")
-        val flag = if (unindexed.isEmpty) "false" else s"_fragid IN (${unindexed.mkString(", ")})"
-        val read = analyzed(s"*, _rowid, $flag AS __sparklance_unindexed", where)
-        val attrs = read.output.dropRight(2)
-        val (id, isUnindexed) = (read.output(attrs.size), read.output(attrs.size + 1))
-        val candidates = Project(attrs :+ id, Filter(Or(isUnindexed, IndexCandidate(id, ids, described)), read))
+        val read =
+          if (use.hasStableRowIds) relation else Filter(inFragments((ids.map(_ >>> 32) ++ unindexed).distinct.sorted), relation)
+        val candidates = Project(attrs :+ id, Filter(Or(inFragments(unindexed), IndexCandidate(id, ids, described)), read))
         val measured =
           if (exact) exactDistance(Literal.create(new GenericArrayData(q.map(Double.box)), ArrayType(DoubleType, false)))
           else IndexedDistance(rowId, ids, found.distances.toSeq, described, lower.fold(Float.NegativeInfinity)(_.toFloat),

@@ -20,7 +20,7 @@ import io.sparklance.proto.IndexProtos
  * the centroids of its partitions, from `index.idx`, and where each partition's rows are in `auxiliary.idx`, which
  * holds each row's `_rowid` (a row address, or a stable row id) and its vector, exact or quantized.
  *
- * [[search]] is pylance's index search (§4 steps 1–4): the query's `nprobes` nearest partitions by their centroids,
+ * [[search]] is pylance's index search (§4 steps 1–4): each query's `nprobes` nearest partitions by their centroids,
  * every allowed row of them measured as the index measures it, the `k` nearest kept, ties by row id. Only the
  * probed partitions are read.
  *
@@ -53,24 +53,32 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
   }
 
   /**
-   * The `k` rows nearest to `query` among the allowed rows of the `nprobes` partitions nearest to it: their row ids
-   * and distances as the index measures them (for IVF_PQ an approximation; for cosine IVF_PQ the squared L2 between
-   * normalized vectors), nearest first, ties by row id.
+   * For each query, the `k` rows nearest to it among the allowed rows of the `nprobes` partitions nearest to it: their
+   * row ids and distances as the index measures them (for IVF_PQ an approximation; for cosine IVF_PQ the squared L2
+   * between normalized vectors), nearest first, ties by row id. `auxiliary.idx` is opened once, and each partition
+   * some query probes is read and decoded once for all the queries that probe it.
    */
-  def search(query: Array[Double], nprobes: Int, k: Int, allowed: LongPredicate, allocator: BufferAllocator): IvfIndex.Found = {
-    if (query.length != dim) {
-      throw new io.sparklance.core.InvalidArgumentException(
-        s"the query vector has ${query.length} values; the index in $dir holds vectors of $dim.")
+  def search(queries: Seq[Array[Double]], nprobes: Int, k: Int, allowed: LongPredicate,
+      allocator: BufferAllocator): Seq[IvfIndex.Found] = {
+    queries.foreach { query =>
+      if (query.length != dim) {
+        throw new io.sparklance.core.InvalidArgumentException(
+          s"the query vector has ${query.length} values; the index in $dir holds vectors of $dim.")
+      }
     }
-    val q = IvfIndex.preprocess(query, distance)
-    val top = new TopRows(k)
+    val qs = queries.map(IvfIndex.preprocess(_, distance)).toArray
+    val tops = Array.fill(qs.length)(new TopRows(k))
+    // The queries that probe each partition.
+    val probing = Array.fill(numPartitions)(List.empty[Int])
+    qs.indices.reverse.foreach(j => probed(qs(j), nprobes).foreach(p => probing(p) = j :: probing(p)))
     val path = Storage.join(dir, IvfIndex.AuxiliaryFile)
     IndexFiles.withReader(store, path) { reader =>
       val fields = IndexFiles.fields(reader, "_rowid", storage.column)
       val centroid = new Array[Float](dim)
-      probed(q, nprobes).foreach { p =>
+      var p = 0
+      while (p < numPartitions) {
         val rows = lengths(p)
-        if (rows > 0) {
+        if (rows > 0 && probing(p).nonEmpty) {
           if (offsets(p) < 0 || offsets(p) + rows > reader.numRows) {
             throw new CorruptFileException(path, s"partition $p spans rows [${offsets(p)}, ${offsets(p) + rows}), past its ${reader.numRows} rows")
           }
@@ -79,18 +87,21 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
           try {
             val ids = root.getVector(0).asInstanceOf[UInt8Vector]
             val payload = storage.decode(path, root.getVector(1), rows)
-            val d = storage.distances(q, centroid, payload, rows)
-            var i = 0
-            while (i < rows) {
-              val id = ids.get(i)
-              if (allowed.test(id)) top.offer(d(i), id)
-              i += 1
+            probing(p).foreach { j =>
+              val d = storage.distances(qs(j), centroid, payload, rows)
+              var i = 0
+              while (i < rows) {
+                val id = ids.get(i)
+                if (allowed.test(id)) tops(j).offer(d(i), id)
+                i += 1
+              }
             }
           } finally root.close()
         }
+        p += 1
       }
     }
-    top.result()
+    tops.toSeq.map(_.result())
   }
 
   override def toString: String = s"$indexType(${distance.lanceName()}, $numPartitions partitions)"
@@ -180,7 +191,8 @@ object IvfIndex {
 
   /**
    * The index segment in `dir`: its type and distance, centroids, partition layout and quantizer, read and checked.
-   * A type this reader does not search (HNSW, RQ) is an [[UnsupportedFeatureException]].
+   * A type this reader does not search (HNSW, RQ, 4-bit IVF_PQ, IVF_SQ for cosine or dot) is an
+   * [[UnsupportedFeatureException]].
    */
   def open(store: Storage, dir: String): IvfIndex = {
     val indexPath = Storage.join(dir, IndexFile)
@@ -189,6 +201,10 @@ object IvfIndex {
       if (!Searchable.contains(t)) {
         throw new UnsupportedFeatureException(s"Cannot search the vector index at $dir: it is $t, and sparklance searches " +
           s"${Searchable.toSeq.sorted.mkString(", ")} indexes. Search with bypass_vector_index => true.")
+      }
+      if (t == "IVF_SQ" && d != Distance.L2) {
+        throw new UnsupportedFeatureException(s"Cannot search the vector index at $dir: it is IVF_SQ for ${d.lanceName()}, " +
+          "and sparklance searches IVF_SQ indexes for l2 only. Search with bypass_vector_index => true.")
       }
       val model = ivf(indexPath, reader)
       if (!model.hasCentroidsTensor) throw new CorruptFileException(indexPath, "its IVF message has no centroids")

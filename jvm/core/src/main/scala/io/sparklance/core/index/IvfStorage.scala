@@ -192,7 +192,6 @@ private[index] object IvfStorage {
     else java.lang.Float.intBitsToFloat(sign | ((exponent + 112) << 23) | (mantissa << 13))
   }
 
-  /** The child values of a fixed-size list column of `width` values per row, checked to hold `rows` rows. */
   /** The uint8 codes of column `column`: lists of `width` codes per row. */
   private def uint8Lists(path: String, column: String, values: FieldVector, width: Int, rows: Int): UInt1Vector =
     listValues(path, values, width, rows) match {
@@ -200,6 +199,7 @@ private[index] object IvfStorage {
       case other => throw new CorruptFileException(path, s"its column '$column' holds ${other.getField.getType}, not uint8 codes")
     }
 
+  /** The child values of a fixed-size list column of `width` values per row, checked to hold `rows` rows. */
   private def listValues(path: String, values: FieldVector, width: Int, rows: Int): FieldVector = values match {
     case l: FixedSizeListVector =>
       if (l.getListSize != width) {

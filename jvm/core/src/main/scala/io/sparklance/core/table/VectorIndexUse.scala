@@ -46,11 +46,12 @@ final class VectorIndexUse private (snapshot: Snapshot, val index: IndexMetadata
   def hasStableRowIds: Boolean = snapshot.hasStableRowIds
 
   /**
-   * The `k` rows of the covered fragments nearest to `query` by the index: row ids and the index's distances, nearest
-   * first, ties by row id. `allowed`, when given, holds the only row ids that may be returned (a filter applied
-   * before the search); deleted rows are never returned. `nprobes` is capped at the number of partitions.
+   * For each query, the `k` rows of the covered fragments nearest to it by the index: row ids and the index's
+   * distances, nearest first, ties by row id. `allowed`, when given, holds the only row ids that may be returned (a
+   * filter applied before the search); deleted rows are never returned. `nprobes` is capped at the number of
+   * partitions.
    */
-  def search(query: Array[Double], k: Int, nprobes: Int, allowed: Option[Roaring64NavigableMap]): IvfIndex.Found = {
+  def search(queries: Seq[Array[Double]], k: Int, nprobes: Int, allowed: Option[Roaring64NavigableMap]): Seq[IvfIndex.Found] = {
     val keep = allowed.fold(liveRowIds) { a =>
       val both = new Roaring64NavigableMap()
       both.or(liveRowIds)
@@ -58,7 +59,7 @@ final class VectorIndexUse private (snapshot: Snapshot, val index: IndexMetadata
       both
     }
     val allocator = new RootAllocator()
-    try ivf.search(query, math.min(nprobes, ivf.numPartitions), k, id => keep.contains(id), allocator)
+    try ivf.search(queries, math.min(nprobes, ivf.numPartitions), k, id => keep.contains(id), allocator)
     finally allocator.close()
   }
 
@@ -82,14 +83,12 @@ object VectorIndexUse {
     val matching = described.filter(_._2._2 == distance)
     lazy val name = matching.head._1.name
     lazy val segments = matching.filter(_._1.name == name)
-    lazy val indexType = segments.head._2._1
     if (onColumn.isEmpty) Left("no vector index")
     else if (matching.isEmpty) Left(s"the vector index '${onColumn.head.name}' is for ${described.head._2._2.lanceName()}, not ${distance.lanceName()}")
     else if (segments.size > 1) Left(s"the vector index '$name' has ${segments.size} segments, which sparklance does not search yet")
-    else if (!IvfIndex.Searchable.contains(indexType)) Left(s"the vector index '$name' is $indexType, which sparklance does not search yet")
-    else if (indexType == "IVF_SQ" && distance != Distance.L2) Left(s"the vector index '$name' is IVF_SQ for ${distance.lanceName()}, which sparklance does not search yet")
     else {
       val index = segments.head._1
+      // Opening refuses the types and quantizers sparklance does not search.
       try Right(new VectorIndexUse(snapshot, index, IvfIndex.open(snapshot.storage, snapshot.indexDir(index)), column))
       catch { case e: UnsupportedFeatureException => Left(e.getMessage) }
     }
