@@ -5,8 +5,11 @@ import java.util
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.{DataFrame, SaveMode, SparkSession, SQLContext}
-import org.apache.spark.sql.connector.catalog.{Table, TableCapability, TableProvider}
+import org.apache.spark.sql.connector.catalog.{SupportsRead, SupportsWrite, Table, TableCapability, TableProvider}
 import org.apache.spark.sql.connector.expressions.Transform
+import org.apache.spark.sql.connector.read.ScanBuilder
+import org.apache.spark.sql.connector.write.{LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
+import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 import org.apache.spark.sql.sources.{BaseRelation, DataSourceRegister}
 import org.apache.spark.sql.types.{ArrayType, DataType, DayTimeIntervalType, MapType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
@@ -32,7 +35,8 @@ final class LanceDataSource extends TableProvider with DataSourceRegister with R
     try table(properties.asScala.toMap, Some(schema))
     catch {
       case e: LanceSparkException if e.cause.isInstanceOf[io.sparklance.core.NotATableException] =>
-        new MissingTable(properties.asScala.getOrElse("path", ""), e)
+        new MissingTable(properties.asScala.collectFirst { case (k, v) if k.equalsIgnoreCase("path") => v }.getOrElse(""),
+          schema, e)
     }
 
   // The schema a write passes to getTable is the DataFrame's; reads without a schema infer it from the table.
@@ -89,13 +93,26 @@ private final class WrittenRelation(context: SQLContext, written: StructType) ex
 }
 
 /**
- * A path without a table, as a write sees it before creating one. Reading it fails with the error of the missing
- * table.
+ * A path without a table, as a write sees it before creating one, with the schema of the rows to be written (which
+ * Spark asks a streaming sink for). Reading it fails with the error of the missing table; a streaming query's first
+ * batch creates it ([[LanceStreamingWrite.forNewTable]]), and batch writes come to `createRelation`.
  */
-private final class MissingTable(path: String, missing: LanceSparkException) extends Table {
+private final class MissingTable(path: String, written: StructType, missing: LanceSparkException) extends Table
+    with SupportsRead with SupportsWrite {
   override def name(): String = path
-  override def schema(): StructType = throw missing
-  override def capabilities(): util.Set[TableCapability] = util.EnumSet.noneOf(classOf[TableCapability])
+  override def schema(): StructType = written
+  override def capabilities(): util.Set[TableCapability] =
+    util.EnumSet.of(TableCapability.BATCH_READ, TableCapability.STREAMING_WRITE, TableCapability.TRUNCATE)
+
+  override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = throw missing
+
+  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = new WriteBuilder with SupportsTruncate {
+    private var complete = false
+    override def truncate(): WriteBuilder = { complete = true; this }
+    override def build(): Write = new Write {
+      override def toStreaming: StreamingWrite = LanceStreamingWrite.forNewTable(path, info, complete)
+    }
+  }
 
 
 }

@@ -84,6 +84,10 @@ object LanceOptions {
   def checkWrite(options: Map[String, String], where: String): Unit =
     check(options, where, "write", Write, NoEffectWrite, RefusedWrite)
 
+  /** Checks the options of a streaming write (the write options and Spark's `checkpointLocation`). */
+  def checkStreamingWrite(options: Map[String, String], where: String): Unit =
+    check(options, where, "streaming write", Write + "checkpointlocation", NoEffectWrite, RefusedWrite)
+
   /** Checks the options of an OPTIMIZE (compaction); `where` names the table for errors. */
   def checkOptimize(options: Map[String, String], where: String): Unit =
     check(options, where, "compaction", Optimize, NoEffectOptimize, RefusedOptimize)

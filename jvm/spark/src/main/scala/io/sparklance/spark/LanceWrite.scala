@@ -5,6 +5,7 @@ import scala.jdk.CollectionConverters._
 import org.apache.arrow.memory.RootAllocator
 import org.apache.hadoop.conf.Configuration
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 import org.apache.spark.sql.connector.write.{BatchWrite, DataWriter, DataWriterFactory, LogicalWriteInfo, PhysicalWriteInfo, SupportsTruncate, Write, WriteBuilder, WriterCommitMessage}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.util.SerializableConfiguration
@@ -101,13 +102,14 @@ final class LanceBatchWrite(spec: WriteSpec, sparkSchema: StructType, readVersio
 }
 
 object LanceBatchWrite {
-  private def written(messages: Array[WriterCommitMessage]): Seq[lance.WrittenFiles] =
+  private[spark] def written(messages: Array[WriterCommitMessage]): Seq[lance.WrittenFiles] =
     messages.toSeq.collect { case m: LanceCommitMessage => m.written }
 }
 
 /**
  * Builds the write of a `LanceTable`: an append, or with `truncate()` (INSERT OVERWRITE, `mode("overwrite")`,
- * `writeTo(...).overwrite(lit(true))`) an overwrite of all its rows, keeping its schema.
+ * `writeTo(...).overwrite(lit(true))`) an overwrite of all its rows, keeping its schema; for a streaming query,
+ * its sink ([[LanceStreamingWrite]]; `truncate()` in complete output mode).
  */
 final class LanceWriteBuilder(table: LanceTable, info: LogicalWriteInfo) extends WriteBuilder with SupportsTruncate {
   private var overwrite = false
@@ -125,6 +127,8 @@ final class LanceWriteBuilder(table: LanceTable, info: LogicalWriteInfo) extends
       val spec = WriteSpec(table.snapshot.root, table.snapshot.schema, version, options, table.hadoopConf)
       new LanceBatchWrite(spec, info.schema(), table.snapshot.version, overwrite, None, Map.empty)
     }
+
+    override def toStreaming: StreamingWrite = LanceStreamingWrite.forTable(table, info, complete = overwrite)
   }
 }
 

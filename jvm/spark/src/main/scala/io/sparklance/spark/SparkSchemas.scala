@@ -148,9 +148,11 @@ object SparkSchemas {
       }
     }
     if (problems.nonEmpty) {
+      // Spark also asks a streaming sink's table for its schema with the stream's, before the sink can say more.
       throw new io.sparklance.core.InvalidArgumentException(s"The schema requested to the read of $tableName does not match the table: " +
         s"${problems.mkString("; ")}. Leave out .schema(...) to read the table's own schema (${table.toDDL}), or " +
-        "give a subset of its columns with their types.")
+        "give a subset of its columns with their types. (A stream written to the table must have the table's " +
+        "columns: select and cast them before writeStream.)")
     }
     StructType(requested.fields.map(g => byName(g.name.toLowerCase)))
   }

@@ -64,8 +64,13 @@ abstract class PendingCommit private[table] (table: Table) {
 final class DataCommit private[table] (table: Table, readVersion: Long, replace: Option[DataCommit.Replace])
     extends PendingCommit(table) {
 
+  private var properties = Map.empty[String, String]
+
   /** Attempts at a new version when other writers commit first (default 20). */
   def withCommitRetries(n: Int): DataCommit = { commitRetries = n; this }
+
+  /** Properties stored in the version's transaction file ([[Table.committedProperties]] reads them back). */
+  def withProperties(p: Map[String, String]): DataCommit = { properties = p; this }
 
   /** Commits the fragments of `written`, in order, as one new version; returns it. */
   def commit(written: Seq[WrittenFiles]): Long = committing {
@@ -75,7 +80,7 @@ final class DataCommit private[table] (table: Table, readVersion: Long, replace:
       case None => Operation.Append(fragments)
     }
     val fileVersion = replace.map(_.version).getOrElse(FileVersion.V2_2)
-    table.commit(Transaction.create(readVersion, op),
+    table.commit(Transaction.create(readVersion, op).copy(properties = properties),
       Committer.Options(maxRetries = commitRetries, newTableFileVersion = fileVersion.toString))
   }
 }

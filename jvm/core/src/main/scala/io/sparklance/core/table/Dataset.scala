@@ -96,6 +96,12 @@ final class Dataset private (val storage: Storage, val commits: CommitHandler, v
     listing.entries.map(load(listing.naming, _))
   }
 
+  /** Every version, newest first, each read only when the iterator reaches it. */
+  def newestFirst(): Iterator[Snapshot] = {
+    val listing = listVersions()
+    listing.entries.reverseIterator.map(load(listing.naming, _))
+  }
+
   private def load(naming: ManifestNaming, entry: VersionEntry): Snapshot = {
     val manifest = new Manifest(entry.read(storage, root)._2, entry.path)
     FeatureFlags.checkReadable(root, manifest.version, manifest.readerFeatureFlags)

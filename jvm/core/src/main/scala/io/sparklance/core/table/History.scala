@@ -2,10 +2,11 @@ package io.sparklance.core.table
 
 import java.time.Instant
 
+import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import io.sparklance.core.commit.CommitHandler
-import io.sparklance.core.format.TableLayout
+import io.sparklance.core.format.{Manifest, TableLayout}
 import io.sparklance.core.storage.Storage
 import io.sparklance.proto.TransactionProtos
 
@@ -25,12 +26,7 @@ object History {
     var previous = Map.empty[Long, Long]
     Dataset.open(storage, root, commits).history().map { s =>
       val m = s.manifest
-      val op = m.transactionFile.flatMap { name =>
-        try {
-          val t = TransactionProtos.Transaction.parseFrom(storage.readAll(TableLayout.transactionPath(root, name)))
-          Some(t.getOperationCase.name.toLowerCase.capitalize)
-        } catch { case NonFatal(_) => None }
-      }.getOrElse("Unknown")
+      val op = transactionOf(storage, root, m).map(_.getOperationCase.name.toLowerCase.capitalize).getOrElse("Unknown")
       val live = m.fragments.map(f => f.id -> f.numRows).toMap
       val added = live.map { case (id, n) => n - previous.getOrElse(id, 0L) }.filter(_ > 0).sum
       val deleted = previous.map { case (id, n) => n - live.getOrElse(id, 0L) }.filter(_ > 0).sum
@@ -38,4 +34,19 @@ object History {
       Entry(m.version, m.timestamp, op, m.numRows, m.fragments.size, added, deleted, m.writerLibrary.getOrElse(""))
     }
   }
+
+  /**
+   * The properties of each version's transaction, newest version first, read as the iterator reaches them; a
+   * version whose transaction file is missing or unreadable has none.
+   */
+  def committedProperties(storage: Storage, commits: CommitHandler, root: String): Iterator[(Long, Map[String, String])] =
+    Dataset.open(storage, root, commits).newestFirst().map { s =>
+      s.version -> transactionOf(storage, root, s.manifest).map(_.getTransactionPropertiesMap.asScala.toMap).getOrElse(Map.empty)
+    }
+
+  private def transactionOf(storage: Storage, root: String, m: Manifest): Option[TransactionProtos.Transaction] =
+    m.transactionFile.flatMap { name =>
+      try Some(TransactionProtos.Transaction.parseFrom(storage.readAll(TableLayout.transactionPath(root, name))))
+      catch { case NonFatal(_) => None }
+    }
 }

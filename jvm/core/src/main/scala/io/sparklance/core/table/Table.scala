@@ -99,6 +99,12 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
   def history(): Seq[History.Entry] = History.of(storage, commits, root)
 
   /**
+   * The properties each version's transaction was committed with ([[DataCommit.withProperties]]), newest version
+   * first, read lazily: a streaming sink finds the last batch it committed by reading back only as far as that batch.
+   */
+  def committedProperties(): Iterator[(Long, Map[String, String])] = History.committedProperties(storage, commits, root)
+
+  /**
    * Commits the table as it was at `version` as a new version (earlier versions, including the ones restored over,
    * stay readable). Returns the new version.
    */
@@ -286,10 +292,13 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
   /** Adds columns with values to every fragment of `snapshot` ([[NewColumns]]). */
   def newColumns(snapshot: Snapshot, columns: Seq[LanceSchema]): NewColumns = new NewColumns(this, snapshot, columns)
 
-  /** Writes the files of columns added by a [[NewColumns]] (on any machine, from its [[NewColumns.Spec]]). */
   /** Rewrites columns `names` in place, fragment by fragment ([[ColumnUpdate]]); write their files with [[newColumnWriter]]. */
   def newColumnUpdate(snapshot: Snapshot, names: Seq[String]): ColumnUpdate = new ColumnUpdate(this, snapshot, names)
 
+  /**
+   * Writes the files of columns added by a [[NewColumns]] or rewritten by a [[ColumnUpdate]] (on any machine, from
+   * its [[NewColumns.Spec]]).
+   */
   def newColumnWriter(spec: NewColumns.Spec): NewColumns.Writer = new NewColumns.Writer(storage, root, spec)
 
   /**

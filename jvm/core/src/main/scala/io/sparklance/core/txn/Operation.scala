@@ -102,14 +102,19 @@ object Operation {
     Overwrite(fragments, schema.toProtos, schema.metadata, Map.empty)
 }
 
-/** A transaction: the version it read, a unique id, and its operation. */
-final case class Transaction(readVersion: Long, uuid: String, operation: Operation) {
+/**
+ * A transaction: the version it read, a unique id, its operation, and free-form properties kept in its file
+ * (Lance's `transaction_properties`; e.g. which batch of a streaming query it commits).
+ */
+final case class Transaction(readVersion: Long, uuid: String, operation: Operation,
+    properties: Map[String, String] = Map.empty) {
 
   /** The transaction file name under `_transactions/`: `{read_version}-{uuid}.txn`. */
   def fileName: String = s"$readVersion-$uuid.txn"
 
   def toProto: TransactionProtos.Transaction = {
     val b = TransactionProtos.Transaction.newBuilder().setReadVersion(readVersion).setUuid(uuid)
+      .putAllTransactionProperties(properties.asJava)
     operation match {
       case Operation.Append(fs) => b.setAppend(TransactionProtos.Transaction.Append.newBuilder().addAllFragments(fs.asJava))
       case Operation.Overwrite(fs, schema, meta, config, _) =>
@@ -186,7 +191,7 @@ object Transaction {
       case OPERATION_NOT_SET => Operation.Other("unknown")
       case other => Operation.Other(other.name.toLowerCase)
     }
-    Transaction(p.getReadVersion, p.getUuid, op)
+    Transaction(p.getReadVersion, p.getUuid, op, p.getTransactionPropertiesMap.asScala.toMap)
   }
 
   /** An UpdateConfig as pylance 14 writes it (`config_updates`) or as older writers did (upserts, deleted keys). */

@@ -65,7 +65,6 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
     } finally w.close()
   }
 
-  /** Every row a scan returns, with its row address, reading every task. */
   /** Appends `n` random rows in files of 20 to 170 rows (the first write creates the table). */
   private def appendRandom(table: Table, r: Random, n: Int): Unit = {
     val written = write(table, Seq.fill(n)(randomRow(r)), maxRowsPerFile = 20 + r.nextInt(150))
@@ -426,6 +425,19 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
     val other = table.newAppend(table.latestVersion())
     other.abort(again.files)
     assert(!again.files.exists(storage.exists))
+  }
+
+  test("properties a data commit records are read back newest first, also after a rebase over another writer's commit") {
+    val (_, table) = newTable()
+    val r = new Random(11)
+    val rows = Seq.fill(5)(randomRow(r))
+    table.newOverwrite(0, schema, FileVersion.V2_2, Map.empty).withProperties(Map("k" -> "0")).commit(Seq(write(table, rows, 10)))
+    val stale = table.newAppend(1).withProperties(Map("k" -> "2", "q" -> "x"))
+    table.newAppend(1).commit(Seq(write(table, rows, 10)))
+    assert(stale.commit(Seq(write(table, rows, 10))) == 3)
+    assert(table.committedProperties().toList == List(3L -> Map("k" -> "2", "q" -> "x"), 2L -> Map.empty, 1L -> Map("k" -> "0")))
+    // The newest version with the key, as a streaming sink looks for its last batch.
+    assert(table.committedProperties().collectFirst { case (v, p) if p.contains("k") => v }.contains(3L))
   }
 
   test("a row delta on stable row ids would need a table made by pylance; without them an update is delete + insert") {
