@@ -28,7 +28,8 @@ object LanceOptions {
    * tables of a catalog); `pushDownFilters` is the other connector's switch for filter pushdown.
    */
   val Read: Set[String] = Common ++ Set("version", "timestamp", "tag", "branch", "batch_size", "rows_per_partition",
-    "columnar", "nanoseconds", "pushdownfilters", "versionasof", "timestampasof", "driver_lookup_rows")
+    "columnar", "nanoseconds", "pushdownfilters", "versionasof", "timestampasof", "driver_lookup_rows",
+    "startingversion", "skipchangecommits")
 
   /** Write options; `max_row_per_file`, `data_storage_version` and `write_mode` are the other connector's names. */
   val Write: Set[String] = Common ++ Set("max_rows_per_file", "max_row_per_file", "max_page_bytes", "batch_rows",

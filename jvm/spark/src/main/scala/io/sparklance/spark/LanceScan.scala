@@ -8,6 +8,7 @@ import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.expressions.aggregate.{Aggregation, CountStar}
+import org.apache.spark.sql.connector.read.streaming.MicroBatchStream
 import org.apache.spark.sql.connector.read._
 import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types.{LongType, StructField, StructType}
@@ -70,7 +71,7 @@ final class LanceScanBuilder(table: LanceTable, options: ReadOptions)
       .withBatchRows(options.batchSize)
 
   override def build(): Scan =
-    if (countOnly) new LanceCountScan(table, coreScan, fragmentFilters)
+    if (countOnly) { LanceMicroBatchStream.refuseInBatch(options, table.name()); new LanceCountScan(table, coreScan, fragmentFilters) }
     else new LanceScan(table, coreScan, required, limit, options, fragmentFilters, dataFilters)
 }
 
@@ -138,7 +139,10 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
       metadataColumns.map(m => StructField(m.name, LongType, nullable = false)))
   }
 
-  override def toBatch: Batch = this
+  override def toBatch: Batch = { LanceMicroBatchStream.refuseInBatch(options, table.name()); this }
+
+  override def toMicroBatchStream(checkpointLocation: String): MicroBatchStream =
+    LanceMicroBatchStream.of(table, readSchema, options)
 
   override def description(): String =
     s"LanceScan(${table.name()}@${snapshot.version}, columns=[${readSchema.fieldNames.mkString(", ")}]" +

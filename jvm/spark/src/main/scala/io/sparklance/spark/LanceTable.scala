@@ -57,12 +57,13 @@ final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoop
   /**
    * Tables of the catalog are written through DataSourceV2 (INSERT, `writeTo`); tables loaded by path through the
    * `lance` data source are written by its `save()` support for every save mode, so they do not offer it here.
-   * Streaming queries write both ([[LanceStreamingWrite]]).
+   * Streaming queries write and read both ([[LanceStreamingWrite]], [[LanceMicroBatchStream]]).
    */
   override def capabilities(): util.Set[TableCapability] =
     if (writable) util.EnumSet.of(TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE,
-      TableCapability.STREAMING_WRITE)
-    else util.EnumSet.of(TableCapability.BATCH_READ, TableCapability.STREAMING_WRITE, TableCapability.TRUNCATE)
+      TableCapability.STREAMING_WRITE, TableCapability.MICRO_BATCH_READ)
+    else util.EnumSet.of(TableCapability.BATCH_READ, TableCapability.STREAMING_WRITE, TableCapability.TRUNCATE,
+      TableCapability.MICRO_BATCH_READ)
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = new LanceWriteBuilder(this, info)
 

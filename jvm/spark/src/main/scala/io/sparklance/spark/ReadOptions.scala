@@ -15,11 +15,14 @@ import io.sparklance.core.{InvalidArgumentException, table => lance}
  *    table is resolved, since it shapes the schema: [[ReadOptions.nanoseconds]]);
  *  - `pushDownFilters` (the other Lance connector's name): `false` keeps Spark's filters out of the scan;
  *  - `driver_lookup_rows`: a scan whose rows an index selects and that reads at most this many rows is read on the
- *    driver, without a Spark job, when the SQL extensions are on ([[DriverLookups]]; default 4096, 0 never).
+ *    driver, without a Spark job, when the SQL extensions are on ([[DriverLookups]]; default 4096, 0 never);
+ *  - `startingVersion`, `skipChangeCommits` (Delta Lake's names): a streaming read's start and how it treats
+ *    versions that change existing rows ([[LanceMicroBatchStream]]); refused by batch reads.
  * Which option names are accepted at all is decided by [[LanceOptions]].
  */
 final case class ReadOptions(batchSize: Int, rowsPerPartition: Long, columnar: Boolean = true,
-    pushDownFilters: Boolean = true, driverLookupRows: Long = ReadOptions.DriverLookupRows)
+    pushDownFilters: Boolean = true, driverLookupRows: Long = ReadOptions.DriverLookupRows,
+    stream: LanceMicroBatchStream.Options = LanceMicroBatchStream.Options())
 
 object ReadOptions {
   val DriverLookupRows = 4096L
@@ -36,6 +39,7 @@ object ReadOptions {
     val settings = lance.Settings.of(options, tableConfig)
     val core = lance.ReadSettings(settings)
     ReadOptions(core.batchRows, core.rowsPerTask, settings.flag(default = true, "columnar"),
-      settings.flag(default = true, "pushdownfilters"), settings.count(DriverLookupRows, "driver_lookup_rows"))
+      settings.flag(default = true, "pushdownfilters"), settings.count(DriverLookupRows, "driver_lookup_rows"),
+      LanceMicroBatchStream.Options(options))
   }
 }

@@ -26,7 +26,7 @@ object History {
     var previous = Map.empty[Long, Long]
     Dataset.open(storage, root, commits).history().map { s =>
       val m = s.manifest
-      val op = transactionOf(storage, root, m).map(_.getOperationCase.name.toLowerCase.capitalize).getOrElse("Unknown")
+      val op = operationOf(storage, root, s).getOrElse("Unknown")
       val live = m.fragments.map(f => f.id -> f.numRows).toMap
       val added = live.map { case (id, n) => n - previous.getOrElse(id, 0L) }.filter(_ > 0).sum
       val deleted = previous.map { case (id, n) => n - live.getOrElse(id, 0L) }.filter(_ > 0).sum
@@ -43,6 +43,10 @@ object History {
     Dataset.open(storage, root, commits).newestFirst().map { s =>
       s.version -> transactionOf(storage, root, s.manifest).map(_.getTransactionPropertiesMap.asScala.toMap).getOrElse(Map.empty)
     }
+
+  /** The operation that made `snapshot` (`Append`, `Delete`, `Rewrite`, ...), from its transaction file, if readable. */
+  def operationOf(storage: Storage, root: String, snapshot: Snapshot): Option[String] =
+    transactionOf(storage, root, snapshot.manifest).map(_.getOperationCase.name.toLowerCase.capitalize)
 
   private def transactionOf(storage: Storage, root: String, m: Manifest): Option[TransactionProtos.Transaction] =
     m.transactionFile.flatMap { name =>

@@ -105,6 +105,12 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
   def committedProperties(): Iterator[(Long, Map[String, String])] = History.committedProperties(storage, commits, root)
 
   /**
+   * The operation that made version `snapshot` of this table, as its transaction file names it (`Append`, `Delete`,
+   * `Update`, `Overwrite`, `Rewrite`, `CreateIndex`, ...); None when the file is missing or unreadable.
+   */
+  def operationOf(snapshot: Snapshot): Option[String] = History.operationOf(storage, root, snapshot)
+
+  /**
    * Commits the table as it was at `version` as a new version (earlier versions, including the ones restored over,
    * stay readable). Returns the new version.
    */
