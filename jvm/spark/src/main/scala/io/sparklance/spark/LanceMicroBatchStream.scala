@@ -68,7 +68,7 @@ final class LanceMicroBatchStream(root: String, conf: Configuration, schema: Str
       case Some(op) if op.equalsIgnoreCase("append") || op.equalsIgnoreCase("overwrite") && fragmentsBefore(t, s).isEmpty =>
         // An overwrite of a table with no fragments (its creation, by pylance) only adds rows.
         val before = fragmentsBefore(t, s)
-        val added = s.fragments.map(_.id).filterNot(before.contains)
+        val added = s.fragmentIds.filterNot(before.contains)
         if (added.isEmpty) None else Some(scanOf(s, Some(added)))
       case Some(op) if NoDataChange.contains(op.toLowerCase) => None
       case _ if options.stream.skipChangeCommits => None
@@ -79,7 +79,7 @@ final class LanceMicroBatchStream(root: String, conf: Configuration, schema: Str
     }
 
   private def fragmentsBefore(t: lance.Table, s: Snapshot): Set[Long] =
-    if (s.version > 1) t.snapshot(TimeTravel.AtVersion(s.version - 1)).fragments.map(_.id).toSet else Set.empty
+    if (s.version > 1) t.snapshot(TimeTravel.AtVersion(s.version - 1)).fragmentIds.toSet else Set.empty
 
   private def scanOf(s: Snapshot, fragments: Option[Seq[Long]]): lance.Scan = {
     checkSchema(s)

@@ -30,6 +30,9 @@ final class Snapshot(val dataset: Dataset, val manifest: Manifest, val naming: M
 
   def fragments: IndexedSeq[Fragment] = manifest.fragments
 
+  /** The ids of the version's fragments, in manifest order. */
+  def fragmentIds: IndexedSeq[Long] = fragments.map(_.id)
+
   /** When this version was committed. */
   def timestamp: java.time.Instant = manifest.timestamp
 
