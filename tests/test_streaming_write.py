@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -30,6 +30,7 @@ pytestmark = [cross_version]
 SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261126"))
 N = int(os.environ.get("SPARKLANCE_FUZZ_N", "2"))
 
+T0 = int(time.time())
 SCHEMA = "id BIGINT, name STRING, score DOUBLE, tags ARRAY<STRING>"
 
 
@@ -49,12 +50,13 @@ class Source:
     """A directory of Parquet files a file stream reads, one file per batch; `rows` is every row written to it."""
 
     def __init__(self, path: Path, r: random.Random):
-        self.path, self.r, self.rows, self.files = path, r, [], 0
+        self.path, self.r, self.rows, self.files, self.sizes = path, r, [], 0, []
         path.mkdir(parents=True)
 
     def add(self, files: int) -> None:
         for _ in range(files):
-            n = self.r.randint(0, 40)
+            n = self.r.choice([0, self.r.randint(1, 40)])
+            self.sizes.append(n)
             start = len(self.rows)
             rows = [(start + i, self.r.choice([None, f"n{self.r.randint(0, 9)}", "é"]),
                      self.r.choice([None, self.r.uniform(-1, 1)]),
@@ -64,7 +66,10 @@ class Source:
                               "name": pa.array([x[1] for x in rows], pa.string()),
                               "score": pa.array([x[2] for x in rows], pa.float64()),
                               "tags": pa.array([x[3] for x in rows], pa.list_(pa.string()))})
-            pq.write_table(table, self.path / f"part-{self.files:05d}.parquet")
+            f = self.path / f"part-{self.files:05d}.parquet"
+            pq.write_table(table, f)
+            # The file source orders files by modification time: one second apart, so batch i reads file i.
+            os.utime(f, (T0 + self.files, T0 + self.files))
             self.files += 1
 
 
@@ -107,6 +112,9 @@ def query_batches(path: str):
     for t in reversed(lance.dataset(path).get_transactions()):  # pylance lists the newest first
         p = t.transaction_properties or {} if t is not None else {}
         if "spark.sql.streaming.queryId" in p:
+            # Also under the other Lance connector's names.
+            assert (p["lance.streaming.queryId"], p["lance.streaming.epochId"]) == \
+                (p["spark.sql.streaming.queryId"], p["spark.sql.streaming.epochId"])
             out.append((p["spark.sql.streaming.queryId"], int(p["spark.sql.streaming.epochId"])))
     return out
 
@@ -125,10 +133,11 @@ def test_random_restarts_commit_every_batch_once(spark, tmp_path, case):
     assert rows_of(sink) == expected(source.rows), f"seed {SEED} case {case}, {forgotten} commits forgotten"
     lance.dataset(sink).validate()
     batches = query_batches(sink)
-    # One version per batch (the table is created by batch 0), none for a batch run again.
-    assert [b for _, b in batches] == list(range(source.files)), batches
+    # One version per batch with rows (the table is created by batch 0), none for a batch run again.
+    with_rows = [0] + [i for i in range(1, source.files) if source.sizes[i]]
+    assert [b for _, b in batches] == with_rows, batches
     assert len({q for q, _ in batches}) == 1
-    assert lance.dataset(sink).version == source.files
+    assert lance.dataset(sink).version == len(with_rows)
     assert spark.read.format("lance").load(sink).count() == len(source.rows)
 
 
@@ -146,7 +155,8 @@ def test_to_table_creates_and_appends(spark, tmp_path, wh):
     assert got == expected(source.rows)
     path = str(wh / "db" / "streamed.lance")
     lance.dataset(path).validate()
-    assert [b for _, b in query_batches(path)] == [0, 1, 2]
+    # The catalog created the table: a batch without rows commits nothing.
+    assert [b for _, b in query_batches(path)] == [i for i in range(3) if source.sizes[i]]
 
 
 def test_two_queries_into_one_table_keep_their_own_batches(spark, tmp_path):
@@ -160,7 +170,53 @@ def test_two_queries_into_one_table_keep_their_own_batches(spark, tmp_path):
     assert forget_last_commit(tmp_path / "ca")
     run(spark, a.path, tmp_path / "ca", sink)  # batch 1 of query a is not the table's latest version any more
     assert rows_of(sink) == expected(a.rows) + expected(b.rows)
-    assert len(query_batches(sink)) == 3
+    # Query a's first batch created the table; b's batches found it there.
+    assert len(query_batches(sink)) == 1 + bool(a.sizes[1]) + bool(b.sizes[0])
+
+
+def test_streaming_query_id_option_names_the_batches_across_checkpoints(spark, tmp_path):
+    """The other connector's `streamingQueryId`: a new checkpoint with the same id does not commit its batches again."""
+    r = random.Random(SEED + 5)
+    sink = str(tmp_path / "t.lance")
+    source = Source(tmp_path / "src", r)
+    source.add(2)
+    run(spark, source.path, tmp_path / "c1", sink, fmt_options={"streamingQueryId": "events-1"})
+    run(spark, source.path, tmp_path / "c2", sink, fmt_options={"streamingQueryId": "events-1"})
+    assert rows_of(sink) == expected(source.rows)
+    assert {q for q, _ in query_batches(sink)} == {"events-1"}
+    run(spark, source.path, tmp_path / "c3", sink, fmt_options={"streamingQueryId": "events-2"})
+    assert rows_of(sink) == expected(source.rows) + expected(source.rows)
+
+
+def test_batches_the_other_connector_recorded_are_found(spark, tmp_path):
+    """A version pylance commits with the other connector's properties counts as that query's batch."""
+    sink = str(tmp_path / "t.lance")
+    source = Source(tmp_path / "src", random.Random(SEED + 6))
+    source.add(3)
+    empty = pa.table({"id": pa.array([], pa.int64()), "name": pa.array([], pa.string()),
+                      "score": pa.array([], pa.float64()), "tags": pa.array([], pa.list_(pa.string()))})
+    lance.write_dataset(empty, sink, transaction_properties={"lance.streaming.queryId": "moved",
+                                                            "lance.streaming.epochId": "1"})
+    run(spark, source.path, tmp_path / "c", sink, fmt_options={"streamingQueryId": "moved"})
+    # Batches 0 and 1 were committed by the other connector (as far as the table says): only batch 2's rows come.
+    assert sum(rows_of(sink).values()) == source.sizes[2]
+
+
+def test_update_mode_appends_the_updated_rows(spark, tmp_path):
+    r = random.Random(SEED + 7)
+    source, sink = Source(tmp_path / "src", r), str(tmp_path / "agg.lance")
+    source.add(2)
+    stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(source.path))
+    q = (stream.groupBy("name").count().writeStream.format("lance").outputMode("update")
+         .option("checkpointLocation", str(tmp_path / "ckpt")).trigger(availableNow=True).start(sink))
+    q.awaitTermination()
+    first = Counter(x[1] for x in source.rows[:source.sizes[0]])
+    second = Counter(x[1] for x in source.rows[source.sizes[0]:])
+    total = first + second
+    # Each batch appends the groups it changed, with their counts so far.
+    want = Counter(first.items()) + Counter((k, total[k]) for k in second)
+    t = lance.dataset(sink).to_table()
+    assert Counter(zip(t["name"].to_pylist(), t["count"].to_pylist())) == want
 
 
 def test_complete_mode_replaces_the_rows_each_batch(spark, tmp_path):

@@ -10,6 +10,7 @@ import org.apache.spark.sql.connector.expressions.Transform
 import org.apache.spark.sql.connector.read.ScanBuilder
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite
+import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
 import org.apache.spark.sql.sources.{BaseRelation, DataSourceRegister}
 import org.apache.spark.sql.types.{ArrayType, DataType, DayTimeIntervalType, MapType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
@@ -106,7 +107,8 @@ private final class MissingTable(path: String, written: StructType, missing: Lan
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = throw missing
 
-  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = new WriteBuilder with SupportsTruncate {
+  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = new WriteBuilder with SupportsTruncate
+      with SupportsStreamingUpdateAsAppend {
     private var complete = false
     override def truncate(): WriteBuilder = { complete = true; this }
     override def build(): Write = new Write {

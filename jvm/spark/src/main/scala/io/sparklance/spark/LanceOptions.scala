@@ -85,9 +85,13 @@ object LanceOptions {
   def checkWrite(options: Map[String, String], where: String): Unit =
     check(options, where, "write", Write, NoEffectWrite, RefusedWrite)
 
-  /** Checks the options of a streaming write (the write options and Spark's `checkpointLocation`). */
+  /**
+   * Checks the options of a streaming write: the write options, Spark's `checkpointLocation`, and the other Lance
+   * connector's `streamingQueryId` and `lance.streaming.dedupe.lookback.versions`.
+   */
   def checkStreamingWrite(options: Map[String, String], where: String): Unit =
-    check(options, where, "streaming write", Write + "checkpointlocation", NoEffectWrite, RefusedWrite)
+    check(options, where, "streaming write", Write ++ Set("checkpointlocation", "streamingqueryid",
+      "lance.streaming.dedupe.lookback.versions"), NoEffectWrite, RefusedWrite)
 
   /** Checks the options of an OPTIMIZE (compaction); `where` names the table for errors. */
   def checkOptimize(options: Map[String, String], where: String): Unit =

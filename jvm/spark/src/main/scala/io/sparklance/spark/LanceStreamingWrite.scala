@@ -22,7 +22,7 @@ import io.sparklance.core.{InvalidArgumentException, table => lance}
  * The query's last batch is found by reading versions back from the latest, as far as the query's last commit.
  */
 final class LanceStreamingWrite(spec: WriteSpec, sparkSchema: StructType, queryId: String, complete: Boolean,
-    created: Option[NewTable]) extends StreamingWrite {
+    created: Option[NewTable], lookback: Option[Int]) extends StreamingWrite {
   import LanceStreamingWrite._
 
   // The last batch this query committed: read from the table at the first commit, then kept.
@@ -45,6 +45,8 @@ final class LanceStreamingWrite(spec: WriteSpec, sparkSchema: StructType, queryI
         s"there is ${last.get}); the files written for it again are discarded.")
       table.discard(written.flatMap(_.files))
       lastEpoch = Some(last)
+    } else if (latest.isDefined && !complete && written.forall(_.fragments.isEmpty)) {
+      lastEpoch = Some(last) // nothing to append: no version
     } else {
       val readVersion = latest.map(_.version).getOrElse(0L)
       val pending = (latest, created) match {
@@ -56,7 +58,8 @@ final class LanceStreamingWrite(spec: WriteSpec, sparkSchema: StructType, queryI
       }
       attempted(epochId) = pending
       LanceSparkException.translate(pending.withCommitRetries(spec.options.commitRetries)
-        .withProperties(Map(QueryIdProperty -> queryId, EpochIdProperty -> epochId.toString)).commit(written))
+        .withProperties(Map(QueryIdProperty -> queryId, EpochIdProperty -> epochId.toString,
+          UpstreamQueryIdProperty -> queryId, UpstreamEpochIdProperty -> epochId.toString)).commit(written))
       attempted.remove(epochId)
       lastEpoch = Some(Some(epochId))
     }
@@ -72,9 +75,11 @@ final class LanceStreamingWrite(spec: WriteSpec, sparkSchema: StructType, queryI
 
   /** The last batch this query committed to the table, from the newest version that records the query. */
   private def lastCommitted(table: lance.Table): Option[Long] = LanceSparkException.translate {
-    table.committedProperties().collectFirst {
-      case (_, p) if p.get(QueryIdProperty).contains(queryId) => p.get(EpochIdProperty).flatMap(e => scala.util.Try(e.toLong).toOption)
-    }.flatten
+    val versions = table.committedProperties()
+    lookback.fold(versions)(versions.take).collectFirst {
+      case (_, p) if p.get(QueryIdProperty).contains(queryId) => p.get(EpochIdProperty)
+      case (_, p) if p.get(UpstreamQueryIdProperty).contains(queryId) => p.get(UpstreamEpochIdProperty)
+    }.flatten.flatMap(e => scala.util.Try(e.toLong).toOption)
   }
 
   override def toString: String = s"LanceStreamingWrite(${spec.root}, query $queryId${if (complete) ", complete" else ""})"
@@ -83,9 +88,29 @@ final class LanceStreamingWrite(spec: WriteSpec, sparkSchema: StructType, queryI
 object LanceStreamingWrite {
   private val log = LoggerFactory.getLogger(classOf[LanceStreamingWrite])
 
-  /** The transaction properties naming the streaming query and the batch a version commits. */
+  /**
+   * The transaction properties naming the streaming query and the batch a version commits, under Iceberg's names and
+   * under the other Lance connector's, so that a query moved from one connector to the other finds its batches.
+   */
   val QueryIdProperty = "spark.sql.streaming.queryId"
   val EpochIdProperty = "spark.sql.streaming.epochId"
+  val UpstreamQueryIdProperty = "lance.streaming.queryId"
+  val UpstreamEpochIdProperty = "lance.streaming.epochId"
+
+  /** The other connector's options: the query's id for its batches, and how many versions back to look for them. */
+  private val QueryIdOption = "streamingQueryId"
+  private val LookbackOption = "lance.streaming.dedupe.lookback.versions"
+
+  private def option(passed: Map[String, String], name: String): Option[String] =
+    passed.collectFirst { case (k, v) if k.equalsIgnoreCase(name) => v.trim }
+
+  private def queryId(passed: Map[String, String], info: LogicalWriteInfo): String =
+    option(passed, QueryIdOption).filter(_.nonEmpty).getOrElse(info.queryId())
+
+  private def lookback(passed: Map[String, String]): Option[Int] = option(passed, LookbackOption).map { v =>
+    scala.util.Try(v.toInt).toOption.filter(_ > 0).getOrElse(throw new LanceSparkException(new InvalidArgumentException(
+      s"Option $LookbackOption must be a number of versions (1 or more), not '$v'.")))
+  }
 
   /** The sink for an existing table: the stream's columns must be the table's, in its order. */
   def forTable(table: LanceTable, info: LogicalWriteInfo, complete: Boolean): LanceStreamingWrite = {
@@ -95,7 +120,7 @@ object LanceStreamingWrite {
     val writeOptions = WriteOptions(passed, s.config)
     writeOptions.checkKeeps(s.fileVersion, table.tableName)
     new LanceStreamingWrite(WriteSpec(s.root, s.schema, s.fileVersion, writeOptions, table.hadoopConf), info.schema(),
-      info.queryId(), complete, None)
+      queryId(passed, info), complete, None, lookback(passed))
   }
 
   /** The sink for a path with no table yet: the first batch creates it with the stream's schema. */
@@ -106,7 +131,7 @@ object LanceStreamingWrite {
     LanceSparkException.translate(lance.Table.checkCanCreate(root, conf))
     val table = NewTable(root, SparkSchemas.asNullable(info.schema()), passed)
     new LanceStreamingWrite(WriteSpec(root, table.schema, table.version, WriteOptions(passed, Map.empty), conf),
-      info.schema(), info.queryId(), complete, Some(table))
+      info.schema(), queryId(passed, info), complete, Some(table), lookback(passed))
   }
 
   private def options(info: LogicalWriteInfo, where: String, complete: Boolean): Map[String, String] = {
