@@ -53,6 +53,9 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
 
   // ------------------------------------------------------------------------------------------------ branches
 
+  /** The branch this table is (when its root is `<main root>/tree/<name>`); None for the main table. */
+  def branchName: Option[String] = dataset().branchName
+
   /** Every branch of the table (pylance 14's `_refs/branches/`), by name. */
   def branches(): SortedMap[String, Branch] = dataset().branches()
 
