@@ -243,3 +243,22 @@ def test_seeded_operations_on_main_and_branches_match_a_model_and_pylance(spark,
             reader = spark.read.format("lance").option("version", v)
             assert rows((reader if x == "main" else reader.option("branch", x)).load(path)) == want, (seed, x, v)
         assert set(lance.dataset(path).branches.list()) == set(model) - {"main"}
+
+
+def test_shallow_clone_is_writable_and_its_source_untouched(spark, wh):
+    src = new_table(wh, "clsrc", [(1, "a"), (2, "b"), (3, "c")])
+    clone = str(wh / "db" / "clone.lance")
+    lance.dataset(src).shallow_clone(clone, 1)
+    spark.createDataFrame([(4, "d")], "id long, v string").write.format("lance").mode("append").save(clone)
+    spark.sql("DELETE FROM lance.db.clone WHERE id = 1")
+    spark.sql("UPDATE lance.db.clone SET v = 'z' WHERE id = 2")
+    ds = lance.dataset(clone)
+    assert pylance_rows(ds) == [(2, "z"), (3, "c"), (4, "d")]
+    ds.validate()
+    assert rows(spark.table("lance.db.clone")) == [(2, "z"), (3, "c"), (4, "d")]
+    assert pylance_rows(lance.dataset(src)) == [(1, "a"), (2, "b"), (3, "c")]
+    assert len(list((Path(src) / "data").iterdir())) == 1 and not (Path(src) / "_deletions").exists()
+    # VACUUM of the clone removes nothing of its source's files, which its versions still read.
+    spark.sql("VACUUM lance.db.clone RETAIN 0 HOURS")
+    assert pylance_rows(lance.dataset(clone)) == [(2, "z"), (3, "c"), (4, "d")]
+    assert len(list((Path(src) / "data").iterdir())) == 1

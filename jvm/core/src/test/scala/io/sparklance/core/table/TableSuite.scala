@@ -517,6 +517,28 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert((0 until 7).forall(onBranches.contains), s"every operation ran on branches: $onBranches")
   }
 
+  test("concurrent commits on one branch follow main's conflict rules; commits on main and a branch never conflict") {
+    val r = new Random(5)
+    val (_, main) = newTable()
+    appendRandom(main, r, 40)
+    main.createBranch("dev", TimeTravel.Latest)
+    val dev = main.branch("dev")
+    val read0 = dev.latest()
+    val live = read(dev, read0.newScan(), 1L << 20).map(_._1)
+    def deleting(s: Snapshot, addresses: Seq[Long]) = {
+      val d = new DeletedRows
+      addresses.foreach(d.add)
+      main.branch("dev").newDelete(s).delete(DeletedRows.fromBytes(d.toBytes))
+    }
+    deleting(read0, live.take(1)).commit()
+    appendRandom(main, r, 5) // main moves on meanwhile
+    deleting(read0, live.slice(1, 2)).commit() // other rows: rebased onto the first delete
+    assert(read(dev, dev.latest().newScan(), 1L << 20).map(_._1).toSet == live.drop(2).toSet)
+    val e = intercept[io.sparklance.core.CommitConflictException](deleting(read0, live.take(1)).commit())
+    assert(e.getMessage.contains("tree/dev"), e.getMessage)
+    assert(dev.latestVersion() == read0.version + 2 && main.latestVersion() == read0.version + 1)
+  }
+
   test("branches: missing and invalid names, 'main', and a tag of another branch are refused with clear errors") {
     val r = new Random(3)
     val (_, main) = newTable()
