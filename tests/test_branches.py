@@ -97,6 +97,17 @@ def test_sql_branch_statements_and_writes_read_back_by_pylance(spark, wh):
     assert listed["feature/x"]["parent_branch"] == "dev" and listed["feature/x"]["parent_version"] == 3
     assert pylance_rows(on_branch(path, "feature/x")) == pylance_rows(on_branch(path, "dev", 3))
     on_branch(path, "feature/x").validate()
+    # The forms proposed for the other Lance connector name the source branch (or MAIN) in the statement.
+    spark.sql("ALTER TABLE lance.db.sqlb.branch_dev CREATE BRANCH m1 VERSION AS OF MAIN 2")
+    spark.sql("ALTER TABLE lance.db.sqlb CREATE BRANCH d4 VERSION AS OF BRANCH dev 4")
+    spark.sql("ALTER TABLE lance.db.sqlb CREATE BRANCH t3 FROM TAG dev3")
+    listed = lance.dataset(path).branches.list()
+    assert [(listed[b]["parent_branch"], listed[b]["parent_version"]) for b in ("m1", "d4", "t3")] == \
+        [(None, 2), ("dev", 4), ("dev", 3)]
+    assert rows(spark.table("lance.db.sqlb.branch_m1")) == pylance_rows(lance.dataset(path))
+    assert rows(spark.table("lance.db.sqlb.branch_d4")) == pylance_rows(on_branch(path, "dev", 4))
+    for b in ("m1", "d4", "t3"):
+        spark.sql(f"ALTER TABLE lance.db.sqlb DROP BRANCH {b}")
     with lance_raises(sparklance.InvalidArgumentError, match="branch feature/x was made from it"):
         spark.sql("ALTER TABLE lance.db.sqlb DROP BRANCH dev")
     spark.sql("ALTER TABLE lance.db.sqlb DROP BRANCH `feature/x`")

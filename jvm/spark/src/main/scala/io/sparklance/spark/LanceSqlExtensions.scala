@@ -29,6 +29,7 @@ import io.sparklance.core.util.Parse
  *   ALTER TABLE t DROP TAG [IF EXISTS] name
  *   SHOW TAGS t
  *   ALTER TABLE t CREATE BRANCH [IF NOT EXISTS] b [AS OF VERSION 3 | AS OF TAG tg] -- branches, as pylance 14 keeps them
+ *   ALTER TABLE t CREATE BRANCH b VERSION AS OF BRANCH src [3]    -- or MAIN [3], TAG tg; FROM for VERSION AS OF
  *   ALTER TABLE t DROP BRANCH [IF EXISTS] b
  *   SHOW BRANCHES t                                               -- a branch reads and writes as t.branch_b
  *   RESTORE TABLE t TO VERSION AS OF 3                           -- or AS OF 'tag'; the old version as a new one
@@ -82,7 +83,12 @@ final class LanceSqlParser(delegate: ParserInterface) extends ParserShim(delegat
       case DropTag(t, ifExists, name) => Some(DropTagCommand(ident(t), unquote(name), ifExists != null))
       case ShowTags(t) => Some(ShowTagsCommand(ident(t)))
       case CreateBranch(t, ifNotExists, name, version, tag) =>
-        Some(CreateBranchCommand(ident(t), unquote(name), Option(version).map(_.toLong), Option(tag).map(unquote), ifNotExists != null))
+        Some(CreateBranchCommand(ident(t), unquote(name), None, Option(version).map(_.toLong), Option(tag).map(unquote), ifNotExists != null))
+      case CreateBranchFrom(t, ifNotExists, name, mainVersion, source, sourceVersion, tag) =>
+        // MAIN is the one alternative that names neither a branch nor a tag.
+        val from = Option(source).map(unquote).orElse(Option.when(tag == null)("main"))
+        Some(CreateBranchCommand(ident(t), unquote(name), from,
+          Option(mainVersion).orElse(Option(sourceVersion)).map(_.toLong), Option(tag).map(unquote), ifNotExists != null))
       case DropBranch(t, ifExists, name) => Some(DropBranchCommand(ident(t), unquote(name), ifExists != null))
       case ShowBranches(t) => Some(ShowBranchesCommand(ident(t)))
       case Restore(t, to) => Some(RestoreCommand(ident(t), unquote(to)))
@@ -121,6 +127,9 @@ object LanceSqlParser {
   private val ShowTags = (s"(?is)SHOW\\s+TAGS\\s+(?:(?:IN|FROM)\\s+)?$Table").r
   private val CreateBranch = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+CREATE\\s+BRANCH\\s+(IF\\s+NOT\\s+EXISTS\\s+)?$Name" +
     s"(?:\\s+AS\\s+OF\\s+(?:VERSION\\s+(\\d+)|TAG\\s+$Name))?").r
+  // The forms proposed for the other Lance connector: VERSION AS OF MAIN [n] | BRANCH src [n] | TAG t (or FROM ...).
+  private val CreateBranchFrom = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+CREATE\\s+BRANCH\\s+(IF\\s+NOT\\s+EXISTS\\s+)?$Name" +
+    s"\\s+(?:VERSION\\s+AS\\s+OF|FROM)\\s+(?:MAIN(?:\\s+(\\d+))?|BRANCH\\s+$Name(?:\\s+(\\d+))?|TAG\\s+$Name)").r
   private val DropBranch = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+DROP\\s+BRANCH\\s+(IF\\s+EXISTS\\s+)?$Name").r
   private val ShowBranches = (s"(?is)SHOW\\s+BRANCHES\\s+(?:(?:IN|FROM)\\s+)?$Table").r
   private val Restore = (s"(?is)RESTORE\\s+TABLE\\s+$Table\\s+TO\\s+VERSION\\s+AS\\s+OF\\s+$Name").r
@@ -269,15 +278,17 @@ object LanceSqlParser {
   }
 
   /**
-   * A branch from the latest version of `table` (main, or the branch `t.branch_b` names), from one of its versions,
-   * or from the version a tag points to. With IF NOT EXISTS an existing branch is left as it is.
+   * A branch from the latest version of `table` (main, or the branch `t.branch_b` names) or of branch `source` of
+   * it, from one of its versions, or from the version a tag points to. With IF NOT EXISTS an existing branch is
+   * left as it is.
    */
-  case class CreateBranchCommand(table: Seq[String], name: String, version: Option[Long], tag: Option[String],
-      ifNotExists: Boolean) extends LeafRunnableCommand {
+  case class CreateBranchCommand(table: Seq[String], name: String, source: Option[String], version: Option[Long],
+      tag: Option[String], ifNotExists: Boolean) extends LeafRunnableCommand {
     override def run(spark: SparkSession): Seq[Row] = {
       val path = location(spark, table)
       if (!ifNotExists || LanceTableOps.branches(spark, path).where(org.apache.spark.sql.functions.col("name") === name).isEmpty) {
-        LanceTableOps.createBranch(spark, path, name, version, tag)
+        val from = source.map(LanceTableOps.branchPath(spark, path, _)).getOrElse(path)
+        LanceTableOps.createBranch(spark, from, name, version, tag)
       }
       Nil
     }

@@ -11,6 +11,7 @@ import io.sparklance.core.{CommitConflictException, InvalidArgumentException, Ve
 import io.sparklance.core.commit.{FileSystemCommitHandler, ManifestPut}
 import io.sparklance.core.format.{FeatureFlags, ManifestFile, TableLayout}
 import io.sparklance.core.storage.Storage
+import io.sparklance.core.txn.ManifestBuilder
 import io.sparklance.proto.{TableProtos, TransactionProtos}
 
 /**
@@ -48,11 +49,11 @@ object Branches {
     val sourceBranch = source.dataset.branchName
     val sourceManifest = source.manifest
     val baseId = if (sourceManifest.basePaths.isEmpty) 0 else sourceManifest.basePaths.keys.max + 1
+    val clone = TransactionProtos.Transaction.Clone.newBuilder().setIsShallow(true).setRefVersion(source.version)
+      .setRefPath(source.root).setBranchName(name)
+    sourceBranch.foreach(clone.setRefName)
     val txn = TransactionProtos.Transaction.newBuilder().setReadVersion(source.version)
-      .setUuid(UUID.randomUUID().toString)
-      .setClone(TransactionProtos.Transaction.Clone.newBuilder().setIsShallow(true).setRefVersion(source.version)
-        .setRefPath(source.root).setBranchName(name).also(c => sourceBranch.foreach(c.setRefName)))
-      .build()
+      .setUuid(UUID.randomUUID().toString).setClone(clone).build()
     val txnFile = s"${source.version}-${txn.getUuid}.txn"
     storage.create(TableLayout.transactionPath(root, txnFile), txn.toByteArray)
 
@@ -97,7 +98,8 @@ object Branches {
       .setReaderFeatureFlags(source.getReaderFeatureFlags | FeatureFlags.BasePaths)
       .setWriterFeatureFlags(source.getWriterFeatureFlags | FeatureFlags.BasePaths)
     // The source's inline transaction belongs to its version (see ManifestBuilder.header).
-    b.setUnknownFields(com.google.protobuf.UnknownFieldSet.newBuilder(b.getUnknownFields).clearField(23).build())
+    b.setUnknownFields(com.google.protobuf.UnknownFieldSet.newBuilder(b.getUnknownFields)
+      .clearField(ManifestBuilder.InlineTransactionField).build())
     b.build()
   }
 
@@ -133,8 +135,4 @@ object Branches {
 
   private def sameDir(a: String, b: String): Boolean =
     a.stripPrefix("file:").replaceAll("/+", "/").stripSuffix("/") == b.stripPrefix("file:").replaceAll("/+", "/").stripSuffix("/")
-
-  private implicit class Also[A](val a: A) extends AnyVal {
-    def also(f: A => Unit): A = { f(a); a }
-  }
 }
