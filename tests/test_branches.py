@@ -273,3 +273,28 @@ def test_shallow_clone_is_writable_and_its_source_untouched(spark, wh):
     spark.sql("VACUUM lance.db.clone RETAIN 0 HOURS")
     assert pylance_rows(lance.dataset(clone)) == [(2, "z"), (3, "c"), (4, "d")]
     assert len(list((Path(src) / "data").iterdir())) == 1
+
+
+def test_indexes_history_and_restore_on_a_branch(spark, wh):
+    path = new_table(wh, "idxb", [(i, f"v{i % 7}") for i in range(200)])
+    lance.dataset(path).create_scalar_index("id", "BTREE")
+    spark.sql("ALTER TABLE lance.db.idxb CREATE BRANCH dev")
+    spark.sql("INSERT INTO lance.db.idxb.branch_dev VALUES (500, 'n'), (7, 'dup')")
+    spark.sql("DELETE FROM lance.db.idxb.branch_dev WHERE id = 3")
+    # The index inherited from main (read from main's directory) and the rows the branch added both answer.
+    for cond in ("id = 7", "id = 3", "id = 500", "id < 5", "id >= 199"):
+        t = on_branch(path, "dev").to_table(filter=cond)
+        want = sorted(zip(t.column("id").to_pylist(), t.column("v").to_pylist()))
+        assert rows(spark.sql(f"SELECT * FROM lance.db.idxb.branch_dev WHERE {cond}")) == want, cond
+    spark.sql("ALTER TABLE lance.db.idxb.branch_dev CREATE INDEX v_idx USING bitmap (v)")
+    assert "v_idx" not in [i["name"] for i in lance.dataset(path).list_indices()]
+    dev = on_branch(path, "dev")
+    assert {i["name"] for i in dev.list_indices()} == {"id_idx", "v_idx"}
+    dev.validate()
+    assert rows(spark.sql("SELECT * FROM lance.db.idxb.branch_dev WHERE v = 'dup'")) == [(7, "dup")]
+    history = [r.version for r in spark.sql("DESCRIBE HISTORY lance.db.idxb.branch_dev").collect()]
+    assert history == [v["version"] for v in dev.versions()] == [2, 3, 4, 5]
+    spark.sql("RESTORE TABLE lance.db.idxb.branch_dev TO VERSION AS OF 2")
+    assert pylance_rows(on_branch(path, "dev")) == pylance_rows(lance.dataset(path))
+    on_branch(path, "dev").validate()
+    assert lance.dataset(path).version == 2
