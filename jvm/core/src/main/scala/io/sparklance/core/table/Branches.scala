@@ -34,11 +34,9 @@ object Branches {
     if (name == "main") {
       throw new InvalidArgumentException(s"'main' is the name of the main branch of $mainRoot; give a new branch another name.")
     }
-    val main = Dataset.open(storage, mainRoot)
-    val existing = main.branches()
-    if (existing.contains(name)) {
+    readBranch(storage, mainRoot, name).foreach { b =>
       throw new InvalidArgumentException(s"Table $mainRoot already has a branch '$name' (made from version " +
-        s"${existing(name).parentVersion}${existing(name).parentBranch.map(b => s" of branch '$b'").getOrElse("")}). " +
+        s"${b.parentVersion}${b.parentBranch.map(p => s" of branch '$p'").getOrElse("")}). " +
         "Drop it first, or give the new branch another name.")
     }
     val root = Storage.join(mainRoot, Branch.relativeRoot(name))
@@ -69,7 +67,7 @@ object Branches {
       case ManifestPut.Unknown(cause) => throw new io.sparklance.core.CommitStateUnknownException(mainRoot,
         s"writing the first manifest of branch '$name' failed (${cause.getMessage})", cause)
     }
-    val lineage = sourceBranch.flatMap(existing.get).map(_.lineage).getOrElse(Nil) :+
+    val lineage = sourceBranch.flatMap(readBranch(storage, mainRoot, _)).map(_.lineage).getOrElse(Nil) :+
       (source.version -> UUID.randomUUID().toString.replace("-", ""))
     val branch = Branch(name, sourceBranch, source.version, Some(Instant.now()),
       Some(storage.open(sourceManifest.path).length), lineage)
@@ -77,6 +75,13 @@ object Branches {
       throw new InvalidArgumentException(s"Table $mainRoot already has a branch '$name': another writer created it at the same time.")
     }
     branch
+  }
+
+  /** Branch `name`'s file, if the branch exists (one read, not a listing of every branch). */
+  private def readBranch(storage: Storage, mainRoot: String, name: String): Option[Branch] = {
+    val path = Storage.join(mainRoot, Branch.relativePath(name))
+    try Some(Branch.decode(path, name, storage.readAll(path)))
+    catch { case e: Exception if Storage.isNotFound(e) => None }
   }
 
   /** The source manifest as the first of the branch: its files reached through base path `baseId`. */

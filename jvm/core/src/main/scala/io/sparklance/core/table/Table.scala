@@ -75,7 +75,7 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
    */
   def createBranch(name: String, from: TimeTravel): Branch = {
     val ds = dataset()
-    val main = Dataset.open(storage, ds.mainRoot, commits)
+    val main = if (ds.branchName.isEmpty) ds else Dataset.open(storage, ds.mainRoot, commits)
     Branches.create(storage, ds.mainRoot, name, TimeTravel.checkout(main, from))
   }
 
@@ -93,8 +93,9 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
   def createTag(name: String, version: Long): Tag = {
     Tag.validateName(name)
     val now = Instant.now()
-    val tag = tagOf(name, version, createdAt = Some(now), updatedAt = now)
-    if (!FileSystemCommitHandler.forStorage(storage).createIfAbsent(tagPath(name), Tag.encode(tag))) {
+    val ds = dataset()
+    val tag = tagOf(ds, name, version, createdAt = Some(now), updatedAt = now)
+    if (!FileSystemCommitHandler.forStorage(storage).createIfAbsent(tagPath(ds, name), Tag.encode(tag))) {
       throw new InvalidArgumentException(s"Table $root already has a tag '$name'. Delete it first to move it.")
     }
     tag
@@ -105,32 +106,33 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
    * that does not exist is an error naming the tags that do.
    */
   def replaceTag(name: String, version: Long): Tag = {
-    val all = tags()
+    val ds = dataset()
+    val all = ds.tags()
     val old = all.getOrElse(name, throw new TagNotFoundException(root, name, all.keys))
     val now = Instant.now()
-    val tag = tagOf(name, version, createdAt = old.createdAt, updatedAt = now)
-    storage.overwrite(tagPath(name), Tag.encode(tag))
+    val tag = tagOf(ds, name, version, createdAt = old.createdAt, updatedAt = now)
+    storage.overwrite(tagPath(ds, name), Tag.encode(tag))
     tag
   }
 
   /** Tags are the table's, of every branch: kept under `_refs/tags/` of the main root. */
-  private def tagPath(name: String): String = Storage.join(dataset().mainRoot, Tag.relativePath(name))
+  private def tagPath(ds: Dataset, name: String): String = Storage.join(ds.mainRoot, Tag.relativePath(name))
 
   /**
    * Tag `name` for `version` (which must exist) of this table (the branch it is, which the tag names), with the size
    * of the version's manifest.
    */
-  private def tagOf(name: String, version: Long, createdAt: Option[Instant], updatedAt: Instant): Tag = {
-    val ds = dataset()
+  private def tagOf(ds: Dataset, name: String, version: Long, createdAt: Option[Instant], updatedAt: Instant): Tag = {
     val manifest = ds.checkout(version).manifest.path
     Tag(name, version, ds.branchName, createdAt, Some(updatedAt), Some(storage.open(manifest).length))
   }
 
   /** Deletes tag `name`; deleting a tag that does not exist is an error naming the tags that do. */
   def deleteTag(name: String): Unit = {
-    val all = tags()
+    val ds = dataset()
+    val all = ds.tags()
     if (!all.contains(name)) throw new TagNotFoundException(root, name, all.keys)
-    storage.delete(tagPath(name))
+    storage.delete(tagPath(ds, name))
   }
 
   /**
@@ -176,7 +178,8 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
    */
   def restoreTag(name: String): Long = {
     val ds = dataset()
-    val tag = ds.tags().getOrElse(name, throw new TagNotFoundException(root, name, ds.tags().keys))
+    val all = ds.tags()
+    val tag = all.getOrElse(name, throw new TagNotFoundException(root, name, all.keys))
     if (tag.branch != ds.branchName) {
       def of(b: Option[String]) = b.map(n => s"branch '$n'").getOrElse("main")
       throw new InvalidArgumentException(s"Tag '$name' points to version ${tag.version} of ${of(tag.branch)}, not of " +
