@@ -86,7 +86,7 @@ final class LanceSqlParser(delegate: ParserInterface) extends ParserShim(delegat
         Some(CreateBranchCommand(ident(t), unquote(name), None, Option(version).map(_.toLong), Option(tag).map(unquote), ifNotExists != null))
       case CreateBranchFrom(t, ifNotExists, name, mainVersion, source, sourceVersion, tag) =>
         // MAIN is the one alternative that names neither a branch nor a tag.
-        val from = Option(source).map(unquote).orElse(Option.when(tag == null)("main"))
+        val from = Option(source).map(unquote).orElse(if (tag == null) Some("main") else None)
         Some(CreateBranchCommand(ident(t), unquote(name), from,
           Option(mainVersion).orElse(Option(sourceVersion)).map(_.toLong), Option(tag).map(unquote), ifNotExists != null))
       case DropBranch(t, ifExists, name) => Some(DropBranchCommand(ident(t), unquote(name), ifExists != null))
