@@ -183,6 +183,7 @@ bench: venv sbt
 	.venv-spark3.5/bin/python integration/bench/spark_read_bench.py $(BENCH_DIR)/spark-3.5
 	$(VPY) integration/bench/spark_write_bench.py $(BENCH_DIR)/spark_write
 	$(VPY) integration/bench/rowlevel_bench.py $(BENCH_DIR)/rowlevel
+	$(VPY) integration/bench/branch_bench.py $(BENCH_DIR)/branch
 	$(MAKE) s3-classpath
 	$(VPY) integration/bench/s3_read_bench.py $(BENCH_DIR)/s3
 	$(MAKE) bench-tpch
