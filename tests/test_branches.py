@@ -1,10 +1,12 @@
 """Branches created, written and dropped from Spark, interchangeable with pylance 14's (`create_branch`, writes to a
 branch dataset, `branches.delete`): what we write on a branch pylance reads with the same rows and `validate()`
 passing, what pylance writes on a branch we read; main is untouched by branch writes and the other way round. A
-seeded sequence of operations on main and branches, from both sides, is checked against a model."""
+seeded sequence of operations on main and branches, from both sides, is checked against a model:
+``SPARKLANCE_FUZZ_SEED`` draws the sequences, ``SPARKLANCE_FUZZ_N`` is how many (``make fuzz`` runs more)."""
 
 from __future__ import annotations
 
+import os
 import random
 import sys
 from pathlib import Path
@@ -20,6 +22,9 @@ from conftest import lance_raises, start_spark, warehouse_with  # noqa: E402
 
 import sparklance  # noqa: E402
 from sparklance.table import LanceTable  # noqa: E402
+
+SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261126"))
+N = int(os.environ.get("SPARKLANCE_FUZZ_N", "4"))
 
 
 @pytest.fixture(scope="module")
@@ -185,9 +190,10 @@ def test_python_branch_helpers(spark, wh):
 
 
 def test_seeded_operations_on_main_and_branches_match_a_model_and_pylance(spark, wh):
-    for seed in range(4):
+    for k in range(N):
+        seed = SEED * 1000 + k
         r = random.Random(seed)
-        name = f"seq{seed}"
+        name = f"seq{k}"
         start = [(i, f"s{i}") for i in range(r.randint(1, 8))]
         path = new_table(wh, name, start)
         sql = f"lance.db.{name}"
@@ -198,7 +204,7 @@ def test_seeded_operations_on_main_and_branches_match_a_model_and_pylance(spark,
         for step in range(12):
             b = r.choice(sorted(model))
             ref = sql if b == "main" else f"{sql}.`branch_{b}`"
-            op = r.randrange(6)
+            op = r.randrange(9)
             if op == 0:  # append from Spark
                 new = [(next_id + i, f"n{step}") for i in range(r.randint(1, 4))]
                 next_id += 10
@@ -239,6 +245,19 @@ def test_seeded_operations_on_main_and_branches_match_a_model_and_pylance(spark,
                     del model[b]
                     versions = {k: x for k, x in versions.items() if k[0] != b}
                 continue
+            elif op == 6:  # compaction
+                spark.sql(f"OPTIMIZE {ref} WITH (target_rows_per_fragment = 100)")
+            elif op == 7 and model[b]:  # pylance deletes on b
+                victim = r.choice(model[b])[0]
+                on_branch(path, b).delete(f"id = {victim}")
+                model[b] = [x for x in model[b] if x[0] != victim]
+            elif op == 8:  # VACUUM b: its old versions go, but those a branch was made from
+                spark.sql(f"VACUUM {ref} RETAIN 0 HOURS")
+                kept = {v["version"] for v in on_branch(path, b).versions()}
+                versions = {k: x for k, x in versions.items() if k[0] != b or k[1] in kept}
+                assert all(k in versions for k in
+                           [(c["parent_branch"] or "main", c["parent_version"])
+                            for c in lance.dataset(path).branches.list().values()]), (seed, step)
             else:
                 continue
             versions[(b, on_branch(path, b).version)] = model[b]
