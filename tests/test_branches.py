@@ -306,9 +306,9 @@ def test_indexes_history_and_restore_on_a_branch(spark, wh):
         want = sorted(zip(t.column("id").to_pylist(), t.column("v").to_pylist()))
         assert rows(spark.sql(f"SELECT * FROM lance.db.idxb.branch_dev WHERE {cond}")) == want, cond
     spark.sql("ALTER TABLE lance.db.idxb.branch_dev CREATE INDEX v_idx USING bitmap (v)")
-    assert "v_idx" not in [i["name"] for i in lance.dataset(path).list_indices()]
+    assert "v_idx" not in [i.name for i in lance.dataset(path).describe_indices()]
     dev = on_branch(path, "dev")
-    assert {i["name"] for i in dev.list_indices()} == {"id_idx", "v_idx"}
+    assert {i.name for i in dev.describe_indices()} == {"id_idx", "v_idx"}
     dev.validate()
     assert rows(spark.sql("SELECT * FROM lance.db.idxb.branch_dev WHERE v = 'dup'")) == [(7, "dup")]
     history = [r.version for r in spark.sql("DESCRIBE HISTORY lance.db.idxb.branch_dev").collect()]
