@@ -156,7 +156,7 @@ TABLES ?= 12
 SEEDED_TESTS := tests/test_scalar_indexes.py tests/test_index_types.py tests/test_index_life.py \
   tests/test_driver_lookups.py tests/test_add_columns_from.py tests/test_vector_search.py \
   tests/test_vector_index_search.py tests/test_spark_alter.py tests/test_spark_maintenance_sql.py \
-  tests/test_streaming_write.py tests/test_streaming_read.py
+  tests/test_streaming_write.py tests/test_streaming_read.py tests/test_branches.py
 fuzz: venv jar
 	SPARKLANCE_FUZZ_SEED=$(SEED) SPARKLANCE_FUZZ_N=$(N) $(VPY) -m pytest tests/fuzz -q -p no:cacheprovider
 	SPARKLANCE_FUZZ_SEED=$(SEED) SPARKLANCE_FUZZ_N=$(TABLES) $(VPY) -m pytest $(SEEDED_TESTS) -q -p no:cacheprovider
@@ -184,6 +184,7 @@ bench: venv sbt
 	.venv-spark3.5/bin/python integration/bench/spark_read_bench.py $(BENCH_DIR)/spark-3.5
 	$(VPY) integration/bench/spark_write_bench.py $(BENCH_DIR)/spark_write
 	$(VPY) integration/bench/rowlevel_bench.py $(BENCH_DIR)/rowlevel
+	$(VPY) integration/bench/branch_bench.py $(BENCH_DIR)/branch
 	$(MAKE) s3-classpath
 	$(VPY) integration/bench/s3_read_bench.py $(BENCH_DIR)/s3
 	$(MAKE) bench-tpch

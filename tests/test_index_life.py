@@ -297,8 +297,9 @@ def column_conditions(column: str):
 def test_shallow_clone_reads_the_source_indexes(spark, wh, by):
     """A clone made by pylance's shallow_clone keeps its indexes under the source's path (the manifest's base
     path): Spark's reads search them there, before and after pylance's optimize_indices on the clone (which writes
-    the merged index into the clone). sparklance does not write to tables with base paths: OPTIMIZE INDEX there is
-    refused and leaves nothing behind."""
+    the merged index into the clone). sparklance writes to such tables as pylance does: OPTIMIZE INDEX on the
+    clone merges the source's index with the clone's new rows into the clone's own `_indices/`, leaving the
+    source alone."""
     source = str(wh / "db" / f"clone_source_{by}.lance")
     clone = str(wh / "db" / f"clone_{by}.lance")
     lance.write_dataset(rows(0, 600, 5), source, max_rows_per_file=200)
@@ -324,14 +325,18 @@ def test_shallow_clone_reads_the_source_indexes(spark, wh, by):
     lance.write_dataset(rows(600, 90, 6), clone, mode="append")
     t = LanceTable.for_path(spark, clone)
     version = t.version()
-    with pytest.raises(sparklance.UnsupportedFeatureError, match="writer feature flags 16"):
-        t.optimize_index("k_idx")
-    assert t.version() == version and not (Path(clone) / "_indices").exists()
-    lance.dataset(clone).optimize.optimize_indices(index_names=["k_idx"])
-    merged = [i for i in lance.dataset(clone).describe_indices() if i.name == "k_idx"][0].segments[0].uuid
+    source_indices = sorted(p.name for p in (Path(source) / "_indices").iterdir())
+    t.optimize_index("k_idx")
+    assert t.version() == version + 1
+    ours = [i for i in lance.dataset(clone).describe_indices() if i.name == "k_idx"][0].segments[0].uuid
+    assert (Path(clone) / "_indices" / ours).exists()
+    lance.dataset(clone).validate()
+    lance.dataset(clone).optimize.optimize_indices(index_names=["s_idx"])
+    merged = [i for i in lance.dataset(clone).describe_indices() if i.name == "s_idx"][0].segments[0].uuid
     assert (Path(clone) / "_indices" / merged).exists()
     check(clone)
     check(source)
+    assert sorted(p.name for p in (Path(source) / "_indices").iterdir()) == source_indices
 
 
 @pytest.mark.parametrize("kind", ["zonemap", "bloomfilter"])

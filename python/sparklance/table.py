@@ -54,6 +54,41 @@ class Tags:
             return {r.name: r.version for r in self._t._df(self._t._ops.tags(self._t._jspark, self._t.path)).collect()}
 
 
+class Branches:
+    """The branches of a table (pylance 14's ``_refs/branches/``; each is a table of its own under ``tree/<name>/``
+    of the main table, read and written through :meth:`LanceTable.branch`)."""
+
+    def __init__(self, table: "LanceTable"):
+        self._t = table
+
+    def create(self, name: str, version: Optional[int] = None, tag: Optional[str] = None) -> "LanceTable":
+        """Branch ``name`` from ``version`` of this table (main, or the branch this table is), from the version
+        ``tag`` points to, or from the latest version; returns the new branch."""
+        t = self._t
+        with translated():
+            if version is not None and tag is not None:
+                raise InvalidArgumentError("Give a version or a tag to branch from, not both.")
+            if tag is not None:
+                t._ops.createBranchFromTag(t._jspark, t.path, name, tag)
+            elif version is not None:
+                t._ops.createBranchAt(t._jspark, t.path, name, int(version))
+            else:
+                t._ops.createBranch(t._jspark, t.path, name)
+        return t.branch(name)
+
+    def delete(self, name: str) -> None:
+        """Deletes branch ``name`` and its files; refused while another branch was made from it."""
+        with translated():
+            self._t._ops.deleteBranch(self._t._jspark, self._t.path, name)
+
+    def list(self) -> Dict[str, Dict[str, Any]]:
+        """Branch name -> ``parent_branch`` (None for main), ``parent_version``, ``created_at``."""
+        with translated():
+            rows = self._t._df(self._t._ops.branches(self._t._jspark, self._t.path)).collect()
+        return {r.name: {"parent_branch": r.parent_branch, "parent_version": r.parent_version,
+                         "created_at": r.created_at} for r in rows}
+
+
 class MergeBuilder:
     """``table.merge(source, "t.id = s.id").when_matched_update({...}).when_not_matched_insert_all().execute()``.
 
@@ -165,6 +200,16 @@ class LanceTable:
     @property
     def tags(self) -> Tags:
         return Tags(self)
+
+    @property
+    def branches(self) -> Branches:
+        return Branches(self)
+
+    def branch(self, name: str) -> "LanceTable":
+        """Branch ``name`` of this table as a table: its reads, writes (``to_df``, ``delete``, ``update``,
+        ``merge``, ``optimize``, ...), history and time travel are the branch's; ``main`` is the main table."""
+        with translated():
+            return LanceTable(self._spark, self._ops.branchPath(self._jspark, self.path, name))
 
     def restore(self, version: Union[int, str]) -> int:
         """Commits the table as it was at ``version`` (a number, or a tag name) as a new version; returns it."""

@@ -92,9 +92,36 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
   private def isPathIdentifier(ident: Identifier): Boolean =
     ident.namespace().isEmpty && (ident.name().startsWith("/") || ident.name().contains("://") || ident.name().startsWith("file:"))
 
-  private def tablePath(ident: Identifier): String =
+  private def tablePath(ident: Identifier): String = branchOf(ident) match {
+    case Some((table, branch)) => join(plainPath(table), s"tree/$branch")
+    case None => plainPath(ident)
+  }
+
+  private def plainPath(ident: Identifier): String =
     if (isPathIdentifier(ident)) TableAccess.qualify(conf, ident.name())
     else join(namespacePath(ident.namespace()), checkName(ident.name(), "table") + Suffix)
+
+  private val BranchSuffix = "(?s)(.+)__branch__(.+)".r
+
+  /**
+   * The table and branch a branch identifier names: `t.branch_<b>` (Iceberg's form; `t` must be a table, so a
+   * namespace `t` with a table `branch_x` keeps its meaning) or `t__branch__<b>` (the other Lance connector's).
+   */
+  private def branchOf(ident: Identifier): Option[(Identifier, String)] = ident.name() match {
+    case BranchSuffix(t, b) if !isPathIdentifier(ident) => Some(Identifier.of(ident.namespace(), t) -> b)
+    case n if n.startsWith("branch_") && n.length > "branch_".length && ident.namespace().nonEmpty =>
+      val table = Identifier.of(ident.namespace().init, ident.namespace().last)
+      if (isPathIdentifier(table) || (table.namespace().forall(validName) && validName(table.name()) &&
+          isTableDir(plainPath(table)))) Some(table -> n.stripPrefix("branch_"))
+      else None
+    case _ => None
+  }
+
+  private def refuseBranch(ident: Identifier, what: String): Unit = branchOf(ident).foreach { case (t, b) =>
+    throw new LanceSparkException(new UnsupportedFeatureException(s"$what ${qualified(ident)} is not supported: it " +
+      s"names branch '$b' of ${qualified(t)}. Create a branch with ALTER TABLE ${qualified(t)} CREATE BRANCH $b, drop " +
+      s"one with ALTER TABLE ${qualified(t)} DROP BRANCH $b."))
+  }
 
   /** Where the table an identifier names lives (whether or not it exists). */
   def locationOf(ident: Identifier): String = tablePath(ident)
@@ -113,10 +140,21 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
 
   override def loadTable(ident: Identifier): Table = load(ident, TimeTravel.Latest)
 
-  /** `VERSION AS OF 3` (unsigned: detached versions are above 2^63) or `VERSION AS OF 'tag'`. */
-  override def loadTable(ident: Identifier, version: String): Table = {
-    load(ident, TimeTravel.versionOrTag(version))
+  /**
+   * `VERSION AS OF 3` (unsigned: detached versions are above 2^63), `VERSION AS OF 'tag'`, or (Iceberg's form)
+   * `VERSION AS OF 'branch'`, the latest version of a branch, when no tag has that name.
+   */
+  override def loadTable(ident: Identifier, version: String): Table = TimeTravel.versionOrTag(version) match {
+    case TimeTravel.AtTag(name) if branchOf(ident).isEmpty && !hasTag(ident, name) && hasBranch(ident, name) =>
+      load(ident, TimeTravel.OnBranch(name, TimeTravel.Latest))
+    case tt => load(ident, tt)
   }
+
+  private def hasTag(ident: Identifier, name: String): Boolean =
+    LanceSparkException.translate(lance.Table.forPath(tablePath(ident), conf).tags().contains(name))
+
+  private def hasBranch(ident: Identifier, name: String): Boolean =
+    LanceSparkException.translate(lance.Table.forPath(tablePath(ident), conf).branches().contains(name))
 
   /**
    * `TIMESTAMP AS OF <expr>`: Spark hands the instant in microseconds. A number is cast by Spark as seconds since
@@ -135,6 +173,10 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
 
   private def load(ident: Identifier, tt: TimeTravel): Table = {
     val path = tablePath(ident)
+    // A missing branch is named as such, with the branches there are.
+    branchOf(ident).foreach { case (t, b) =>
+      LanceSparkException.translate(lance.Table.forPath(plainPath(t), conf).branch(b))
+    }
     val snapshot =
       try TableAccess.load(conf, path, tt)
       catch {
@@ -152,6 +194,7 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
    */
   override def createTable(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
       properties: util.Map[String, String]): Table = {
+    refuseBranch(ident, "CREATE TABLE")
     val path = tablePath(ident)
     if (isTableDir(path)) throw new TableAlreadyExistsException(ident)
     NewTable.checkNoPartitioning(partitions)
@@ -184,6 +227,7 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
   /** A table to create (`replaced` None) or to replace, whose file version it keeps unless the properties name one. */
   private def stage(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
       properties: util.Map[String, String], replaced: Option[lance.Snapshot]): StagedTable = {
+    refuseBranch(ident, if (replaced.isDefined) "REPLACE TABLE" else "CREATE TABLE")
     NewTable.checkNoPartitioning(partitions)
     if (replaced.isEmpty) LanceSparkException.translate(lance.Table.checkCanCreate(tablePath(ident), conf))
     val props = properties.asScala.toMap
@@ -246,6 +290,7 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
    * (DROP TABLE ... PURGE does the same). Path identifiers are refused: drop such a table by deleting its directory.
    */
   override def dropTable(ident: Identifier): Boolean = {
+    refuseBranch(ident, "DROP TABLE")
     if (isPathIdentifier(ident)) {
       throw new LanceSparkException(new UnsupportedFeatureException(s"DROP TABLE of a table named by its path " +
         s"(${ident.name()}) is not supported: it is not a table of catalog '$catalogName'. Delete the directory instead."))

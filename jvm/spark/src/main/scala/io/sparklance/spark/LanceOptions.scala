@@ -31,8 +31,11 @@ object LanceOptions {
     "columnar", "nanoseconds", "pushdownfilters", "versionasof", "timestampasof", "driver_lookup_rows",
     "startingversion", "skipchangecommits")
 
-  /** Write options; `max_row_per_file`, `data_storage_version` and `write_mode` are the other connector's names. */
-  val Write: Set[String] = Common ++ Set("max_rows_per_file", "max_row_per_file", "max_page_bytes", "batch_rows",
+  /**
+   * Write options; `max_row_per_file`, `data_storage_version` and `write_mode` are the other connector's names.
+   * `branch` writes a branch of the table (which must exist).
+   */
+  val Write: Set[String] = Common ++ Set("branch", "max_rows_per_file", "max_row_per_file", "max_page_bytes", "batch_rows",
     "batch_size", "commit_retries", "file_format_version", "data_storage_version", "write_mode", "invalid_utf8")
 
   private val NoEffectRead = Map(
@@ -50,6 +53,9 @@ object LanceOptions {
     "nearest" -> "vector search is not supported by this version of sparklance")
 
   private val RefusedWrite = Map(
+    "tag" -> "a tag names a version, which cannot change: write to the branch it is on (option branch) or to main",
+    "version" -> "a write always commits on top of the latest version: write without a version",
+    "timestamp" -> "a write always commits on top of the latest version: write without a timestamp",
     "max_bytes_per_file" -> "data files are sized by rows: use max_rows_per_file",
     "enable_stable_row_ids" -> ("sparklance does not create tables with stable row ids; create the table with " +
       "pylance (enable_stable_row_ids=True) and write to it from Spark"),

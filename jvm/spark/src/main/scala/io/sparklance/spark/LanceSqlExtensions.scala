@@ -28,6 +28,10 @@ import io.sparklance.core.util.Parse
  *   ALTER TABLE t REPLACE TAG name [AS OF ...]                   -- tags, as pylance keeps them
  *   ALTER TABLE t DROP TAG [IF EXISTS] name
  *   SHOW TAGS t
+ *   ALTER TABLE t CREATE BRANCH [IF NOT EXISTS] b [AS OF VERSION 3 | AS OF TAG tg] -- branches, as pylance 14 keeps them
+ *   ALTER TABLE t CREATE BRANCH b VERSION AS OF BRANCH src [3]    -- or MAIN [3], TAG tg; FROM for VERSION AS OF
+ *   ALTER TABLE t DROP BRANCH [IF EXISTS] b
+ *   SHOW BRANCHES t                                               -- a branch reads and writes as t.branch_b
  *   RESTORE TABLE t TO VERSION AS OF 3                           -- or AS OF 'tag'; the old version as a new one
  *   ALTER TABLE t CREATE INDEX name USING btree (col) [WITH (zone_size = 4096, replace = true)]
  *   ALTER TABLE t ADD COLUMNS c1, c2 FROM view                    -- backfill by _rowaddr (data evolution)
@@ -78,6 +82,15 @@ final class LanceSqlParser(delegate: ParserInterface) extends ParserShim(delegat
         Some(CreateTagCommand(ident(t), unquote(name), Option(version).map(_.toLong), Option(fromTag).map(unquote), mode))
       case DropTag(t, ifExists, name) => Some(DropTagCommand(ident(t), unquote(name), ifExists != null))
       case ShowTags(t) => Some(ShowTagsCommand(ident(t)))
+      case CreateBranch(t, ifNotExists, name, version, tag) =>
+        Some(CreateBranchCommand(ident(t), unquote(name), None, Option(version).map(_.toLong), Option(tag).map(unquote), ifNotExists != null))
+      case CreateBranchFrom(t, ifNotExists, name, mainVersion, source, sourceVersion, tag) =>
+        // MAIN is the one alternative that names neither a branch nor a tag.
+        val from = Option(source).map(unquote).orElse(if (tag == null) Some("main") else None)
+        Some(CreateBranchCommand(ident(t), unquote(name), from,
+          Option(mainVersion).orElse(Option(sourceVersion)).map(_.toLong), Option(tag).map(unquote), ifNotExists != null))
+      case DropBranch(t, ifExists, name) => Some(DropBranchCommand(ident(t), unquote(name), ifExists != null))
+      case ShowBranches(t) => Some(ShowBranchesCommand(ident(t)))
       case Restore(t, to) => Some(RestoreCommand(ident(t), unquote(to)))
       case CreateIndex(t, name, kind, column, options) =>
         Some(CreateIndexCommand(ident(t), unquote(name), kind, unquote(column), Option(options).map(parseOptions(_, "index")).getOrElse(Map.empty)))
@@ -112,6 +125,13 @@ object LanceSqlParser {
     s"(IF\\s+NOT\\s+EXISTS\\s+)?$Name(?:\\s+AS\\s+OF\\s+(?:VERSION\\s+(\\d+)|TAG\\s+$Name))?").r
   private val DropTag = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+DROP\\s+TAG\\s+(IF\\s+EXISTS\\s+)?$Name").r
   private val ShowTags = (s"(?is)SHOW\\s+TAGS\\s+(?:(?:IN|FROM)\\s+)?$Table").r
+  private val CreateBranch = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+CREATE\\s+BRANCH\\s+(IF\\s+NOT\\s+EXISTS\\s+)?$Name" +
+    s"(?:\\s+AS\\s+OF\\s+(?:VERSION\\s+(\\d+)|TAG\\s+$Name))?").r
+  // The forms proposed for the other Lance connector: VERSION AS OF MAIN [n] | BRANCH src [n] | TAG t (or FROM ...).
+  private val CreateBranchFrom = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+CREATE\\s+BRANCH\\s+(IF\\s+NOT\\s+EXISTS\\s+)?$Name" +
+    s"\\s+(?:VERSION\\s+AS\\s+OF|FROM)\\s+(?:MAIN(?:\\s+(\\d+))?|BRANCH\\s+$Name(?:\\s+(\\d+))?|TAG\\s+$Name)").r
+  private val DropBranch = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+DROP\\s+BRANCH\\s+(IF\\s+EXISTS\\s+)?$Name").r
+  private val ShowBranches = (s"(?is)SHOW\\s+BRANCHES\\s+(?:(?:IN|FROM)\\s+)?$Table").r
   private val Restore = (s"(?is)RESTORE\\s+TABLE\\s+$Table\\s+TO\\s+VERSION\\s+AS\\s+OF\\s+$Name").r
 
   private val CreateIndex = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+CREATE\\s+INDEX\\s+$Name\\s+USING\\s+(\\w+)\\s*" +
@@ -255,6 +275,39 @@ object LanceSqlParser {
   case class ShowTagsCommand(table: Seq[String]) extends LeafRunnableCommand {
     override val output: Seq[Attribute] = Seq(attr("name", StringType), attr("version", LongType))
     override def run(spark: SparkSession): Seq[Row] = LanceTableOps.tags(spark, location(spark, table)).collect().toSeq
+  }
+
+  /**
+   * A branch from the latest version of `table` (main, or the branch `t.branch_b` names) or of branch `source` of
+   * it, from one of its versions, or from the version a tag points to. With IF NOT EXISTS an existing branch is
+   * left as it is.
+   */
+  case class CreateBranchCommand(table: Seq[String], name: String, source: Option[String], version: Option[Long],
+      tag: Option[String], ifNotExists: Boolean) extends LeafRunnableCommand {
+    override def run(spark: SparkSession): Seq[Row] = {
+      val path = location(spark, table)
+      if (!ifNotExists || LanceTableOps.branches(spark, path).where(org.apache.spark.sql.functions.col("name") === name).isEmpty) {
+        val from = source.map(LanceTableOps.branchPath(spark, path, _)).getOrElse(path)
+        LanceTableOps.createBranch(spark, from, name, version, tag)
+      }
+      Nil
+    }
+  }
+
+  case class DropBranchCommand(table: Seq[String], name: String, ifExists: Boolean) extends LeafRunnableCommand {
+    override def run(spark: SparkSession): Seq[Row] = {
+      val path = location(spark, table)
+      if (!ifExists || !LanceTableOps.branches(spark, path).where(org.apache.spark.sql.functions.col("name") === name).isEmpty) {
+        LanceTableOps.deleteBranch(spark, path, name)
+      }
+      Nil
+    }
+  }
+
+  case class ShowBranchesCommand(table: Seq[String]) extends LeafRunnableCommand {
+    override val output: Seq[Attribute] = Seq(attr("name", StringType), attr("parent_branch", StringType, nullable = true),
+      attr("parent_version", LongType), attr("created_at", TimestampType, nullable = true))
+    override def run(spark: SparkSession): Seq[Row] = LanceTableOps.branches(spark, location(spark, table)).collect().toSeq
   }
 
   case class CreateIndexCommand(table: Seq[String], name: String, kind: String, column: String,

@@ -37,6 +37,49 @@ object LanceTableOps {
       StructField("rows_deleted", LongType, nullable = false), StructField("written_by", StringType, nullable = false))))
   }
 
+  /** The branches: `name`, `parent_branch` (null for main), `parent_version`, `created_at`; ascending by name. */
+  def branches(spark: SparkSession, path: String): DataFrame = LanceSparkException.translate {
+    val rows = table(spark, path).branches().values.map { b =>
+      Row(b.name, b.parentBranch.orNull, b.parentVersion, b.createdAt.map(Timestamp.from).orNull)
+    }.toSeq
+    spark.createDataFrame(java.util.List.of(rows: _*), StructType(Seq(
+      StructField("name", StringType, nullable = false), StructField("parent_branch", StringType),
+      StructField("parent_version", LongType, nullable = false), StructField("created_at", TimestampType))))
+  }
+
+  /**
+   * Creates branch `name` from the latest version of the table at `path` (main, or the branch `path` is), or from
+   * `version` of it, or from the version tag `tag` points to (on whichever branch the tag names).
+   */
+  def createBranch(spark: SparkSession, path: String, name: String, version: Option[Long], tag: Option[String]): Unit =
+    LanceSparkException.translate {
+      val t = table(spark, path)
+      val from = tag.map(lance.TimeTravel.AtTag.apply).getOrElse {
+        val at = version.map(lance.TimeTravel.AtVersion.apply).getOrElse(lance.TimeTravel.Latest)
+        t.branchName.map(lance.TimeTravel.OnBranch(_, at)).getOrElse(at)
+      }
+      t.createBranch(name, from)
+    }
+
+  /** [[createBranch]] from the latest version, for Python. */
+  def createBranch(spark: SparkSession, path: String, name: String): Unit = createBranch(spark, path, name, None, None)
+
+  /** [[createBranch]] from `version`, for Python. */
+  def createBranchAt(spark: SparkSession, path: String, name: String, version: Long): Unit =
+    createBranch(spark, path, name, Some(version), None)
+
+  /** [[createBranch]] from the version of tag `tag`, for Python. */
+  def createBranchFromTag(spark: SparkSession, path: String, name: String, tag: String): Unit =
+    createBranch(spark, path, name, None, Some(tag))
+
+  /** Deletes branch `name` and its files; refused while another branch was made from it. */
+  def deleteBranch(spark: SparkSession, path: String, name: String): Unit =
+    LanceSparkException.translate(table(spark, path).deleteBranch(name))
+
+  /** The root of branch `name` of the table at `path` (which must exist), to read and write it as a table. */
+  def branchPath(spark: SparkSession, path: String, name: String): String =
+    LanceSparkException.translate(table(spark, path).branch(name).root)
+
   /** The tags: `name`, `version`, ascending by name. */
   def tags(spark: SparkSession, path: String): DataFrame = LanceSparkException.translate {
     val rows = table(spark, path).tags().values.map(t => Row(t.name, t.version)).toSeq

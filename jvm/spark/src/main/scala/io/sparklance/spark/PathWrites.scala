@@ -35,7 +35,7 @@ object PathWrites {
     LanceOptions.checkWrite(options, location)
     val mode = withWriteMode(requestedMode, options, location)
     val conf = TableAccess.hadoopConf(spark, options)
-    val path = TableAccess.qualify(conf, location)
+    val path = branchRoot(conf, TableAccess.qualify(conf, location), options)
     val existing: Option[Snapshot] =
       try Some(TableAccess.load(conf, path, TimeTravel.Latest))
       catch {
@@ -64,6 +64,16 @@ object PathWrites {
           overwrite = true, Some(table.schema), table.config)
     }
   }
+
+  /**
+   * Where a write goes: the table at `path`, or with option `branch` (but `main`), that branch of it, which must
+   * exist (a branch is created from a version, never by a write).
+   */
+  private def branchRoot(conf: org.apache.hadoop.conf.Configuration, path: String, options: Map[String, String]): String =
+    options.collectFirst { case (k, v) if k.equalsIgnoreCase("branch") => v.trim } match {
+      case None | Some("main") => path
+      case Some(b) => LanceSparkException.translate(lance.Table.forPath(path, conf).branch(b).root)
+    }
 
   /**
    * The save mode, with the other Lance connector's `write_mode` option (`append` or `overwrite`): it sets the mode

@@ -24,8 +24,12 @@ object FeatureFlags {
   /** Flags this reader implements. */
   val SupportedForRead: Long = names.map(_._1).reduce(_ | _)
 
-  /** Flags this writer implements (writes come with the commit protocol). */
-  val SupportedForWrite: Long = DeletionFiles | StableRowIds | UseV2FormatDeprecated | TableConfig
+  /**
+   * Flags this writer implements (writes come with the commit protocol). With base paths, files a version inherits
+   * (a branch's or a shallow clone's) stay where their base path says, and every new file goes under the table's
+   * own root.
+   */
+  val SupportedForWrite: Long = DeletionFiles | StableRowIds | UseV2FormatDeprecated | TableConfig | BasePaths
 
   def describe(flags: Long): Seq[String] =
     names.collect { case (bit, n) if (flags & bit) != 0 => n } ++

@@ -9,7 +9,8 @@ import io.sparklance.core.storage.{FileEntry, Storage}
 /**
  * Removes old versions and the files only they need (upstream `cleanup_old_versions`; VACUUM in Delta Lake).
  *
- * Kept: the latest version, every version committed at or after `olderThan`, and every tagged version, with
+ * Kept: the latest version, every version committed at or after `olderThan`, every tagged version and every
+ * version a branch was made from (its first version reads that version's files, as pylance keeps them), with
  * every file any of them references (data files, deletion files, transaction files, manifests). Removed: the
  * manifests of the other versions, and files under `data/`, `_deletions/` and `_transactions/` that no kept version
  * references and that were last modified before `olderThan`, so that the files of a write still in progress
@@ -44,8 +45,10 @@ object Cleanup {
     val dataset = Dataset.open(storage, root, table.commits)
     val listing = dataset.listVersions()
     val latest = listing.entries.last.version
-    val tags = dataset.tags()
-    val tagged = tags.values.map(_.version).toSet
+    // Tags and branches are the table's: those of this branch (main, or the branch this table is) keep versions.
+    val tags = dataset.tags().filter(_._2.branch == dataset.branchName)
+    val branchSources = dataset.branches().values.filter(_.parentBranch == dataset.branchName).map(_.parentVersion).toSet
+    val tagged = tags.values.map(_.version).toSet ++ branchSources
     val snapshots = dataset.history()
     val cutoff = policy.filesBefore.toEpochMilli
     def old(s: Snapshot) = s.version != latest && policy.olderThan.forall(s.manifest.timestamp.isBefore) &&

@@ -16,7 +16,22 @@ import io.sparklance.core.storage.Storage
  * version is found with one listing of `_versions/` through the table's [[CommitHandler]] (which first finishes a
  * committed version whose writer stopped); `latest_version_hint.json` is not trusted.
  */
-final class Dataset private (val storage: Storage, val commits: CommitHandler, val root: String) {
+final class Dataset private (val storage: Storage, val commits: CommitHandler, val root: String,
+    knownRef: Option[Option[(String, String)]]) {
+
+  /**
+   * The main table's root and this branch's name when this table is a branch (`<main root>/tree/<name>`, with a
+   * branch file at the main root); None for the main table. Known when opened through [[branch]], else looked up once.
+   */
+  lazy val branchRef: Option[(String, String)] = knownRef.getOrElse(Dataset.branchOf(storage, root))
+
+  /** The root of the main table: this table's, or the one this branch belongs to. */
+  def mainRoot: String = branchRef.map(_._1).getOrElse(root)
+
+  /** This table's branch name; None for main. */
+  def branchName: Option[String] = branchRef.map(_._2)
+
+  private def main: Dataset = if (branchRef.isEmpty) this else Dataset.open(storage, mainRoot, commits)
 
   val versionsDir: String = TableLayout.versionsDir(root)
 
@@ -48,13 +63,23 @@ final class Dataset private (val storage: Storage, val commits: CommitHandler, v
    * manifests reference the parent's data files through a base path.
    */
   def branch(name: String): Dataset = {
-    Dataset.validateBranch(root, name)
-    val dir = Storage.join(root, s"tree/$name")
-    try Dataset.open(storage, dir, commits)
+    Dataset.validateBranch(mainRoot, name)
+    val dir = Storage.join(mainRoot, Branch.relativeRoot(name))
+    try Dataset.open(storage, dir, commits, Some(Some(mainRoot -> name)))
     catch {
       case _: NotATableException =>
-        throw new VersionNotFoundException(root, s"branch '$name' does not exist (no manifests under $dir/_versions/).")
+        throw new VersionNotFoundException(mainRoot, s"branch '$name' does not exist (no manifests under " +
+          s"$dir/_versions/). Its branches: ${Option(branches().keys.mkString(", ")).filter(_.nonEmpty).getOrElse("none")}.")
     }
+  }
+
+  /** Every branch of the table (from `_refs/branches/` of the main root), by name. */
+  def branches(): SortedMap[String, Branch] = {
+    val dir = Storage.join(mainRoot, Branch.Dir)
+    SortedMap(storage.list(dir).filter(e => !e.isDirectory && e.name.endsWith(".json")).map { e =>
+      val name = Branch.nameOf(e.name)
+      name -> Branch.decode(e.path, name, storage.readAll(e.path, e.size))
+    }: _*)
   }
 
   /** The latest version committed at or before `instant`. */
@@ -72,7 +97,7 @@ final class Dataset private (val storage: Storage, val commits: CommitHandler, v
     val all = tags()
     val tag = all.getOrElse(name, throw new TagNotFoundException(root, name, all.keys))
     // A tag may name a version of a branch (pylance 14 writes `"branch": "<name>"`): that branch's version.
-    try tag.branch.map(branch).getOrElse(this).checkout(tag.version)
+    try tag.branch.map(branch).getOrElse(main).checkout(tag.version)
     catch {
       case e: VersionNotFoundException =>
         val where = tag.branch.map(b => s" of branch '$b'").getOrElse("")
@@ -81,9 +106,9 @@ final class Dataset private (val storage: Storage, val commits: CommitHandler, v
     }
   }
 
-  /** Every tag, by name. */
+  /** Every tag of the table, of any branch (tags live under `_refs/tags/` of the main root), by name. */
   def tags(): SortedMap[String, Tag] = {
-    val dir = Storage.join(root, Tag.Dir)
+    val dir = Storage.join(mainRoot, Tag.Dir)
     SortedMap(storage.list(dir).filter(e => !e.isDirectory && e.name.endsWith(".json")).map { e =>
       val name = e.name.stripSuffix(".json")
       name -> Tag.decode(e.path, name, storage.readAll(e.path, e.size))
@@ -118,14 +143,16 @@ object Dataset {
    * them empty, `.` or `..`. Checked before a name read from a tag file or an option becomes part of a path.
    */
   def validateBranch(root: String, name: String): Unit = {
-    val ok = name.nonEmpty && name.length <= 255 && name.split("/", -1).forall { part =>
-      part.nonEmpty && part != "." && part != ".." && part.forall(c => c.isLetterOrDigit || c == '.' || c == '_' || c == '-')
-    }
-    if (!ok) {
+    if (!validBranch(name)) {
       throw new InvalidArgumentException(s"'$name' is not a valid branch name of $root: use path components of " +
         "letters, digits, '.', '_' and '-', separated by '/'.")
     }
   }
+
+  private def validBranch(name: String): Boolean =
+    name.nonEmpty && name.length <= 255 && name.split("/", -1).forall { part =>
+      part.nonEmpty && part != "." && part != ".." && part.forall(c => c.isLetterOrDigit || c == '.' || c == '_' || c == '-')
+    }
 
   /** What a table directory holds (shared/spec/table-format.md, "Directory Layout", and pylance's `tree/`). */
   private val TableEntries = Set("_versions", "_transactions", "_deletions", "_indices", "_refs", "data", "tree")
@@ -151,9 +178,26 @@ object Dataset {
   def open(storage: Storage, root: String): Dataset = open(storage, root, CommitHandler.forStorage(storage))
 
   /** Opens the table at `root`, whose versions `commits` decides; fails with [[NotATableException]] if there is none. */
-  def open(storage: Storage, root: String, commits: CommitHandler): Dataset = {
-    val ds = new Dataset(storage, commits, root.stripSuffix("/"))
+  def open(storage: Storage, root: String, commits: CommitHandler): Dataset = open(storage, root, commits, None)
+
+  private def open(storage: Storage, root: String, commits: CommitHandler,
+      ref: Option[Option[(String, String)]]): Dataset = {
+    val ds = new Dataset(storage, commits, root.stripSuffix("/"), ref)
     ds.fromOpen.set(ds.listFresh())
     ds
+  }
+
+  /**
+   * Whether the table at `root` is a branch: `root` is `<main>/tree/<name>` and `<main>` has a branch file for
+   * `<name>` (a path may hold `/tree/` for other reasons; the branch file decides). The main root and the name.
+   */
+  def branchOf(storage: Storage, root: String): Option[(String, String)] = {
+    val r = root.stripSuffix("/")
+    val marker = "/tree/"
+    Iterator.iterate(r.indexOf(marker))(i => r.indexOf(marker, i + 1)).takeWhile(_ >= 0).map { i =>
+      (r.substring(0, i), r.substring(i + marker.length))
+    }.find { case (main, name) =>
+      validBranch(name) && storage.exists(Storage.join(main, Branch.relativePath(name)))
+    }
   }
 }

@@ -48,8 +48,42 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
   def latestIfExists(): Option[Snapshot] =
     try Some(latest()) catch { case _: NotATableException => None }
 
-  /** Every tag, by name. */
+  /** Every tag of the table, of any branch, by name. */
   def tags(): SortedMap[String, Tag] = dataset().tags()
+
+  // ------------------------------------------------------------------------------------------------ branches
+
+  /** The branch this table is (when its root is `<main root>/tree/<name>`); None for the main table. */
+  def branchName: Option[String] = dataset().branchName
+
+  /** Every branch of the table (pylance 14's `_refs/branches/`), by name. */
+  def branches(): SortedMap[String, Branch] = dataset().branches()
+
+  /**
+   * Branch `name` of this table as a table of its own (under `tree/<name>/` of the main root): read, written and
+   * maintained as any table; its tags are the table's. `main` is the main table.
+   */
+  def branch(name: String): Table = {
+    val ds = dataset()
+    if (name == "main") Table.open(storage, commits, ds.mainRoot)
+    else Table.open(storage, commits, ds.branch(name).root)
+  }
+
+  /**
+   * Creates branch `name` from the version `from` pins (of main, or of a branch with [[TimeTravel.OnBranch]] or a tag
+   * on a branch), as pylance's `create_branch` does ([[Branches.create]]); a branch of that name must not exist.
+   */
+  def createBranch(name: String, from: TimeTravel): Branch = {
+    val ds = dataset()
+    val main = if (ds.branchName.isEmpty) ds else Dataset.open(storage, ds.mainRoot, commits)
+    Branches.create(storage, ds.mainRoot, name, TimeTravel.checkout(main, from))
+  }
+
+  /**
+   * Deletes branch `name` and its files ([[Branches.delete]]); a missing branch, or one another branch was made from,
+   * is an error.
+   */
+  def deleteBranch(name: String): Unit = Branches.delete(storage, dataset().mainRoot, name)
 
   /**
    * Creates tag `name` for `version` (under `_refs/tags/`, as pylance keeps them); a tag of that name must not
@@ -59,8 +93,9 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
   def createTag(name: String, version: Long): Tag = {
     Tag.validateName(name)
     val now = Instant.now()
-    val tag = tagOf(name, version, createdAt = Some(now), updatedAt = now)
-    if (!FileSystemCommitHandler.forStorage(storage).createIfAbsent(Storage.join(root, Tag.relativePath(name)), Tag.encode(tag))) {
+    val ds = dataset()
+    val tag = tagOf(ds, name, version, createdAt = Some(now), updatedAt = now)
+    if (!FileSystemCommitHandler.forStorage(storage).createIfAbsent(tagPath(ds, name), Tag.encode(tag))) {
       throw new InvalidArgumentException(s"Table $root already has a tag '$name'. Delete it first to move it.")
     }
     tag
@@ -71,25 +106,33 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
    * that does not exist is an error naming the tags that do.
    */
   def replaceTag(name: String, version: Long): Tag = {
-    val all = tags()
+    val ds = dataset()
+    val all = ds.tags()
     val old = all.getOrElse(name, throw new TagNotFoundException(root, name, all.keys))
     val now = Instant.now()
-    val tag = tagOf(name, version, createdAt = old.createdAt, updatedAt = now)
-    storage.overwrite(Storage.join(root, Tag.relativePath(name)), Tag.encode(tag))
+    val tag = tagOf(ds, name, version, createdAt = old.createdAt, updatedAt = now)
+    storage.overwrite(tagPath(ds, name), Tag.encode(tag))
     tag
   }
 
-  /** Tag `name` for `version` (which must exist), with the size of the version's manifest. */
-  private def tagOf(name: String, version: Long, createdAt: Option[Instant], updatedAt: Instant): Tag = {
-    val manifest = dataset().checkout(version).manifest.path
-    Tag(name, version, None, createdAt, Some(updatedAt), Some(storage.open(manifest).length))
+  /** Tags are the table's, of every branch: kept under `_refs/tags/` of the main root. */
+  private def tagPath(ds: Dataset, name: String): String = Storage.join(ds.mainRoot, Tag.relativePath(name))
+
+  /**
+   * Tag `name` for `version` (which must exist) of this table (the branch it is, which the tag names), with the size
+   * of the version's manifest.
+   */
+  private def tagOf(ds: Dataset, name: String, version: Long, createdAt: Option[Instant], updatedAt: Instant): Tag = {
+    val manifest = ds.checkout(version).manifest.path
+    Tag(name, version, ds.branchName, createdAt, Some(updatedAt), Some(storage.open(manifest).length))
   }
 
   /** Deletes tag `name`; deleting a tag that does not exist is an error naming the tags that do. */
   def deleteTag(name: String): Unit = {
-    val all = tags()
+    val ds = dataset()
+    val all = ds.tags()
     if (!all.contains(name)) throw new TagNotFoundException(root, name, all.keys)
-    storage.delete(Storage.join(root, Tag.relativePath(name)))
+    storage.delete(tagPath(ds, name))
   }
 
   /**
@@ -141,8 +184,21 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
       Committer.Options(maxRetries = snapshot.commitRetries))
   }
 
-  /** Restores the version tag `name` points to; returns the new version. */
-  def restoreTag(name: String): Long = restore(dataset().checkoutTag(name).version)
+  /**
+   * Restores the version tag `name` points to, which must be a version of this table (of this branch); returns the
+   * new version.
+   */
+  def restoreTag(name: String): Long = {
+    val ds = dataset()
+    val all = ds.tags()
+    val tag = all.getOrElse(name, throw new TagNotFoundException(root, name, all.keys))
+    if (tag.branch != ds.branchName) {
+      def of(b: Option[String]) = b.map(n => s"branch '$n'").getOrElse("main")
+      throw new InvalidArgumentException(s"Tag '$name' points to version ${tag.version} of ${of(tag.branch)}, not of " +
+        s"${of(ds.branchName)} ($root): restore it on the branch it names.")
+    }
+    restore(ds.checkoutTag(name).version)
+  }
 
   // ------------------------------------------------------------------------------------------------ maintenance
 

@@ -16,7 +16,7 @@ import io.sparklance.proto.{RowIdProtos, TableProtos}
  */
 object ManifestBuilder {
   /** The Manifest field where pylance 14 keeps the file position of the inline transaction. */
-  private[txn] val InlineTransactionField = 23
+  private[core] val InlineTransactionField = 23
 
   /**
    * The manifest of `version`: `current` (None for a new table) changed by `txn`. `restored` is the manifest of the

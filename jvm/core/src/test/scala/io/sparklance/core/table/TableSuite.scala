@@ -453,6 +453,122 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(read(table, table.latest().newScan(), 100).map(_._2.id.get).sorted == Seq(1L, 1L, 1L, 9L))
     assert(table.newDelete(table.latest()).delete(new DeletedRows).commit().isEmpty, "an empty change commits nothing")
   }
+  test("seeded sequences of appends, deletes, compactions, cleanups, tags and branches on main and branches match a model") {
+    var onBranches = Map.empty[Int, Int] // operation -> times drawn on a branch, over every seed
+    (1 to 10).foreach { seed =>
+      val r = new Random(seed)
+      val (storage, main) = newTable()
+      def rows(t: Table, at: TimeTravel): Seq[String] = read(t, t.snapshot(at).newScan(), 1L << 20).map(_._2.toString).sorted
+      def ref(name: String): Table = if (name == "main") main else main.branch(name)
+      appendRandom(main, r, 1 + r.nextInt(60))
+      var latest = Map("main" -> rows(main, TimeTravel.Latest))
+      var versions = Map(("main", main.latestVersion()) -> latest("main")) // (branch, version) -> rows
+      var tags = Map.empty[String, Seq[String]]
+      var made = 0
+      (0 until 20).foreach { step =>
+        val name = r.shuffle(latest.keys.toSeq.sorted).head
+        val t = ref(name)
+        val op = r.nextInt(7)
+        if (name != "main") onBranches += op -> (onBranches.getOrElse(op, 0) + 1)
+        def record(): Unit = {
+          latest += name -> rows(t, TimeTravel.Latest)
+          versions += (name, t.latestVersion()) -> latest(name)
+        }
+        op match {
+          case 0 | 1 => appendRandom(t, r, 1 + r.nextInt(50)); record()
+          case 2 => deleteRandom(t, r, wholeFragments = true); record()
+          case 3 =>
+            val at = r.shuffle(versions.keys.filter(_._1 == name).toSeq.sortBy(_._2)).head
+            made += 1
+            val b = if (r.nextBoolean()) s"b$made" else s"f/b$made"
+            val from = if (name == "main") TimeTravel.AtVersion(at._2) else TimeTravel.OnBranch(name, TimeTravel.AtVersion(at._2))
+            val created = main.createBranch(b, from)
+            assert(created.parentBranch == Option(name).filter(_ != "main") && created.parentVersion == at._2)
+            assert(ref(b).latestVersion() == at._2, s"seed $seed: a branch's first version is its source's number")
+            latest += b -> rows(ref(b), TimeTravel.Latest)
+            assert(latest(b) == versions(at), s"seed $seed step $step: branch $b of $at reads other rows")
+            versions += (b, at._2) -> latest(b)
+            val e = intercept[io.sparklance.core.InvalidArgumentException](main.createBranch(b, TimeTravel.Latest))
+            assert(e.getMessage.contains(s"already has a branch '$b'"))
+          case 4 =>
+            t.compact(1000); record()
+          case 5 =>
+            val v = r.shuffle(versions.keys.filter(_._1 == name).toSeq.sortBy(_._2)).head._2
+            val tag = s"t$step"
+            t.createTag(tag, v)
+            assert(main.tags()(tag).branch == Option(name).filter(_ != "main"))
+            tags += tag -> versions((name, v))
+          case _ if name != "main" =>
+            val dependents = main.branches().values.filter(main.branches()(name).isAncestorOf).map(_.name)
+            if (dependents.isEmpty) {
+              main.deleteBranch(name)
+              assert(!main.branches().contains(name) && storage.list(s"mem://t.lance/tree/$name/_versions").isEmpty)
+              latest -= name
+              versions = versions.filter(_._1._1 != name)
+              tags = tags.filter { case (tg, _) => main.tags()(tg).branch != Some(name) }
+            } else {
+              val e = intercept[io.sparklance.core.InvalidArgumentException](main.deleteBranch(name))
+              assert(e.getMessage.contains("Drop those branches first"), e.getMessage)
+            }
+          case _ =>
+            val at = java.time.Instant.now().plusSeconds(1)
+            t.cleanup(Cleanup.Policy(Some(at), None, at))
+            val kept = t.history().map(_.version).toSet
+            versions = versions.filter { case ((b, v), _) => b != name || kept.contains(v) }
+        }
+        latest.foreach { case (b, expected) =>
+          assert(rows(ref(b), TimeTravel.Latest) == expected, s"seed $seed step $step: branch $b's latest rows")
+        }
+        versions.foreach { case ((b, v), expected) =>
+          assert(rows(main, if (b == "main") TimeTravel.AtVersion(v) else TimeTravel.OnBranch(b, TimeTravel.AtVersion(v))) ==
+            expected, s"seed $seed step $step: version $v of $b")
+        }
+        tags.foreach { case (tag, expected) => assert(rows(main, TimeTravel.AtTag(tag)) == expected, s"seed $seed: tag $tag") }
+      }
+    }
+    assert((0 until 7).forall(onBranches.contains), s"every operation ran on branches: $onBranches")
+  }
+
+  test("concurrent commits on one branch follow main's conflict rules; commits on main and a branch never conflict") {
+    val r = new Random(5)
+    val (_, main) = newTable()
+    appendRandom(main, r, 40)
+    main.createBranch("dev", TimeTravel.Latest)
+    val dev = main.branch("dev")
+    val read0 = dev.latest()
+    val live = read(dev, read0.newScan(), 1L << 20).map(_._1)
+    def deleting(s: Snapshot, addresses: Seq[Long]) = {
+      val d = new DeletedRows
+      addresses.foreach(d.add)
+      main.branch("dev").newDelete(s).delete(DeletedRows.fromBytes(d.toBytes))
+    }
+    deleting(read0, live.take(1)).commit()
+    appendRandom(main, r, 5) // main moves on meanwhile
+    deleting(read0, live.slice(1, 2)).commit() // other rows: rebased onto the first delete
+    assert(read(dev, dev.latest().newScan(), 1L << 20).map(_._1).toSet == live.drop(2).toSet)
+    val e = intercept[io.sparklance.core.CommitConflictException](deleting(read0, live.take(1)).commit())
+    assert(e.getMessage.contains("tree/dev"), e.getMessage)
+    assert(dev.latestVersion() == read0.version + 2 && main.latestVersion() == read0.version + 1)
+  }
+
+  test("branches: missing and invalid names, 'main', and a tag of another branch are refused with clear errors") {
+    val r = new Random(3)
+    val (_, main) = newTable()
+    appendRandom(main, r, 10)
+    val b = main.createBranch("dev", TimeTravel.Latest)
+    assert(b.lineage.size == 1 && b.parentBranch.isEmpty)
+    def error(f: => Any): String = intercept[io.sparklance.core.LanceException](f).getMessage
+    assert(error(main.branch("nope")).contains("branch 'nope' does not exist") && error(main.branch("nope")).contains("dev"))
+    assert(error(main.deleteBranch("nope")).contains("branch 'nope' does not exist"))
+    assert(error(main.createBranch("main", TimeTravel.Latest)).contains("'main' is the name of the main branch"))
+    assert(error(main.createBranch("a/../b", TimeTravel.Latest)).contains("not a valid branch name"))
+    assert(error(main.createBranch("x", TimeTravel.AtVersion(9))).contains("9"))
+    main.branch("dev").createTag("on_dev", 1)
+    assert(error(main.restoreTag("on_dev")).contains("of branch 'dev', not of main"))
+    val nested = main.createBranch("dev2", TimeTravel.OnBranch("dev", TimeTravel.Latest))
+    assert(nested.parentBranch.contains("dev") && nested.lineage.init == b.lineage)
+    assert(error(main.deleteBranch("dev")).contains("branch dev2 was made from it"))
+  }
 }
 
 object TableSuite {
