@@ -269,3 +269,23 @@ def test_unknown_option_is_refused(spark, tmp_path):
             .option("max_rows_per_flie", 10).trigger(availableNow=True).start(str(tmp_path / "t.lance"))
         q.awaitTermination()
     assert not (tmp_path / "t.lance").exists()
+
+
+def test_a_stream_writes_a_branch(spark, tmp_path):
+    sink = str(tmp_path / "t.lance")
+    source = Source(tmp_path / "src", random.Random(SEED + 8))
+    source.add(1)
+    run(spark, source.path, tmp_path / "c", sink)  # main: batch 0
+    lance.dataset(sink).create_branch("dev")
+    source.add(2)
+    run(spark, source.path, tmp_path / "cdev", sink, fmt_options={"branch": "dev"})
+    main = lance.dataset(sink)
+    dev = main.checkout_version(("dev", None))
+    assert rows_of(sink) == expected(source.rows[:source.sizes[0]])
+    t = dev.to_table()
+    got = Counter(zip(t["id"].to_pylist(), t["name"].to_pylist(), t["score"].to_pylist(),
+                      [tuple(x) if x is not None else None for x in t["tags"].to_pylist()]))
+    assert got == expected(source.rows[:source.sizes[0]]) + expected(source.rows)  # the branch's own query read all
+    dev.validate()
+    with pytest.raises(Exception, match="no table to stream into branch 'dev'"):
+        run(spark, source.path, tmp_path / "cnew", str(tmp_path / "new.lance"), fmt_options={"branch": "dev"})

@@ -126,6 +126,10 @@ object LanceStreamingWrite {
   /** The sink for a path with no table yet: the first batch creates it with the stream's schema. */
   def forNewTable(path: String, info: LogicalWriteInfo, complete: Boolean): LanceStreamingWrite = {
     val passed = options(info, path, complete)
+    option(passed, "branch").filter(_ != "main").foreach { b =>
+      throw new LanceSparkException(new io.sparklance.core.NotATableException(path, s"there is no table to stream " +
+        s"into branch '$b' of: create the table, then the branch (ALTER TABLE ... CREATE BRANCH)"))
+    }
     val conf = TableAccess.hadoopConf(SparkSession.active, passed)
     val root = TableAccess.qualify(conf, path)
     LanceSparkException.translate(lance.Table.checkCanCreate(root, conf))
