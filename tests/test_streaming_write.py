@@ -202,14 +202,19 @@ def test_batches_the_other_connector_recorded_are_found(spark, tmp_path):
     assert sum(rows_of(sink).values()) == source.sizes[2]
 
 
+def count_names(spark, source: Source, sink: str, checkpoint: Path, mode: str) -> None:
+    """Streams the rows per name of `source`, one file per batch, into `sink` in output mode `mode`."""
+    stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(source.path))
+    q = (stream.groupBy("name").count().writeStream.format("lance").outputMode(mode)
+         .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start(sink))
+    q.awaitTermination()
+
+
 def test_update_mode_appends_the_updated_rows(spark, tmp_path):
     r = random.Random(SEED + 7)
     source, sink = Source(tmp_path / "src", r), str(tmp_path / "agg.lance")
     source.add(2)
-    stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(source.path))
-    q = (stream.groupBy("name").count().writeStream.format("lance").outputMode("update")
-         .option("checkpointLocation", str(tmp_path / "ckpt")).trigger(availableNow=True).start(sink))
-    q.awaitTermination()
+    count_names(spark, source, sink, tmp_path / "ckpt", "update")
     first = Counter(x[1] for x in source.rows[:source.sizes[0]])
     second = Counter(x[1] for x in source.rows[source.sizes[0]:])
     total = first + second
@@ -223,10 +228,7 @@ def test_complete_mode_replaces_the_rows_each_batch(spark, tmp_path):
     r = random.Random(SEED + 2)
     source, sink = Source(tmp_path / "src", r), str(tmp_path / "agg.lance")
     source.add(3)
-    stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(source.path))
-    q = (stream.groupBy("name").count().writeStream.format("lance").outputMode("complete")
-         .option("checkpointLocation", str(tmp_path / "ckpt")).trigger(availableNow=True).start(sink))
-    q.awaitTermination()
+    count_names(spark, source, sink, tmp_path / "ckpt", "complete")
     counts = Counter(x[1] for x in source.rows)
     t = lance.dataset(sink).to_table()
     assert dict(zip(t["name"].to_pylist(), t["count"].to_pylist())) == dict(counts)
