@@ -30,9 +30,10 @@ object DriverLookups extends SparkStrategy {
 
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case _ if plan.exists(isQueryOperator) && local(plan).isDefined =>
-      Seq(LanceDriverQueryExec(plan.output, local(plan).get, plan.collectLeaves().collect {
-        case DriverLookup(_, scan) => scan.description()
-      }))
+      // What it evaluates, for EXPLAIN: its operators from the scans up, then the scans.
+      val operators = plan.collect { case node if node.children.nonEmpty => node.simpleString(25) }.reverse
+      Seq(LanceDriverQueryExec(plan.output, local(plan).get, operators.mkString("; ") + " over " +
+        plan.collectLeaves().collect { case DriverLookup(_, scan) => scan.description() }.mkString(", ")))
     case Project(list, Filter(condition, DriverLookup(relation, scan))) if evaluable(list :+ condition, relation) =>
       Seq(LanceDriverScanExec(list, Some(condition), relation.output, scan))
     case Project(list, DriverLookup(relation, scan)) if evaluable(list, relation) =>
@@ -107,16 +108,16 @@ object DriverLookups extends SparkStrategy {
 
 /**
  * A query over driver lookups computed on the driver as a whole ([[DriverLookups]]): `rows` computes its rows, of
- * `output`. Collecting it runs no job; as the input of other operators, its rows are one partition.
+ * `output`; `described` says what it evaluates. Collecting it runs no job; as the input of other operators, its rows are one partition.
  */
 final case class LanceDriverQueryExec(output: Seq[Attribute], @transient rows: () => Array[InternalRow],
-    scans: Seq[String]) extends LeafExecNode {
+    described: String) extends LeafExecNode {
 
   override lazy val metrics: Map[String, SQLMetric] =
     Map("numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"))
 
   override def simpleString(maxFields: Int): String =
-    s"LanceDriverQuery ${output.mkString("[", ", ", "]")} over ${scans.mkString(", ")}"
+    s"LanceDriverQuery ${output.mkString("[", ", ", "]")}: $described"
 
   private def computed(): Array[InternalRow] = {
     val project = InterpretedUnsafeProjection.createProjection(BindReferences.bindReferences(output, output))
