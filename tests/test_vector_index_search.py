@@ -230,6 +230,15 @@ def test_cached_index_answers_only_for_its_version(spark, tmp_path):
                     for q in queries]
 
         first = both(ds, "first search")
+        # Served by the index alone, a search reads its rows by row id on the driver: no Spark job.
+        sc = spark.sparkContext
+        sc.setJobGroup("vector-search", "vector search test")
+        try:
+            LanceTable.for_path(spark, str(path)).search([float(x) for x in queries[0]], k=k, column="emb",
+                                                          nprobes=nprobes).collect()
+            assert sc.statusTracker().getJobIdsForGroup("vector-search") == [], what
+        finally:
+            sc.setLocalProperty("spark.jobGroup.id", None)
         before = ds.version
         # The rows found are deleted: a search must not return them, though its index is the one cached.
         found = sorted({r.id for rows in first for r in rows})
