@@ -13,7 +13,12 @@ package io.sparklance.core.index
 private[index] object IndexCache {
 
   /** The bytes the cache holds at most: 256 MB, or the system property `sparklance.index-cache-bytes` (0 disables). */
-  val MaxBytes: Long = sys.props.get("sparklance.index-cache-bytes").flatMap(_.toLongOption).filter(_ >= 0).getOrElse(256L << 20)
+  lazy val MaxBytes: Long = sys.props.get(MaxBytesProperty).fold(256L << 20) { v =>
+    scala.util.Try(v.trim.toLong).toOption.filter(_ >= 0).getOrElse(throw new io.sparklance.core.InvalidArgumentException(
+      s"The JVM system property $MaxBytesProperty is '$v'; set it to a whole number of bytes, 0 or more (0 disables the cache)."))
+  }
+
+  private val MaxBytesProperty = "sparklance.index-cache-bytes"
 
   private final case class Entry(value: AnyRef, bytes: Long)
 
