@@ -210,3 +210,48 @@ def test_damaged_index_is_a_clear_error(spark, tmp_path):
     shutil.rmtree(index_dir)
     with lance_raises(StorageError, match="index.idx does not exist"):
         LanceTable.for_path(spark, str(path)).search(q, k=3, column="emb").collect()
+
+
+def test_cached_index_answers_only_for_its_version(spark, tmp_path):
+    """The driver keeps an index's centroids and partitions once read; a search after rows are deleted or appended,
+    after the index is replaced, or of an older version (with the index it had) is still pylance's search of that
+    version."""
+    rng = random.Random(SEED + 3)
+    for t in range(2 * N):
+        path = tmp_path / f"c{t}.lance"
+        stable = t % 2 == 1
+        ds, dim = indexed_table(rng, path, "IVF_PQ", "l2", unindexed=False, stable=stable)
+        queries = [np.array([rng.gauss(0, 3) for _ in range(dim)], dtype=np.float32).astype(np.float64) for _ in range(3)]
+        k, nprobes = rng.randint(5, 20), rng.choice([2, 4])
+        what = f"seed {SEED} table {t} (stable ids {stable})"
+
+        def both(dataset, label, **opts):
+            return [search_both(spark, dataset, path, q, k, "l2", f"{what}: {label}", nprobes=nprobes, **opts)
+                    for q in queries]
+
+        first = both(ds, "first search")
+        # Served by the index alone, a search reads its rows by row id on the driver: no Spark job.
+        sc = spark.sparkContext
+        sc.setJobGroup("vector-search", "vector search test")
+        try:
+            LanceTable.for_path(spark, str(path)).search([float(x) for x in queries[0]], k=k, column="emb",
+                                                          nprobes=nprobes).collect()
+            assert sc.statusTracker().getJobIdsForGroup("vector-search") == [], what
+        finally:
+            sc.setLocalProperty("spark.jobGroup.id", None)
+        before = ds.version
+        # The rows found are deleted: a search must not return them, though its index is the one cached.
+        found = sorted({r.id for rows in first for r in rows})
+        ds.delete(f"id IN ({', '.join(str(i) for i in found[: len(found) // 2])})")
+        both(lance.dataset(str(path)), "after deleting rows it found")
+        ds = lance.write_dataset(pa.table({"id": pa.array(range(10 ** 6, 10 ** 6 + 60), pa.int64()),
+                                           "tag": pa.array(["a"] * 60),
+                                           "emb": pa.FixedSizeListArray.from_arrays(pa.array(
+                                               np.concatenate([q.astype(np.float32) for q in queries] * 20)), dim)}),
+                                 str(path), mode="append")
+        both(lance.dataset(str(path)), "after appending rows equal to the queries")
+        # A new index in place of the old one (another uuid, other partitions).
+        ds.create_index("emb", index_type="IVF_PQ", num_partitions=rng.choice([2, 3, 5]),
+                        num_sub_vectors=rng.choice([m for m in (2, 4) if dim % m == 0]), replace=True)
+        both(lance.dataset(str(path)), "after the index is replaced")
+        both(lance.dataset(str(path), version=before), "of the version before", version=before)

@@ -1,6 +1,5 @@
 package io.sparklance.spark
 
-import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Expression, UnaryExpression}
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.types._
@@ -61,21 +60,4 @@ case class IndexedDistance(rowId: Expression, rowIds: Seq[Long], distances: Seq[
   }
 
   override protected def withNewChildInternal(newChild: Expression): IndexedDistance = copy(rowId = newChild)
-}
-
-/**
- * Whether a row is among those a vector index found (`rowIds`): the rows whose exact distances a search measures
- * when it refines the index's results or combines them with unindexed fragments.
- */
-case class IndexCandidate(rowId: Expression, rowIds: Seq[Long], index: String) extends IndexFoundRows {
-  override def dataType: DataType = BooleanType
-  override def nullable: Boolean = false
-  override def prettyName: String = "vector_index_candidate"
-
-  override def eval(input: InternalRow): Any = {
-    val id = rowId.eval(input)
-    id != null && position(id.asInstanceOf[Long]) >= 0
-  }
-
-  override protected def withNewChildInternal(newChild: Expression): IndexCandidate = copy(rowId = newChild)
 }

@@ -30,15 +30,16 @@ final class LanceScanBuilder(table: LanceTable, options: ReadOptions)
 
   /**
    * Filters the core's scan can use ([[lance.Scan.filterUse]]): those on `_fragid` select fragments exactly, so they
-   * are not returned to Spark; those on data columns let the scan skip batches where no row matches, and are
-   * returned to Spark too, which evaluates them on the rows the scan returns. Others are Spark's alone.
+   * are not returned to Spark; those on data columns let the scan skip batches where no row matches, and those on
+   * `_rowid` or `_rowaddr` make it read only the rows they name; both are returned to Spark too, which evaluates
+   * them on the rows the scan returns. Others are Spark's alone.
    */
   override def pushFilters(filters: Array[Filter]): Array[Filter] = if (!options.pushDownFilters) filters else {
     def use(f: Filter) = predicate(f).map(lance.Scan.filterUse(table.snapshot.schema, _))
       .getOrElse(lance.Scan.FilterUse.Unused)
     val (mine, rest) = filters.partition(use(_) == lance.Scan.FilterUse.SelectsFragments)
     fragmentFilters = mine
-    dataFilters = rest.filter(use(_) == lance.Scan.FilterUse.SkipsBatches)
+    dataFilters = rest.filter(f => use(f) == lance.Scan.FilterUse.SkipsBatches || use(f) == lance.Scan.FilterUse.SelectsRows)
     rest
   }
 
@@ -150,7 +151,8 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
       (if (fragmentFilters.nonEmpty) s", fragments where ${fragmentFilters.mkString(" and ")}" else "") +
       (if (dataFilters.nonEmpty) s", batches where ${dataFilters.mkString(" and ")}" else "") +
       (if (listFilters.nonEmpty) s", lists where ${listFilters.mkString(" and ")}" else "") +
-      (if (!scan.indexUse.isEmpty) s", using ${scan.indexUse}" else "") + ")"
+      (if (!scan.indexUse.isEmpty) s", using ${scan.indexUse}" else "") +
+      (if (scan.selectsRows && scan.indexUse.isEmpty) ", rows taken by id" else "") + ")"
 
   override def planInputPartitions(): Array[InputPartition] = {
     val conf = table.hadoopConfFor(SparkSession.active.sparkContext)
@@ -160,11 +162,12 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
   override def createReaderFactory(): PartitionReaderFactory = LanceReaderFactory(readSchema, options.columnar)
 
   /**
-   * Whether this scan is an index lookup small enough to read on the driver ([[DriverLookups]]): an index selects
-   * the rows of every fragment it reads, or of all but fragments small enough themselves, and in all it reads at
-   * most `driver_lookup_rows` rows ([[ReadOptions]]) and 64 MB (estimated).
+   * Whether this scan is a lookup small enough to read on the driver ([[DriverLookups]]): an index, or a condition
+   * on `_rowid` or `_rowaddr` (such as a vector search's rows), selects the rows of every fragment it reads, or of
+   * all but fragments small enough themselves, and in all it reads at most `driver_lookup_rows` rows
+   * ([[ReadOptions]]) and 64 MB (estimated).
    */
-  def isDriverLookup: Boolean = options.driverLookupRows > 0 && !scan.indexUse.isEmpty && {
+  def isDriverLookup: Boolean = options.driverLookupRows > 0 && scan.selectsRows && {
     val stats = estimateStatistics()
     stats.numRows().getAsLong <= options.driverLookupRows && stats.sizeInBytes().getAsLong <= LanceScan.DriverLookupBytes
   }

@@ -273,10 +273,10 @@ object VectorSearch {
       val unindexed = use.unindexedFragments
       val singles = queries.zip(founds).zipWithIndex.map { case ((q, found), i) =>
         val ids = found.rowIds.toSeq
-        // Only the fragments that can hold a row found, and the unindexed ones, are read.
-        val read =
-          if (use.hasStableRowIds) relation else Filter(inFragments((ids.map(_ >>> 32) ++ unindexed).distinct.sorted), relation)
-        val candidates = Project(attrs :+ id, Filter(Or(inFragments(unindexed), IndexCandidate(id, ids, described)), read))
+        // The rows found, by row id, and the unindexed fragments: the scan takes just those rows (Lance's take), so
+        // that a search the index serves alone reads a few rows, on the driver (DriverLookups).
+        val taken = if (ids.isEmpty) Literal.FalseLiteral else In(id, ids.map(Literal(_)))
+        val candidates = Project(attrs :+ id, Filter(if (unindexed.isEmpty) taken else Or(inFragments(unindexed), taken), relation))
         val measured =
           if (exact) exactDistance(Literal.create(new GenericArrayData(q.map(Double.box)), ArrayType(DoubleType, false)))
           else IndexedDistance(rowId, ids, found.distances.toSeq, described, lower.fold(Float.NegativeInfinity)(_.toFloat),

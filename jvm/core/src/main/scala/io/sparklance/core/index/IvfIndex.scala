@@ -22,7 +22,7 @@ import io.sparklance.proto.IndexProtos
  *
  * [[search]] is pylance's index search (§4 steps 1–4): each query's `nprobes` nearest partitions by their centroids,
  * every allowed row of them measured as the index measures it, the `k` nearest kept, ties by row id. Only the
- * probed partitions are read.
+ * probed partitions are read, and what is read is kept in [[IndexCache]] for later searches.
  *
  * @param indexType  `IVF_FLAT`, `IVF_PQ` or `IVF_SQ`
  * @param distance   the distance the index was built for
@@ -60,6 +60,7 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
    */
   def search(queries: Seq[Array[Double]], nprobes: Int, k: Int, allowed: LongPredicate,
       allocator: BufferAllocator): Seq[IvfIndex.Found] = {
+    import IvfIndex.Partition
     queries.foreach { query =>
       if (query.length != dim) {
         throw new io.sparklance.core.InvalidArgumentException(
@@ -72,33 +73,45 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
     val probing = Array.fill(numPartitions)(List.empty[Int])
     qs.indices.reverse.foreach(j => probed(qs(j), nprobes).foreach(p => probing(p) = j :: probing(p)))
     val path = Storage.join(dir, IvfIndex.AuxiliaryFile)
-    IndexFiles.withReader(store, path) { reader =>
-      val fields = IndexFiles.fields(reader, "_rowid", storage.column)
-      val centroid = new Array[Float](dim)
-      var p = 0
-      while (p < numPartitions) {
-        val rows = lengths(p)
-        if (rows > 0 && probing(p).nonEmpty) {
+    val wanted = (0 until numPartitions).filter(p => lengths(p) > 0 && probing(p).nonEmpty)
+    val found = scala.collection.mutable.HashMap.empty[Int, Partition]
+    wanted.foreach(p => IndexCache.get[Partition](IvfIndex.PartitionKey(dir, p)).foreach(found(p) = _))
+    if (wanted.exists(p => !found.contains(p))) {
+      IndexFiles.withReader(store, path) { reader =>
+        val fields = IndexFiles.fields(reader, "_rowid", storage.column)
+        wanted.filterNot(found.contains).foreach { p =>
+          val rows = lengths(p)
           if (offsets(p) < 0 || offsets(p) + rows > reader.numRows) {
             throw new CorruptFileException(path, s"partition $p spans rows [${offsets(p)}, ${offsets(p) + rows}), past its ${reader.numRows} rows")
           }
-          System.arraycopy(centroids, p * dim, centroid, 0, dim)
           val root = reader.read(fields, offsets(p), offsets(p) + rows, allocator)
-          try {
+          val partition = try {
             val ids = root.getVector(0).asInstanceOf[UInt8Vector]
-            val payload = storage.decode(path, root.getVector(1), rows)
-            probing(p).foreach { j =>
-              val d = storage.distances(qs(j), centroid, payload, rows)
-              var i = 0
-              while (i < rows) {
-                val id = ids.get(i)
-                if (allowed.test(id)) tops(j).offer(d(i), id)
-                i += 1
-              }
-            }
+            val rowIds = new Array[Long](rows)
+            var i = 0
+            while (i < rows) { rowIds(i) = ids.get(i); i += 1 }
+            Partition(rowIds, storage.decode(path, root.getVector(1), rows))
           } finally root.close()
+          IndexCache.put(IvfIndex.PartitionKey(dir, p), partition, partition.bytes)
+          found(p) = partition
         }
-        p += 1
+      }
+    }
+    val centroid = new Array[Float](dim)
+    wanted.foreach { p =>
+      val rows = lengths(p)
+      val partition = found(p)
+      System.arraycopy(centroids, p * dim, centroid, 0, dim)
+      probing(p).foreach { j =>
+        val d = storage.distances(qs(j), centroid, partition.payload, rows)
+        val top = tops(j)
+        var i = 0
+        while (i < rows) {
+          // The allowed rows are tested only among those near enough to be kept.
+          val id = partition.rowIds(i)
+          if (top.keeps(d(i), id) && allowed.test(id)) top.offer(d(i), id)
+          i += 1
+        }
       }
     }
     tops.toSeq.map(_.result())
@@ -117,6 +130,28 @@ object IvfIndex {
   /** Row ids and their distances, nearest first. */
   final case class Found(rowIds: Array[Long], distances: Array[Float])
 
+  /** A partition of `auxiliary.idx` as read: its rows' `_rowid`s and their vectors or codes, decoded by [[IvfStorage]]. */
+  private final case class Partition(rowIds: Array[Long], payload: AnyRef) {
+    def bytes: Long = rowIds.length * 8L + (payload match {
+      case f: Array[Float] => f.length * 4L
+      case b: Array[Byte] => b.length.toLong
+      case _ => 0L
+    }) + 64
+  }
+
+  private final case class PartitionKey(dir: String, partition: Int)
+  private final case class ModelKey(dir: String)
+  private final case class DescriptionKey(dir: String)
+
+  /** What `open` reads of an index segment, kept in [[IndexCache]]. */
+  private final case class Model(indexType: String, distance: Distance, dim: Int, centroids: Array[Float],
+      offsets: Array[Long], lengths: Array[Int], storage: IvfStorage) {
+    def bytes: Long = centroids.length * 4L + offsets.length * 12L + (storage match {
+      case pq: IvfStorage.Pq => pq.codebook.length * 4L
+      case _ => 0L
+    }) + 256
+  }
+
   /** The query as the index searches it: float32, normalized for cosine (§4 step 1). */
   def preprocess(query: Array[Double], distance: Distance): Array[Float] = {
     val q = query.map(_.toFloat)
@@ -133,10 +168,11 @@ object IvfIndex {
   private val json = new ObjectMapper()
 
   /** The index type and distance `index.idx` records (its `lance:index` schema metadata), without reading more. */
-  def describe(store: Storage, dir: String): (String, Distance) = {
-    val path = Storage.join(dir, IndexFile)
-    IndexFiles.withReader(store, path)(reader => typeAndDistance(path, reader))
-  }
+  def describe(store: Storage, dir: String): (String, Distance) =
+    IndexCache.getOrLoad[(String, Distance)](DescriptionKey(dir), _ => 128L) {
+      val path = Storage.join(dir, IndexFile)
+      IndexFiles.withReader(store, path)(reader => typeAndDistance(path, reader))
+    }
 
   private def typeAndDistance(path: String, reader: LanceFileReader): (String, Distance) = {
     import IndexFiles.SchemaMetadata
@@ -192,9 +228,14 @@ object IvfIndex {
   /**
    * The index segment in `dir`: its type and distance, centroids, partition layout and quantizer, read and checked.
    * A type this reader does not search (HNSW, RQ, 4-bit IVF_PQ, IVF_SQ for cosine or dot) is an
-   * [[UnsupportedFeatureException]].
+   * [[UnsupportedFeatureException]]. What is read is kept in [[IndexCache]], so that an index is read once.
    */
   def open(store: Storage, dir: String): IvfIndex = {
+    val m = IndexCache.getOrLoad[Model](ModelKey(dir), _.bytes)(model(store, dir))
+    new IvfIndex(dir, m.indexType, m.distance, m.dim, m.centroids, m.offsets, m.lengths, m.storage, store)
+  }
+
+  private def model(store: Storage, dir: String): Model = {
     val indexPath = Storage.join(dir, IndexFile)
     val (indexType, distance, centroidTensor) = IndexFiles.withReader(store, indexPath) { reader =>
       val (t, d) = typeAndDistance(indexPath, reader)
@@ -269,7 +310,7 @@ object IvfIndex {
           }
           IvfStorage.Sq(dim, start, end, distance)
       }
-      new IvfIndex(dir, indexType, distance, dim, centroids, offsets, lengths, storage, store)
+      Model(indexType, distance, dim, centroids, offsets, lengths, storage)
     }
   }
 }
@@ -285,6 +326,10 @@ private[index] final class TopRows(k: Int) {
     val c = java.lang.Float.compare(da, db)
     c > 0 || (c == 0 && java.lang.Long.compareUnsigned(ia, ib) > 0)
   }
+
+  /** Whether [[offer]] would keep (distance, rowId) now. */
+  def keeps(distance: Float, rowId: Long): Boolean =
+    !distance.isNaN && k > 0 && (size < k || after(d(0), id(0), distance, rowId))
 
   def offer(distance: Float, rowId: Long): Unit = {
     if (distance.isNaN || k == 0) return

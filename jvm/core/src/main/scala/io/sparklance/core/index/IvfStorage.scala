@@ -11,7 +11,8 @@ import io.sparklance.core.CorruptFileException
  * How an IVF index's `auxiliary.idx` holds the vectors of a partition (docs/dev/vector-index-format.md §1.4, §2.3,
  * §2.4), and the distance of a query to each of them as pylance's index search computes it (§4 step 3). A
  * partition's payload is decoded from the file's code column into a plain array: floats for FLAT, one code per
- * sub-vector (0 to 2^nbits - 1, row-major) for PQ, one byte per dimension for SQ.
+ * sub-vector (0 to 2^nbits - 1) for PQ, sub-vector by sub-vector (`[m][rows]`, so that distances are summed over
+ * contiguous codes), one byte per dimension for SQ.
  */
 private[index] sealed abstract class IvfStorage {
   /** The file's column holding the vectors or their codes. */
@@ -74,25 +75,31 @@ private[index] object IvfStorage {
     private val codewords = 1 << nbits
     private val subDim = dim / m
 
+    /** The codes of sub-vector `j` of row `i` at `j * rows + i`. */
     def decode(path: String, values: FieldVector, rows: Int): AnyRef = {
       val child = uint8Lists(path, column, values, bytesPerRow, rows)
-      val codes = new Array[Byte](rows * m)
-      var i = 0
-      while (i < rows) {
-        var b = 0
-        while (b < bytesPerRow) {
-          // Transposed (§2.3): the partition's bytes are [bytesPerRow][rows].
-          val byte = child.get(if (transposed) b * rows + i else i * bytesPerRow + b)
-          if (nbits == 8) codes(i * m + b) = byte
-          else {
-            codes(i * m + 2 * b) = (byte & 0x0F).toByte
-            codes(i * m + 2 * b + 1) = ((byte >> 4) & 0x0F).toByte
+      val raw = new Array[Byte](rows * bytesPerRow)
+      child.getDataBuffer.getBytes(0, raw, 0, raw.length)
+      // Transposed (§2.3): the partition's bytes are [bytesPerRow][rows], which is the decoded layout for 8 bits.
+      if (nbits == 8 && transposed) raw
+      else {
+        val codes = new Array[Byte](rows * m)
+        var i = 0
+        while (i < rows) {
+          var b = 0
+          while (b < bytesPerRow) {
+            val byte = raw(if (transposed) b * rows + i else i * bytesPerRow + b)
+            if (nbits == 8) codes(b * rows + i) = byte
+            else {
+              codes(2 * b * rows + i) = (byte & 0x0F).toByte
+              codes((2 * b + 1) * rows + i) = ((byte >> 4) & 0x0F).toByte
+            }
+            b += 1
           }
-          b += 1
+          i += 1
         }
-        i += 1
+        codes
       }
-      codes
     }
 
     def distances(q: Array[Float], centroid: Array[Float], payload: AnyRef, rows: Int): Array[Float] = {
@@ -121,17 +128,22 @@ private[index] object IvfStorage {
         }
         j += 1
       }
+      // Each row's sum runs over its sub-vectors in order, as pylance's does.
       val out = new Array[Float](rows)
-      var r = 0
-      while (r < rows) {
-        var s = 0.0f
-        j = 0
-        while (j < m) {
-          s += table(j * codewords + (codes(r * m + j) & 0xFF))
-          j += 1
+      j = 0
+      while (j < m) {
+        val base = j * codewords
+        val at = j * rows
+        var r = 0
+        while (r < rows) {
+          out(r) += table(base + (codes(at + r) & 0xFF))
+          r += 1
         }
-        out(r) = if (dot) 1.0f + s else s
-        r += 1
+        j += 1
+      }
+      if (dot) {
+        var r = 0
+        while (r < rows) { out(r) = 1.0f + out(r); r += 1 }
       }
       out
     }

@@ -2,6 +2,8 @@ package io.sparklance.core.table
 
 import scala.collection.mutable.ArrayBuffer
 
+import org.roaringbitmap.RoaringBitmap
+
 import io.sparklance.core.MetadataColumn
 import io.sparklance.core.format.{Fragment, TableLayout}
 import io.sparklance.core.schema.{LanceField, LanceSchema, LogicalType}
@@ -38,7 +40,10 @@ final class Scan private[table] (
    */
   def withFilters(predicates: Seq[Predicate]): Scan = {
     val fragment = predicates.filter(Scan.filterUse(snapshot.schema, _) == Scan.FilterUse.SelectsFragments)
-    val data = predicates.filter(Scan.filterUse(snapshot.schema, _) == Scan.FilterUse.SkipsBatches)
+    val data = predicates.filter { p =>
+      val use = Scan.filterUse(snapshot.schema, p)
+      use == Scan.FilterUse.SkipsBatches || use == Scan.FilterUse.SelectsRows
+    }
     copy(fragmentFilters = fragment, dataFilters = data)
   }
 
@@ -52,12 +57,30 @@ final class Scan private[table] (
    */
   lazy val indexUse: IndexUse = if (dataFilters.isEmpty) IndexUse.None else IndexUse.plan(snapshot, dataFilters)
 
+  /** The rows the predicates on `_rowid` and `_rowaddr` select ([[Take]]), if there are such predicates. */
+  private lazy val take: Option[Take] = {
+    val predicates = dataFilters.filter(Take.selectsRows)
+    if (predicates.isEmpty) None else Some(Take(snapshot, predicates))
+  }
+
+  /** Whether the scan reads only rows selected by offset: by an index ([[indexUse]]), or by row ids or addresses. */
+  def selectsRows: Boolean = !indexUse.isEmpty || take.isDefined
+
+  /** Per fragment of the version, the physical offsets to read (those both an index and [[take]] select), or None for all. */
+  private lazy val selected: Map[Long, Option[RoaringBitmap]] = snapshot.fragments.map { f =>
+    val byIndex = indexUse.rows(f.id)
+    val taken = take.flatMap(_.rows(f))
+    f.id -> (if (byIndex.isEmpty) taken else if (taken.isEmpty) byIndex else Some(RoaringBitmap.and(byIndex.get, taken.get)))
+  }.toMap
+
+  private def selectedRows(f: Fragment): Option[RoaringBitmap] = selected.getOrElse(f.id, None)
+
   /**
-   * The fragments the scan reads: those every fragment filter keeps, but those in which the indexes used found no
-   * row.
+   * The fragments the scan reads: those every fragment filter keeps, but those in which the indexes used, or the
+   * row ids asked, select no row.
    */
   def fragments: Seq[Fragment] = snapshot.fragments.filter { f =>
-    fragmentFilters.forall(Scan.keepsFragment(_, f.id)) && !indexUse.rows(f.id).exists(_.isEmpty)
+    fragmentFilters.forall(Scan.keepsFragment(_, f.id)) && !selectedRows(f).exists(_.isEmpty)
   }
 
   /** The ids of the fragments the scan reads. */
@@ -75,7 +98,7 @@ final class Scan private[table] (
     var rows = 0L
     var bytes = 0.0
     fragments.foreach { f =>
-      val selected = indexUse.rows(f.id).map(_.getLongCardinality).getOrElse(f.numRows)
+      val selected = selectedRows(f).map(_.getLongCardinality).getOrElse(f.numRows)
       val sizes = f.files.map(_.fileSizeBytes)
       val fileBytes = if (sizes.forall(_.isDefined)) sizes.flatten.sum.toDouble else f.physicalRows.toDouble * defaultRowBytes
       rows += selected
@@ -96,10 +119,10 @@ final class Scan private[table] (
       snapshot.manifest.hasStableRowIds, batchRows, limit, readable)
     val slices = fragments.flatMap { fragment =>
       val bytes = fragment.proto.toByteArray
-      indexUse.rows(fragment.id) match {
-        case Some(rows) =>
-          // Rows an index selected: read by offset, in slices of at most rowsPerTask of them.
-          rows.toArray.grouped(math.max(1L, math.min(rowsPerTask, Int.MaxValue)).toInt).map { offsets =>
+      selectedRows(fragment) match {
+        case Some(offsets) =>
+          // Rows selected: read by offset, in slices of at most rowsPerTask of them.
+          offsets.toArray.grouped(math.max(1L, math.min(rowsPerTask, Int.MaxValue)).toInt).map { offsets =>
             ScanTask.Slice(bytes, offsets.head.toLong, offsets.last.toLong + 1, Some(offsets))
           }.toSeq
         case None =>
@@ -127,7 +150,8 @@ final class Scan private[table] (
       limit.map(l => s", limit=$l").getOrElse("") +
       (if (fragmentFilters.nonEmpty) s", fragments where ${fragmentFilters.mkString(" and ")}" else "") +
       (if (dataFilters.nonEmpty) s", batches where ${dataFilters.mkString(" and ")}" else "") +
-      (if (!indexUse.isEmpty) s", using $indexUse" else "") + ")"
+      (if (!indexUse.isEmpty) s", using $indexUse" else "") +
+      (if (take.isDefined) s", taking ${fragments.map(f => selectedRows(f).fold(f.numRows)(_.getLongCardinality)).sum} rows by id" else "") + ")"
 }
 
 object Scan {
@@ -144,6 +168,11 @@ object Scan {
      * rows of a batch: [[TaskReader]]); rows it does not hold on may still come back, so the caller evaluates it.
      */
     case object SkipsBatches extends FilterUse
+    /**
+     * A predicate on `_rowid` or `_rowaddr` (with `_fragid`, in `AND`/`OR`): the scan reads only the rows it names,
+     * by offset ([[Take]]); the caller evaluates it on the rows returned.
+     */
+    case object SelectsRows extends FilterUse
     case object Unused extends FilterUse
   }
 
@@ -157,6 +186,7 @@ object Scan {
    */
   def filterUse(schema: LanceSchema, p: Predicate): FilterUse =
     if (selectsFragments(p)) FilterUse.SelectsFragments
+    else if (Take.selectsRows(p)) FilterUse.SelectsRows
     else if (skipsBatches(schema, p)) FilterUse.SkipsBatches
     else FilterUse.Unused
 

@@ -52,7 +52,7 @@ class IvfStorageSuite extends AnyFunSuite {
       val column = uint8Lists(bytes, perRow)
       try {
         val payload = storage.decode("p", column, rows).asInstanceOf[Array[Byte]]
-        assert(payload.map(_ & 0xFF).toSeq == codes.flatten.toSeq, s"trial $trial")
+        assert(payload.map(_ & 0xFF).toSeq == codes.transpose.flatten.toSeq, s"trial $trial")
         val q = Array.fill(dim)(rnd.nextGaussian().toFloat)
         val centroid = Array.fill(dim)(rnd.nextGaussian().toFloat)
         val got = storage.distances(q, centroid, payload, rows)
