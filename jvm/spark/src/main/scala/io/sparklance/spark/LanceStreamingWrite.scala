@@ -33,8 +33,6 @@ final class LanceStreamingWrite(spec: WriteSpec, sparkSchema: StructType, queryI
   override def createStreamingWriterFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory =
     new LanceStreamingWriterFactory(spec, sparkSchema)
 
-  override def useCommitCoordinator(): Boolean = true
-
   override def commit(epochId: Long, messages: Array[WriterCommitMessage]): Unit = synchronized {
     val written = LanceBatchWrite.written(messages)
     val table = spec.table
