@@ -200,6 +200,19 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
   def runIndexTask(task: IndexBuild.Task): String = IndexBuild.run(storage, task)
 
   /**
+   * A vector index of type `kind` (`ivf_flat`, `ivf_pq`, `ivf_sq`) named `name` on vector column `column` of
+   * `snapshot`, to build ([[VectorIndexBuild]]) and commit as one version. Checked now like [[newIndex]]; a vector
+   * index type not built here is an [[io.sparklance.core.UnsupportedFeatureException]].
+   */
+  def newVectorIndex(snapshot: Snapshot, name: String, column: String, kind: String, options: Map[String, String],
+      replace: Boolean): VectorIndexBuild =
+    VectorIndexBuild.create(this, snapshot, name, column, kind,
+      options.map { case (k, v) => k.toLowerCase(java.util.Locale.ROOT) -> v }, replace)
+
+  /** Runs a task of a vector index build (on any machine); returns what its commit takes. */
+  def runVectorIndexTask(task: VectorIndexBuild.Task): String = VectorIndexBuild.run(storage, task)
+
+  /**
    * Index `name` brought up to date with `snapshot` (OPTIMIZE INDEX), to commit in its place: its rows merged with
    * those of the fragments it does not cover (appended or rewritten since it was built), which alone are read, as
    * upstream's `optimize_indices` does ([[IndexBuild]]), with the kind, column and options it was built with. An
