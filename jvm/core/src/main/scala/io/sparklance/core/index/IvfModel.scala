@@ -29,10 +29,19 @@ final case class IvfModel(indexType: String, distance: Distance, dim: Int, centr
   /** Normalizes the vector at `from` of `v` in place for cosine (as the search normalizes its query, §4 step 1). */
   def prepare(v: Array[Float], from: Int): Unit = if (distance == Distance.COSINE) IvfModel.normalize(v, from, dim)
 
-  /** The partition of a prepared vector: its nearest centroid as the search probes them (§4 step 2). */
+  @transient private lazy val centroidNorms: Array[Float] = KMeans.squaredNorms(centroids, numPartitions, dim)
+
+  @transient private lazy val codewordNorms: Array[Float] =
+    if (numSubVectors == 0) Array.emptyFloatArray
+    else KMeans.squaredNorms(codebook, numSubVectors * IvfModel.Codewords, dim / numSubVectors)
+
+  /**
+   * The partition of a prepared vector: its nearest centroid as the search probes them (§4 step 2: by squared L2,
+   * for dot by the largest dot product), measured through the centroids' lengths.
+   */
   def partition(v: Array[Float], from: Int): Int =
     if (distance == Distance.DOT) KMeans.nearestByDot(v, from, centroids, numPartitions, dim)
-    else KMeans.nearest(v, from, centroids, numPartitions, dim)
+    else KMeans.nearestByNorms(v, from, centroids, centroidNorms, numPartitions, dim)
 
   /**
    * Writes the payload of the prepared vector at `from` of `v`, in partition `p`, to `out` at `at` (`width` bytes):
@@ -57,7 +66,7 @@ final case class IvfModel(indexType: String, distance: Distance, dim: Int, centr
       val subDim = dim / numSubVectors
       var j = 0
       while (j < numSubVectors) {
-        out(at + j) = KMeans.nearest(scratch, j * subDim, codebook, j * IvfModel.Codewords * subDim, IvfModel.Codewords, subDim).toByte
+        out(at + j) = IvfModel.nearestCodeword(scratch, j * subDim, codebook, codewordNorms, j, subDim).toByte
         j += 1
       }
     case _ =>
@@ -78,6 +87,21 @@ object IvfModel {
     /** Vectors the whole training reads at most: the quantizer trains on `sampleRate × 256` (PQ, SQ). */
     def sampleSize: Int =
       if (indexType == "IVF_FLAT") ivfSample else math.max(ivfSample, math.min(Int.MaxValue.toLong, sampleRate.toLong * Codewords).toInt)
+  }
+
+  /** The codeword of sub-vector `j` nearest (squared L2) to the `subDim` values at `from` of `v`. */
+  private def nearestCodeword(v: Array[Float], from: Int, codebook: Array[Float], norms: Array[Float], j: Int,
+      subDim: Int): Int = {
+    var best = 0
+    var bestDistance = Float.PositiveInfinity
+    var c = 0
+    while (c < Codewords) {
+      val w = j * Codewords + c
+      val d = norms(w) - 2 * KMeans.dot(v, from, codebook, w * subDim, subDim)
+      if (d < bestDistance) { bestDistance = d; best = c }
+      c += 1
+    }
+    best
   }
 
   /** The SQ code of a value: `floor((x − start) × 255 / (end − start))` in double, saturated to 0..255 (§2.4). */
@@ -134,14 +158,13 @@ object IvfModel {
           i += 1
         }
         val codebook = new Array[Float](m * Codewords * subDim)
-        val sub = new Array[Float](n * subDim)
-        var j = 0
-        while (j < m) {
-          i = 0
-          while (i < n) { System.arraycopy(residual, i * dim + j * subDim, sub, i * subDim, subDim); i += 1 }
+        // One k-means per sub-vector, independent of the others.
+        java.util.stream.IntStream.range(0, m).parallel().forEach { j =>
+          val sub = new Array[Float](n * subDim)
+          var r = 0
+          while (r < n) { System.arraycopy(residual, r * dim + j * subDim, sub, r * subDim, subDim); r += 1 }
           val trained = KMeans.train(sub, n, subDim, Codewords, params.maxIters, false, seed + 1 + j)
           System.arraycopy(trained.centroids, 0, codebook, j * Codewords * subDim, Codewords * subDim)
-          j += 1
         }
         base.copy(codebook = codebook)
       case "IVF_SQ" =>
