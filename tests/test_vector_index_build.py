@@ -157,7 +157,7 @@ def test_pylance_reads_and_searches_our_index(spark, tmp_path, index_type, metri
 def test_replace_and_errors(spark, tmp_path):
     rng = random.Random(f"{SEED}-errors")
     path = tmp_path / "e.lance"
-    table(rng, path, 1200, 12)
+    data = table(rng, path, 1200, 12)
     lt = LanceTable.for_path(spark, str(path))
     first = lt.create_index("emb", "ivf_flat", num_partitions=4)
     with lance_raises(InvalidArgumentError, match="already has an index named 'emb_idx'"):
@@ -196,6 +196,18 @@ def test_replace_and_errors(spark, tmp_path):
     # Nothing was committed or left behind by the refusals.
     assert lance.dataset(str(path)).version == version + 1
     assert sorted(p.name for p in (path / "_indices").iterdir()) == sorted([first["uuid"], second["uuid"]])
+
+    # After an append, OPTIMIZE INDEX does not extend our vector index (a clear error); pylance's optimize_indices does.
+    lance.write_dataset(data.rows(1200, 150), str(path), mode="append")
+    with lance_raises(UnsupportedFeatureError, match="vector index, which sparklance does not extend yet"):
+        lt.optimize_index("emb_idx")
+    ds = lance.dataset(str(path))
+    ds.optimize.optimize_indices()
+    ds = lance.dataset(str(path))
+    ds.validate()
+    assert ds.stats.index_stats("emb_idx")["num_unindexed_rows"] == 0
+    q = data.vectors(1)[0].astype(np.float64)
+    search_both(spark, ds, path, q, 10, "l2", "after pylance's optimize_indices", nprobes=2)
 
 
 def test_float64_vectors_are_refused(spark, tmp_path):

@@ -223,6 +223,11 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
     val existing = segments.headOption.getOrElse(throw new InvalidArgumentException(
       s"Table $root has no index named '$name'. Its indexes: " +
         (if (snapshot.indexes.isEmpty) "none." else snapshot.indexes.map(_.name).distinct.mkString(", ") + ".")))
+    if (existing.kind == IndexKind.Vector) {
+      throw new io.sparklance.core.UnsupportedFeatureException(s"Cannot optimize index '$name' of $root: it is a " +
+        "vector index, which sparklance does not extend yet. Rebuild it over every fragment with CREATE INDEX ... " +
+        "WITH (replace = true), or optimize it with pylance (optimize_indices).")
+    }
     if (!IndexKind.buildable.contains(existing.kind)) {
       throw new io.sparklance.core.UnsupportedFeatureException(s"Cannot rebuild index '$name' of $root: it is a " +
         s"${existing.kind} index, which sparklance does not build. Optimize it with pylance (optimize_indices).")
