@@ -37,7 +37,7 @@ object IvfWriter {
 
   private def listField(name: String, width: Int, item: ArrowType): Field =
     new Field(name, FieldType.notNullable(new ArrowType.FixedSizeList(width)),
-      java.util.List.of(new Field("item", FieldType.notNullable(item), null)))
+      java.util.Collections.singletonList(new Field("item", FieldType.notNullable(item), null)))
 
   private def ids(name: String): Field = new Field(name, FieldType.notNullable(U64), null)
 
@@ -145,7 +145,7 @@ object IvfWriter {
       val schema = new Schema(Seq(ids("_rowid"), listField(column, listSize, item)).asJava)
       val auxPath = Storage.join(dir, IvfIndex.AuxiliaryFile)
       val meta = Map("distance_type" -> model.distance.lanceName(), "lance:ivf" -> "1",
-        "storage_metadata" -> json.writeValueAsString(java.util.List.of(storageMetadata(model))))
+        "storage_metadata" -> json.writeValueAsString(java.util.Collections.singletonList(storageMetadata(model))))
       val aux = LanceFileWriter.create(storage, auxPath,
         ArrowSchemas.fromArrow(schema).copy(metadata = meta.map { case (k, v) => k -> v.getBytes("UTF-8") }), version)
       val lengths = new Array[Int](parts)

@@ -30,7 +30,7 @@ class VectorIndexBuildSuite extends AnyFunSuite with BeforeAndAfterAll {
   private def schema(dim: Int) = ArrowSchemas.fromArrow(new Schema(java.util.List.of(
     Field.nullable("id", new ArrowType.Int(64, true)),
     new Field("emb", FieldType.nullable(new ArrowType.FixedSizeList(dim)),
-      java.util.List.of(Field.notNullable("item", new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)))))))
+      java.util.Collections.singletonList(Field.notNullable("item", new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)))))))
 
   private def batch(vectors: Seq[Array[Float]], first: Long, dim: Int): VectorSchemaRoot = {
     val id = new BigIntVector("id", allocator)
