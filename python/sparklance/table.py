@@ -265,10 +265,12 @@ class LanceTable:
 
     def create_index(self, column: str, index_type: str = "btree", name: Optional[str] = None, replace: bool = False,
                      **options: Any) -> Dict[str, Any]:
-        """Builds a scalar index on ``column`` and commits it as one new version (``ALTER TABLE ... CREATE INDEX``).
+        """Builds an index on ``column`` and commits it as one new version (``ALTER TABLE ... CREATE INDEX``).
 
-        ``index_type`` is the kind (``"btree"``); ``name`` defaults to ``"<column>_idx"``, as pylance names them.
-        ``options`` are the kind's parameters, e.g. ``zone_size=4096`` (rows per B-tree page); an unknown one is an
+        ``index_type`` is the kind: a scalar one (``"btree"``, ``"bitmap"``, ...) or a vector one (``"ivf_flat"``,
+        ``"ivf_pq"``, ``"ivf_sq"`` on a float32 vector column); ``name`` defaults to ``"<column>_idx"``, as pylance
+        names them. ``options`` are the kind's parameters, e.g. ``zone_size=4096`` (rows per B-tree page), or
+        ``num_partitions=256, num_sub_vectors=16, distance_type="cosine"`` for IVF_PQ; an unknown one is an
         error. With ``replace=True`` an index of the same name is replaced, otherwise that name raises
         ``InvalidArgumentError``. A kind sparklance cannot build, or a column of a type the kind cannot index, raises
         ``UnsupportedFeatureError``. Returns the new index as :meth:`list_indices` describes it."""

@@ -8,7 +8,7 @@ import org.apache.spark.TaskContext
 import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.util.SerializableConfiguration
 
-import io.sparklance.core.table.{IndexBuild, Table, TimeTravel}
+import io.sparklance.core.table.{IndexBuild, Table, TimeTravel, VectorIndexBuild}
 
 /**
  * Scalar indexes from Spark: built with one Spark task per fragment (each sorts its fragment's keys; the driver
@@ -25,7 +25,42 @@ object LanceIndexes {
     val conf = LanceCatalog.settingsFor(spark, location)
     val path = TableAccess.qualify(conf, location)
     val snapshot = TableAccess.load(conf, path, TimeTravel.Latest)
-    run(spark, conf, snapshot.table.newIndex(snapshot, name, column, kind, options, replace))
+    if (VectorIndexBuild.isVector(kind)) {
+      runVector(spark, conf, snapshot.table.newVectorIndex(snapshot, name, column, kind, options, replace))
+    } else run(spark, conf, snapshot.table.newIndex(snapshot, name, column, kind, options, replace))
+  }
+
+  /**
+   * Runs a vector index build: the model is trained here (on a sample), then one Spark task per slice of a fragment
+   * places and encodes its rows; the driver writes the index files from their runs and commits.
+   */
+  private def runVector(spark: SparkSession, conf: org.apache.hadoop.conf.Configuration, build: VectorIndexBuild): Seq[Row] = {
+    val sc = spark.sparkContext
+    try {
+      val (tasks, work) =
+        if (sc.isLocal) (build.tasksInThisProcess, new RunVectorInThisProcess)
+        else (build.tasks, new RunVectorAnywhere(build.root, new SerializableConfiguration(conf)))
+      val runs = if (tasks.isEmpty) Nil else sc.runJob(sc.parallelize(tasks, tasks.size), work).toSeq.flatten
+      val index = build.commit(runs)
+      Seq(Row(index.name, index.kind.name, Seq(build.column.name), index.uuid, index.fragmentBitmap.getCardinality,
+        index.createdAt.map(Timestamp.from).orNull))
+    } catch {
+      case NonFatal(e) => build.abort(); throw e
+    }
+  }
+
+  private final class RunVectorInThisProcess
+      extends ((TaskContext, Iterator[VectorIndexBuild.Task]) => Array[String]) with Serializable {
+    override def apply(context: TaskContext, tasks: Iterator[VectorIndexBuild.Task]): Array[String] =
+      tasks.map(VectorIndexBuild.runInThisProcess).toArray
+  }
+
+  private final class RunVectorAnywhere(root: String, conf: SerializableConfiguration)
+      extends ((TaskContext, Iterator[VectorIndexBuild.Task]) => Array[String]) with Serializable {
+    override def apply(context: TaskContext, tasks: Iterator[VectorIndexBuild.Task]): Array[String] = {
+      val table = Table.forPath(root, conf.value)
+      tasks.map(table.runVectorIndexTask).toArray
+    }
   }
 
   /**

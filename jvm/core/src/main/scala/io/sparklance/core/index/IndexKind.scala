@@ -31,7 +31,8 @@ object IndexKind {
   case object LabelList extends Scalar("LABEL_LIST", "lance.table.LabelListIndexDetails")
   case object Inverted extends IndexKind("INVERTED", "lance.table.InvertedIndexDetails")
   case object NGram extends IndexKind("NGRAM", "lance.table.NGramIndexDetails")
-  case object Vector extends IndexKind("VECTOR", "lance.table.VectorIndexDetails")
+  /** A vector index; pylance 14 records its details as `lance.index.pb.VectorIndexDetails`. */
+  case object Vector extends IndexKind("VECTOR", "lance.index.pb.VectorIndexDetails")
   /** An index sparklance does not know (a system index, or a newer kind); kept, never read. */
   final case class Other(typeUrl: String) extends IndexKind(typeUrl.substring(typeUrl.lastIndexOf('/') + 1), "")
 

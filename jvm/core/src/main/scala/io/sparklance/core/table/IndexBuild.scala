@@ -324,7 +324,8 @@ object IndexBuild {
     }
     val k = IndexKind.buildableNamed(kind).getOrElse(throw new UnsupportedFeatureException(
       s"Cannot create index '$name' on $root: sparklance does not build ${kind.toUpperCase(Locale.ROOT)} indexes; it " +
-        s"builds ${IndexKind.buildable.map(_.name).mkString(", ")}. Create other kinds with pylance " +
+        s"builds ${IndexKind.buildable.map(_.name).mkString(", ")} and the vector indexes " +
+        s"${VectorIndexBuild.Types.mkString(", ")}. Create other kinds with pylance " +
         "(create_scalar_index); sparklance keeps them."))
     val field = snapshot.schema.field(column).getOrElse(throw new InvalidArgumentException(
       s"Cannot create index '$name' on $root: it has no column '$column' (its columns: " +

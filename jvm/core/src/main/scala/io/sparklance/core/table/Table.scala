@@ -268,6 +268,19 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
   def runIndexTask(task: IndexBuild.Task): String = IndexBuild.run(storage, task)
 
   /**
+   * A vector index of type `kind` (`ivf_flat`, `ivf_pq`, `ivf_sq`) named `name` on vector column `column` of
+   * `snapshot`, to build ([[VectorIndexBuild]]) and commit as one version. Checked now like [[newIndex]]; a vector
+   * index type not built here is an [[io.sparklance.core.UnsupportedFeatureException]].
+   */
+  def newVectorIndex(snapshot: Snapshot, name: String, column: String, kind: String, options: Map[String, String],
+      replace: Boolean): VectorIndexBuild =
+    VectorIndexBuild.create(this, snapshot, name, column, kind,
+      options.map { case (k, v) => k.toLowerCase(java.util.Locale.ROOT) -> v }, replace)
+
+  /** Runs a task of a vector index build (on any machine); returns what its commit takes. */
+  def runVectorIndexTask(task: VectorIndexBuild.Task): String = VectorIndexBuild.run(storage, task)
+
+  /**
    * Index `name` brought up to date with `snapshot` (OPTIMIZE INDEX), to commit in its place: its rows merged with
    * those of the fragments it does not cover (appended or rewritten since it was built), which alone are read, as
    * upstream's `optimize_indices` does ([[IndexBuild]]), with the kind, column and options it was built with. An
@@ -278,6 +291,11 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
     val existing = segments.headOption.getOrElse(throw new InvalidArgumentException(
       s"Table $root has no index named '$name'. Its indexes: " +
         (if (snapshot.indexes.isEmpty) "none." else snapshot.indexes.map(_.name).distinct.mkString(", ") + ".")))
+    if (existing.kind == IndexKind.Vector) {
+      throw new io.sparklance.core.UnsupportedFeatureException(s"Cannot optimize index '$name' of $root: it is a " +
+        "vector index, which sparklance does not extend yet. Rebuild it over every fragment with CREATE INDEX ... " +
+        "WITH (replace = true), or optimize it with pylance (optimize_indices).")
+    }
     if (!IndexKind.buildable.contains(existing.kind)) {
       throw new io.sparklance.core.UnsupportedFeatureException(s"Cannot rebuild index '$name' of $root: it is a " +
         s"${existing.kind} index, which sparklance does not build. Optimize it with pylance (optimize_indices).")

@@ -1,0 +1,94 @@
+"""Building a vector index: sparklance's ``CREATE INDEX ... USING ivf_pq`` (Spark, local[2]) against pylance's
+``create_index``, on copies of the same table.
+
+The rows are vector_bench.py's: 1M float32 vectors of 128 values around 256 centres, written by pylance in 4
+fragments. Each side builds IVF_PQ (256 partitions, 16 sub-vectors, 8-bit, l2) once (the machine is shared: one run,
+no best-of), timed by the wall clock and by the CPU time of the process that builds (the JVM for sparklance, this
+Python process for pylance). Then pylance's recall@10 with nprobes=20 over 50 queries is measured against its exact
+search, with each index, so that a faster build that trains worse shows: queries drawn like the centres (far from
+every row) and queries near rows of the table (a row plus noise).
+Usage: python integration/bench/vector_build_bench.py OUT_DIR
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from vector_bench import DIM, PARTITIONS, SUB_VECTORS, write  # noqa: E402
+
+K, NPROBES, QUERIES = 10, 20, 50
+
+
+def recall(ds, queries) -> float:
+    hits = 0
+    for q in queries:
+        nearest = {"column": "emb", "q": q, "k": K}
+        exact = set(ds.to_table(nearest={**nearest, "use_index": False}, columns=["id"])["id"].to_pylist())
+        hits += len(exact.intersection(ds.to_table(nearest={**nearest, "nprobes": NPROBES}, columns=["id"])["id"].to_pylist()))
+    return hits / (K * len(queries))
+
+
+def main():
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "build/bench/vector").resolve()
+    source = write(out)
+    import lance
+    import sparklance
+    from sparklance import LanceTable
+
+    copies = {}
+    for who in ("pylance", "sparklance"):
+        copies[who] = str(out / f"build-{who}.lance")
+        shutil.rmtree(copies[who], ignore_errors=True)
+        shutil.copytree(source, copies[who], ignore=shutil.ignore_patterns("_indices", "_transactions"))
+        # Only the data and the first manifests: the copy has no index yet.
+        ds = lance.dataset(copies[who])
+        for index in ds.describe_indices():
+            ds.drop_index(index.name)
+
+    spark = sparklance.session(warehouse=str(out / "warehouse"), **{"spark.driver.memory": "6g"})
+    spark.sparkContext.setLogLevel("ERROR")
+    jvm_pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+
+    def jvm_cpu() -> float:
+        fields = Path(f"/proc/{jvm_pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    load = os.getloadavg()
+    wall, cpu = time.perf_counter(), time.process_time()
+    lance.dataset(copies["pylance"]).create_index("emb", index_type="IVF_PQ", num_partitions=PARTITIONS,
+                                                   num_sub_vectors=SUB_VECTORS)
+    theirs = (time.perf_counter() - wall, time.process_time() - cpu)
+
+    wall, cpu = time.perf_counter(), jvm_cpu()
+    LanceTable.for_path(spark, copies["sparklance"]).create_index("emb", "ivf_pq", num_partitions=PARTITIONS,
+                                                                  num_sub_vectors=SUB_VECTORS)
+    ours = (time.perf_counter() - wall, jvm_cpu() - cpu)
+    load_after = os.getloadavg()
+    spark.stop()
+
+    rng = np.random.default_rng(9)
+    far = rng.normal(0, 4, (QUERIES, DIM)).astype(np.float32)
+    rows = lance.dataset(source).take(sorted(rng.choice(1_000_000, QUERIES, replace=False).tolist()), columns=["emb"])
+    near = (np.stack(rows["emb"].to_numpy(zero_copy_only=False)) + rng.normal(0, 1, (QUERIES, DIM))).astype(np.float32)
+    their_recall = [recall(lance.dataset(copies["pylance"]), q) for q in (far, near)]
+    our_recall = [recall(lance.dataset(copies["sparklance"]), q) for q in (far, near)]
+    print(f"IVF_PQ build, 1M x {DIM} float32, {PARTITIONS} partitions, {SUB_VECTORS} sub-vectors, l2 "
+          f"(load average {load[0]:.2f} before, {load_after[0]:.2f} after)")
+    print(f"{'':<12}{'wall s':>10}{'CPU s':>10}{'recall far':>12}{'recall near':>13}")
+    print(f"{'sparklance':<12}{ours[0]:>10.1f}{ours[1]:>10.1f}{our_recall[0]:>12.3f}{our_recall[1]:>13.3f}")
+    print(f"{'pylance':<12}{theirs[0]:>10.1f}{theirs[1]:>10.1f}{their_recall[0]:>12.3f}{their_recall[1]:>13.3f}")
+    print(f"ratio (sparklance / pylance): wall {ours[0] / theirs[0]:.2f}, CPU {ours[1] / theirs[1]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

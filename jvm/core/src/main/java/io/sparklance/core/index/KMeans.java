@@ -1,0 +1,202 @@
+package io.sparklance.core.index;
+
+import java.util.Random;
+
+/**
+ * Lloyd's k-means over vectors held row-major in a float array, as Lance trains an IVF model's centroids and a PQ
+ * sub-vector's codewords (docs/dev/vector-index-format.md §5; upstream {@code rust/lance-index/src/vector/kmeans.rs}):
+ * the centroids start as {@code k} distinct vectors drawn at random, each iteration assigns every vector to its
+ * nearest centroid and moves each centroid to the mean of its vectors, and training stops after {@code maxIters}
+ * iterations or once the loss changes by less than {@link #TOLERANCE} of itself. A centroid left without vectors is
+ * re-seeded by splitting the largest cluster.
+ *
+ * <p>With {@code spherical} (Lance's dot-product models, whose centroids pylance 14 keeps at unit length) a vector's
+ * nearest centroid is the one of largest dot product and each mean is normalized; otherwise nearest is by squared
+ * L2.
+ */
+public final class KMeans {
+  /** The relative change of the loss under which training stops (upstream's default). */
+  public static final double TOLERANCE = 1e-4;
+
+  /** Trained centroids ({@code k × dim}, row-major) and the loss of the last assignment. */
+  public static final class Model {
+    public final float[] centroids;
+    public final double loss;
+
+    Model(float[] centroids, double loss) {
+      this.centroids = centroids;
+      this.loss = loss;
+    }
+  }
+
+  private KMeans() {}
+
+  /**
+   * Trains {@code k} centroids on the {@code n} vectors of {@code dim} values in {@code data} (which needs at least
+   * {@code k} vectors), drawing the first centroids with a generator seeded by {@code seed}.
+   */
+  public static Model train(float[] data, int n, int dim, int k, int maxIters, boolean spherical, long seed) {
+    if (k <= 0 || n < k) throw new IllegalArgumentException("k-means needs at least " + k + " vectors, has " + n);
+    Random random = new Random(seed);
+    float[] centroids = new float[k * dim];
+    // k distinct rows: a partial Fisher-Yates shuffle of the row numbers.
+    int[] order = new int[n];
+    for (int i = 0; i < n; i++) order[i] = i;
+    for (int c = 0; c < k; c++) {
+      int j = c + random.nextInt(n - c);
+      int t = order[c]; order[c] = order[j]; order[j] = t;
+      System.arraycopy(data, order[c] * dim, centroids, c * dim, dim);
+      if (spherical) normalize(centroids, c * dim, dim);
+    }
+    int[] assignment = new int[n];
+    double[] sums = new double[k * dim];
+    int[] counts = new int[k];
+    double loss = Double.MAX_VALUE;
+    for (int iter = 0; iter < Math.max(1, maxIters); iter++) {
+      double next = assign(data, n, dim, centroids, k, spherical, assignment);
+      update(data, n, dim, centroids, k, spherical, assignment, sums, counts, random);
+      boolean converged = Math.abs(loss - next) <= TOLERANCE * Math.abs(next);
+      loss = next;
+      if (converged) break;
+    }
+    return new Model(centroids, assign(data, n, dim, centroids, k, spherical, assignment));
+  }
+
+  /**
+   * Assigns each vector its nearest centroid; the total distance (squared L2, or 1 - dot when spherical). The rows
+   * are split in chunks measured in parallel (on the common fork-join pool and the caller).
+   */
+  private static double assign(float[] data, int n, int dim, float[] centroids, int k, boolean spherical, int[] out) {
+    float[] norms = spherical ? null : squaredNorms(centroids, k, dim);
+    int chunk = 4096;
+    int chunks = (n + chunk - 1) / chunk;
+    double[] losses = new double[chunks];
+    java.util.stream.IntStream.range(0, chunks).parallel().forEach(t -> {
+      double loss = 0;
+      for (int i = t * chunk, end = Math.min(n, (t + 1) * chunk); i < end; i++) {
+        int best = spherical ? nearestByDot(data, i * dim, centroids, k, dim) : nearestByNorms(data, i * dim, centroids, norms, k, dim);
+        out[i] = best;
+        loss += spherical ? 1.0 - dot(data, i * dim, centroids, best * dim, dim)
+            : squaredL2(data, i * dim, centroids, best * dim, dim);
+      }
+      losses[t] = loss;
+    });
+    double loss = 0;
+    for (double l : losses) loss += l;
+    return loss;
+  }
+
+  /** The squared length of each of the {@code k} vectors of {@code centroids}. */
+  public static float[] squaredNorms(float[] centroids, int k, int dim) {
+    float[] norms = new float[k];
+    for (int c = 0; c < k; c++) norms[c] = dot(centroids, c * dim, centroids, c * dim, dim);
+    return norms;
+  }
+
+  /**
+   * The centroid nearest (squared L2) to the vector at {@code from} of {@code v}, measured as |c|² - 2 v·c (the
+   * vector's own length is the same for every centroid) with the centroids' squared lengths {@code norms}: four times
+   * faster than {@link #nearest}, and the same but where two centroids are as near to float32 rounding.
+   */
+  public static int nearestByNorms(float[] v, int from, float[] centroids, float[] norms, int k, int dim) {
+    int best = 0;
+    float bestDistance = Float.POSITIVE_INFINITY;
+    for (int c = 0; c < k; c++) {
+      float d = norms[c] - 2 * dot(v, from, centroids, c * dim, dim);
+      if (d < bestDistance) { bestDistance = d; best = c; }
+    }
+    return best;
+  }
+
+  private static void update(float[] data, int n, int dim, float[] centroids, int k, boolean spherical, int[] assignment,
+      double[] sums, int[] counts, Random random) {
+    java.util.Arrays.fill(sums, 0.0);
+    java.util.Arrays.fill(counts, 0);
+    for (int i = 0; i < n; i++) {
+      int c = assignment[i];
+      counts[c]++;
+      int s = c * dim, x = i * dim;
+      for (int d = 0; d < dim; d++) sums[s + d] += data[x + d];
+    }
+    for (int c = 0; c < k; c++) {
+      if (counts[c] == 0) continue;
+      for (int d = 0; d < dim; d++) centroids[c * dim + d] = (float) (sums[c * dim + d] / counts[c]);
+      if (spherical) normalize(centroids, c * dim, dim);
+    }
+    // An empty cluster takes half of the largest one: both centroids move apart from the large one's mean.
+    for (int c = 0; c < k; c++) {
+      if (counts[c] != 0) continue;
+      int largest = 0;
+      for (int j = 1; j < k; j++) if (counts[j] > counts[largest]) largest = j;
+      for (int d = 0; d < dim; d++) {
+        float v = centroids[largest * dim + d];
+        float eps = (float) (1e-3 * (random.nextDouble() - 0.5)) * (Math.abs(v) + 1e-3f);
+        centroids[c * dim + d] = v + eps;
+        centroids[largest * dim + d] = v - eps;
+      }
+      if (spherical) { normalize(centroids, c * dim, dim); normalize(centroids, largest * dim, dim); }
+      counts[c] = counts[largest] / 2;
+      counts[largest] -= counts[c];
+    }
+  }
+
+  /** The centroid nearest (squared L2) to the vector at {@code from} of {@code v}; ties to the lower partition. */
+  public static int nearest(float[] v, int from, float[] centroids, int k, int dim) {
+    return nearest(v, from, centroids, 0, k, dim);
+  }
+
+  /** {@link #nearest} among the {@code k} centroids that start at {@code base} of {@code centroids}. */
+  public static int nearest(float[] v, int from, float[] centroids, int base, int k, int dim) {
+    int best = 0;
+    float bestDistance = Float.POSITIVE_INFINITY;
+    for (int c = 0; c < k; c++) {
+      float d = squaredL2(v, from, centroids, base + c * dim, dim);
+      if (d < bestDistance) { bestDistance = d; best = c; }
+    }
+    return best;
+  }
+
+  /** The centroid of the largest dot product with the vector at {@code from} (smallest 1 - dot); ties to the lower. */
+  public static int nearestByDot(float[] v, int from, float[] centroids, int k, int dim) {
+    int best = 0;
+    float bestDistance = Float.POSITIVE_INFINITY;
+    for (int c = 0; c < k; c++) {
+      float d = 1.0f - dot(v, from, centroids, c * dim, dim);
+      if (d < bestDistance) { bestDistance = d; best = c; }
+    }
+    return best;
+  }
+
+  /** The squared L2 distance in float32, summed in order (the order pylance's probe uses, §4 step 2). */
+  public static float squaredL2(float[] a, int from, float[] b, int at, int dim) {
+    float s = 0f;
+    for (int d = 0; d < dim; d++) {
+      float x = a[from + d] - b[at + d];
+      s += x * x;
+    }
+    return s;
+  }
+
+  /** The dot product in float32, in four running sums (which the JIT keeps in flight together). */
+  public static float dot(float[] a, int from, float[] b, int at, int dim) {
+    float s0 = 0f, s1 = 0f, s2 = 0f, s3 = 0f;
+    int d = 0;
+    for (; d + 3 < dim; d += 4) {
+      s0 += a[from + d] * b[at + d];
+      s1 += a[from + d + 1] * b[at + d + 1];
+      s2 += a[from + d + 2] * b[at + d + 2];
+      s3 += a[from + d + 3] * b[at + d + 3];
+    }
+    for (; d < dim; d++) s0 += a[from + d] * b[at + d];
+    return (s0 + s1) + (s2 + s3);
+  }
+
+  /** Scales the vector at {@code from} to unit length (a zero vector stays zero). */
+  public static void normalize(float[] v, int from, int dim) {
+    double s = 0;
+    for (int d = 0; d < dim; d++) s += (double) v[from + d] * v[from + d];
+    if (s == 0) return;
+    float norm = (float) Math.sqrt(s);
+    for (int d = 0; d < dim; d++) v[from + d] = v[from + d] / norm;
+  }
+}

@@ -1,0 +1,179 @@
+package io.sparklance.core.index
+
+import io.sparklance.core.InvalidArgumentException
+
+/**
+ * What an IVF index build learns from a sample of the vectors before it places any row
+ * (docs/dev/vector-index-format.md §5): the partitions' centroids and the quantizer's parameters (the PQ codebook,
+ * the SQ bounds). Plain data, sent with every task of the build; [[prepare]] and [[encode]] are the per-row work.
+ *
+ * @param indexType     `IVF_FLAT`, `IVF_PQ` or `IVF_SQ`
+ * @param centroids     `[partitions][dim]`, row-major
+ * @param loss          the k-means loss of the centroids, recorded in `index.idx`
+ * @param numSubVectors PQ sub-vectors (0 for the other types)
+ * @param codebook      PQ codewords, `[numSubVectors][256][dim / numSubVectors]` (§2.3); empty for the other types
+ * @param sqStart       SQ bounds (§2.4); unused for the other types
+ */
+final case class IvfModel(indexType: String, distance: Distance, dim: Int, centroids: Array[Float], loss: Double,
+    numSubVectors: Int, codebook: Array[Float], sqStart: Double, sqEnd: Double) {
+
+  def numPartitions: Int = centroids.length / dim
+
+  /** Bytes each row's payload takes in `auxiliary.idx`: its float32 vector, its PQ codes or its SQ codes. */
+  def width: Int = indexType match {
+    case "IVF_FLAT" => dim * 4
+    case "IVF_PQ" => numSubVectors
+    case _ => dim
+  }
+
+  /** Normalizes the vector at `from` of `v` in place for cosine (as the search normalizes its query, §4 step 1). */
+  def prepare(v: Array[Float], from: Int): Unit = if (distance == Distance.COSINE) IvfModel.normalize(v, from, dim)
+
+  @transient private lazy val centroidNorms: Array[Float] = KMeans.squaredNorms(centroids, numPartitions, dim)
+
+  @transient private lazy val codewordNorms: Array[Float] =
+    if (numSubVectors == 0) Array.emptyFloatArray
+    else KMeans.squaredNorms(codebook, numSubVectors * IvfModel.Codewords, dim / numSubVectors)
+
+  /**
+   * The partition of a prepared vector: its nearest centroid as the search probes them (§4 step 2: by squared L2,
+   * for dot by the largest dot product), measured through the centroids' lengths.
+   */
+  def partition(v: Array[Float], from: Int): Int =
+    if (distance == Distance.DOT) KMeans.nearestByDot(v, from, centroids, numPartitions, dim)
+    else KMeans.nearestByNorms(v, from, centroids, centroidNorms, numPartitions, dim)
+
+  /**
+   * Writes the payload of the prepared vector at `from` of `v`, in partition `p`, to `out` at `at` (`width` bytes):
+   * the vector's floats (little-endian), the nearest codeword of each sub-vector of its residual to the centroid (of
+   * the vector itself for dot), or each value's 8-bit code over the bounds. `scratch` holds `dim` floats.
+   */
+  def encode(v: Array[Float], from: Int, p: Int, out: Array[Byte], at: Int, scratch: Array[Float]): Unit = indexType match {
+    case "IVF_FLAT" =>
+      var d = 0
+      while (d < dim) {
+        val bits = java.lang.Float.floatToRawIntBits(v(from + d))
+        val o = at + 4 * d
+        out(o) = bits.toByte; out(o + 1) = (bits >> 8).toByte; out(o + 2) = (bits >> 16).toByte; out(o + 3) = (bits >> 24).toByte
+        d += 1
+      }
+    case "IVF_PQ" =>
+      var d = 0
+      while (d < dim) {
+        scratch(d) = if (distance == Distance.DOT) v(from + d) else v(from + d) - centroids(p * dim + d)
+        d += 1
+      }
+      val subDim = dim / numSubVectors
+      var j = 0
+      while (j < numSubVectors) {
+        out(at + j) = IvfModel.nearestCodeword(scratch, j * subDim, codebook, codewordNorms, j, subDim).toByte
+        j += 1
+      }
+    case _ =>
+      var d = 0
+      while (d < dim) { out(at + d) = IvfModel.sqCode(v(from + d), sqStart, sqEnd).toByte; d += 1 }
+  }
+}
+
+object IvfModel {
+  /** Codewords per PQ sub-vector: 8-bit codes only. */
+  val Codewords = 256
+
+  /** The build parameters (`WITH (...)` options, Lance's names and defaults, §5). */
+  final case class Params(indexType: String, distance: Distance, numPartitions: Int, sampleRate: Int, maxIters: Int,
+      numSubVectors: Int) {
+    /** Vectors the IVF k-means trains on at most. */
+    def ivfSample: Int = math.min(Int.MaxValue.toLong, sampleRate.toLong * numPartitions).toInt
+    /** Vectors the whole training reads at most: the quantizer trains on `sampleRate × 256` (PQ, SQ). */
+    def sampleSize: Int =
+      if (indexType == "IVF_FLAT") ivfSample else math.max(ivfSample, math.min(Int.MaxValue.toLong, sampleRate.toLong * Codewords).toInt)
+  }
+
+  /** The codeword of sub-vector `j` nearest (squared L2) to the `subDim` values at `from` of `v`. */
+  private def nearestCodeword(v: Array[Float], from: Int, codebook: Array[Float], norms: Array[Float], j: Int,
+      subDim: Int): Int = {
+    var best = 0
+    var bestDistance = Float.PositiveInfinity
+    var c = 0
+    while (c < Codewords) {
+      val w = j * Codewords + c
+      val d = norms(w) - 2 * KMeans.dot(v, from, codebook, w * subDim, subDim)
+      if (d < bestDistance) { bestDistance = d; best = c }
+      c += 1
+    }
+    best
+  }
+
+  /** The SQ code of a value: `floor((x − start) × 255 / (end − start))` in double, saturated to 0..255 (§2.4). */
+  def sqCode(x: Float, start: Double, end: Double): Int = {
+    val c = math.floor((x.toDouble - start) * 255.0 / (end - start))
+    if (c.isNaN || c < 0) 0 else if (c > 255) 255 else c.toInt
+  }
+
+  /** Scales a vector to unit length in float32 as [[IvfIndex.preprocess]] scales a query. */
+  def normalize(v: Array[Float], from: Int, dim: Int): Unit = {
+    var s = 0.0f
+    var d = 0
+    while (d < dim) { s += v(from + d) * v(from + d); d += 1 }
+    val norm = math.sqrt(s.toDouble).toFloat
+    if (norm > 0) { d = 0; while (d < dim) { v(from + d) = v(from + d) / norm; d += 1 } }
+  }
+
+  /**
+   * Trains the model on `n` sampled vectors of `column` (`sample`, row-major, in random order, not yet prepared):
+   * the centroids by k-means on the first `params.ivfSample` of them (§5: normalized first for cosine, spherical for
+   * dot), then the quantizer on all of them: one 256-codeword k-means per PQ sub-vector over the residuals to the
+   * vectors' centroids (over the vectors themselves for dot), or the SQ bounds as the sample's smallest and largest
+   * value.
+   */
+  def train(column: String, params: Params, dim: Int, sample: Array[Float], n: Int, seed: Long): IvfModel = {
+    val k = params.numPartitions
+    if (n < k) {
+      throw new InvalidArgumentException(s"Cannot build a ${params.indexType} index on column '$column' with " +
+        s"num_partitions = $k: the column has only $n non-null vectors. Use num_partitions <= $n.")
+    }
+    var i = 0
+    while (i < n) { if (params.distance == Distance.COSINE) normalize(sample, i * dim, dim); i += 1 }
+    val ivfRows = math.min(n, params.ivfSample)
+    val ivf = KMeans.train(sample, ivfRows, dim, k, params.maxIters, params.distance == Distance.DOT, seed)
+    val base = IvfModel(params.indexType, params.distance, dim, ivf.centroids, ivf.loss, params.numSubVectors,
+      Array.emptyFloatArray, 0.0, 0.0)
+    params.indexType match {
+      case "IVF_PQ" =>
+        if (n < Codewords) {
+          throw new InvalidArgumentException(s"Cannot build an IVF_PQ index on column '$column': training its " +
+            s"$Codewords codewords per sub-vector needs at least $Codewords non-null vectors, and it has $n.")
+        }
+        val m = params.numSubVectors
+        val subDim = dim / m
+        val residual = new Array[Float](n * dim)
+        i = 0
+        while (i < n) {
+          val p = base.partition(sample, i * dim)
+          var d = 0
+          while (d < dim) {
+            residual(i * dim + d) = if (params.distance == Distance.DOT) sample(i * dim + d) else sample(i * dim + d) - ivf.centroids(p * dim + d)
+            d += 1
+          }
+          i += 1
+        }
+        val codebook = new Array[Float](m * Codewords * subDim)
+        // One k-means per sub-vector, independent of the others.
+        java.util.stream.IntStream.range(0, m).parallel().forEach { j =>
+          val sub = new Array[Float](n * subDim)
+          var r = 0
+          while (r < n) { System.arraycopy(residual, r * dim + j * subDim, sub, r * subDim, subDim); r += 1 }
+          val trained = KMeans.train(sub, n, subDim, Codewords, params.maxIters, false, seed + 1 + j)
+          System.arraycopy(trained.centroids, 0, codebook, j * Codewords * subDim, Codewords * subDim)
+        }
+        base.copy(codebook = codebook)
+      case "IVF_SQ" =>
+        var lo = Float.PositiveInfinity
+        var hi = Float.NegativeInfinity
+        i = 0
+        while (i < n * dim) { lo = math.min(lo, sample(i)); hi = math.max(hi, sample(i)); i += 1 }
+        base.copy(sqStart = lo.toDouble, sqEnd = if (hi > lo) hi.toDouble else lo.toDouble + 1.0)
+      case _ => base
+    }
+  }
+}

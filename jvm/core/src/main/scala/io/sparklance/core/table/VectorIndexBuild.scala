@@ -1,0 +1,403 @@
+package io.sparklance.core.table
+
+import java.util.{Locale, UUID}
+
+import scala.util.control.NonFatal
+
+import com.google.protobuf.{ByteString, CodedOutputStream}
+import org.apache.arrow.memory.RootAllocator
+import org.apache.arrow.vector.{FieldVector, VectorSchemaRoot}
+import org.apache.arrow.vector.complex.FixedSizeListVector
+import org.apache.arrow.vector.types.FloatingPointPrecision
+import org.apache.arrow.vector.types.pojo.ArrowType
+import org.roaringbitmap.RoaringBitmap
+
+import io.sparklance.core.{InvalidArgumentException, MetadataColumn, UnsupportedFeatureException}
+import io.sparklance.core.file.LanceFileReader
+import io.sparklance.core.format.{Fragment, FragmentFiles, TableLayout}
+import io.sparklance.core.index.{Distance, IndexKind, IndexMetadata, IvfModel, IvfWriter}
+import io.sparklance.core.scan.FragmentReader
+import io.sparklance.core.schema.{LanceField, LanceSchema}
+import io.sparklance.core.storage.Storage
+import io.sparklance.core.txn.{Committer, Operation, Transaction}
+
+/**
+ * An IVF vector index (IVF_FLAT, IVF_PQ with 8-bit codes, or IVF_SQ) being built on one vector column of a pinned
+ * version ([[Table.newVectorIndex]]) and committed as one CreateIndex version, in the files and layout pylance 14
+ * writes (docs/dev/vector-index-format.md). The steps, as upstream's builder takes them (§5):
+ *  1. [[tasks]] first trains the model here, on a random sample of the column's vectors: k-means centroids
+ *     (`sample_rate` × `num_partitions` vectors, `max_iters` iterations; cosine normalizes the vectors first, dot
+ *     keeps unit-length centroids) and the quantizer (PQ codebooks on the residuals to the centroids, over
+ *     `sample_rate` × 256 vectors; the SQ bounds).
+ *  2. Each task ([[VectorIndexBuild.run]], anywhere) reads a slice of a fragment and writes a run: its live rows'
+ *     row ids (row addresses, or stable row ids) and payloads (vector, PQ codes, SQ codes), grouped by the nearest
+ *     centroid.
+ *  3. [[commit]] merges the runs into `auxiliary.idx` and `index.idx` and commits the index over every fragment of
+ *     the version, in place of the indexes of the same name with `replace`.
+ *
+ * Options (`WITH (...)`, pylance's names): `num_partitions` (default: rows / 4096 for IVF_FLAT, rows / 8192
+ * otherwise, between 1 and 4096), `distance_type` (or `metric`: `l2`, `cosine`, `dot`; default l2), `sample_rate`
+ * (default 256), `max_iters` (default 50), for IVF_PQ `num_sub_vectors` (required, dividing the dimension) and
+ * `num_bits` (8), for IVF_SQ `num_bits` (8).
+ */
+final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, val name: String, val column: LanceField,
+    val dim: Int, params: IvfModel.Params, seed: Long) extends PendingCommit(table) {
+
+  retriesFrom(snapshot)
+
+  /** The table's root. */
+  def root: String = table.root
+
+  val uuid: UUID = UUID.randomUUID()
+
+  private val dir = Storage.join(table.root, s"_indices/$uuid")
+
+  /** The index type, `IVF_FLAT`, `IVF_PQ` or `IVF_SQ`. */
+  def indexType: String = params.indexType
+
+  private val replaced: Seq[IndexMetadata] = snapshot.indexes.filter(_.name == name)
+
+  private lazy val model: IvfModel = {
+    val (sample, n) = VectorIndexBuild.sample(snapshot, column, dim, params.sampleSize, seed)
+    IvfModel.train(column.name, params, dim, sample, n, seed)
+  }
+
+  /** The trained model (centroids, quantizer), trained on first use. */
+  def trained: IvfModel = model
+
+  /** One task per slice of at most [[VectorIndexBuild.SliceRows]] rows of a fragment; trains the model first. */
+  def tasks: Seq[VectorIndexBuild.Task] = {
+    val m = model
+    val schema = LanceSchema(IndexedSeq(column), Map.empty).toBytes
+    snapshot.fragments.flatMap { f =>
+      (0L until f.physicalRows by VectorIndexBuild.SliceRows.toLong).map { from =>
+        VectorIndexBuild.Task(snapshot.layout, snapshot.manifest.path, f.proto.toByteArray, schema, from,
+          math.min(f.physicalRows, from + VectorIndexBuild.SliceRows), snapshot.hasStableRowIds, m,
+          Storage.join(dir, s"run-${f.id}-$from.lance"), uuid.toString)
+      }
+    }
+  }
+
+  /** The [[tasks]], to run in this process with [[VectorIndexBuild.runInThisProcess]] on this build's storage. */
+  def tasksInThisProcess: Seq[VectorIndexBuild.Task] = {
+    VectorIndexBuild.inThisProcess.put(uuid.toString, this)
+    tasks
+  }
+
+  private def storage: Storage = table.storage
+
+  /** Writes the index files from the tasks' runs and commits the index; returns its metadata. */
+  def commit(runs: Seq[String]): IndexMetadata = committing {
+    VectorIndexBuild.inThisProcess.remove(uuid.toString)
+    val allocator = new RootAllocator()
+    val files = try IvfWriter.merge(storage, runs, dir, model, snapshot.fileVersion, allocator) finally allocator.close()
+    runs.foreach(storage.delete)
+    val fragments = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
+    val meta = IndexMetadata.create(uuid, name, Seq(column.id), snapshot.version, fragments, IndexKind.Vector,
+      VectorIndexBuild.details(params), indexVersion = 1, files)
+    table.commit(Transaction.create(snapshot.version, Operation.CreateIndex(Seq(meta), replaced.map(_.proto))),
+      Committer.Options(maxRetries = commitRetries))
+    new IndexMetadata(meta, snapshot.manifest.path)
+  }
+
+  /** Removes the index directory written so far (unless a commit's outcome is unknown). */
+  def abort(): Unit = {
+    VectorIndexBuild.inThisProcess.remove(uuid.toString)
+    abort(table.storage.list(dir).map(_.path) :+ dir)
+  }
+
+  /** Runs every task here and commits: the index built by one process. */
+  def runAndCommit(): IndexMetadata =
+    try commit(tasks.map(VectorIndexBuild.run(storage, _)))
+    catch { case NonFatal(e) => abort(); throw e }
+}
+
+object VectorIndexBuild {
+
+  /** Rows of a fragment one task reads at most. */
+  val SliceRows: Int = 1 << 17
+
+  /** The index types built, by the names users give (`USING ivf_pq`). */
+  val Types: Seq[String] = Seq("IVF_FLAT", "IVF_PQ", "IVF_SQ")
+
+  /** Vector index types pylance builds that this builder does not yet. */
+  private val NotYet: Set[String] = Set("IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ", "IVF_RQ", "HNSW", "IVF_HNSW", "IVF")
+
+  /** Whether `kind` names a vector index type (built here, or refused as not supported yet), not a scalar one. */
+  def isVector(kind: String): Boolean = {
+    val k = kind.toUpperCase(Locale.ROOT)
+    Types.contains(k) || NotYet.contains(k) || k.contains("HNSW")
+  }
+
+  /**
+   * The work on rows [from, to) of one fragment of build `build` (its uuid): where the version's files are, the
+   * fragment and column, the trained model, and the run to write.
+   */
+  final case class Task(layout: TableLayout, manifestPath: String, fragment: Array[Byte], column: Array[Byte], from: Long,
+      to: Long, rowIds: Boolean, model: IvfModel, runPath: String, build: String)
+
+  private val inThisProcess = new java.util.concurrent.ConcurrentHashMap[String, VectorIndexBuild]()
+
+  /** Runs a task of [[VectorIndexBuild.tasksInThisProcess]] in the process of its build, with the build's storage. */
+  def runInThisProcess(task: Task): String = {
+    val build = Option(inThisProcess.get(task.build)).getOrElse(throw new IllegalStateException(
+      s"Vector index build ${task.build} is not running in this process (committed, aborted, or made elsewhere): run " +
+        "its tasks with VectorIndexBuild.run."))
+    run(build.storage, task)
+  }
+
+  /**
+   * Runs a task (anywhere): the slice's live rows with a vector, each placed in its partition and encoded, written as
+   * the task's run ([[IvfWriter.writeRun]]); returns the run's path.
+   */
+  def run(storage: Storage, task: Task): String = {
+    val fragment = new Fragment(io.sparklance.proto.TableProtos.DataFragment.parseFrom(task.fragment))
+    val field = LanceSchema.fromBytes(task.manifestPath, task.column).fields.head
+    val model = task.model
+    val dim = model.dim
+    val allocator = new RootAllocator()
+    try {
+      val deletions = FragmentFiles.deletionVector(storage, task.layout, fragment)
+      val ids = if (task.rowIds) MetadataColumn.RowId else MetadataColumn.RowAddress
+      val rowIds = if (task.rowIds) FragmentFiles.rowIds(storage, task.layout.root, task.manifestPath, fragment, hasStableRowIds = true) else None
+      val reader = new FragmentReader(storage, task.layout, fragment, Seq(field), Seq(ids), deletions, rowIds)
+      try {
+        val root = reader.read(task.from, task.to, allocator)
+        try {
+          val n = root.getRowCount
+          val (vectors, valid) = floats(root.getVector(0), n, dim)
+          val addresses = root.getVector(1).asInstanceOf[org.apache.arrow.vector.BigIntVector]
+          val keptIds = new Array[Long](n)
+          val partitions = new Array[Int](n)
+          val payload = new Array[Byte](n * model.width)
+          val scratch = new Array[Float](dim)
+          var kept = 0
+          var i = 0
+          while (i < n) {
+            if (valid(i)) {
+              model.prepare(vectors, i * dim)
+              val p = model.partition(vectors, i * dim)
+              keptIds(kept) = addresses.get(i)
+              partitions(kept) = p
+              model.encode(vectors, i * dim, p, payload, kept * model.width, scratch)
+              kept += 1
+            }
+            i += 1
+          }
+          IvfWriter.writeRun(storage, task.runPath, model, keptIds, partitions, payload, kept, allocator)
+        } finally root.close()
+      } finally reader.close()
+    } finally allocator.close()
+    task.runPath
+  }
+
+  /** The `n` vectors of a fixed-size list of float32 column as one row-major array, and which rows are not null. */
+  private def floats(v: FieldVector, n: Int, dim: Int): (Array[Float], Array[Boolean]) = {
+    val list = v.asInstanceOf[FixedSizeListVector]
+    val child = list.getDataVector.asInstanceOf[org.apache.arrow.vector.Float4Vector]
+    val out = new Array[Float](n * dim)
+    val valid = new Array[Boolean](n)
+    val buf = child.getDataBuffer
+    var i = 0
+    while (i < n) {
+      valid(i) = !list.isNull(i)
+      if (valid(i)) {
+        var d = 0
+        while (d < dim) { out(i * dim + d) = buf.getFloat((i.toLong * dim + d) * 4); d += 1 }
+      }
+      i += 1
+    }
+    (out, valid)
+  }
+
+  /**
+   * A random sample of at most `size` of the column's non-null vectors in live rows, in random order (every one
+   * when the table has no more rows): rows drawn uniformly over the fragments' rows, read where they are.
+   */
+  private def sample(snapshot: Snapshot, column: LanceField, dim: Int, size: Int, seed: Long): (Array[Float], Int) = {
+    val random = new java.util.Random(seed)
+    val fragments = snapshot.fragments.filter(_.physicalRows > 0)
+    val total = fragments.map(_.physicalRows).sum
+    val chosen: Map[Long, Array[Long]] = if (fragments.map(_.numRows).sum <= size) Map.empty else {
+      // Floyd's algorithm: `size` distinct positions among the physical rows of all fragments.
+      val picked = new java.util.HashSet[Long]()
+      var j = total - size
+      while (j < total) {
+        val t = (random.nextDouble() * (j + 1)).toLong
+        if (!picked.add(t)) picked.add(j)
+        j += 1
+      }
+      val sorted = picked.toArray.map(_.asInstanceOf[Long]).sorted
+      val starts = fragments.scanLeft(0L)(_ + _.physicalRows)
+      fragments.zipWithIndex.map { case (f, k) =>
+        f.id -> sorted.filter(p => p >= starts(k) && p < starts(k + 1)).map(_ - starts(k))
+      }.toMap
+    }
+    val out = scala.collection.mutable.ArrayBuffer.empty[Array[Float]]
+    val allocator = new RootAllocator()
+    try {
+      fragments.foreach { f =>
+        val reader = new FragmentReader(snapshot.storage, snapshot.layout, f, Seq(column), Nil, snapshot.deletionVector(f), None)
+        try {
+          def add(root: VectorSchemaRoot): Unit = try {
+            val (v, valid) = floats(root.getVector(0), root.getRowCount, dim)
+            var i = 0
+            while (i < root.getRowCount) { if (valid(i)) out += java.util.Arrays.copyOfRange(v, i * dim, (i + 1) * dim); i += 1 }
+          } finally root.close()
+          if (chosen.isEmpty) {
+            (0L until f.physicalRows by SliceRows.toLong).foreach(from =>
+              add(reader.read(from, math.min(f.physicalRows, from + SliceRows), allocator)))
+          } else {
+            val offsets = chosen.getOrElse(f.id, Array.emptyLongArray)
+            if (offsets.nonEmpty) add(reader.readRows(offsets, allocator))
+          }
+        } finally reader.close()
+      }
+    } finally allocator.close()
+    val rows = out.toArray
+    // Random order, so that the IVF k-means' share (the first rows) is a random sample too.
+    var i = rows.length - 1
+    while (i > 0) {
+      val j = random.nextInt(i + 1)
+      val t = rows(i); rows(i) = rows(j); rows(j) = t
+      i -= 1
+    }
+    val flat = new Array[Float](rows.length * dim)
+    rows.indices.foreach(r => System.arraycopy(rows(r), 0, flat, r * dim, dim))
+    (flat, rows.length)
+  }
+
+  /**
+   * The index's `VectorIndexDetails` message (§3, package `lance.index.pb`): the metric (left out for l2), the
+   * quantizer (`pq` {num_bits, num_sub_vectors}, `sq` {num_bits}, or `flat` {}), and the build parameters as
+   * runtime hints, as pylance records them.
+   */
+  private[table] def details(params: IvfModel.Params): ByteString = {
+    def message(body: CodedOutputStream => Unit): ByteString = {
+      val out = ByteString.newOutput()
+      val c = CodedOutputStream.newInstance(out)
+      body(c)
+      c.flush()
+      out.toByteString
+    }
+    val hints = Seq("lance.ivf.max_iters" -> params.maxIters.toString, "lance.ivf.sample_rate" -> params.sampleRate.toString) ++
+      (params.indexType match {
+        case "IVF_PQ" => Seq("lance.pq.max_iters" -> params.maxIters.toString, "lance.pq.sample_rate" -> params.sampleRate.toString,
+          "lance.pq.kmeans_redos" -> "1")
+        case "IVF_SQ" => Seq("lance.sq.sample_rate" -> params.sampleRate.toString)
+        case _ => Nil
+      })
+    message { c =>
+      params.distance match {
+        case Distance.COSINE => c.writeEnum(1, 1)
+        case Distance.DOT => c.writeEnum(1, 2)
+        case _ =>
+      }
+      params.indexType match {
+        case "IVF_PQ" => c.writeBytes(4, message { q => q.writeUInt32(1, 8); q.writeUInt32(2, params.numSubVectors) })
+        case "IVF_SQ" => c.writeBytes(5, message(_.writeUInt32(1, 8)))
+        case _ => c.writeBytes(8, ByteString.EMPTY)
+      }
+      hints.foreach { case (k, v) => c.writeBytes(9, message { e => e.writeString(1, k); e.writeString(2, v) }) }
+    }
+  }
+
+  private val Common = Set("num_partitions", "distance_type", "metric", "sample_rate", "max_iters")
+
+  /** The options each type takes; any other is an error, never ignored. */
+  private val Options: Map[String, Set[String]] = Map("IVF_FLAT" -> Common,
+    "IVF_PQ" -> (Common ++ Set("num_sub_vectors", "num_bits")), "IVF_SQ" -> (Common + "num_bits"))
+
+  private def positive(index: String, params: Map[String, String], key: String): Option[Int] = params.get(key).map { v =>
+    scala.util.Try(v.trim.toInt).toOption.filter(_ > 0).getOrElse(
+      throw new InvalidArgumentException(s"Index option $key of $index must be a positive whole number, not '$v'."))
+  }
+
+  /**
+   * Checks a new vector index's name, column, type and options against `snapshot` (before anything is written);
+   * the build. `params` has lower-case keys.
+   */
+  private[table] def create(table: Table, snapshot: Snapshot, name: String, columnName: String, kind: String,
+      params: Map[String, String], replace: Boolean): VectorIndexBuild = {
+    val root = snapshot.root
+    io.sparklance.core.format.FeatureFlags.checkWritable(root, snapshot.version, snapshot.manifest.proto.getWriterFeatureFlags)
+    if (name.isEmpty || name.exists(c => c.isControl || c == '/')) {
+      throw new InvalidArgumentException(s"'$name' is not a valid index name: use letters, digits and underscores.")
+    }
+    val indexType = kind.toUpperCase(Locale.ROOT)
+    if (!Types.contains(indexType)) {
+      throw new UnsupportedFeatureException(s"Cannot create index '$name' on $root: $indexType vector indexes are not " +
+        s"supported yet; sparklance builds ${Types.mkString(", ")}. Build $indexType indexes with pylance " +
+        "(create_index); sparklance keeps them.")
+    }
+    val field = snapshot.schema.field(columnName).getOrElse(throw new InvalidArgumentException(
+      s"Cannot create index '$name' on $root: it has no column '$columnName' (its columns: " +
+        s"${snapshot.schema.fields.map(_.name).mkString(", ")})."))
+    val arrow = LanceFileReader.readField(field)
+    val dim = arrow.getType match {
+      case l: ArrowType.FixedSizeList if arrow.getChildren.get(0).getType == new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE) =>
+        l.getListSize
+      case l: ArrowType.FixedSizeList if arrow.getChildren.get(0).getType.isInstanceOf[ArrowType.FloatingPoint] =>
+        throw new UnsupportedFeatureException(s"Cannot create a $indexType index on column '$columnName' of $root: it " +
+          s"holds vectors of ${arrow.getChildren.get(0).getType}; sparklance builds vector indexes on float32 vectors " +
+          "only (not supported yet for other float types). Build it with pylance.")
+      case other =>
+        throw new InvalidArgumentException(s"Cannot create a $indexType index on column '$columnName' of $root: it is " +
+          s"$other, not a vector column (a fixed-size list of floats).")
+    }
+    val known = Options(indexType)
+    val unknown = params.keySet -- known
+    if (unknown.nonEmpty) {
+      throw new InvalidArgumentException(s"Unknown option${if (unknown.size > 1) "s" else ""} " +
+        s"${unknown.toSeq.sorted.mkString(", ")} for an $indexType index; it takes: ${known.toSeq.sorted.mkString(", ")}.")
+    }
+    val distanceName = params.get("distance_type").orElse(params.get("metric")).getOrElse("l2").trim.toLowerCase(Locale.ROOT)
+    val distance = distanceName match {
+      case "l2" | "euclidean" => Distance.L2
+      case "cosine" => Distance.COSINE
+      case "dot" => Distance.DOT
+      case other => throw new InvalidArgumentException(s"Index option distance_type of $indexType must be l2, cosine or " +
+        s"dot, not '$other'.")
+    }
+    if (indexType == "IVF_SQ" && distance != Distance.L2) {
+      throw new UnsupportedFeatureException(s"Cannot create an IVF_SQ index for distance_type $distanceName on column " +
+        s"'$columnName': sparklance builds IVF_SQ indexes for l2 only (not supported yet for $distanceName). Use IVF_PQ " +
+        "or IVF_FLAT, or build it with pylance.")
+    }
+    params.get("num_bits").foreach { v =>
+      val bits = scala.util.Try(v.trim.toInt).toOption
+      if (bits.contains(4) && indexType == "IVF_PQ") {
+        throw new UnsupportedFeatureException(s"Cannot create an IVF_PQ index with num_bits = 4 on column '$columnName': " +
+          "sparklance builds 8-bit PQ codes only (4-bit is not supported yet). Use num_bits = 8, or build it with pylance.")
+      }
+      if (!bits.contains(8)) {
+        throw new InvalidArgumentException(s"Index option num_bits of $indexType must be 8, not '$v'.")
+      }
+    }
+    val rows = snapshot.fragments.map(_.numRows).sum
+    val target = if (indexType == "IVF_FLAT") 4096 else 8192
+    val partitions = positive(indexType, params, "num_partitions").getOrElse(math.max(1, math.min(4096, (rows / target).toInt)))
+    if (partitions > rows) {
+      throw new InvalidArgumentException(s"Cannot create an $indexType index on column '$columnName' with num_partitions " +
+        s"= $partitions: the table has only $rows rows. Use num_partitions <= $rows.")
+    }
+    val subVectors = if (indexType != "IVF_PQ") 0 else {
+      val m = positive(indexType, params, "num_sub_vectors").getOrElse(throw new InvalidArgumentException(
+        s"Cannot create an IVF_PQ index on column '$columnName': option num_sub_vectors is required (a divisor of the " +
+          s"dimension $dim, e.g. ${(1 to dim).filter(dim % _ == 0).filter(_ <= 16).last})."))
+      if (dim % m != 0) {
+        throw new InvalidArgumentException(s"Cannot create an IVF_PQ index on column '$columnName': num_sub_vectors = $m " +
+          s"does not divide the dimension $dim of its vectors.")
+      }
+      m
+    }
+    val sampleRate = positive(indexType, params, "sample_rate").getOrElse(256)
+    val maxIters = positive(indexType, params, "max_iters").getOrElse(50)
+    if (!replace && snapshot.indexes.exists(_.name == name)) {
+      throw new InvalidArgumentException(s"Table $root already has an index named '$name'. Drop it first " +
+        "(DROP INDEX), or create it with replace = true.")
+    }
+    val p = IvfModel.Params(indexType, distance, partitions, sampleRate, maxIters, subVectors)
+    new VectorIndexBuild(table, snapshot, name, field, dim, p, new java.util.Random().nextLong())
+  }
+}

@@ -1,0 +1,197 @@
+package io.sparklance.core.table
+
+import scala.util.Random
+
+import org.apache.arrow.memory.RootAllocator
+import org.apache.arrow.vector.{BigIntVector, FieldVector, Float4Vector, VectorSchemaRoot}
+import org.apache.arrow.vector.complex.FixedSizeListVector
+import org.apache.arrow.vector.types.FloatingPointPrecision
+import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.sparklance.core.{FileVersion, InvalidArgumentException, UnsupportedFeatureException}
+import io.sparklance.core.commit.CommitHandler
+import io.sparklance.core.index.{Distance, IvfModel, KMeans}
+import io.sparklance.core.schema.ArrowSchemas
+import io.sparklance.core.storage.InMemoryStorage
+
+/**
+ * Vector index builds end to end over an in-memory table of seeded clustered vectors in several fragments: the index
+ * written ([[VectorIndexBuild]]) is read back by the index search ([[VectorIndexUse]]) and must hold every row once,
+ * in the partition of its nearest centroid, with the payload the trained model gives it (IVF_FLAT: the vector;
+ * IVF_PQ: the codes whose distance the search reports; IVF_SQ: the codes). pylance's reading of these files is
+ * tested in tests/test_vector_index_build.py.
+ */
+class VectorIndexBuildSuite extends AnyFunSuite with BeforeAndAfterAll {
+  private val allocator = new RootAllocator()
+  override def afterAll(): Unit = allocator.close()
+
+  private def schema(dim: Int) = ArrowSchemas.fromArrow(new Schema(java.util.List.of(
+    Field.nullable("id", new ArrowType.Int(64, true)),
+    new Field("emb", FieldType.nullable(new ArrowType.FixedSizeList(dim)),
+      java.util.Collections.singletonList(Field.notNullable("item", new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)))))))
+
+  private def batch(vectors: Seq[Array[Float]], first: Long, dim: Int): VectorSchemaRoot = {
+    val id = new BigIntVector("id", allocator)
+    id.allocateNew(vectors.size)
+    val emb = FixedSizeListVector.empty("emb", dim, allocator)
+    emb.addOrGetVector[Float4Vector](FieldType.notNullable(new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)))
+    val child = emb.getDataVector.asInstanceOf[Float4Vector]
+    child.allocateNew(vectors.size * dim)
+    vectors.zipWithIndex.foreach { case (v, i) =>
+      id.set(i, first + i)
+      emb.setNotNull(i)
+      v.indices.foreach(d => child.set(i * dim + d, v(d)))
+    }
+    child.setValueCount(vectors.size * dim)
+    Seq[FieldVector](id, emb).foreach(_.setValueCount(vectors.size))
+    new VectorSchemaRoot(java.util.List.of[FieldVector](id, emb))
+  }
+
+  /** A table of `fragments` fragments of clustered vectors; the vectors by row address. */
+  private def table(r: Random, dim: Int, fragments: Int, rows: Int): (Table, Map[Long, Array[Float]]) = {
+    val storage = new InMemoryStorage
+    val t = Table.open(storage, CommitHandler.forStorage(storage), "mem://v.lance")
+    val centres = Array.fill(12, dim)(r.nextGaussian().toFloat * 4)
+    var all = Map.empty[Long, Array[Float]]
+    (0 until fragments).foreach { f =>
+      val vectors = Seq.fill(rows)(centres(r.nextInt(centres.length)).map(_ + r.nextGaussian().toFloat))
+      val w = t.newDataWriter(schema(dim), FileVersion.V2_2, rows, 1L << 20)
+      val written = try {
+        val b = batch(vectors, f.toLong * rows, dim)
+        try w.write(b) finally b.close()
+        w.finish()
+      } finally w.close()
+      if (f == 0) t.newOverwrite(0, schema(dim), FileVersion.V2_2, Map.empty).commit(Seq(written))
+      else t.newAppend(t.latestVersion()).commit(Seq(written))
+      all ++= vectors.zipWithIndex.map { case (v, i) => ((f.toLong << 32) | i) -> v }
+    }
+    (t, all)
+  }
+
+  private def use(t: Table, distance: Distance): VectorIndexUse =
+    VectorIndexUse.plan(t.latest(), "emb", distance).fold(e => fail(e), identity)
+
+  test("k-means ends at a fixed point (each centroid the mean of its nearest vectors), and spherical k-means keeps unit-length centroids") {
+    val r = new Random(11)
+    for (trial <- 0 until 10) {
+      val dim = 2 + r.nextInt(12)
+      val k = 1 + r.nextInt(6)
+      val centres = Array.fill(k + 2, dim)(r.nextGaussian().toFloat * 50)
+      val n = k * (20 + r.nextInt(50))
+      val data = Array.tabulate(n)(i => centres(i % centres.length).map(_ + r.nextGaussian().toFloat * 0.1f)).flatten
+      val model = KMeans.train(data, n, dim, k, 100, false, trial)
+      val nearest = (0 until n).map(i => KMeans.nearest(data, i * dim, model.centroids, k, dim))
+      var loss = 0.0
+      (0 until k).foreach { c =>
+        val members = (0 until n).filter(nearest(_) == c)
+        assert(members.nonEmpty, s"trial $trial: centroid $c has no vectors")
+        (0 until dim).foreach { d =>
+          val mean = members.map(i => data(i * dim + d).toDouble).sum / members.size
+          assert(math.abs(mean - model.centroids(c * dim + d)) < 0.1, s"trial $trial: centroid $c is not its vectors' mean")
+        }
+        loss += members.map(i => KMeans.squaredL2(data, i * dim, model.centroids, c * dim, dim).toDouble).sum
+      }
+      assert(math.abs(loss - model.loss) <= 1e-3 * loss + 1e-3, s"trial $trial: loss ${model.loss}, measured $loss")
+      val spherical = KMeans.train(data, n, dim, k, 50, true, trial)
+      (0 until k).foreach { j =>
+        val norm = math.sqrt((0 until dim).map(d => spherical.centroids(j * dim + d).toDouble * spherical.centroids(j * dim + d)).sum)
+        assert(math.abs(norm - 1) < 1e-5, s"trial $trial: centroid $j has norm $norm")
+      }
+    }
+  }
+
+  test("IVF_FLAT probed in every partition finds what an exact search finds, for l2, cosine and dot") {
+    val r = new Random(20261126)
+    for (distance <- Seq(Distance.L2, Distance.COSINE, Distance.DOT)) {
+      val dim = 4 + r.nextInt(20)
+      val (t, vectors) = table(r, dim, 3, 150 + r.nextInt(100))
+      val partitions = 2 + r.nextInt(8)
+      t.newVectorIndex(t.latest(), "emb_idx", "emb", "ivf_flat",
+        Map("num_partitions" -> partitions.toString, "distance_type" -> distance.lanceName()), replace = false).runAndCommit()
+      val index = use(t, distance)
+      assert(index.numPartitions == partitions)
+      for (_ <- 0 until 5) {
+        val q = Array.fill(dim)(r.nextGaussian() * 4)
+        val k = 1 + r.nextInt(20)
+        val found = index.search(Seq(q), k, partitions, None).head
+        val exact = vectors.toSeq.map { case (id, v) => (distance.between(q, v, 0).toFloat, id) }.sorted.take(k)
+        assert(found.rowIds.toSeq == exact.map(_._2), s"$distance: rows")
+        found.distances.zip(exact.map(_._1)).foreach { case (a, b) =>
+          assert(math.abs(a - b) <= 1e-4 * math.max(1.0, math.abs(b)), s"$distance: distance $a, exact $b")
+        }
+      }
+    }
+  }
+
+  test("IVF_PQ and IVF_SQ hold every row once, in its nearest partition, coded as the trained model codes it") {
+    val r = new Random(7)
+    for ((kind, distance) <- Seq("ivf_pq" -> Distance.L2, "ivf_pq" -> Distance.COSINE, "ivf_pq" -> Distance.DOT,
+        "ivf_sq" -> Distance.L2)) {
+      val m = Seq(2, 4)(r.nextInt(2))
+      val dim = m * (2 + r.nextInt(4))
+      val (t, vectors) = table(r, dim, 2 + r.nextInt(2), 200 + r.nextInt(100))
+      val partitions = 2 + r.nextInt(6)
+      val options = Map("num_partitions" -> partitions.toString, "distance_type" -> distance.lanceName()) ++
+        (if (kind == "ivf_pq") Map("num_sub_vectors" -> m.toString) else Map.empty)
+      val build = t.newVectorIndex(t.latest(), "emb_idx", "emb", kind, options, replace = false)
+      val model = build.trained
+      build.runAndCommit()
+      val index = use(t, distance)
+      for (_ <- 0 until 4) {
+        val q = Array.fill(dim)(r.nextGaussian() * 4)
+        // Every partition, every row: each row once, at the distance its codes give.
+        val all = index.search(Seq(q), vectors.size, partitions, None).head
+        assert(all.rowIds.sorted.toSeq == vectors.keys.toSeq.sorted, s"$kind $distance: rows held")
+        val qf = io.sparklance.core.index.IvfIndex.preprocess(q, distance)
+        all.rowIds.zip(all.distances).foreach { case (id, d) =>
+          val v = vectors(id).clone()
+          model.prepare(v, 0)
+          val p = model.partition(v, 0)
+          val codes = new Array[Byte](model.width)
+          model.encode(v, 0, p, codes, 0, new Array[Float](dim))
+          val expected = if (kind == "ivf_sq") {
+            val scale = (model.sqEnd - model.sqStart) * (model.sqEnd - model.sqStart) / (255.0 * 255.0)
+            (0 until dim).map { j =>
+              val c = (codes(j) & 0xFF) - IvfModel.sqCode(qf(j), model.sqStart, model.sqEnd)
+              c * c * scale
+            }.sum
+          } else {
+            val sub = dim / m
+            val s = (0 until m).map { j =>
+              (0 until sub).map { e =>
+                val w = model.codebook((j * IvfModel.Codewords + (codes(j) & 0xFF)) * sub + e)
+                if (distance == Distance.DOT) qf(j * sub + e).toDouble * w
+                else { val x = qf(j * sub + e) - model.centroids(p * dim + j * sub + e) - w; x.toDouble * x }
+              }.sum
+            }.sum
+            if (distance == Distance.DOT) 1 - s else s
+          }
+          assert(math.abs(d - expected) <= 1e-3 * math.max(1.0, math.abs(expected)), s"$kind $distance row $id: $d, codes give $expected")
+        }
+        // A row's own vector probes its partition first: one probe finds it.
+        val (id, v) = vectors.toSeq(r.nextInt(vectors.size))
+        assert(index.search(Seq(v.map(_.toDouble)), vectors.size, 1, None).head.rowIds.contains(id), s"$kind $distance: row $id")
+      }
+    }
+  }
+
+  test("bad options are refused before anything is written") {
+    val (t, _) = table(new Random(3), 12, 2, 100)
+    def refused[E <: Exception](kind: String, options: Map[String, String], column: String = "emb")(implicit
+        c: scala.reflect.ClassTag[E]): String =
+      intercept[E](t.newVectorIndex(t.latest(), "v", column, kind, options, replace = false)).getMessage
+    assert(refused[InvalidArgumentException]("ivf_flat", Map.empty, "id").contains("column 'id'"))
+    assert(refused[InvalidArgumentException]("ivf_pq", Map("num_sub_vectors" -> "5")).contains(
+      "num_sub_vectors = 5 does not divide the dimension 12"))
+    assert(refused[InvalidArgumentException]("ivf_flat", Map("num_partitions" -> "201")).contains(
+      "num_partitions = 201: the table has only 200 rows"))
+    assert(refused[InvalidArgumentException]("ivf_sq", Map("num_sub_vectors" -> "2")).contains(
+      "Unknown option num_sub_vectors for an IVF_SQ index"))
+    assert(refused[UnsupportedFeatureException]("ivf_hnsw_pq", Map.empty).contains("IVF_HNSW_PQ vector indexes are not supported yet"))
+    assert(refused[UnsupportedFeatureException]("ivf_pq", Map("num_sub_vectors" -> "4", "num_bits" -> "4")).contains(
+      "4-bit is not supported yet"))
+    assert(t.latest().indexes.isEmpty)
+  }
+}
