@@ -156,7 +156,7 @@ TABLES ?= 12
 SEEDED_TESTS := tests/test_scalar_indexes.py tests/test_index_types.py tests/test_index_life.py \
   tests/test_driver_lookups.py tests/test_add_columns_from.py tests/test_vector_search.py \
   tests/test_vector_index_search.py tests/test_spark_alter.py tests/test_spark_maintenance_sql.py \
-  tests/test_streaming_write.py tests/test_streaming_read.py tests/test_branches.py
+  tests/test_streaming_write.py tests/test_streaming_read.py tests/test_branches.py tests/test_vector_index_build.py
 fuzz: venv jar
 	SPARKLANCE_FUZZ_SEED=$(SEED) SPARKLANCE_FUZZ_N=$(N) $(VPY) -m pytest tests/fuzz -q -p no:cacheprovider
 	SPARKLANCE_FUZZ_SEED=$(SEED) SPARKLANCE_FUZZ_N=$(TABLES) $(VPY) -m pytest $(SEEDED_TESTS) -q -p no:cacheprovider
@@ -177,6 +177,7 @@ bench: venv sbt
 	$(VPY) integration/bench/spark_read_bench.py $(BENCH_DIR)/spark
 	$(VPY) integration/bench/index_bench.py $(BENCH_DIR)/index
 	$(VPY) integration/bench/vector_bench.py $(BENCH_DIR)/vector
+	$(VPY) integration/bench/vector_build_bench.py $(BENCH_DIR)/vector_build
 	$(VPY) integration/bench/index_optimize_bench.py $(BENCH_DIR)/index_optimize
 	$(VPY) integration/bench/file_size_bench.py $(BENCH_DIR)/file_sizes
 	$(MAKE) jars .venv-spark3.5/.installed
