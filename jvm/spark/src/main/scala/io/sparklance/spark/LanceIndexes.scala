@@ -8,6 +8,7 @@ import org.apache.spark.TaskContext
 import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.util.SerializableConfiguration
 
+import io.sparklance.core.index.IndexMetadata
 import io.sparklance.core.table.{IndexBuild, Table, TimeTravel, VectorIndexBuild}
 
 /**
@@ -34,20 +35,11 @@ object LanceIndexes {
    * Runs a vector index build: the model is trained here (on a sample), then one Spark task per slice of a fragment
    * places and encodes its rows; the driver writes the index files from their runs and commits.
    */
-  private def runVector(spark: SparkSession, conf: org.apache.hadoop.conf.Configuration, build: VectorIndexBuild): Seq[Row] = {
-    val sc = spark.sparkContext
-    try {
-      val (tasks, work) =
-        if (sc.isLocal) (build.tasksInThisProcess, new RunVectorInThisProcess)
-        else (build.tasks, new RunVectorAnywhere(build.root, new SerializableConfiguration(conf)))
-      val runs = if (tasks.isEmpty) Nil else sc.runJob(sc.parallelize(tasks, tasks.size), work).toSeq.flatten
-      val index = build.commit(runs)
-      Seq(Row(index.name, index.kind.name, Seq(build.column.name), index.uuid, index.fragmentBitmap.getCardinality,
-        index.createdAt.map(Timestamp.from).orNull))
-    } catch {
-      case NonFatal(e) => build.abort(); throw e
+  private def runVector(spark: SparkSession, conf: org.apache.hadoop.conf.Configuration, build: VectorIndexBuild): Seq[Row] =
+    indexJob(spark, build.column.name, build.commit, () => build.abort()) { sc =>
+      if (sc.isLocal) (build.tasksInThisProcess, new RunVectorInThisProcess)
+      else (build.tasks, new RunVectorAnywhere(build.root, new SerializableConfiguration(conf)))
     }
-  }
 
   private final class RunVectorInThisProcess
       extends ((TaskContext, Iterator[VectorIndexBuild.Task]) => Array[String]) with Serializable {
@@ -69,18 +61,27 @@ object LanceIndexes {
    * no Hadoop configuration is shipped with them. The functions are named classes, which Spark's closure cleaner
    * passes over.
    */
-  private def run(spark: SparkSession, conf: org.apache.hadoop.conf.Configuration, build: IndexBuild): Seq[Row] = {
+  private def run(spark: SparkSession, conf: org.apache.hadoop.conf.Configuration, build: IndexBuild): Seq[Row] =
+    indexJob(spark, build.column.name, build.commit, () => build.abort()) { sc =>
+      if (sc.isLocal) (build.tasksInThisProcess, new RunInThisProcess)
+      else (build.tasks, new RunAnywhere(build.root, new SerializableConfiguration(conf)))
+    }
+
+  /**
+   * Runs the tasks `plan` picks for this context (with the function that runs them) as one Spark job, one task each,
+   * then `commit`s their runs; the new index as one row. Anything failing aborts the build.
+   */
+  private def indexJob[T: scala.reflect.ClassTag](spark: SparkSession, column: String, commit: Seq[String] => IndexMetadata,
+      abort: () => Unit)(plan: org.apache.spark.SparkContext => (Seq[T], (TaskContext, Iterator[T]) => Array[String])): Seq[Row] = {
     val sc = spark.sparkContext
     try {
-      val (tasks, work) =
-        if (sc.isLocal) (build.tasksInThisProcess, new RunInThisProcess)
-        else (build.tasks, new RunAnywhere(build.root, new SerializableConfiguration(conf)))
+      val (tasks, work) = plan(sc)
       val runs = if (tasks.isEmpty) Nil else sc.runJob(sc.parallelize(tasks, tasks.size), work).toSeq.flatten
-      val index = build.commit(runs)
-      Seq(Row(index.name, index.kind.name, Seq(build.column.name), index.uuid, index.fragmentBitmap.getCardinality,
+      val index = commit(runs)
+      Seq(Row(index.name, index.kind.name, Seq(column), index.uuid, index.fragmentBitmap.getCardinality,
         index.createdAt.map(Timestamp.from).orNull))
     } catch {
-      case NonFatal(e) => build.abort(); throw e
+      case NonFatal(e) => abort(); throw e
     }
   }
 
