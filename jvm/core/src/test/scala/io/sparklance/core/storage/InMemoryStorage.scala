@@ -66,7 +66,14 @@ class InMemoryStorage extends Storage {
 
   private def norm(p: String) = p.stripSuffix("/")
 
-  def put(path: String, bytes: Array[Byte]): Unit = files.put(norm(path), bytes.clone())
+  /**
+   * Runs a change of the files, or a listing, alone: a listing taken while files are added would otherwise see some
+   * of them and not others added before them (the map's iteration is only weakly consistent), which no store a table
+   * lives on does (a racing commit then found version n + 1 listed without version n).
+   */
+  private def written[T](body: => T): T = files.synchronized(body)
+
+  def put(path: String, bytes: Array[Byte]): Unit = written(files.put(norm(path), bytes.clone()))
 
   def paths: Seq[String] = files.keySet().asScala.toSeq.sorted
 
@@ -99,7 +106,7 @@ class InMemoryStorage extends Storage {
   override def create(path: String, bytes: Array[Byte]): Unit = {
     maybeFail("create", path)
     manifestWrite("create", path) {
-      if (files.putIfAbsent(norm(path), bytes.clone()) != null) {
+      if (written(files.putIfAbsent(norm(path), bytes.clone())) != null) {
         throw new StorageException(path, "create", new IOException(s"$path already exists"))
       }
     }
@@ -107,7 +114,7 @@ class InMemoryStorage extends Storage {
 
   override def overwrite(path: String, bytes: Array[Byte]): Unit = {
     maybeFail("overwrite", path)
-    files.put(norm(path), bytes.clone())
+    written(files.put(norm(path), bytes.clone()))
   }
 
   override def createStream(path: String): OutputStream = new ByteArrayOutputStream() {
@@ -116,13 +123,13 @@ class InMemoryStorage extends Storage {
 
   override def putIfAbsent(path: String, bytes: Array[Byte]): Boolean = {
     maybeFail("putIfAbsent", path)
-    manifestWrite("commit", path)(files.putIfAbsent(norm(path), bytes.clone()) == null)
+    manifestWrite("commit", path)(written(files.putIfAbsent(norm(path), bytes.clone())) == null)
   }
 
   override def list(dir: String): Seq[FileEntry] = {
     maybeFail("list", dir)
     val prefix = norm(dir) + "/"
-    val children = files.asScala.toSeq.collect { case (p, b) if p.startsWith(prefix) => (p.substring(prefix.length), b) }
+    val children = written(files.asScala.toSeq).collect { case (p, b) if p.startsWith(prefix) => (p.substring(prefix.length), b) }
     children.map { case (rest, b) =>
       val name = rest.takeWhile(_ != '/')
       val isDir = rest.contains('/')
@@ -132,6 +139,6 @@ class InMemoryStorage extends Storage {
 
   override def delete(path: String): Unit = {
     maybeFail("delete", path)
-    files.remove(norm(path))
+    written(files.remove(norm(path)))
   }
 }
