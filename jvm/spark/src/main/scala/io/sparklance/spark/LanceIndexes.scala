@@ -37,23 +37,10 @@ object LanceIndexes {
    */
   private def runVector(spark: SparkSession, conf: org.apache.hadoop.conf.Configuration, build: VectorIndexBuild): Seq[Row] =
     indexJob(spark, build.column.name, build.commit, () => build.abort()) { sc =>
-      if (sc.isLocal) (build.tasksInThisProcess, new RunVectorInThisProcess)
-      else (build.tasks, new RunVectorAnywhere(build.root, new SerializableConfiguration(conf)))
+      if (sc.isLocal) (build.tasksInThisProcess, new RunInThisProcess(VectorIndexBuild.runInThisProcess))
+      else (build.tasks, new RunAnywhere[VectorIndexBuild.Task](build.root, new SerializableConfiguration(conf),
+        _.runVectorIndexTask(_)))
     }
-
-  private final class RunVectorInThisProcess
-      extends ((TaskContext, Iterator[VectorIndexBuild.Task]) => Array[String]) with Serializable {
-    override def apply(context: TaskContext, tasks: Iterator[VectorIndexBuild.Task]): Array[String] =
-      tasks.map(VectorIndexBuild.runInThisProcess).toArray
-  }
-
-  private final class RunVectorAnywhere(root: String, conf: SerializableConfiguration)
-      extends ((TaskContext, Iterator[VectorIndexBuild.Task]) => Array[String]) with Serializable {
-    override def apply(context: TaskContext, tasks: Iterator[VectorIndexBuild.Task]): Array[String] = {
-      val table = Table.forPath(root, conf.value)
-      tasks.map(table.runVectorIndexTask).toArray
-    }
-  }
 
   /**
    * Runs a build's tasks as Spark tasks, one per fragment, then commits it; the new index as one row. In local mode
@@ -63,8 +50,8 @@ object LanceIndexes {
    */
   private def run(spark: SparkSession, conf: org.apache.hadoop.conf.Configuration, build: IndexBuild): Seq[Row] =
     indexJob(spark, build.column.name, build.commit, () => build.abort()) { sc =>
-      if (sc.isLocal) (build.tasksInThisProcess, new RunInThisProcess)
-      else (build.tasks, new RunAnywhere(build.root, new SerializableConfiguration(conf)))
+      if (sc.isLocal) (build.tasksInThisProcess, new RunInThisProcess(IndexBuild.runInThisProcess))
+      else (build.tasks, new RunAnywhere[IndexBuild.Task](build.root, new SerializableConfiguration(conf), _.runIndexTask(_)))
     }
 
   /**
@@ -85,18 +72,21 @@ object LanceIndexes {
     }
   }
 
-  /** The tasks of a partition run in the driver's JVM, on the build's storage ([[IndexBuild.runInThisProcess]]). */
-  private final class RunInThisProcess extends ((TaskContext, Iterator[IndexBuild.Task]) => Array[String]) with Serializable {
-    override def apply(context: TaskContext, tasks: Iterator[IndexBuild.Task]): Array[String] =
-      tasks.map(IndexBuild.runInThisProcess).toArray
+  /**
+   * The tasks of a partition run in the driver's JVM by `run` (a build's `runInThisProcess`), on the build's storage.
+   * A named class, which Spark's closure cleaner passes over.
+   */
+  private final class RunInThisProcess[T](run: T => String)
+      extends ((TaskContext, Iterator[T]) => Array[String]) with Serializable {
+    override def apply(context: TaskContext, tasks: Iterator[T]): Array[String] = tasks.map(run).toArray
   }
 
-  /** The tasks of a partition run on any executor, on the table at `root` opened with `conf`. */
-  private final class RunAnywhere(root: String, conf: SerializableConfiguration)
-      extends ((TaskContext, Iterator[IndexBuild.Task]) => Array[String]) with Serializable {
-    override def apply(context: TaskContext, tasks: Iterator[IndexBuild.Task]): Array[String] = {
+  /** The tasks of a partition run on any executor by `run`, on the table at `root` opened with `conf`. */
+  private final class RunAnywhere[T](root: String, conf: SerializableConfiguration, run: (Table, T) => String)
+      extends ((TaskContext, Iterator[T]) => Array[String]) with Serializable {
+    override def apply(context: TaskContext, tasks: Iterator[T]): Array[String] = {
       val table = Table.forPath(root, conf.value)
-      tasks.map(table.runIndexTask).toArray
+      tasks.map(run(table, _)).toArray
     }
   }
 

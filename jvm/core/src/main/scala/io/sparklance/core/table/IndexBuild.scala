@@ -4,12 +4,13 @@ import java.util.{Locale, UUID}
 
 import scala.util.control.NonFatal
 
-import org.apache.arrow.memory.RootAllocator
+import org.apache.arrow.memory.{BufferAllocator, RootAllocator}
+import org.apache.arrow.vector.VectorSchemaRoot
 import org.roaringbitmap.RoaringBitmap
 
 import io.sparklance.core.{InvalidArgumentException, MetadataColumn, UnsupportedFeatureException}
 import io.sparklance.core.file.LanceFileReader
-import io.sparklance.core.format.{FragmentFiles, TableLayout}
+import io.sparklance.core.format.{Fragment, FragmentFiles, TableLayout}
 import io.sparklance.core.index.{BitmapWriter, BloomFilterIndex, BloomFilterWriter, BTreeIndex, BTreeWriter, HeldRuns,
   IndexAppend, IndexKind, IndexMetadata, KeyOrder, LabelListWriter, ZoneMapIndex, ZoneMapWriter, ZoneRuns}
 import io.sparklance.core.scan.FragmentReader
@@ -261,34 +262,44 @@ object IndexBuild {
   def run(storage: Storage, task: Task): String = run(storage, task, None)
 
   private def run(storage: Storage, task: Task, held: Option[HeldRuns]): String = {
-    val fragment = new io.sparklance.core.format.Fragment(io.sparklance.proto.TableProtos.DataFragment.parseFrom(task.fragment))
-    val field = LanceSchema.fromBytes(task.manifestPath, task.column).fields.head
+    val fragment = new Fragment(io.sparklance.proto.TableProtos.DataFragment.parseFrom(task.fragment))
     val allocator = new RootAllocator()
     try {
-      val deletions = FragmentFiles.deletionVector(storage, task.layout, fragment)
-      val ids = if (task.rowIds) MetadataColumn.RowId else MetadataColumn.RowAddress
-      val rowIds = if (task.rowIds) FragmentFiles.rowIds(storage, task.layout.root, task.manifestPath, fragment, hasStableRowIds = true) else None
-      val reader = new FragmentReader(storage, task.layout, fragment, Seq(field), Seq(ids), deletions, rowIds)
-      try {
-        val root = reader.read(0, fragment.physicalRows, allocator)
-        try {
-          val addresses = root.getVector(1).asInstanceOf[org.apache.arrow.vector.BigIntVector]
-          if (task.kind == IndexKind.ZoneMap.name) {
-            ZoneMapWriter.writeZones(storage, task.runPath, fragment.id, root.getVector(0), addresses, task.rowsPerZone, allocator)
-          } else if (task.kind == IndexKind.LabelList.name) {
-            LabelListWriter.writeRun(storage, task.runPath, root.getVector(0), addresses, allocator)
-          } else if (task.kind == IndexKind.BloomFilter.name) {
-            BloomFilterWriter.writeZones(storage, task.runPath, fragment.id, root.getVector(0), addresses, task.rowsPerZone,
-              task.probability, allocator)
-          } else if (task.holdRun && held.isDefined) {
-            BTreeWriter.holdRun(storage, task.runPath, root.getVector(0), addresses, held.get)
-          } else {
-            BTreeWriter.writeRun(storage, task.runPath, root.getVector(0), addresses, allocator)
-          }
-        } finally root.close()
-      } finally reader.close()
+      readIndexed(storage, task.layout, task.manifestPath, fragment, task.column, task.rowIds, 0, fragment.physicalRows,
+        allocator) { root =>
+        val addresses = root.getVector(1).asInstanceOf[org.apache.arrow.vector.BigIntVector]
+        if (task.kind == IndexKind.ZoneMap.name) {
+          ZoneMapWriter.writeZones(storage, task.runPath, fragment.id, root.getVector(0), addresses, task.rowsPerZone, allocator)
+        } else if (task.kind == IndexKind.LabelList.name) {
+          LabelListWriter.writeRun(storage, task.runPath, root.getVector(0), addresses, allocator)
+        } else if (task.kind == IndexKind.BloomFilter.name) {
+          BloomFilterWriter.writeZones(storage, task.runPath, fragment.id, root.getVector(0), addresses, task.rowsPerZone,
+            task.probability, allocator)
+        } else if (task.holdRun && held.isDefined) {
+          BTreeWriter.holdRun(storage, task.runPath, root.getVector(0), addresses, held.get)
+        } else {
+          BTreeWriter.writeRun(storage, task.runPath, root.getVector(0), addresses, allocator)
+        }
+      }
     } finally allocator.close()
     task.runPath
+  }
+
+  /**
+   * Rows [from, to) of the indexed `column` (a schema's bytes) of `fragment`, its live rows only, read with their row
+   * addresses (or stable row ids) as a batch of two columns, handed to `f` and closed after it.
+   */
+  private[table] def readIndexed[T](storage: Storage, layout: TableLayout, manifestPath: String, fragment: Fragment,
+      column: Array[Byte], rowIds: Boolean, from: Long, to: Long, allocator: BufferAllocator)(f: VectorSchemaRoot => T): T = {
+    val field = LanceSchema.fromBytes(manifestPath, column).fields.head
+    val deletions = FragmentFiles.deletionVector(storage, layout, fragment)
+    val ids = if (rowIds) MetadataColumn.RowId else MetadataColumn.RowAddress
+    val sequence = if (rowIds) FragmentFiles.rowIds(storage, layout.root, manifestPath, fragment, hasStableRowIds = true) else None
+    val reader = new FragmentReader(storage, layout, fragment, Seq(field), Seq(ids), deletions, sequence)
+    try {
+      val root = reader.read(from, to, allocator)
+      try f(root) finally root.close()
+    } finally reader.close()
   }
 
   private def positive(params: Map[String, String], keys: Seq[String], default: Int): Int =

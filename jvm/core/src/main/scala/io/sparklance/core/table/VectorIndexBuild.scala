@@ -12,9 +12,9 @@ import org.apache.arrow.vector.types.FloatingPointPrecision
 import org.apache.arrow.vector.types.pojo.ArrowType
 import org.roaringbitmap.RoaringBitmap
 
-import io.sparklance.core.{InvalidArgumentException, MetadataColumn, UnsupportedFeatureException}
+import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException}
 import io.sparklance.core.file.LanceFileReader
-import io.sparklance.core.format.{Fragment, FragmentFiles, TableLayout}
+import io.sparklance.core.format.{Fragment, TableLayout}
 import io.sparklance.core.index.{Distance, IndexKind, IndexMetadata, IvfModel, IvfWriter}
 import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.schema.{LanceField, LanceSchema}
@@ -152,41 +152,34 @@ object VectorIndexBuild {
    */
   def run(storage: Storage, task: Task): String = {
     val fragment = new Fragment(io.sparklance.proto.TableProtos.DataFragment.parseFrom(task.fragment))
-    val field = LanceSchema.fromBytes(task.manifestPath, task.column).fields.head
     val model = task.model
     val dim = model.dim
     val allocator = new RootAllocator()
     try {
-      val deletions = FragmentFiles.deletionVector(storage, task.layout, fragment)
-      val ids = if (task.rowIds) MetadataColumn.RowId else MetadataColumn.RowAddress
-      val rowIds = if (task.rowIds) FragmentFiles.rowIds(storage, task.layout.root, task.manifestPath, fragment, hasStableRowIds = true) else None
-      val reader = new FragmentReader(storage, task.layout, fragment, Seq(field), Seq(ids), deletions, rowIds)
-      try {
-        val root = reader.read(task.from, task.to, allocator)
-        try {
-          val n = root.getRowCount
-          val (vectors, valid) = floats(root.getVector(0), n, dim)
-          val addresses = root.getVector(1).asInstanceOf[org.apache.arrow.vector.BigIntVector]
-          val keptIds = new Array[Long](n)
-          val partitions = new Array[Int](n)
-          val payload = new Array[Byte](n * model.width)
-          val scratch = new Array[Float](dim)
-          var kept = 0
-          var i = 0
-          while (i < n) {
-            if (valid(i)) {
-              model.prepare(vectors, i * dim)
-              val p = model.partition(vectors, i * dim)
-              keptIds(kept) = addresses.get(i)
-              partitions(kept) = p
-              model.encode(vectors, i * dim, p, payload, kept * model.width, scratch)
-              kept += 1
-            }
-            i += 1
+      IndexBuild.readIndexed(storage, task.layout, task.manifestPath, fragment, task.column, task.rowIds, task.from, task.to,
+        allocator) { root =>
+        val n = root.getRowCount
+        val (vectors, valid) = floats(root.getVector(0), n, dim)
+        val addresses = root.getVector(1).asInstanceOf[org.apache.arrow.vector.BigIntVector]
+        val keptIds = new Array[Long](n)
+        val partitions = new Array[Int](n)
+        val payload = new Array[Byte](n * model.width)
+        val scratch = new Array[Float](dim)
+        var kept = 0
+        var i = 0
+        while (i < n) {
+          if (valid(i)) {
+            model.prepare(vectors, i * dim)
+            val p = model.partition(vectors, i * dim)
+            keptIds(kept) = addresses.get(i)
+            partitions(kept) = p
+            model.encode(vectors, i * dim, p, payload, kept * model.width, scratch)
+            kept += 1
           }
-          IvfWriter.writeRun(storage, task.runPath, model, keptIds, partitions, payload, kept, allocator)
-        } finally root.close()
-      } finally reader.close()
+          i += 1
+        }
+        IvfWriter.writeRun(storage, task.runPath, model, keptIds, partitions, payload, kept, allocator)
+      }
     } finally allocator.close()
     task.runPath
   }
