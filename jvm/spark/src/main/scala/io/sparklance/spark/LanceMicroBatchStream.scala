@@ -57,17 +57,26 @@ final class LanceMicroBatchStream(root: String, conf: Configuration, schema: Str
     val t = table
     val scans =
       if (from.snapshot) Seq(scanOf(t.snapshot(TimeTravel.AtVersion(to.version)), None))
-      else (from.version + 1 to to.version).flatMap(v => appended(t, t.snapshot(TimeTravel.AtVersion(v))))
+      else {
+        // Each version's fragments are those the next one is compared with: every manifest is read once.
+        var before =
+          if (from.version >= 1) t.snapshot(TimeTravel.AtVersion(from.version)).fragmentIds.toSet else Set.empty[Long]
+        (from.version + 1 to to.version).flatMap { v =>
+          val s = t.snapshot(TimeTravel.AtVersion(v))
+          val scan = appended(t, s, before)
+          before = s.fragmentIds.toSet
+          scan
+        }
+      }
     val broadcast = SparkSession.active.sparkContext.broadcast(new SerializableConfiguration(conf))
     scans.flatMap(_.planTasks(options.rowsPerPartition)).map(task => LancePartition(root, task, broadcast): InputPartition).toArray
   }
 
-  /** The scan of the rows version `s` appended, or None when it appended none. */
-  private def appended(t: lance.Table, s: Snapshot): Option[lance.Scan] =
+  /** The scan of the rows version `s` appended to the fragments `before` it had, or None when it appended none. */
+  private def appended(t: lance.Table, s: Snapshot, before: Set[Long]): Option[lance.Scan] =
     t.operationOf(s) match {
-      case Some(op) if op.equalsIgnoreCase("append") || op.equalsIgnoreCase("overwrite") && fragmentsBefore(t, s).isEmpty =>
+      case Some(op) if op.equalsIgnoreCase("append") || op.equalsIgnoreCase("overwrite") && before.isEmpty =>
         // An overwrite of a table with no fragments (its creation, by pylance) only adds rows.
-        val before = fragmentsBefore(t, s)
         val added = s.fragmentIds.filterNot(before.contains)
         if (added.isEmpty) None else Some(scanOf(s, Some(added)))
       case Some(op) if NoDataChange.contains(op.toLowerCase) => None
@@ -77,9 +86,6 @@ final class LanceMicroBatchStream(root: String, conf: Configuration, schema: Str
         "the rows versions append. Set option skipChangeCommits to true to skip such versions, or start a new query " +
         "(a new checkpoint) with startingVersion after it.")
     }
-
-  private def fragmentsBefore(t: lance.Table, s: Snapshot): Set[Long] =
-    if (s.version > 1) t.snapshot(TimeTravel.AtVersion(s.version - 1)).fragmentIds.toSet else Set.empty
 
   private def scanOf(s: Snapshot, fragments: Option[Seq[Long]]): lance.Scan = {
     checkSchema(s)
