@@ -99,6 +99,10 @@ object LanceOptions {
     check(options, where, "streaming write", Write ++ Set("checkpointlocation", "streamingqueryid",
       "lance.streaming.dedupe.lookback.versions"), NoEffectWrite, RefusedWrite)
 
+  /** The value of option `name` (keys are case-insensitive), trimmed. */
+  def value(options: Map[String, String], name: String): Option[String] =
+    options.collectFirst { case (k, v) if k.equalsIgnoreCase(name) => v.trim }
+
   /** Checks the options of an OPTIMIZE (compaction); `where` names the table for errors. */
   def checkOptimize(options: Map[String, String], where: String): Unit =
     check(options, where, "compaction", Optimize, NoEffectOptimize, RefusedOptimize)

@@ -99,13 +99,10 @@ object LanceStreamingWrite {
   private val QueryIdOption = "streamingQueryId"
   private val LookbackOption = "lance.streaming.dedupe.lookback.versions"
 
-  private def option(passed: Map[String, String], name: String): Option[String] =
-    passed.collectFirst { case (k, v) if k.equalsIgnoreCase(name) => v.trim }
-
   private def queryId(passed: Map[String, String], info: LogicalWriteInfo): String =
-    option(passed, QueryIdOption).filter(_.nonEmpty).getOrElse(info.queryId())
+    LanceOptions.value(passed, QueryIdOption).filter(_.nonEmpty).getOrElse(info.queryId())
 
-  private def lookback(passed: Map[String, String]): Option[Int] = option(passed, LookbackOption).map { v =>
+  private def lookback(passed: Map[String, String]): Option[Int] = LanceOptions.value(passed, LookbackOption).map { v =>
     scala.util.Try(v.toInt).toOption.filter(_ > 0).getOrElse(throw new LanceSparkException(new InvalidArgumentException(
       s"Option $LookbackOption must be a number of versions (1 or more), not '$v'.")))
   }
@@ -124,7 +121,7 @@ object LanceStreamingWrite {
   /** The sink for a path with no table yet: the first batch creates it with the stream's schema. */
   def forNewTable(path: String, info: LogicalWriteInfo, complete: Boolean): LanceStreamingWrite = {
     val passed = options(info, path, complete)
-    option(passed, "branch").filter(_ != "main").foreach { b =>
+    LanceOptions.value(passed, "branch").filter(_ != "main").foreach { b =>
       throw new LanceSparkException(new io.sparklance.core.NotATableException(path, s"there is no table to stream " +
         s"into branch '$b' of: create the table, then the branch (ALTER TABLE ... CREATE BRANCH)"))
     }

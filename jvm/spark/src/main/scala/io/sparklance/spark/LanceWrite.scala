@@ -174,7 +174,7 @@ object WriteOptions {
    * for INSERT INTO and `writeTo(...).append()`, `overwrite` for INSERT OVERWRITE and `overwrite(...)`).
    */
   def checkWriteMode(options: Map[String, String], does: String, table: String): Unit =
-    options.collectFirst { case (k, v) if k.equalsIgnoreCase("write_mode") => v.trim.toLowerCase }.foreach { w =>
+    LanceOptions.value(options, "write_mode").map(_.toLowerCase).foreach { w =>
       if (w != does) {
         throw new LanceSparkException(new InvalidArgumentException(s"Option write_mode is '$w' but this write of " +
           s"$table is an $does. Leave the option out: the statement or method decides."))

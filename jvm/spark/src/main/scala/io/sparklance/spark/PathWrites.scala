@@ -70,7 +70,7 @@ object PathWrites {
    * exist (a branch is created from a version, never by a write).
    */
   private def branchRoot(conf: org.apache.hadoop.conf.Configuration, path: String, options: Map[String, String]): String =
-    options.collectFirst { case (k, v) if k.equalsIgnoreCase("branch") => v.trim } match {
+    LanceOptions.value(options, "branch") match {
       case None | Some("main") => path
       case Some(b) => LanceSparkException.translate(lance.Table.forPath(path, conf).branch(b).root)
     }
@@ -80,7 +80,7 @@ object PathWrites {
    * of a write that left Spark's default (`errorifexists`), and must agree with a mode given otherwise.
    */
   private def withWriteMode(mode: SaveMode, options: Map[String, String], path: String): SaveMode =
-    options.collectFirst { case (k, v) if k.equalsIgnoreCase("write_mode") => v.trim.toLowerCase } match {
+    LanceOptions.value(options, "write_mode").map(_.toLowerCase) match {
       case None => mode
       case Some(w @ ("append" | "overwrite")) =>
         val asked = if (w == "append") SaveMode.Append else SaveMode.Overwrite

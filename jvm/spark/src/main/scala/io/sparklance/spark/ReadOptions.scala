@@ -28,7 +28,7 @@ object ReadOptions {
   val DriverLookupRows = 4096L
 
   def nanoseconds(options: Map[String, String]): SparkSchemas.NanosecondMapping =
-    options.collectFirst { case (k, v) if k.equalsIgnoreCase("nanoseconds") => v.trim.toLowerCase } match {
+    LanceOptions.value(options, "nanoseconds").map(_.toLowerCase) match {
       case None | Some("truncate") => SparkSchemas.NanosecondMapping.TruncateToMicros
       case Some("long") => SparkSchemas.NanosecondMapping.AsLong
       case Some(other) => throw new LanceSparkException(new InvalidArgumentException(
