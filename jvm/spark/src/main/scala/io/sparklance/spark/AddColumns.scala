@@ -145,6 +145,7 @@ object AddColumns {
     val rdd = computed.repartition(partitions, expr("shiftright(_rowaddr, 32)")).sortWithinPartitions("_rowaddr")
       .queryExecution.toRdd
     val written = scala.collection.mutable.ArrayBuffer.empty[lance.NewColumns.File]
+    val watch = new JobWatch(spark.sparkContext)
     try {
       spark.sparkContext.runJob(rdd, (ctx: TaskContext, rows: Iterator[InternalRow]) =>
         writeFragments(lance.Table.forPath(path, serializableConf.value).newColumnWriter(spec), newColumns, batchRows, rows),
@@ -152,6 +153,7 @@ object AddColumns {
       commit(written.toSeq)
     } catch {
       case NonFatal(e) =>
+        watch.awaitTasks() // tasks still running when the job failed write files that `written` does not list
         abort(written.map(_.path).toSeq)
         throw e
     }

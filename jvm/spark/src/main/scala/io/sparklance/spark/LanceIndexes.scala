@@ -61,6 +61,7 @@ object LanceIndexes {
   private def indexJob[T: scala.reflect.ClassTag](spark: SparkSession, column: String, commit: Seq[String] => IndexMetadata,
       abort: () => Unit)(plan: org.apache.spark.SparkContext => (Seq[T], (TaskContext, Iterator[T]) => Array[String])): Seq[Row] = {
     val sc = spark.sparkContext
+    val watch = new JobWatch(sc)
     try {
       val (tasks, work) = plan(sc)
       val runs = if (tasks.isEmpty) Nil else sc.runJob(sc.parallelize(tasks, tasks.size), work).toSeq.flatten
@@ -68,7 +69,10 @@ object LanceIndexes {
       Seq(Row(index.name, index.kind.name, Seq(column), index.uuid, index.fragmentBitmap.getCardinality,
         index.createdAt.map(Timestamp.from).orNull))
     } catch {
-      case NonFatal(e) => abort(); throw e
+      case NonFatal(e) =>
+        watch.awaitTasks() // tasks still running when the job failed may write into the build's directory
+        abort()
+        throw e
     }
   }
 

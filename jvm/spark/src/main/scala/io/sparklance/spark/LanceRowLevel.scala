@@ -101,8 +101,10 @@ final class LanceDeltaBatchWrite(table: LanceTable, spec: WriteSpec, sparkSchema
       .withCommitRetries(spec.options.commitRetries)
   }
 
+  private val watch = JobWatch.start()
+
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DeltaWriterFactory =
-    new LanceDeltaWriterFactory(spec, sparkSchema)
+    new LanceDeltaWriterFactory(spec.copy(fileTag = delta.fileTag), sparkSchema)
 
   override def useCommitCoordinator(): Boolean = true
 
@@ -113,6 +115,9 @@ final class LanceDeltaBatchWrite(table: LanceTable, spec: WriteSpec, sparkSchema
     delta.commit()
   }
 
-  override def abort(messages: Array[WriterCommitMessage]): Unit =
+  /** Deletes the files of every task, once none runs (including tasks whose results Spark dropped). */
+  override def abort(messages: Array[WriterCommitMessage]): Unit = {
+    watch.foreach(_.awaitTasks())
     delta.abort(messages.toSeq.collect { case m: LanceDeltaMessage => m.files }.flatten)
+  }
 }

@@ -19,7 +19,7 @@ import io.sparklance.core.schema.LanceSchema
  * (as bytes), the file version, the writer options and the Hadoop configuration that reopens the table.
  */
 final case class WriteSpec(root: String, schemaBytes: Array[Byte], fileVersion: String, options: WriteOptions,
-    conf: SerializableConfiguration) {
+    conf: SerializableConfiguration, fileTag: String = "") {
   def schema: LanceSchema = LanceSchema.fromBytes(root, schemaBytes)
   def version: FileVersion = FileVersion.parse(fileVersion).get
   def table: lance.Table = lance.Table.forPath(root, conf.value)
@@ -43,7 +43,8 @@ final class LanceDataWriter(spec: WriteSpec, sparkSchema: StructType) extends Da
   private val schema = spec.schema
   private val allocator = new RootAllocator(Long.MaxValue)
   private val rows = new ArrowRowWriter(schema.fields, sparkSchema, allocator, spec.options.invalidUtf8)
-  private val files = spec.table.newDataWriter(schema, spec.version, spec.options.maxRowsPerFile, spec.options.maxPageBytes)
+  private val files = spec.table.newDataWriter(schema, spec.version, spec.options.maxRowsPerFile, spec.options.maxPageBytes,
+    spec.fileTag)
 
   override def write(row: InternalRow): Unit = {
     rows.write(row)
@@ -90,16 +91,23 @@ final class LanceBatchWrite(spec: WriteSpec, sparkSchema: StructType, readVersio
      else table.newAppend(readVersion)).withCommitRetries(spec.options.commitRetries)
   }
 
-  override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory =
-    new LanceDataWriterFactory(spec, sparkSchema)
+  private val watch = JobWatch.start()
+
+  /** The tasks' writers, naming their files with the commit's tag. */
+  def writerFactory: LanceDataWriterFactory = new LanceDataWriterFactory(spec.copy(fileTag = pending.fileTag), sparkSchema)
+
+  override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory = writerFactory
 
   override def useCommitCoordinator(): Boolean = true
 
   override def commit(messages: Array[WriterCommitMessage]): Unit =
     committedVersion = Some(LanceSparkException.translate(pending.commit(LanceBatchWrite.written(messages))))
 
-  override def abort(messages: Array[WriterCommitMessage]): Unit =
+  /** Deletes the files of every task, once none runs (including tasks whose results Spark dropped). */
+  override def abort(messages: Array[WriterCommitMessage]): Unit = {
+    watch.foreach(_.awaitTasks())
     pending.abort(LanceBatchWrite.written(messages).flatMap(_.files))
+  }
 }
 
 object LanceBatchWrite {

@@ -97,7 +97,7 @@ object PathWrites {
   private def run(spark: SparkSession, spec: WriteSpec, data: DataFrame, readVersion: Long, overwrite: Boolean,
       newSchema: Option[io.sparklance.core.schema.LanceSchema], config: Map[String, String]): Long = {
     val batch = new LanceBatchWrite(spec, data.schema, readVersion, overwrite, newSchema, config)
-    val factory = new LanceDataWriterFactory(spec, data.schema)
+    val factory = batch.writerFactory
     val rdd = data.queryExecution.toRdd
     // Indexed by partition, so that fragments are committed (and get row ids) in the DataFrame's order.
     val messages = new Array[WriterCommitMessage](rdd.partitions.length)

@@ -36,7 +36,7 @@ final class ColumnUpdate private[table] (table: Table, snapshot: Snapshot, names
   }
 
   /** What the writers of the new files need, as plain data. */
-  def spec: NewColumns.Spec = NewColumns.Spec.of(schema, snapshot)
+  def spec: NewColumns.Spec = NewColumns.Spec.of(schema, snapshot, fileTag)
 
   /** Commits the new files (one per changed fragment); returns the new version. */
   def commit(files: Seq[NewColumns.File]): Long = committing {

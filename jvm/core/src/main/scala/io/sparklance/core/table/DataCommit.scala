@@ -44,6 +44,14 @@ final class DataWriter private[table] (files: FragmentWriter) extends AutoClosea
  */
 abstract class PendingCommit private[table] (table: Table) {
   @volatile private var outcomeUnknown = false
+
+  /**
+   * The first part of the name of every data file written for this commit (pass it to [[Table.newDataWriter]]):
+   * [[abort]] deletes the files so named too, so that files of writers whose results never arrived (a task that
+   * finished after its job had failed) are not left behind.
+   */
+  val fileTag: String = java.util.UUID.randomUUID().toString.replace("-", "").take(16)
+
   /** Attempts at a new version when other writers commit first: the table's `commit_retries` property, else 20. */
   protected var commitRetries: Int = 20
 
@@ -56,8 +64,11 @@ abstract class PendingCommit private[table] (table: Table) {
     try commit
     catch { case e: CommitStateUnknownException => outcomeUnknown = true; throw e }
 
-  /** Deletes `files` (written for this commit) unless a commit attempt's outcome is unknown. */
-  def abort(files: Seq[String]): Unit = if (!outcomeUnknown) table.discard(files)
+  /**
+   * Deletes `files` (written for this commit) and the data files named with [[fileTag]], unless a commit attempt's
+   * outcome is unknown. Call it once no writer of this commit is running any more.
+   */
+  def abort(files: Seq[String]): Unit = if (!outcomeUnknown) { table.discard(files); table.discardTagged(fileTag) }
 }
 
 /** An append or an overwrite of the rows a [[DataWriter]] wrote ([[Table.newAppend]], [[Table.newOverwrite]]). */

@@ -32,7 +32,7 @@ final class NewColumns private[table] (table: Table, snapshot: Snapshot, columns
   val schema: LanceSchema = edit.addedSince(snapshot.manifest.proto.getFieldsList.asScala.toSeq)
 
   /** What the writers of the new files need, as plain data. */
-  def spec: NewColumns.Spec = NewColumns.Spec.of(schema, snapshot)
+  def spec: NewColumns.Spec = NewColumns.Spec.of(schema, snapshot, fileTag)
 
   /** Commits the new files (one per fragment; fragments without one read the new columns as null). */
   def commit(files: Seq[NewColumns.File]): Long = committing {
@@ -47,16 +47,20 @@ final class NewColumns private[table] (table: Table, snapshot: Snapshot, columns
 }
 
 object NewColumns {
-  /** The new columns' schema (bytes), the file version to write, and each fragment's physical rows. */
-  final case class Spec(schemaBytes: Array[Byte], fileVersion: String, physicalRows: Map[Long, Long]) {
+  /**
+   * The new columns' schema (bytes), the file version to write, each fragment's physical rows, and the commit's
+   * [[PendingCommit.fileTag]] to name the files with.
+   */
+  final case class Spec(schemaBytes: Array[Byte], fileVersion: String, physicalRows: Map[Long, Long], fileTag: String) {
     def schema: LanceSchema = LanceSchema.fromBytes("the new columns' schema", schemaBytes)
     def version: FileVersion = FileVersion.parse(fileVersion).get
   }
 
   object Spec {
-    /** The spec of files holding `schema` for the fragments of `snapshot`, in its file version. */
-    def of(schema: LanceSchema, snapshot: Snapshot): Spec =
-      Spec(schema.toBytes, snapshot.fileVersion.toString, snapshot.fragments.map(f => f.id -> f.physicalRows).toMap)
+    /** The spec of files holding `schema` for the fragments of `snapshot`, in its file version, named with `fileTag`. */
+    def of(schema: LanceSchema, snapshot: Snapshot, fileTag: String): Spec =
+      Spec(schema.toBytes, snapshot.fileVersion.toString, snapshot.fragments.map(f => f.id -> f.physicalRows).toMap,
+        fileTag)
   }
 
   /** The new data file of one fragment (a `DataFile` protobuf) and its absolute path. */
@@ -83,7 +87,7 @@ object NewColumns {
       finishFile()
       physicalRows(id)
       fragment = id
-      file = LanceFileWriter.create(storage, Storage.join(root, s"data/${UUID.randomUUID()}.lance"), schema, version)
+      file = LanceFileWriter.create(storage, Storage.join(root, s"data/${spec.fileTag}-${UUID.randomUUID()}.lance"), schema, version)
     }
 
     /** Rows of the current fragment, continuing where the last batch ended; columns are the new columns in order. */

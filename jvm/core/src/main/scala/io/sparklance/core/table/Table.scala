@@ -344,11 +344,13 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
 
   /**
    * Writes rows of `schema` into new data files of file version `version`, one fragment per file of at most
-   * `maxRowsPerFile` rows, whose columns aim at pages of `maxPageBytes`. Nothing is part of the table until a commit
-   * takes the [[WrittenFiles]].
+   * `maxRowsPerFile` rows, whose columns aim at pages of `maxPageBytes`, named with `fileTag` (the pending commit's
+   * [[PendingCommit.fileTag]], or none). Nothing is part of the table until a commit takes the [[WrittenFiles]].
    */
-  def newDataWriter(schema: LanceSchema, version: FileVersion, maxRowsPerFile: Long, maxPageBytes: Long): DataWriter =
-    new DataWriter(new FragmentWriter(storage, root, schema, version, FragmentWriter.Options(maxRowsPerFile, maxPageBytes)))
+  def newDataWriter(schema: LanceSchema, version: FileVersion, maxRowsPerFile: Long, maxPageBytes: Long,
+      fileTag: String = ""): DataWriter =
+    new DataWriter(new FragmentWriter(storage, root, schema, version,
+      FragmentWriter.Options(maxRowsPerFile, maxPageBytes, fileTag)))
 
   /** Adds rows to the table as it is after `readVersion`. */
   def newAppend(readVersion: Long): DataCommit = new DataCommit(this, readVersion, None)
@@ -392,6 +394,15 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
 
   /** Deletes files written for a commit that did not happen; best effort. */
   def discard(files: Seq[String]): Unit = files.foreach(f => try storage.delete(f) catch { case NonFatal(_) => () })
+
+  /**
+   * Deletes the data files named with `fileTag` ([[PendingCommit.fileTag]]): those of a write that did not commit,
+   * including files of writers whose results were lost; best effort. Nothing for an empty tag.
+   */
+  private[table] def discardTagged(fileTag: String): Unit = if (fileTag.nonEmpty) {
+    val listed = try storage.list(Storage.join(root, "data")) catch { case NonFatal(_) => Nil }
+    discard(listed.map(_.path).filter(p => Storage.fileName(p).startsWith(fileTag + "-")))
+  }
 
   private[table] def commit(txn: Transaction, options: Committer.Options): Long =
     Committer.commit(storage, commits, root, txn, options)

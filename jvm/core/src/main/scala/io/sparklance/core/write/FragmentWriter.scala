@@ -62,7 +62,7 @@ final class FragmentWriter(storage: Storage, root: String, schema: LanceSchema, 
   override def close(): Unit = current.foreach(_.close())
 
   private def open(): LanceFileWriter = {
-    val name = s"${UUID.randomUUID()}.lance"
+    val name = if (options.fileTag.isEmpty) s"${UUID.randomUUID()}.lance" else s"${options.fileTag}-${UUID.randomUUID()}.lance"
     val path = Storage.join(root, s"data/$name")
     written += path
     val w = LanceFileWriter.create(storage, path, schema, version, LanceFileWriter.Options(options.maxPageBytes))
@@ -86,9 +86,11 @@ final class FragmentWriter(storage: Storage, root: String, schema: LanceSchema, 
 
 object FragmentWriter {
   /**
-   * `maxRowsPerFile`: rows per data file (pylance's default, 1Mi); `maxPageBytes`: the page size columns aim at.
+   * `maxRowsPerFile`: rows per data file (pylance's default, 1Mi); `maxPageBytes`: the page size columns aim at;
+   * `fileTag`: when given, the first part of each file's name, shared by every file of one write, so that an abort
+   * finds files whose writers' results never reached it ([[io.sparklance.core.table.PendingCommit.fileTag]]).
    */
-  final case class Options(maxRowsPerFile: Long = 1024L * 1024, maxPageBytes: Long = 8L << 20) {
+  final case class Options(maxRowsPerFile: Long = 1024L * 1024, maxPageBytes: Long = 8L << 20, fileTag: String = "") {
     require(maxRowsPerFile > 0, "maxRowsPerFile must be positive")
   }
 }

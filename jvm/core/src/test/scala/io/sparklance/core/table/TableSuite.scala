@@ -427,6 +427,28 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(!again.files.exists(storage.exists))
   }
 
+  test("an abort also deletes the files named with its tag whose writers' results it never got, and no other file") {
+    val (storage, table) = newTable()
+    val r = new Random(23)
+    val rows = Seq.fill(60)(randomRow(r))
+    table.newOverwrite(0, schema, FileVersion.V2_2, Map.empty).commit(Seq(write(table, rows, 25)))
+    def writeTagged(tag: String): WrittenFiles = {
+      val w = table.newDataWriter(schema, FileVersion.V2_2, 20, 1L << 20, tag)
+      try { val b = batch(rows); try w.write(b) finally b.close(); w.finish() } finally w.close()
+    }
+    val failed = table.newAppend(1)
+    val reported = writeTagged(failed.fileTag)
+    val dropped = writeTagged(failed.fileTag) // a task whose result arrived after its job had failed
+    val concurrent = table.newAppend(1)
+    val theirs = writeTagged(concurrent.fileTag)
+    assert(failed.fileTag != concurrent.fileTag)
+    failed.abort(reported.files)
+    assert(!(reported.files ++ dropped.files).exists(storage.exists), "files of the aborted write remain")
+    assert(theirs.files.forall(storage.exists), "a concurrent write lost its files")
+    assert(concurrent.commit(Seq(theirs)) == 2)
+    assert(read(table, table.latest().newScan(), 1L << 20).size == 2 * rows.size)
+  }
+
   test("properties a data commit records are read back newest first, also after a rebase over another writer's commit") {
     val (_, table) = newTable()
     val r = new Random(11)

@@ -1,0 +1,52 @@
+package io.sparklance.spark
+
+import org.apache.spark.{JobExecutionStatus, SparkContext}
+
+/**
+ * The Spark jobs the current thread starts from now on (in its job group), watched so that an abort can wait for
+ * their tasks. Spark fails a job at its first failed task and drops the results of the tasks still running; those
+ * may still finish their files after the job has failed. An abort that deletes the files of a write waits here first
+ * ([[awaitTasks]]), then deletes them by their tag ([[io.sparklance.core.table.PendingCommit.fileTag]]).
+ *
+ * Jobs are known from Spark's status store, which its listener bus updates a little late: a job may still show as
+ * running and its tasks as active after they ended, which only makes the wait longer. Create it on the driver,
+ * before the job, on the thread that runs it.
+ */
+private[spark] final class JobWatch(sc: SparkContext) {
+  private val group = sc.getLocalProperty(JobWatch.GroupProperty)
+  private val after = sc.statusTracker.getJobIdsForGroup(group).foldLeft(-1)(math.max)
+
+  /** Tasks still running in the jobs started since this watch, that did not succeed. */
+  def activeTasks: Int = {
+    val tracker = sc.statusTracker
+    tracker.getJobIdsForGroup(group).filter(_ > after).flatMap(tracker.getJobInfo(_))
+      .filter(_.status != JobExecutionStatus.SUCCEEDED)
+      .flatMap(_.stageIds).flatMap(tracker.getStageInfo(_)).map(_.numActiveTasks).sum
+  }
+
+  /** Waits until no task of the watched jobs runs (at most `timeoutMillis`); whether none does. */
+  def awaitTasks(timeoutMillis: Long = JobWatch.DefaultTimeoutMillis): Boolean = {
+    val deadline = System.nanoTime() + timeoutMillis * 1000000L
+    var idle = activeTasks == 0
+    while (!idle && System.nanoTime() < deadline) {
+      Thread.sleep(50)
+      idle = activeTasks == 0
+    }
+    if (!idle) JobWatch.log.warn(s"Tasks of a failed write were still running after ${timeoutMillis / 1000} s; " +
+      "files they finish later are not part of the table, and Lance's cleanup removes them.")
+    idle
+  }
+}
+
+private[spark] object JobWatch {
+  private val log = org.slf4j.LoggerFactory.getLogger(classOf[JobWatch])
+  private val GroupProperty = "spark.jobGroup.id"
+  val DefaultTimeoutMillis: Long = 60000L
+
+  /** A watch of the active session's jobs from now on, or none outside a Spark driver. */
+  def start(): Option[JobWatch] =
+    {
+    import org.apache.spark.sql.SparkSession
+    SparkSession.getActiveSession.orElse(SparkSession.getDefaultSession).map(s => new JobWatch(s.sparkContext))
+  }
+}

@@ -1,0 +1,47 @@
+package io.sparklance.spark
+
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicInteger
+import java.util.concurrent.locks.LockSupport
+
+import org.apache.spark.{SparkConf, SparkContext, SparkException}
+import org.scalatest.funsuite.AnyFunSuite
+
+/**
+ * [[JobWatch]] on a local Spark: after a job failed at one task, the abort of a write waits for the job's other
+ * tasks, which Spark does not stop (nothing interrupts them) and whose results it drops.
+ */
+class JobWatchSuite extends AnyFunSuite {
+  import JobWatchSuite._
+
+  test("awaitTasks returns once the tasks a failed job left running have ended, and not before") {
+    val sc = new SparkContext(new SparkConf().setMaster("local[2]").setAppName("job-watch").set("spark.ui.enabled", "false"))
+    try {
+      sc.parallelize(0 until 4, 2).count() // an earlier job, which the watch does not wait for
+      val watch = new JobWatch(sc)
+      finished.set(0)
+      val e = intercept[SparkException](sc.runJob(sc.parallelize(0 until 2, 2), failOrLinger))
+      assert(e.getMessage.contains("boom"))
+      assert(finished.get == 0, "the lingering task ended before the job failed: nothing was tested")
+      assert(watch.awaitTasks(60000), "tasks were still running after a minute")
+      assert(finished.get == 1, "awaitTasks returned while a task of the failed job was running")
+      val later = new JobWatch(sc)
+      val start = System.nanoTime()
+      assert(later.awaitTasks(60000) && later.activeTasks == 0)
+      assert(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5), "a watch started later waited for older jobs")
+    } finally sc.stop()
+  }
+}
+
+object JobWatchSuite {
+  val finished = new AtomicInteger()
+
+  /** Partition 0 fails at once; partition 1 waits two seconds (ignoring interrupts), then counts itself finished. */
+  val failOrLinger: Iterator[Int] => Int = { rows =>
+    val i = rows.next()
+    if (i == 0) throw new IllegalStateException("boom")
+    val until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2)
+    while (System.nanoTime() < until) LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20))
+    finished.incrementAndGet()
+  }
+}
