@@ -18,8 +18,8 @@ import io.sparklance.core.table.TimeTravel
 /**
  * Data evolution: new columns whose values Spark computes from the existing ones (`SQL expressions`), written as one
  * new data file per fragment beside the fragment's files (no other column is rewritten), and committed with the new
- * schema as one Merge transaction. Rows deleted from a fragment get nulls, so the new file lines up with the
- * fragment's other files row for row.
+ * schema as one Merge transaction. Rows deleted from a fragment get vacant slots (nulls; zeroed bytes in NOT NULL
+ * columns), so the new file lines up with the fragment's other files row for row.
  */
 object AddColumns {
 
@@ -160,19 +160,23 @@ object AddColumns {
   }
 
   /**
-   * Writes the rows of one task (sorted by row address) as one file per fragment, nulls for the rows the task has
-   * none for (deleted rows), so that each file holds every physical row of its fragment.
+   * Writes the rows of one task (sorted by row address) as one file per fragment, with vacant slots for the rows the
+   * task has none for (deleted rows; for ADD COLUMNS also rows the source lacks, which read as null since new columns
+   * are nullable), so that each file holds every physical row of its fragment.
    */
   private def writeFragments(writer: lance.NewColumns.Writer, columns: StructType, batchRows: Int,
       rows: Iterator[InternalRow]): Seq[lance.NewColumns.File] = {
     val allocator = new RootAllocator(Long.MaxValue)
     val rowWriter = new ArrowRowWriter(writer.schema.fields, columns, allocator)
-    val nulls = new GenericInternalRow(columns.length)
     var fragment = -1L
     var next = 0L
     def flush(): Unit = if (rowWriter.rowCount > 0) { writer.write(rowWriter.finishBatch()); rowWriter.reset() }
     def put(row: InternalRow): Unit = { rowWriter.write(row); if (rowWriter.rowCount >= batchRows) flush() }
-    def padTo(offset: Long): Unit = while (next < offset) { put(nulls); next += 1 }
+    def padTo(offset: Long): Unit = while (next < offset) {
+      rowWriter.writeVacant()
+      if (rowWriter.rowCount >= batchRows) flush()
+      next += 1
+    }
     def finishFragment(): Unit = if (fragment >= 0) { padTo(writer.physicalRows(fragment)); flush() }
     try {
       val values = new GenericInternalRow(columns.length)

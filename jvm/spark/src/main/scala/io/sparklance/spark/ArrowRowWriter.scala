@@ -55,6 +55,17 @@ final class ArrowRowWriter(fields: Seq[LanceField], sparkSchema: StructType, all
     rows += 1
   }
 
+  /**
+   * Appends a row that no reader will see (a deleted row's slot in a file that must hold every physical row of its
+   * fragment): null in every column, NOT NULL ones included, whose slots keep the vectors' zeroed bytes; structs
+   * are present, with vacant fields.
+   */
+  def writeVacant(): Unit = {
+    var i = 0
+    while (i < writers.length) { writers(i).vacant(rows); i += 1 }
+    rows += 1
+  }
+
   /** Sets the value counts; the root then holds the rows written since the last reset. */
   def finishBatch(): VectorSchemaRoot = {
     writers.foreach(_.finish(rows))
@@ -123,6 +134,11 @@ object ArrowRowWriter {
       case v: FixedSizeListVector => v.setNull(slot)
       case other => throw new IllegalStateException(s"no null for ${other.getClass}")
     }
+    /**
+     * A slot no reader sees (a deleted row's): null, NOT NULL columns included; a struct is present with vacant
+     * fields, as file version 2.0 stores no struct validity.
+     */
+    def vacant(slot: Int): Unit = setNull(slot)
     def set(in: SpecializedGetters, ordinal: Int, slot: Int): Unit
     def finish(count: Int): Unit = vector.setValueCount(count)
     def reset(): Unit = ()
@@ -284,6 +300,11 @@ object ArrowRowWriter {
             var i = 0
             while (i < children.length) { children(i).setNull(slot); i += 1 }
             v.setNull(slot)
+          }
+          override def vacant(slot: Int): Unit = {
+            var i = 0
+            while (i < children.length) { children(i).vacant(slot); i += 1 }
+            v.setIndexDefined(slot)
           }
           def set(in: SpecializedGetters, o: Int, s: Int): Unit = {
             val row = in.getStruct(o, children.length)
