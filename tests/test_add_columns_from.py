@@ -177,7 +177,7 @@ def test_update_columns_refuses_what_it_cannot_store(spark, wh):
 def test_update_columns_of_not_null_columns_in_fragments_with_deleted_rows(spark, wh, case):
     """NOT NULL columns of several types (integer, string, fixed-size list, struct, list) updated in fragments with
     deleted rows: the new file still holds a slot for each deleted row, which a NOT NULL column cannot hold as a null
-    (CI-less finding: this was refused with "Cannot write a null"). pylance reads the model, validate() passes, a
+    (session 10's review found this refused with "Cannot write a null"). pylance reads the model, validate() passes, a
     null for a NOT NULL column is still refused."""
     r = random.Random(SEED * 100 + 80 + case)
     name = f"nn{case}"
