@@ -16,21 +16,31 @@ private[spark] final class JobWatch(sc: SparkContext) {
   private val group = sc.getLocalProperty(JobWatch.GroupProperty)
   private val after = sc.statusTracker.getJobIdsForGroup(group).foldLeft(-1)(math.max)
 
-  /** Tasks still running in the jobs started since this watch, that did not succeed. */
-  def activeTasks: Int = {
+  /**
+   * Tasks still running in the jobs started since this watch that failed (or, with `running`, that have not
+   * succeeded). A job shows as failed when one of its tasks failed, before its own end reaches the status store.
+   */
+  def activeTasks(running: Boolean = false): Int = {
     val tracker = sc.statusTracker
     tracker.getJobIdsForGroup(group).filter(_ > after).flatMap(tracker.getJobInfo(_))
       .filter(_.status != JobExecutionStatus.SUCCEEDED)
-      .flatMap(_.stageIds).flatMap(tracker.getStageInfo(_)).map(_.numActiveTasks).sum
+      .map(job => (job.status, job.stageIds.flatMap(tracker.getStageInfo(_))))
+      .filter { case (status, stages) => running || status == JobExecutionStatus.FAILED || stages.exists(_.numFailedTasks > 0) }
+      .flatMap(_._2.map(_.numActiveTasks)).sum
   }
 
-  /** Waits until no task of the watched jobs runs (at most `timeoutMillis`); whether none does. */
+  /**
+   * Waits until no task of the watched jobs that failed runs (at most `timeoutMillis`); whether none does. For the
+   * first second, jobs that have not failed yet count too: the status store may not have seen the failure yet.
+   */
   def awaitTasks(timeoutMillis: Long = JobWatch.DefaultTimeoutMillis): Boolean = {
-    val deadline = System.nanoTime() + timeoutMillis * 1000000L
-    var idle = activeTasks == 0
+    val start = System.nanoTime()
+    val deadline = start + timeoutMillis * 1000000L
+    def quiet = activeTasks(running = System.nanoTime() - start < 1000000000L) == 0
+    var idle = quiet
     while (!idle && System.nanoTime() < deadline) {
       Thread.sleep(50)
-      idle = activeTasks == 0
+      idle = quiet
     }
     if (!idle) JobWatch.log.warn(s"Tasks of a failed write were still running after ${timeoutMillis / 1000} s; " +
       "files they finish later are not part of the table, and Lance's cleanup removes them.")
@@ -44,8 +54,7 @@ private[spark] object JobWatch {
   val DefaultTimeoutMillis: Long = 60000L
 
   /** A watch of the active session's jobs from now on, or none outside a Spark driver. */
-  def start(): Option[JobWatch] =
-    {
+  def start(): Option[JobWatch] = {
     import org.apache.spark.sql.SparkSession
     SparkSession.getActiveSession.orElse(SparkSession.getDefaultSession).map(s => new JobWatch(s.sparkContext))
   }

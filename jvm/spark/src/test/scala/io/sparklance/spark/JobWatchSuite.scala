@@ -27,8 +27,25 @@ class JobWatchSuite extends AnyFunSuite {
       assert(finished.get == 1, "awaitTasks returned while a task of the failed job was running")
       val later = new JobWatch(sc)
       val start = System.nanoTime()
-      assert(later.awaitTasks(60000) && later.activeTasks == 0)
+      assert(later.awaitTasks(60000) && later.activeTasks(running = true) == 0)
       assert(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5), "a watch started later waited for older jobs")
+    } finally sc.stop()
+  }
+
+  test("after the first second, awaitTasks does not wait for a job of another thread that is running well") {
+    val sc = new SparkContext(new SparkConf().setMaster("local[2]").setAppName("job-watch").set("spark.ui.enabled", "false"))
+    try {
+      val watch = new JobWatch(sc)
+      val other = new Thread(() => { sc.parallelize(0 until 1, 1).map(lingerFor(6)).count(); () })
+      other.start()
+      def running = sc.statusTracker.getActiveStageIds().flatMap(sc.statusTracker.getStageInfo(_)).map(_.numActiveTasks).sum
+      while (running == 0) Thread.sleep(10)
+      val start = System.nanoTime()
+      assert(watch.awaitTasks(60000))
+      val waited = System.nanoTime() - start
+      assert(waited >= TimeUnit.MILLISECONDS.toNanos(900), "the first second did not count running jobs")
+      assert(waited < TimeUnit.SECONDS.toNanos(4), "awaitTasks waited for a job that had not failed")
+      other.join()
     } finally sc.stop()
   }
 }
@@ -40,8 +57,14 @@ object JobWatchSuite {
   val failOrLinger: Iterator[Int] => Int = { rows =>
     val i = rows.next()
     if (i == 0) throw new IllegalStateException("boom")
-    val until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2)
-    while (System.nanoTime() < until) LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20))
+    lingerFor(2)(i)
     finished.incrementAndGet()
+  }
+
+  /** The identity, after `seconds` (ignoring interrupts). */
+  def lingerFor(seconds: Int): Int => Int = { i =>
+    val until = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds)
+    while (System.nanoTime() < until) LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20))
+    i
   }
 }
