@@ -12,6 +12,7 @@ import org.apache.spark.sql.catalyst.parser.CatalystSqlParser
 import org.apache.spark.sql.catalyst.plans.Cross
 import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.catalyst.util.{ArrayData, GenericArrayData}
+import org.apache.spark.sql.connector.catalog.Identifier
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
 import org.apache.spark.sql.sparklance.PlanFrames
 import org.apache.spark.sql.types._
@@ -294,11 +295,30 @@ object VectorSearch {
     private def analyzed(select: String): LogicalPlan =
       spark.sql(s"SELECT $select FROM $sqlName$asOf").queryExecution.analyzed
 
+    /**
+     * The table (at `version`) with its columns, `_rowid` and `_fragid`, resolved here: left unresolved, a
+     * `lance.`/path`` name would be taken for a query on files by a rule that runs before the catalogs see it. A name
+     * in one of the session's Lance catalogs is loaded from it, as Spark's analysis of a query on it would load it,
+     * without that analysis; any other name is resolved by Spark's analysis of such a query.
+     */
+    private def relation(): LogicalPlan = table match {
+      case Seq(name, parts @ _*) if parts.nonEmpty => PlanFrames.catalog(spark, name) match {
+        case Some(catalog: LanceCatalog) =>
+          val ident = Identifier.of(parts.init.toArray, parts.last)
+          val loaded = version.fold(catalog.loadTable(ident))(v => catalog.loadTable(ident, v))
+          val columns = DataSourceV2Relation.create(loaded, Some(catalog), Some(ident))
+          val withMetadata = columns.withMetadataColumns()
+          val metadata = Seq("_rowid", "_fragid").map(n => withMetadata.output.find(_.name == n).getOrElse(
+            throw new IllegalStateException(s"the Lance table ${table.mkString(".")} has no metadata column $n")))
+          Project(columns.output ++ metadata, withMetadata)
+        case _ => analyzed("*, _rowid, _fragid")
+      }
+      case _ => analyzed("*, _rowid, _fragid")
+    }
+
     def plan: LogicalPlan = {
-      // Resolved here, through the session's catalogs: left unresolved, a `lance.`/path`` name would be taken for a
-      // query on files by a rule that runs before the catalogs see it.
-      // Analysed once: an index search reads the version whose index it searched.
-      val relation = analyzed("*, _rowid, _fragid")
+      // Resolved once: an index search reads the version whose index it searched.
+      val relation = this.relation()
       val tableColumns = relation.output.dropRight(2).map(_.name)
       val resolvedColumn = checkColumn(relation.output.dropRight(2))
       val snapshot = relation.collectFirst { case r: DataSourceV2Relation => r.table }.collect { case t: LanceTable => t.snapshot }
