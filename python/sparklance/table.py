@@ -4,6 +4,7 @@ errors are raised as the classes of :mod:`sparklance.errors`."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import sys
@@ -371,7 +372,8 @@ class LanceTable:
                      "upper_bound": None if upper is None else float(upper),
                      "bypass_vector_index": bool(bypass_vector_index), "prefilter": bool(prefilter),
                      "with_row_id": bool(with_row_id)}
-        arguments = {key: value for key, value in arguments.items() if value is not None}
+        # One py4j call: the arguments as one JSON string (a dict would cost a call per entry), the vectors as bytes.
+        arguments = json.dumps({key: value for key, value in arguments.items() if value is not None})
         search = self._spark._jvm.io.sparklance.spark.VectorSearch
         with translated():
             if batch:

@@ -73,18 +73,19 @@ object VectorSearch {
 
   /**
    * The search of one query vector as a DataFrame whose plan is built and analysed here, without SQL text to parse:
-   * the entry point of the Python `LanceTable.search`. `vector` holds the query's values as little-endian float64s;
-   * `arguments` are the table function's other arguments by name, as strings, whole numbers, numbers, booleans and,
-   * for `columns`, a list of strings (null values are left out). The checks and the plan are the SQL form's.
+   * the entry point of the Python `LanceTable.search`, one py4j call. `vector` holds the query's values as
+   * little-endian float64s; `arguments` is a JSON object of the table function's other arguments by name (strings,
+   * numbers, booleans and, for `columns`, an array of strings; nulls are left out). The checks and the plan are the
+   * SQL form's.
    */
-  def search(spark: SparkSession, vector: Array[Byte], arguments: java.util.Map[String, Any]): DataFrame =
+  def search(spark: SparkSession, vector: Array[Byte], arguments: String): DataFrame =
     frame(spark, Seq(doubles(vector, vector.length / 8, 0, "the query vector")), batch = false, arguments)
 
   /**
    * The search of a batch of query vectors, as [[search]] does one: `vectors` holds the queries' values one query
    * after the other, `dim` each, as little-endian float64s; a leading `query_index` column (0-based) numbers them.
    */
-  def searchBatch(spark: SparkSession, vectors: Array[Byte], dim: Int, arguments: java.util.Map[String, Any]): DataFrame = {
+  def searchBatch(spark: SparkSession, vectors: Array[Byte], dim: Int, arguments: String): DataFrame = {
     if (dim <= 0 || vectors.isEmpty || vectors.length % (8L * dim) != 0) {
       invalid(s"the query vectors hold ${vectors.length / 8} values, which is not a non-empty batch of vectors of $dim.")
     }
@@ -92,15 +93,22 @@ object VectorSearch {
     frame(spark, (0 until count).map(i => doubles(vectors, dim, i, s"query vector $i")), batch = true, arguments)
   }
 
-  private def frame(spark: SparkSession, queries: Seq[Array[Double]], batch: Boolean,
-      arguments: java.util.Map[String, Any]): DataFrame = LanceSparkException.translate {
-    val pairs = arguments.asScala.toSeq.map { case (k, v) => k.toLowerCase(Locale.ROOT) -> v }
-    pairs.find(_._1 == "query_vector").foreach(_ => invalid("the query vectors are given apart from the other arguments."))
-    checkNames(pairs.map(_._1))
-    val supplied = pairs.collect { case (k, v) if v != null => k -> argument(k, v) }.toMap
-    Required.filterNot(k => k == "query_vector" || supplied.contains(k)).foreach(k => invalid(s"the argument '$k' is required."))
-    PlanFrames.of(spark, new Call(spark, supplied, queries, batch).plan)
-  }
+  private val json = new com.fasterxml.jackson.databind.ObjectMapper()
+
+  private def frame(spark: SparkSession, queries: Seq[Array[Double]], batch: Boolean, arguments: String): DataFrame =
+    LanceSparkException.translate {
+      val parsed = try json.readValue(arguments, classOf[java.util.LinkedHashMap[String, Any]]) catch {
+        case e: com.fasterxml.jackson.core.JsonProcessingException =>
+          invalid(s"the arguments $arguments are not a JSON object: ${e.getOriginalMessage}")
+      }
+      if (parsed == null) invalid(s"the arguments $arguments are not a JSON object.")
+      val pairs = parsed.asScala.toSeq.map { case (k, v) => k.toLowerCase(Locale.ROOT) -> v }
+      pairs.find(_._1 == "query_vector").foreach(_ => invalid("the query vectors are given apart from the other arguments."))
+      checkNames(pairs.map(_._1))
+      val supplied = pairs.collect { case (k, v) if v != null => k -> argument(k, v) }.toMap
+      Required.filterNot(k => k == "query_vector" || supplied.contains(k)).foreach(k => invalid(s"the argument '$k' is required."))
+      PlanFrames.of(spark, new Call(spark, supplied, queries, batch).plan)
+    }
 
   /** Query vector `i` of `bytes` (little-endian float64s, `dim` per vector), each value checked to be finite. */
   private def doubles(bytes: Array[Byte], dim: Int, i: Int, what: String): Array[Double] = {
@@ -116,20 +124,19 @@ object VectorSearch {
     out
   }
 
-  /** A value from the JVM entry points, as the table function's evaluated argument of that kind would be. */
+  /** A value of the entry points' JSON arguments, as the table function's evaluated argument of that kind would be. */
   private def argument(key: String, value: Any): (Any, DataType) = value match {
     case s: String => (UTF8String.fromString(s), StringType)
     case b: java.lang.Boolean => (b, BooleanType)
-    case n @ (_: java.lang.Integer | _: java.lang.Long | _: java.lang.Short | _: java.lang.Byte) =>
-      (java.lang.Long.valueOf(n.asInstanceOf[Number].longValue()), LongType)
-    case d @ (_: java.lang.Double | _: java.lang.Float) => (java.lang.Double.valueOf(d.asInstanceOf[Number].doubleValue()), DoubleType)
+    case n @ (_: java.lang.Integer | _: java.lang.Long) => (java.lang.Long.valueOf(n.asInstanceOf[Number].longValue()), LongType)
+    case d: java.lang.Double => (d, DoubleType)
     case l: java.util.List[_] =>
       val names = l.asScala.map {
         case s: String => UTF8String.fromString(s)
-        case other => invalid(s"argument '$key' must be a list of strings; it holds $other.")
+        case other => invalid(s"argument '$key' must be an array of strings; it holds $other.")
       }
       (new GenericArrayData(names.toArray[Any]), ArrayType(StringType))
-    case other => invalid(s"argument '$key' is ${other.getClass.getSimpleName} $other, not a string, number, boolean or list of strings.")
+    case other => invalid(s"argument '$key' is $other, not a string, number, boolean or array of strings.")
   }
 
   /** Argument name -> value, from named and positional arguments; unknown, repeated or missing ones are errors. */
