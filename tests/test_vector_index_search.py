@@ -243,9 +243,9 @@ def test_damaged_index_is_a_clear_error(spark, tmp_path):
 
 
 def test_cached_index_answers_only_for_its_version(spark, tmp_path):
-    """The driver keeps an index's centroids and partitions once read; a search after rows are deleted or appended,
-    after the index is replaced, or of an older version (with the index it had) is still pylance's search of that
-    version."""
+    """The driver keeps an index's centroids and partitions once read; a search (and a batch) after rows are deleted
+    or appended, after the index is replaced, or of an older version (with the index it had) is still pylance's search
+    of that version."""
     rng = random.Random(SEED + 3)
     for t in range(2 * N):
         path = tmp_path / f"c{t}.lance"
@@ -256,8 +256,16 @@ def test_cached_index_answers_only_for_its_version(spark, tmp_path):
         what = f"seed {SEED} table {t} (stable ids {stable})"
 
         def both(dataset, label, **opts):
-            return [search_both(spark, dataset, path, q, k, "l2", f"{what}: {label}", nprobes=nprobes, **opts)
-                    for q in queries]
+            singles = [search_both(spark, dataset, path, q, k, "l2", f"{what}: {label}", nprobes=nprobes, **opts)
+                       for q in queries]
+            # The batch of the same queries, of the same version, gives each query's rows.
+            batch = LanceTable.for_path(spark, str(path)).search(
+                [[float(x) for x in q] for q in queries], k=k, column="emb", nprobes=nprobes, columns=["id"],
+                with_row_id=True, **opts).collect()
+            for i, rows in enumerate(singles):
+                assert [(r._rowid, r._distance) for r in batch if r.query_index == i] == \
+                    [(r._rowid, r._distance) for r in rows], f"{what}: {label}: batch query {i}"
+            return singles
 
         first = both(ds, "first search")
         # Served by the index alone, a search reads its rows by row id on the driver: no Spark job.
@@ -285,3 +293,74 @@ def test_cached_index_answers_only_for_its_version(spark, tmp_path):
                         num_sub_vectors=rng.choice([m for m in (2, 4) if dim % m == 0]), replace=True)
         both(lance.dataset(str(path)), "after the index is replaced")
         both(lance.dataset(str(path), version=before), "of the version before", version=before)
+
+
+def test_batch_equals_single_searches(spark, tmp_path):
+    """A batch is one plan (each row taken once, paired with the queries that found it), and each query's rows are
+    those of its own search, for random tables (deletions, stable row ids, unindexed fragments) and options (refine,
+    filters before or after, offset, distance range); a small batch served by the index alone runs no Spark job."""
+    rng = random.Random(SEED + 4)
+    for t in range(4 * N):
+        index_type = rng.choice(["IVF_FLAT", "IVF_PQ"])
+        unindexed, stable = rng.random() < 0.5, rng.random() < 0.4
+        path = tmp_path / f"batch{t}.lance"
+        ds, dim = indexed_table(rng, path, index_type, "l2", unindexed, stable)
+        table = LanceTable.for_path(spark, str(path))
+        for _ in range(4):
+            qs = [[rng.gauss(0, 3) for _ in range(dim)] for _ in range(rng.randint(1, 6))]
+            qs.append(list(qs[0]))  # two queries finding the same rows
+            filt = rng.choice([None, "tag = 'a'", "id % 4 <> 0"])
+            opts = dict(k=rng.randint(1, 15), nprobes=rng.choice([1, 2, 4]), refine_factor=rng.choice([None, None, 2]),
+                        filter=filt, prefilter=filt is not None and rng.random() < 0.5, offset=rng.choice([0, 0, 2]),
+                        distance_range=rng.choice([None, (None, rng.uniform(5, 60))]), with_row_id=True)
+            what = f"seed {SEED} table {t} {index_type} unindexed {unindexed} stable {stable} {opts}"
+            df = table.search(qs, column="emb", columns=["id", "tag"], **opts)
+            plan = df._jdf.queryExecution().optimizedPlan().toString()
+            assert "Union" not in plan, f"{what}: {plan}"
+            batch = [(r.query_index, r.id, r.tag, r._rowid, r._distance) for r in df.collect()]
+            for i, q in enumerate(qs):
+                single = [(i, r.id, r.tag, r._rowid, r._distance) for r in
+                          table.search(q, column="emb", columns=["id", "tag"], **opts).collect()]
+                assert [r for r in batch if r[0] == i] == single, f"{what}: query {i}"
+        # Served by the index alone, a few queries' rows are taken and paired on the driver, without a job.
+        if not unindexed:
+            sc = spark.sparkContext
+            sc.setJobGroup("vector-batch", "vector batch test")
+            try:
+                rows = table.search(qs, k=5, column="emb", nprobes=2).collect()
+                assert sc.statusTracker().getJobIdsForGroup("vector-batch") == [], what
+                assert {r.query_index for r in rows} <= set(range(len(qs))) and rows, what
+            finally:
+                sc.setLocalProperty("spark.jobGroup.id", None)
+
+
+def test_dataframe_and_sql_forms_agree(spark, tmp_path):
+    """LanceTable.search builds its plan on the JVM without SQL text; the SQL table function gives the same rows, and
+    both refuse the same bad arguments."""
+    rng = random.Random(SEED + 5)
+    path = tmp_path / "forms.lance"
+    ds, dim = indexed_table(rng, path, "IVF_PQ", "l2", unindexed=rng.random() < 0.5, stable=rng.random() < 0.5)
+    table = LanceTable.for_path(spark, str(path))
+    name = f"'lance.`{path}`'"
+    for _ in range(3):
+        q = [rng.gauss(0, 3) for _ in range(dim)]
+        k, nprobes = rng.randint(1, 20), rng.choice([1, 3])
+        vec = ", ".join(repr(x) for x in q)
+        sql = spark.sql(f"SELECT * FROM vector_search({name}, array({vec}), 'emb', {k}, 'l2', array('id'), 'id % 2 = 0', "
+                        f"{nprobes}, NULL, NULL, 1, NULL, NULL, NULL, false, false, true)").collect()
+        ours = table.search(q, k=k, column="emb", columns=["id"], filter="id % 2 = 0", nprobes=nprobes, offset=1,
+                            with_row_id=True).collect()
+        assert [tuple(r) for r in ours] == [tuple(r) for r in sql]
+        qs = [[rng.gauss(0, 3) for _ in range(dim)] for _ in range(3)]
+        vecs = ", ".join("array(" + ", ".join(repr(x) for x in v) + ")" for v in qs)
+        sql = spark.sql(f"SELECT * FROM vector_search({name}, array({vecs}), 'emb', {k}, 'l2', array('id'), NULL, "
+                        f"{nprobes})").collect()
+        assert [tuple(r) for r in table.search(qs, k=k, column="emb", columns=["id"], nprobes=nprobes).collect()] == \
+            [tuple(r) for r in sql]
+    from sparklance.errors import InvalidArgumentError
+    with lance_raises(InvalidArgumentError, match="'num_results' must be positive"):
+        table.search([0.0] * dim, k=0, column="emb")
+    with lance_raises(InvalidArgumentError, match=f"the query vector has {dim + 1} values"):
+        table.search([0.0] * (dim + 1), column="emb")
+    with lance_raises(InvalidArgumentError, match="vector_column 'nope' is not a column"):
+        table.search([0.0] * dim, column="nope")

@@ -4,7 +4,11 @@ errors are raised as the classes of :mod:`sparklance.errors`."""
 
 from __future__ import annotations
 
+import json
+import math
 import re
+import sys
+from array import array
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Union
 
@@ -335,22 +339,20 @@ class LanceTable:
         ``nprobes`` partitions (20 if not given) and, with ``refine_factor``, measuring ``k * refine_factor`` rows it
         finds exactly; ``bypass_vector_index=True`` searches exactly instead. Needs sparklance's SQL extensions
         (:func:`sparklance.session` configures them)."""
-        def number(x: Any) -> str:
-            value = float(x)
-            if value != value or value in (float("inf"), float("-inf")):
-                raise InvalidArgumentError(f"The query vector holds {value}; give finite numbers.")
-            # The shortest text of the number, as a SQL literal: a decimal, or a double in exponent form, either read
-            # as a double by vector_search, as a CAST would be; a long vector of them parses faster than of CASTs.
-            return repr(value)
-
-        def literal_vector(v: Any) -> str:
-            return "array(" + ", ".join(number(x) for x in v) + ")"
-
         items = list(vector)
         if not items:
             raise InvalidArgumentError("The query vector is empty.")
         batch = not isinstance(items[0], (int, float)) and hasattr(items[0], "__iter__")
-        query = ("array(" + ", ".join(literal_vector(v) for v in items) + ")") if batch else literal_vector(items)
+        rows = [list(v) for v in items] if batch else [items]
+        dims = sorted({len(v) for v in rows})
+        if len(dims) > 1:
+            raise InvalidArgumentError(f"The query vectors have different lengths: {', '.join(map(str, dims))}.")
+        values = array("d", (float(x) for v in rows for x in v))
+        if not all(math.isfinite(x) for x in values):
+            bad = next(x for x in values if not math.isfinite(x))
+            raise InvalidArgumentError(f"The query vector holds {bad}; give finite numbers.")
+        if sys.byteorder != "little":
+            values.byteswap()
         if column is None:
             vectors = [f.name for f in self.schema.fields
                        if str(f.metadata.get("lance.logical_type", "")).startswith("fixed_size_list:")]
@@ -359,23 +361,24 @@ class LanceTable:
                     f"Name the vector column to search: the table has {len(vectors)} vector columns "
                     f"({', '.join(vectors) or 'none'}).")
             column = vectors[0]
-
-        def string(s: str) -> str:
-            return "'" + str(s).replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-        # Positional, in vector_search's order, so that Spark 3.4 (which parses no named arguments) takes them too.
         lower, upper = distance_range if distance_range is not None else (None, None)
-        args = [string(self._sql_name), query, string(column), str(int(k)), string(metric),
-                "array(" + ", ".join(string(c) for c in columns) + ")" if columns is not None else "NULL",
-                string(filter) if filter is not None else "NULL",
-                "NULL" if nprobes is None else str(int(nprobes)),
-                "NULL" if refine_factor is None else str(int(refine_factor)), "NULL", str(int(offset)),
-                "NULL" if version is None else str(int(version)) if isinstance(version, int) else string(version),
-                "NULL" if lower is None else number(lower), "NULL" if upper is None else number(upper),
-                str(bool(bypass_vector_index)).lower(),
-                str(bool(prefilter)).lower(), str(bool(with_row_id)).lower()]
+        # vector_search's arguments by name; the plan is built on the JVM without SQL text (VectorSearch.search).
+        arguments = {"table": self._sql_name, "vector_column": column, "num_results": int(k), "distance_type": metric,
+                     "columns": None if columns is None else [str(c) for c in columns], "filter": filter,
+                     "nprobes": None if nprobes is None else int(nprobes),
+                     "refine_factor": None if refine_factor is None else int(refine_factor), "offset": int(offset),
+                     "version": None if version is None else version if isinstance(version, (int, str)) else str(version),
+                     "lower_bound": None if lower is None else float(lower),
+                     "upper_bound": None if upper is None else float(upper),
+                     "bypass_vector_index": bool(bypass_vector_index), "prefilter": bool(prefilter),
+                     "with_row_id": bool(with_row_id)}
+        # One py4j call: the arguments as one JSON string (a dict would cost a call per entry), the vectors as bytes.
+        arguments = json.dumps({key: value for key, value in arguments.items() if value is not None})
+        search = self._spark._jvm.io.sparklance.spark.VectorSearch
         with translated():
-            return self._spark.sql(f"SELECT * FROM vector_search({', '.join(args)})")
+            if batch:
+                return self._df(search.searchBatch(self._jspark, values.tobytes(), dims[0], arguments))
+            return self._df(search.search(self._jspark, values.tobytes(), arguments))
 
     def __repr__(self) -> str:
         return f"LanceTable({self.path!r})"

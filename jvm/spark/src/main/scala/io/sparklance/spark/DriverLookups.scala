@@ -5,8 +5,9 @@ import scala.collection.mutable.ArrayBuffer
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSeq, BindReferences, Expression, InterpretedOrdering, InterpretedPredicate, NamedExpression, Unevaluable}
-import org.apache.spark.sql.catalyst.expressions.{IntegerLiteral, InterpretedUnsafeProjection}
-import org.apache.spark.sql.catalyst.plans.logical.{Filter, GlobalLimit, LocalLimit, LogicalPlan, Offset, Project, Sort, Union}
+import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, Inline, IntegerLiteral, InterpretedUnsafeProjection, JoinedRow}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, Generate, GlobalLimit, LocalLimit, LogicalPlan, Offset, Project, Sort, Union}
+import org.apache.spark.sql.catalyst.util.ArrayData
 import org.apache.spark.sql.execution.{LeafExecNode, SQLExecution, SparkPlan, SparkStrategy}
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
@@ -20,8 +21,9 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
  * result is the one a job would give. Plans whose expressions cannot be evaluated that way (nondeterministic ones,
  * subqueries, Python UDFs) keep their Spark operators above the driver-side scan.
  *
- * A query made only of such lookups and of `Project`, `Filter`, `Sort`, `LIMIT`, `OFFSET` and `UNION ALL` above them
- * (a vector search served by its index: the rows found, taken by row id, their distances, the nearest kept) is
+ * A query made only of such lookups and of `Project`, `Filter`, `Sort`, `LIMIT`, `OFFSET`, `UNION ALL` and the `inline` of
+ * an array above them (a vector search served by its index: the rows found, taken by row id, their distances, the
+ * nearest kept; for a batch, each row paired with the queries that found it) is
  * evaluated on the driver as a whole ([[LanceDriverQueryExec]]), since any Spark operator left above would run a job.
  *
  * A planner strategy of [[LanceSqlExtensions]]; without the extensions, such scans run as jobs.
@@ -46,7 +48,8 @@ object DriverLookups extends SparkStrategy {
 
   /**
    * The rows of `plan` computed here, if it is made of driver lookups and of operators evaluated here, row by row in
-   * one partition as Spark's would: `Project`, `Filter`, a `Sort`, `LIMIT` and `OFFSET` of literals, `UNION ALL`.
+   * one partition as Spark's would: `Project`, `Filter`, a `Sort`, `LIMIT` and `OFFSET` of literals, `UNION ALL`, and
+   * `Generate` of `inline` (each row joined with the structs of its array, none for an empty or null one).
    */
   private def local(plan: LogicalPlan): Option[() => Array[InternalRow]] = plan match {
     case DriverLookup(relation, scan) => Some { () =>
@@ -68,6 +71,27 @@ object DriverLookups extends SparkStrategy {
       val ordering = new InterpretedOrdering(sort.order.map(o => BindReferences.bindReference(o, sort.child.output)))
       // A stable sort, as Spark's of one partition is.
       rows().sortWith((a, b) => ordering.compare(a, b) < 0)
+    }
+    case g @ Generate(Inline(array), _, false, _, _, child) if evaluable(Seq(array), child.output) => local(child).map { rows => () =>
+      val structs = BindReferences.bindReference(array, child.output)
+      val fields = g.generatorOutput.size
+      val kept = InterpretedUnsafeProjection.createProjection(BindReferences.bindReferences(g.requiredChildOutput, child.output))
+      kept.initialize(0)
+      val out = ArrayBuffer.empty[InternalRow]
+      rows().foreach { r =>
+        val generated = structs.eval(r).asInstanceOf[ArrayData]
+        if (generated != null && generated.numElements() > 0) {
+          val left = kept(r).copy()
+          var i = 0
+          while (i < generated.numElements()) {
+            // A null struct is a row of nulls, as Spark's Inline makes it.
+            val struct = if (generated.isNullAt(i)) new GenericInternalRow(fields) else generated.getStruct(i, fields).copy()
+            out += new JoinedRow(left, struct)
+            i += 1
+          }
+        }
+      }
+      out.toArray
     }
     case GlobalLimit(IntegerLiteral(n), child) => local(child).map(rows => () => rows().take(n))
     case LocalLimit(IntegerLiteral(n), child) => local(child).map(rows => () => rows().take(n))

@@ -2,7 +2,9 @@ package io.sparklance.spark
 
 import java.util.Locale
 
-import org.apache.spark.sql.SparkSession
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.analysis.{MultiAlias, UnresolvedAttribute, UnresolvedStar}
 import org.apache.spark.sql.catalyst.expressions._
@@ -10,12 +12,14 @@ import org.apache.spark.sql.catalyst.parser.CatalystSqlParser
 import org.apache.spark.sql.catalyst.plans.Cross
 import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.catalyst.util.{ArrayData, GenericArrayData}
+import org.apache.spark.sql.connector.catalog.Identifier
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
+import org.apache.spark.sql.sparklance.PlanFrames
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
 import io.sparklance.core.InvalidArgumentException
-import io.sparklance.core.index.Distance
+import io.sparklance.core.index.{Distance, IvfIndex}
 import io.sparklance.core.schema.LogicalType
 import io.sparklance.core.table.VectorIndexUse
 
@@ -57,8 +61,83 @@ object VectorSearch {
 
   private val Required = Seq("table", "query_vector", "vector_column")
 
+  /** The column of a batch's rows holding the query vector they are measured against. */
+  private val QueryColumn = "__sparklance_query"
+
   /** The plan of one call, from the call's arguments (foldable expressions). */
-  def plan(args: Seq[Expression]): LogicalPlan = LanceSparkException.translate(new Call(values(args)).plan)
+  def plan(args: Seq[Expression]): LogicalPlan = LanceSparkException.translate {
+    val supplied = values(args)
+    val (queries, batch) = queryVectors(supplied("query_vector"))
+    new Call(SparkSession.active, supplied, queries, batch).plan
+  }
+
+  /**
+   * The search of one query vector as a DataFrame whose plan is built and analysed here, without SQL text to parse:
+   * the entry point of the Python `LanceTable.search`, one py4j call. `vector` holds the query's values as
+   * little-endian float64s; `arguments` is a JSON object of the table function's other arguments by name (strings,
+   * numbers, booleans and, for `columns`, an array of strings; nulls are left out). The checks and the plan are the
+   * SQL form's.
+   */
+  def search(spark: SparkSession, vector: Array[Byte], arguments: String): DataFrame =
+    frame(spark, Seq(doubles(vector, vector.length / 8, 0, "the query vector")), batch = false, arguments)
+
+  /**
+   * The search of a batch of query vectors, as [[search]] does one: `vectors` holds the queries' values one query
+   * after the other, `dim` each, as little-endian float64s; a leading `query_index` column (0-based) numbers them.
+   */
+  def searchBatch(spark: SparkSession, vectors: Array[Byte], dim: Int, arguments: String): DataFrame = {
+    if (dim <= 0 || vectors.isEmpty || vectors.length % (8L * dim) != 0) {
+      invalid(s"the query vectors hold ${vectors.length / 8} values, which is not a non-empty batch of vectors of $dim.")
+    }
+    val count = (vectors.length / (8L * dim)).toInt
+    frame(spark, (0 until count).map(i => doubles(vectors, dim, i, s"query vector $i")), batch = true, arguments)
+  }
+
+  private val json = new com.fasterxml.jackson.databind.ObjectMapper()
+
+  private def frame(spark: SparkSession, queries: Seq[Array[Double]], batch: Boolean, arguments: String): DataFrame =
+    LanceSparkException.translate {
+      val parsed = try json.readValue(arguments, classOf[java.util.LinkedHashMap[String, Any]]) catch {
+        case e: com.fasterxml.jackson.core.JsonProcessingException =>
+          invalid(s"the arguments $arguments are not a JSON object: ${e.getOriginalMessage}")
+      }
+      if (parsed == null) invalid(s"the arguments $arguments are not a JSON object.")
+      val pairs = parsed.asScala.toSeq.map { case (k, v) => k.toLowerCase(Locale.ROOT) -> v }
+      pairs.find(_._1 == "query_vector").foreach(_ => invalid("the query vectors are given apart from the other arguments."))
+      checkNames(pairs.map(_._1))
+      val supplied = pairs.collect { case (k, v) if v != null => k -> argument(k, v) }.toMap
+      Required.filterNot(k => k == "query_vector" || supplied.contains(k)).foreach(k => invalid(s"the argument '$k' is required."))
+      PlanFrames.of(spark, new Call(spark, supplied, queries, batch).plan)
+    }
+
+  /** Query vector `i` of `bytes` (little-endian float64s, `dim` per vector), each value checked to be finite. */
+  private def doubles(bytes: Array[Byte], dim: Int, i: Int, what: String): Array[Double] = {
+    if (dim == 0 || bytes.length % 8 != 0) invalid(s"$what holds ${bytes.length} bytes, not a non-empty array of float64s.")
+    val in = java.nio.ByteBuffer.wrap(bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+    val out = new Array[Double](dim)
+    var j = 0
+    while (j < dim) {
+      out(j) = in.getDouble((i * dim + j) * 8)
+      if (out(j).isNaN || out(j).isInfinite) invalid(s"$what holds ${out(j)} at position $j.")
+      j += 1
+    }
+    out
+  }
+
+  /** A value of the entry points' JSON arguments, as the table function's evaluated argument of that kind would be. */
+  private def argument(key: String, value: Any): (Any, DataType) = value match {
+    case s: String => (UTF8String.fromString(s), StringType)
+    case b: java.lang.Boolean => (b, BooleanType)
+    case n @ (_: java.lang.Integer | _: java.lang.Long) => (java.lang.Long.valueOf(n.asInstanceOf[Number].longValue()), LongType)
+    case d: java.lang.Double => (d, DoubleType)
+    case l: java.util.List[_] =>
+      val names = l.asScala.map {
+        case s: String => UTF8String.fromString(s)
+        case other => invalid(s"argument '$key' must be an array of strings; it holds $other.")
+      }
+      (new GenericArrayData(names.toArray[Any]), ArrayType(StringType))
+    case other => invalid(s"argument '$key' is $other, not a string, number, boolean or array of strings.")
+  }
 
   /** Argument name -> value, from named and positional arguments; unknown, repeated or missing ones are errors. */
   private def values(args: Seq[Expression]): Map[String, (Any, DataType)] = {
@@ -72,10 +151,7 @@ object VectorSearch {
         if (i >= Parameters.size) invalid(s"there are at most ${Parameters.size} arguments (${Parameters.mkString(", ")}).")
         Parameters(i) -> value
     }
-    pairs.groupBy(_._1).collect { case (k, vs) if vs.size > 1 => invalid(s"argument '$k' is given ${vs.size} times.") }
-    pairs.map(_._1).filterNot(Parameters.contains).foreach { k =>
-      invalid(s"there is no argument '$k'; the arguments are ${Parameters.mkString(", ")}.")
-    }
+    checkNames(pairs.map(_._1))
     val supplied = pairs.map { case (k, e) =>
       if (!e.foldable) invalid(s"argument '$k' must be a constant, not ${e.sql}.")
       (k, (e.eval(InternalRow.empty), e.dataType))
@@ -84,10 +160,48 @@ object VectorSearch {
     supplied
   }
 
+  /** Names given twice, and names of no argument, are errors. */
+  private def checkNames(names: Seq[String]): Unit = {
+    names.groupBy(identity).collect { case (k, vs) if vs.size > 1 => invalid(s"argument '$k' is given ${vs.size} times.") }
+    names.filterNot(Parameters.contains).foreach { k =>
+      invalid(s"there is no argument '$k'; the arguments are ${Parameters.mkString(", ")}.")
+    }
+  }
+
+  /** One query vector, or several (a batch): each a non-empty array of numbers without nulls, all of one length. */
+  private def queryVectors(value: (Any, DataType)): (Seq[Array[Double]], Boolean) = value match {
+    case (a: ArrayData, ArrayType(inner: ArrayType, _)) =>
+      if (a.numElements() == 0) invalid("argument 'query_vector' is an empty array of query vectors.")
+      val qs = (0 until a.numElements()).map { i =>
+        if (a.isNullAt(i)) invalid(s"query vector $i of 'query_vector' is null.")
+        vector(a.getArray(i), inner.elementType, s"query vector $i of 'query_vector'")
+      }
+      if (qs.map(_.length).distinct.size > 1) invalid(s"the query vectors have different lengths: ${qs.map(_.length).distinct.mkString(", ")}.")
+      (qs, true)
+    case (a: ArrayData, ArrayType(et, _)) => (Seq(vector(a, et, "argument 'query_vector'")), false)
+    case (_, t) => invalid(s"argument 'query_vector' must be an array of numbers, not ${t.catalogString}.")
+  }
+
+  private def vector(a: ArrayData, et: DataType, what: String): Array[Double] = {
+    if (!et.isInstanceOf[NumericType]) invalid(s"$what must be an array of numbers, not array<${et.catalogString}>.")
+    if (a.numElements() == 0) invalid(s"$what is empty.")
+    (0 until a.numElements()).map { i =>
+      if (a.isNullAt(i)) invalid(s"$what holds a null at position $i.")
+      val x = a.get(i, et) match {
+        case d: Decimal => d.toDouble
+        case n: java.lang.Number => n.doubleValue()
+        case other => invalid(s"$what holds $other at position $i, not a number.")
+      }
+      if (x.isNaN || x.isInfinite) invalid(s"$what holds $x at position $i.")
+      x
+    }.toArray
+  }
+
   private def invalid(detail: String): Nothing = throw new InvalidArgumentException(s"$Name: $detail")
 
   /** One call's arguments, checked, and the plan they make. */
-  private final class Call(args: Map[String, (Any, DataType)]) {
+  private final class Call(spark: SparkSession, args: Map[String, (Any, DataType)], val queries: Seq[Array[Double]],
+      val batch: Boolean) {
     private def get(k: String): Option[(Any, DataType)] = args.get(k).filter(_._1 != null)
 
     private def string(k: String): Option[String] = get(k).map {
@@ -155,38 +269,9 @@ object VectorSearch {
       case (_, t) => invalid(s"argument 'columns' must be an array of column names, not ${t.catalogString}.")
     }
 
-    /** One query vector, or several (a batch): each a non-empty array of numbers without nulls, all of one length. */
-    val (queries: Seq[Array[Double]], batch: Boolean) = get("query_vector").get match {
-      case (a: ArrayData, ArrayType(inner: ArrayType, _)) =>
-        if (a.numElements() == 0) invalid("argument 'query_vector' is an empty array of query vectors.")
-        val qs = (0 until a.numElements()).map { i =>
-          if (a.isNullAt(i)) invalid(s"query vector $i of 'query_vector' is null.")
-          vector(a.getArray(i), inner.elementType, s"query vector $i of 'query_vector'")
-        }
-        if (qs.map(_.length).distinct.size > 1) invalid(s"the query vectors have different lengths: ${qs.map(_.length).distinct.mkString(", ")}.")
-        (qs, true)
-      case (a: ArrayData, ArrayType(et, _)) => (Seq(vector(a, et, "argument 'query_vector'")), false)
-      case (_, t) => invalid(s"argument 'query_vector' must be an array of numbers, not ${t.catalogString}.")
-    }
-
-    private def vector(a: ArrayData, et: DataType, what: String): Array[Double] = {
-      if (!et.isInstanceOf[NumericType]) invalid(s"$what must be an array of numbers, not array<${et.catalogString}>.")
-      if (a.numElements() == 0) invalid(s"$what is empty.")
-      (0 until a.numElements()).map { i =>
-        if (a.isNullAt(i)) invalid(s"$what holds a null at position $i.")
-        val x = a.get(i, et) match {
-          case d: Decimal => d.toDouble
-          case n: java.lang.Number => n.doubleValue()
-          case other => invalid(s"$what holds $other at position $i, not a number.")
-        }
-        if (x.isNaN || x.isInfinite) invalid(s"$what holds $x at position $i.")
-        x
-      }.toArray
-    }
-
     /** The vector column is there, holds vectors of float or double, and of the query's length when the schema says. */
     private def checkColumn(output: Seq[Attribute]): String = {
-      val resolver = SparkSession.active.sessionState.conf.resolver
+      val resolver = spark.sessionState.conf.resolver
       val attr = output.find(a => resolver(a.name, column)).getOrElse(
         invalid(s"vector_column '$column' is not a column of ${table.mkString(".")}; its columns are ${output.map(_.name).mkString(", ")}."))
       attr.dataType match {
@@ -208,19 +293,39 @@ object VectorSearch {
     private val rowId = UnresolvedAttribute("_rowid")
     private val distance = UnresolvedAttribute("_distance")
     private val queryIndex = UnresolvedAttribute("query_index")
+    private val rest = UnresolvedAttribute("__sparklance_rest")
     private val order = Seq(SortOrder(distance, Ascending, NullsLast, Seq.empty), SortOrder(rowId, Ascending))
     private val sqlName = table.map(p => "`" + p.replace("`", "``") + "`").mkString(".")
     private val asOf = version.fold("")(v => s" VERSION AS OF '${v.replace("'", "\\'")}'")
 
     /** The analyzed plan of a query on the table (at `version`), resolved through the session's catalogs. */
     private def analyzed(select: String): LogicalPlan =
-      SparkSession.active.sql(s"SELECT $select FROM $sqlName$asOf").queryExecution.analyzed
+      spark.sql(s"SELECT $select FROM $sqlName$asOf").queryExecution.analyzed
+
+    /**
+     * The table (at `version`) with its columns, `_rowid` and `_fragid`, resolved here: left unresolved, a
+     * `lance.`/path`` name would be taken for a query on files by a rule that runs before the catalogs see it. A name
+     * in one of the session's Lance catalogs is loaded from it, as Spark's analysis of a query on it would load it,
+     * without that analysis; any other name is resolved by Spark's analysis of such a query.
+     */
+    private def relation(): LogicalPlan = table match {
+      case Seq(name, parts @ _*) if parts.nonEmpty => PlanFrames.catalog(spark, name) match {
+        case Some(catalog: LanceCatalog) =>
+          val ident = Identifier.of(parts.init.toArray, parts.last)
+          val loaded = version.fold(catalog.loadTable(ident))(v => catalog.loadTable(ident, v))
+          val columns = DataSourceV2Relation.create(loaded, Some(catalog), Some(ident))
+          val withMetadata = columns.withMetadataColumns()
+          val metadata = Seq("_rowid", "_fragid").map(n => withMetadata.output.find(_.name == n).getOrElse(
+            throw new IllegalStateException(s"the Lance table ${table.mkString(".")} has no metadata column $n")))
+          Project(columns.output ++ metadata, withMetadata)
+        case _ => analyzed("*, _rowid, _fragid")
+      }
+      case _ => analyzed("*, _rowid, _fragid")
+    }
 
     def plan: LogicalPlan = {
-      // Resolved here, through the session's catalogs: left unresolved, a `lance.`/path`` name would be taken for a
-      // query on files by a rule that runs before the catalogs see it.
-      // Analysed once: an index search reads the version whose index it searched.
-      val relation = analyzed("*, _rowid, _fragid")
+      // Resolved once: an index search reads the version whose index it searched.
+      val relation = this.relation()
       val tableColumns = relation.output.dropRight(2).map(_.name)
       val resolvedColumn = checkColumn(relation.output.dropRight(2))
       val snapshot = relation.collectFirst { case r: DataSourceV2Relation => r.table }.collect { case t: LanceTable => t.snapshot }
@@ -237,7 +342,7 @@ object VectorSearch {
         if (!batch) (SubqueryAlias(qualifier, relation), Literal.create(new GenericArrayData(queries.head.map(Double.box)), ArrayType(DoubleType, false)))
         else {
           val index = AttributeReference("query_index", IntegerType, nullable = false)()
-          val q = AttributeReference("__sparklance_query", ArrayType(DoubleType, containsNull = false), nullable = false)()
+          val q = AttributeReference(QueryColumn, ArrayType(DoubleType, containsNull = false), nullable = false)()
           val rows = queries.zipWithIndex.map { case (v, i) => InternalRow(i, new GenericArrayData(v.map(Double.box))) }
           (Join(SubqueryAlias(qualifier, relation), LocalRelation(Seq(index, q), rows), Cross, None, JoinHint.NONE), UnresolvedAttribute(q.name))
         }
@@ -260,7 +365,7 @@ object VectorSearch {
       // version whose index is searched.
       val allowed = if (!prefilter) None else filterText.map { f =>
         val ids = new org.roaringbitmap.longlong.Roaring64NavigableMap()
-        SparkSession.active.sql(s"SELECT _rowid FROM $sqlName VERSION AS OF '$searched' WHERE $f").collect().foreach(r => ids.addLong(r.getLong(0)))
+        spark.sql(s"SELECT _rowid FROM $sqlName VERSION AS OF '$searched' WHERE $f").collect().foreach(r => ids.addLong(r.getLong(0)))
         ids
       }
       val exact = refineFactor.isDefined || use.unindexedFragments.nonEmpty
@@ -271,27 +376,52 @@ object VectorSearch {
       val (id, fragmentId) = (relation.output(attrs.size), relation.output(attrs.size + 1))
       def inFragments(ids: Seq[Long]): Expression = if (ids.isEmpty) Literal.FalseLiteral else In(fragmentId, ids.map(Literal(_)))
       val unindexed = use.unindexedFragments
-      val singles = queries.zip(founds).zipWithIndex.map { case ((q, found), i) =>
-        val ids = found.rowIds.toSeq
-        // The rows found, by row id, and the unindexed fragments: the scan takes just those rows (Lance's take), so
-        // that a search the index serves alone reads a few rows, on the driver (DriverLookups).
-        val taken = if (ids.isEmpty) Literal.FalseLiteral else In(id, ids.map(Literal(_)))
-        val candidates = Project(attrs :+ id, Filter(if (unindexed.isEmpty) taken else Or(inFragments(unindexed), taken), relation))
+      // The rows found (by any query of a batch, once), by row id, and the unindexed fragments: the scan takes just
+      // those rows (Lance's take), so that a search the index serves alone reads a few rows, on the driver
+      // (DriverLookups) when they are few enough.
+      val ids = founds.flatMap(_.rowIds).distinct
+      val taken = if (ids.isEmpty) Literal.FalseLiteral else In(id, ids.map(Literal(_)))
+      val candidates = SubqueryAlias(qualifier, Project(attrs ++ Seq(id, fragmentId),
+        Filter(if (unindexed.isEmpty) taken else Or(inFragments(unindexed), taken), relation)))
+      val (lowest, highest) = (lower.fold(Float.NegativeInfinity)(_.toFloat), upper.fold(Float.PositiveInfinity)(_.toFloat))
+      if (!batch) {
+        val found = founds.head
         val measured =
-          if (exact) exactDistance(Literal.create(new GenericArrayData(q.map(Double.box)), ArrayType(DoubleType, false)))
-          else IndexedDistance(rowId, ids, found.distances.toSeq, described, lower.fold(Float.NegativeInfinity)(_.toFloat),
-            upper.fold(Float.PositiveInfinity)(_.toFloat))
-        val one = search(SubqueryAlias(qualifier, candidates), measured, tableColumns, batch = false, keepRowId = batch || withRowId)
-        if (!batch) one
-        else Project(Alias(Literal(i), "query_index")() +: (columns.getOrElse(tableColumns).map(UnresolvedAttribute.quoted) ++
-          Seq(distance, rowId)), one)
-      }
-      if (!batch) singles.head
-      else {
-        val wanted = columns.getOrElse(tableColumns).map(UnresolvedAttribute.quoted)
-        Project(Seq(queryIndex) ++ wanted ++ Seq(distance) ++ (if (withRowId) Seq(rowId) else Nil),
-          Sort(SortOrder(queryIndex, Ascending) +: order, global = true, Union(singles)))
-      }
+          if (exact) exactDistance(Literal.create(new GenericArrayData(queries.head.map(Double.box)), ArrayType(DoubleType, false)))
+          else IndexedDistance(rowId, found.rowIds.toSeq, found.distances.toSeq, described, lowest, highest)
+        search(candidates, measured, tableColumns, batch = false, keepRowId = withRowId)
+      } else if (exact) {
+        // Each row paired with the queries it is measured for: those that found it, or all for an unindexed row.
+        val paired = Generate(Inline(IndexCandidates(rowId, UnresolvedAttribute("_fragid"), founds.map(_.rowIds),
+          unindexed, queries, described)), Nil, outer = false, None,
+          Seq(queryIndex, UnresolvedAttribute(QueryColumn)), candidates)
+        search(paired, exactDistance(UnresolvedAttribute(QueryColumn)), tableColumns, batch = true, keepRowId = withRowId)
+      } else indexedBatch(founds, candidates, described, tableColumns, lowest, highest)
+    }
+
+    /**
+     * A batch served by the index alone, as one plan: each row taken paired with the queries that found it and the
+     * index's distance to each ([[IndexedMatches]]), the filter, the offset, ordered by query and distance. A query
+     * found at most `num_results` rows, so nothing else is ranked; the offset is counted here unless a filter after
+     * the search decides which rows it skips.
+     */
+    private def indexedBatch(founds: Seq[IvfIndex.Found], candidates: LogicalPlan, described: String,
+        tableColumns: Seq[String], lowest: Float, highest: Float): LogicalPlan = {
+      val postfilter = filter.isDefined && !prefilter
+      val skip = if (postfilter) 0 else offset.toInt
+      val filtered = filter.fold(candidates)(Filter(_, candidates))
+      val matched = Generate(Inline(IndexedMatches(rowId, founds, skip, lowest, highest, described)), Nil, outer = false,
+        None, Seq(queryIndex, distance), filtered)
+      val skipped = if (skip == offset) matched else Filter(GreaterThan(rest, Literal(offset)), ranked(matched))
+      val wanted = columns.getOrElse(tableColumns).map(c => UnresolvedAttribute(Seq(qualifier, c)))
+      Project(Seq(queryIndex) ++ wanted ++ Seq(distance) ++ (if (withRowId) Seq(rowId) else Nil),
+        Sort(SortOrder(queryIndex, Ascending) +: order, global = true, skipped))
+    }
+
+    /** The rows of `plan` numbered within each query, nearest first, as [[rest]]. */
+    private def ranked(plan: LogicalPlan): LogicalPlan = {
+      val window = WindowExpression(RowNumber(), WindowSpecDefinition(Seq(queryIndex), order, UnspecifiedFrame))
+      Project(Seq(UnresolvedStar(None), Alias(window, rest.name)()), plan)
     }
 
     /**
@@ -304,16 +434,11 @@ object VectorSearch {
       val measuredRows = Project(Seq(UnresolvedStar(None), Alias(measured, "_distance")()), prefiltered)
       // A batch keeps each query's nearest rows in one aggregate per query (NearestRows) and ranks what is left after the
       // filter to count the offset.
-      val rest = UnresolvedAttribute("__sparklance_rest")
-      def ranked(plan: LogicalPlan): LogicalPlan = {
-        val window = WindowExpression(RowNumber(), WindowSpecDefinition(Seq(queryIndex), order, UnspecifiedFrame))
-        Project(Seq(UnresolvedStar(None), Alias(window, rest.name)()), plan)
-      }
       val wanted = columns.getOrElse(tableColumns)
       // The columns a batch's rows carry through the aggregate: those returned, and those the filter tests after it.
       val carried = {
         val tested = if (prefilter) Nil else filter.toSeq.flatMap(_.collect { case a: UnresolvedAttribute => a.nameParts.last })
-        val resolver = SparkSession.active.sessionState.conf.resolver
+        val resolver = spark.sessionState.conf.resolver
         tableColumns.filter(c => (wanted ++ tested).exists(resolver(_, c)))
       }
       // The nearest `num_results`, then the filter (unless applied before), then the offset, as Lance orders them.
