@@ -19,6 +19,19 @@ import io.sparklance.core.util.Parse
 object ColumnProperties {
   private val ColumnKey = """(?i)(.+)\.(arrow|lance)\.(.+)""".r
 
+  /**
+   * Whether `key` has the form of a column property the other connector applies when it writes a column
+   * (`<column>.arrow.<key>`, `<column>.lance.encoding`, ...), whatever columns the table has now.
+   */
+  def isColumnPropertyForm(key: String): Boolean = key match {
+    case ColumnKey(column, _, name) => !column.equalsIgnoreCase("sparklance") && ColumnKeys.exists(name.toLowerCase.startsWith)
+    case _ => false
+  }
+
+  /** The keys after `<column>.arrow.` and `<column>.lance.` that the other connector documents. */
+  private val ColumnKeys = Seq("fixed-size-list.size", "float16", "large_var_char", "encoding", "compression",
+    "structural-encoding", "rle-threshold", "bss", "dict-", "minichunk-size")
+
   /** Whether `key` is a column property of one of `columns` (top-level column names). */
   def isColumnProperty(key: String, columns: Seq[String]): Boolean = key match {
     case ColumnKey(column, _, _) => columns.exists(_.equalsIgnoreCase(column))

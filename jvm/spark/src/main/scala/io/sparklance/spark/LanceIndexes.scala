@@ -97,14 +97,15 @@ object LanceIndexes {
   /**
    * Brings index `name` up to date with the latest version: the fragments it does not cover (appended since it was
    * built, or rewritten by compaction) are read, one Spark task each, and merged with the old index into a new one
-   * committed in its place, with the same kind, column and options. An index that covers every fragment is
-   * returned as it is, and nothing is committed.
+   * committed in its place, with the same kind, column and options (`options` given must be those). An index that
+   * covers every fragment is returned as it is, and nothing is committed.
    */
-  def optimize(spark: SparkSession, location: String, name: String): Seq[Row] = LanceSparkException.translate {
-    val conf = LanceCatalog.settingsFor(spark, location)
-    val snapshot = TableAccess.load(conf, TableAccess.qualify(conf, location), TimeTravel.Latest)
-    run(spark, conf, snapshot.table.newIndexUpdate(snapshot, name))
-  }
+  def optimize(spark: SparkSession, location: String, name: String, options: Map[String, String] = Map.empty): Seq[Row] =
+    LanceSparkException.translate {
+      val conf = LanceCatalog.settingsFor(spark, location)
+      val snapshot = TableAccess.load(conf, TableAccess.qualify(conf, location), TimeTravel.Latest)
+      run(spark, conf, snapshot.table.newIndexUpdate(snapshot, name, options))
+    }
 
   /**
    * Brings every index of the latest version up to date, one after the other (each in a version of its own, as

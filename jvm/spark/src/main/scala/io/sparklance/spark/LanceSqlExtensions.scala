@@ -13,7 +13,7 @@ import org.apache.spark.sql.execution.command.LeafRunnableCommand
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
-import io.sparklance.core.InvalidArgumentException
+import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException}
 import io.sparklance.core.util.Parse
 
 /**
@@ -24,24 +24,29 @@ import io.sparklance.core.util.Parse
  *   OPTIMIZE t [WITH (target_rows_per_fragment = 1048576, ...)] -- compaction; one new version
  *   VACUUM t [RETAIN 168 HOURS] [WITH (before_version = 5, ...)] [DRY RUN] -- remove old versions and their files
  *   DESCRIBE HISTORY t
- *   ALTER TABLE t CREATE [OR REPLACE] TAG [IF NOT EXISTS] name [AS OF VERSION 3 | AS OF TAG other]
+ *   ALTER TABLE t CREATE [OR REPLACE] TAG [IF NOT EXISTS] name [AS OF VERSION 3 | AS OF TAG other
+ *     | AS OF BRANCH b [VERSION 3]]
  *   ALTER TABLE t REPLACE TAG name [AS OF ...]                   -- tags, as pylance keeps them
  *   ALTER TABLE t DROP TAG [IF EXISTS] name
- *   SHOW TAGS t
- *   ALTER TABLE t CREATE BRANCH [IF NOT EXISTS] b [AS OF VERSION 3 | AS OF TAG tg] -- branches, as pylance 14 keeps them
+ *   SHOW TAGS t                                                   -- or SHOW TAG, [IN | FROM] t
+ *   ALTER TABLE t CREATE BRANCH [IF NOT EXISTS] b [AS OF VERSION 3 | AS OF TAG tg | AS OF BRANCH src [VERSION 3]]
  *   ALTER TABLE t CREATE BRANCH b VERSION AS OF BRANCH src [3]    -- or MAIN [3], TAG tg; FROM for VERSION AS OF
  *   ALTER TABLE t DROP BRANCH [IF EXISTS] b
- *   SHOW BRANCHES t                                               -- a branch reads and writes as t.branch_b
+ *   SHOW BRANCHES t                                               -- or SHOW BRANCH; a branch is t.branch_b
  *   RESTORE TABLE t TO VERSION AS OF 3                           -- or AS OF 'tag'; the old version as a new one
- *   ALTER TABLE t CREATE INDEX name USING btree (col) [WITH (zone_size = 4096, replace = true)]
+ *   ALTER TABLE t CREATE INDEX name USING btree (col) [WITH (zone_size = 4096, replace = true)] -- one column
  *   ALTER TABLE t ADD COLUMNS c1, c2 FROM view                    -- backfill by _rowaddr (data evolution)
  *   ALTER TABLE t UPDATE COLUMNS c1, c2 FROM view                 -- rewrite columns in place, by _rowaddr
- *   ALTER TABLE t OPTIMIZE INDEX [name]                           -- new fragments merged in (every index without a name)
+ *   ALTER TABLE t OPTIMIZE INDEX [name] [WITH (...)]              -- new fragments merged in (every index without a name)
+ *   ALTER TABLE t REFRESH INDEX name [WITH (...)]                 -- the same for one index
  *   SHOW INDEXES FROM t                                           -- or IN t
  *   DROP INDEX name ON t                                          -- or ALTER TABLE t DROP INDEX name
  * }}}
+ * Statements of the other Lance connector that sparklance does not run (`REPLACE t WHERE ... AS SELECT`, `ALTER TABLE t
+ * SET UNENFORCED PRIMARY KEY (...)`) fail with an error saying so. A statement may start with `--` comment lines.
  * Anything else goes to Spark's parser. The extensions also add the table function `vector_search` (nearest neighbours,
- * [[VectorSearch]]), and let reads of Lance tables search label list indexes with
+ * [[VectorSearch]]) and, refusing them as not supported, the other connector's full-text search functions
+ * (`lance_match`, `lance_match_phrase`, `lance_multi_match`, `search`, `hybrid_search`: [[FullTextSearch]]), and let reads of Lance tables search label list indexes with
  * `array_contains` and `arrays_overlap` conditions ([[ListItemFilters]]), which Spark does not push to scans, and
  * run index lookups that read a few rows on the driver, without a job ([[DriverLookups]]).
  */
@@ -52,6 +57,12 @@ final class LanceSqlExtensions extends (SparkSessionExtensions => Unit) {
     e.injectPlannerStrategy(_ => DriverLookups)
     e.injectTableFunction((FunctionIdentifier(VectorSearch.Name),
       new ExpressionInfo(VectorSearch.getClass.getCanonicalName, VectorSearch.Name), VectorSearch.plan _))
+    FullTextSearch.Functions.foreach { name =>
+      e.injectFunction((FunctionIdentifier(name), FullTextSearch.info(name), FullTextSearch.refuse(name) _))
+    }
+    FullTextSearch.TableFunctions.foreach { name =>
+      e.injectTableFunction((FunctionIdentifier(name), FullTextSearch.info(name), FullTextSearch.refuseTable(name) _))
+    }
   }
 }
 
@@ -61,14 +72,14 @@ final class LanceSqlParser(delegate: ParserInterface) extends ParserShim(delegat
   override def parsePlan(sqlText: String): LogicalPlan = lance(sqlText).getOrElse(delegate.parsePlan(sqlText))
 
   override protected def lance(sqlText: String): Option[LogicalPlan] = {
-    val text = sqlText.trim.stripSuffix(";").trim
+    val text = LeadingComments.replaceFirstIn(sqlText.trim, "").trim.stripSuffix(";").trim
     def ident(t: String): Seq[String] = delegate.parseMultipartIdentifier(t)
     text match {
       case Optimize(t, options) => Some(OptimizeCommand(ident(t), Option(options).map(parseOptions(_, "OPTIMIZE")).getOrElse(Map.empty)))
       case Vacuum(t, hours, options, dry) => Some(VacuumCommand(ident(t), Option(hours).map(_.toDouble), dry != null,
         Option(options).map(parseOptions(_, "VACUUM")).getOrElse(Map.empty)))
       case History(t) => Some(HistoryCommand(ident(t)))
-      case CreateTag(t, verb, ifNotExists, name, version, fromTag) =>
+      case CreateTag(t, verb, ifNotExists, name, version, fromTag, branch, branchVersion) =>
         val mode = verb.toUpperCase(java.util.Locale.ROOT).split("\\s+").mkString(" ") match {
           case "REPLACE" => TagMode.Replace
           case "CREATE OR REPLACE" => TagMode.CreateOrReplace
@@ -79,11 +90,13 @@ final class LanceSqlParser(delegate: ParserInterface) extends ParserShim(delegat
           throw new LanceSparkException(new InvalidArgumentException(s"$verb TAG ... IF NOT EXISTS is contradictory: " +
             "use CREATE TAG IF NOT EXISTS, or CREATE OR REPLACE TAG."))
         }
-        Some(CreateTagCommand(ident(t), unquote(name), Option(version).map(_.toLong), Option(fromTag).map(unquote), mode))
+        Some(CreateTagCommand(ident(t), unquote(name), Option(version).orElse(Option(branchVersion)).map(_.toLong),
+          Option(fromTag).map(unquote), Option(branch).map(unquote), mode))
       case DropTag(t, ifExists, name) => Some(DropTagCommand(ident(t), unquote(name), ifExists != null))
       case ShowTags(t) => Some(ShowTagsCommand(ident(t)))
-      case CreateBranch(t, ifNotExists, name, version, tag) =>
-        Some(CreateBranchCommand(ident(t), unquote(name), None, Option(version).map(_.toLong), Option(tag).map(unquote), ifNotExists != null))
+      case CreateBranch(t, ifNotExists, name, version, tag, source, sourceVersion) =>
+        Some(CreateBranchCommand(ident(t), unquote(name), Option(source).map(unquote),
+          Option(version).orElse(Option(sourceVersion)).map(_.toLong), Option(tag).map(unquote), ifNotExists != null))
       case CreateBranchFrom(t, ifNotExists, name, mainVersion, source, sourceVersion, tag) =>
         // MAIN is the one alternative that names neither a branch nor a tag.
         val from = Option(source).map(unquote).orElse(if (tag == null) Some("main") else None)
@@ -92,15 +105,34 @@ final class LanceSqlParser(delegate: ParserInterface) extends ParserShim(delegat
       case DropBranch(t, ifExists, name) => Some(DropBranchCommand(ident(t), unquote(name), ifExists != null))
       case ShowBranches(t) => Some(ShowBranchesCommand(ident(t)))
       case Restore(t, to) => Some(RestoreCommand(ident(t), unquote(to)))
-      case CreateIndex(t, name, kind, column, options) =>
-        Some(CreateIndexCommand(ident(t), unquote(name), kind, unquote(column), Option(options).map(parseOptions(_, "index")).getOrElse(Map.empty)))
+      case CreateIndex(t, name, kind, columns, options) =>
+        val names = columns.split(",").toSeq.map(c => unquote(c.trim))
+        if (names.size != 1 || names.head.isEmpty) {
+          throw new LanceSparkException(new UnsupportedFeatureException(s"Index ${unquote(name)} on ($columns): an " +
+            "index of sparklance (as every scalar and vector index of Lance) covers exactly one column. Create one " +
+            "index per column."))
+        }
+        Some(CreateIndexCommand(ident(t), unquote(name), kind, names.head, Option(options).map(parseOptions(_, "index")).getOrElse(Map.empty)))
       case ColumnsFrom(t, verb, inParens, bare, source) =>
         val names = Option(inParens).getOrElse(bare).split(",").toSeq.map(n => unquote(n.trim))
         Some(ColumnsFromCommand(ident(t), verb.toUpperCase(java.util.Locale.ROOT) == "UPDATE", names, ident(source)))
-      case OptimizeIndex(t, name) => Some(OptimizeIndexCommand(ident(t), Option(name).map(unquote)))
+      case OptimizeIndex(t, verb, name, options) =>
+        if (name == null && verb.equalsIgnoreCase("REFRESH")) {
+          throw new LanceSparkException(new InvalidArgumentException("REFRESH INDEX needs the name of the index: " +
+            "ALTER TABLE t REFRESH INDEX name (ALTER TABLE t OPTIMIZE INDEX brings every index up to date)."))
+        }
+        Some(OptimizeIndexCommand(ident(t), Option(name).map(unquote),
+          Option(options).map(parseOptions(_, s"${verb.toUpperCase(java.util.Locale.ROOT)} INDEX")).getOrElse(Map.empty)))
       case ShowIndexes(t) => Some(ShowIndexesCommand(ident(t)))
       case DropIndex(name, t) => Some(DropIndexCommand(ident(t), unquote(name)))
       case AlterDropIndex(t, name) => Some(DropIndexCommand(ident(t), unquote(name)))
+      case ReplaceWhere(t) => throw new LanceSparkException(new UnsupportedFeatureException(s"REPLACE $t WHERE ... AS " +
+        "SELECT ... (rows matching a condition replaced by a query's rows in one version) is not supported by " +
+        "sparklance yet. Run DELETE FROM ... WHERE and then INSERT INTO ... SELECT (two versions), or INSERT OVERWRITE " +
+        "to replace every row."))
+      case PrimaryKey(t) => throw new LanceSparkException(new UnsupportedFeatureException(s"ALTER TABLE $t SET " +
+        "UNENFORCED PRIMARY KEY is not supported by sparklance yet: it does not write the key's field metadata " +
+        "(lance-schema:unenforced-primary-key)."))
       case _ => None
     }
   }
@@ -121,25 +153,31 @@ object LanceSqlParser {
   private val Vacuum = (s"(?is)VACUUM\\s+$Table(?:\\s+RETAIN\\s+(\\d+(?:\\.\\d+)?)\\s+HOURS)?" +
     s"(?:\\s+WITH\\s*\\(([^)]*)\\))?(\\s+DRY\\s+RUN)?").r
   private val History = (s"(?is)DESCRIBE\\s+HISTORY\\s+$Table").r
+  // A comment line or more before a statement, as the other connector's documentation writes them.
+  private val LeadingComments = """^(?:--[^\n]*(?:\n\s*|$))+""".r
+  // AS OF VERSION n | AS OF TAG t | AS OF BRANCH b [VERSION n]: the version a tag or branch is made from.
+  private val AsOf = s"(?:\\s+AS\\s+OF\\s+(?:VERSION\\s+(\\d+)|TAG\\s+$Name|BRANCH\\s+$Name(?:\\s+VERSION\\s+(\\d+))?))?"
   private val CreateTag = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+(CREATE(?:\\s+OR\\s+REPLACE)?|REPLACE)\\s+TAG\\s+" +
-    s"(IF\\s+NOT\\s+EXISTS\\s+)?$Name(?:\\s+AS\\s+OF\\s+(?:VERSION\\s+(\\d+)|TAG\\s+$Name))?").r
+    s"(IF\\s+NOT\\s+EXISTS\\s+)?$Name$AsOf").r
   private val DropTag = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+DROP\\s+TAG\\s+(IF\\s+EXISTS\\s+)?$Name").r
-  private val ShowTags = (s"(?is)SHOW\\s+TAGS\\s+(?:(?:IN|FROM)\\s+)?$Table").r
-  private val CreateBranch = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+CREATE\\s+BRANCH\\s+(IF\\s+NOT\\s+EXISTS\\s+)?$Name" +
-    s"(?:\\s+AS\\s+OF\\s+(?:VERSION\\s+(\\d+)|TAG\\s+$Name))?").r
+  private val ShowTags = (s"(?is)SHOW\\s+TAGS?\\s+(?:(?:IN|FROM)\\s+)?$Table").r
+  private val CreateBranch = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+CREATE\\s+BRANCH\\s+(IF\\s+NOT\\s+EXISTS\\s+)?$Name$AsOf").r
   // The forms proposed for the other Lance connector: VERSION AS OF MAIN [n] | BRANCH src [n] | TAG t (or FROM ...).
   private val CreateBranchFrom = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+CREATE\\s+BRANCH\\s+(IF\\s+NOT\\s+EXISTS\\s+)?$Name" +
     s"\\s+(?:VERSION\\s+AS\\s+OF|FROM)\\s+(?:MAIN(?:\\s+(\\d+))?|BRANCH\\s+$Name(?:\\s+(\\d+))?|TAG\\s+$Name)").r
   private val DropBranch = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+DROP\\s+BRANCH\\s+(IF\\s+EXISTS\\s+)?$Name").r
-  private val ShowBranches = (s"(?is)SHOW\\s+BRANCHES\\s+(?:(?:IN|FROM)\\s+)?$Table").r
+  private val ShowBranches = (s"(?is)SHOW\\s+BRANCH(?:ES)?\\s+(?:(?:IN|FROM)\\s+)?$Table").r
   private val Restore = (s"(?is)RESTORE\\s+TABLE\\s+$Table\\s+TO\\s+VERSION\\s+AS\\s+OF\\s+$Name").r
 
   private val CreateIndex = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+CREATE\\s+INDEX\\s+$Name\\s+USING\\s+(\\w+)\\s*" +
-    s"\\(\\s*$Name\\s*\\)(?:\\s+WITH\\s*\\((.*)\\))?").r
-  private val OptimizeIndex = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+OPTIMIZE\\s+INDEX(?:ES)?(?:\\s+$Name)?").r
+    s"\\(([^)]*)\\)(?:\\s+WITH\\s*\\((.*)\\))?").r
+  private val OptimizeIndex = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+(OPTIMIZE|REFRESH)\\s+INDEX(?:ES)?(?:\\s+$Name)?" +
+    s"(?:\\s+WITH\\s*\\((.*)\\))?").r
   private val ShowIndexes = (s"(?is)SHOW\\s+INDEX(?:ES)?\\s+(?:(?:IN|FROM|ON)\\s+)?$Table").r
   private val DropIndex = (s"(?is)DROP\\s+INDEX\\s+$Name\\s+ON\\s+$Table").r
   private val AlterDropIndex = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+DROP\\s+INDEX\\s+$Name").r
+  private val ReplaceWhere = (s"(?is)REPLACE\\s+$Table\\s+WHERE\\s+.+\\s+AS\\s+(?:SELECT|WITH|\\().*").r
+  private val PrimaryKey = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+SET\\s+UNENFORCED\\s+PRIMARY\\s+KEY\\s*\\(.*\\)").r
   private val Columns = """((?:`[^`]+`|\w+)(?:\s*,\s*(?:`[^`]+`|\w+))*)"""
   private val ColumnsFrom = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+(ADD|UPDATE)\\s+COLUMNS?\\s+(?:\\(\\s*$Columns\\s*\\)|$Columns)" +
     s"\\s+FROM\\s+$Table").r
@@ -241,17 +279,18 @@ object LanceSqlParser {
   }
 
   /**
-   * A tag for a version: the one given, the one another tag points to, or the latest. CREATE refuses an existing
-   * tag, CREATE ... IF NOT EXISTS leaves it, REPLACE moves it (and refuses a missing one), CREATE OR REPLACE does
-   * either.
+   * A tag for a version: the one given, the one another tag points to, or the latest; of main, or of branch `branch`
+   * (the tag then names the branch). CREATE refuses an existing tag, CREATE ... IF NOT EXISTS leaves it, REPLACE
+   * moves it (and refuses a missing one), CREATE OR REPLACE does either.
    */
   case class CreateTagCommand(table: Seq[String], name: String, version: Option[Long], fromTag: Option[String],
-      mode: TagMode) extends LeafRunnableCommand {
+      branch: Option[String], mode: TagMode) extends LeafRunnableCommand {
     override def run(spark: SparkSession): Seq[Row] = {
-      val path = location(spark, table)
-      val tags = LanceTableOps.tagVersions(spark, path)
+      val main = location(spark, table)
+      val tags = LanceTableOps.tagVersions(spark, main)
+      val path = branch.map(LanceTableOps.branchPath(spark, main, _)).getOrElse(main)
       val v = version.orElse(fromTag.map(t => tags.getOrElse(t, throw new LanceSparkException(
-          new io.sparklance.core.TagNotFoundException(path, t, tags.keys.toSeq.sorted)))))
+          new io.sparklance.core.TagNotFoundException(main, t, tags.keys.toSeq.sorted)))))
         .getOrElse(TableAccess.latestVersion(spark.sessionState.newHadoopConf(), path))
       val exists = tags.contains(name)
       mode match {
@@ -310,25 +349,74 @@ object LanceSqlParser {
     override def run(spark: SparkSession): Seq[Row] = LanceTableOps.branches(spark, location(spark, table)).collect().toSeq
   }
 
+  /**
+   * CREATE INDEX. Of the other connector's build options, `num_segments` (how many tasks build it) is accepted and
+   * not used (sparklance builds one task per fragment), `train = true` is the only build there is, and `train =
+   * false` (an empty index, trained later) is refused.
+   */
   case class CreateIndexCommand(table: Seq[String], name: String, kind: String, column: String,
       options: Map[String, String]) extends LeafRunnableCommand {
     override val output: Seq[Attribute] = indexColumns
     override def run(spark: SparkSession): Seq[Row] = {
-      val replace = options.get("replace").map(v => Parse.boolean(v).getOrElse(throw new LanceSparkException(
-        new InvalidArgumentException(s"Index option replace must be true or false, not '$v'.")))).getOrElse(false)
-      LanceIndexes.create(spark, location(spark, table), name, kind, column, options - "replace", replace)
+      val replace = flag(options, "replace", "Index option").getOrElse(false)
+      if (!flag(options, "train", "Index option").getOrElse(true)) {
+        throw new LanceSparkException(new UnsupportedFeatureException(s"Index $name: deferred index creation " +
+          "(train = false, an empty index trained later) is not supported by sparklance; it builds an index over " +
+          "every fragment when it is created. Leave train out."))
+      }
+      positiveOption(options, "num_segments", s"index $name")
+      LanceIndexes.create(spark, location(spark, table), name, kind, column,
+        options -- Seq("replace", "train", "num_segments"), replace)
     }
   }
+
+  private def flag(options: Map[String, String], key: String, what: String): Option[Boolean] =
+    options.get(key).map(v => Parse.boolean(v).getOrElse(throw new LanceSparkException(
+      new InvalidArgumentException(s"$what $key must be true or false, not '$v'."))))
+
+  /** Checks a tuning option of the other connector that sparklance accepts and does not use (it logs that). */
+  private def positiveOption(options: Map[String, String], key: String, what: String): Unit =
+    options.get(key).foreach { v =>
+      if (Parse.long(v).forall(_ < 0)) {
+        throw new LanceSparkException(new InvalidArgumentException(s"Option $key of $what must be a whole number " +
+          s"of at least 0, not '$v'."))
+      }
+      log.warn(s"Option $key = $v of $what is accepted and not used: sparklance builds index entries in one task " +
+        "per fragment and merges them into one segment.")
+    }
+
+  private val log = org.slf4j.LoggerFactory.getLogger(classOf[LanceSqlParser])
 
   /**
    * Brings an index (or, without a name, every index) up to date with the latest version: the fragments it does not
    * cover are indexed and merged in.
    */
-  case class OptimizeIndexCommand(table: Seq[String], name: Option[String]) extends LeafRunnableCommand {
+  /**
+   * OPTIMIZE INDEX (REFRESH INDEX in the other connector's words). Options: `num_segments` and
+   * `num_indices_to_merge` are accepted and not used (the new fragments' entries are always merged into one
+   * segment), `retrain = false` is what it does (`true` is refused), and the index's own options (`rows_per_zone`,
+   * ...) must be the ones it was built with.
+   */
+  case class OptimizeIndexCommand(table: Seq[String], name: Option[String], options: Map[String, String] = Map.empty)
+      extends LeafRunnableCommand {
     override val output: Seq[Attribute] = indexColumns
     override def run(spark: SparkSession): Seq[Row] = {
+      val what = s"index ${name.getOrElse("(every index)")}"
+      if (flag(options, "retrain", "Index option").getOrElse(false)) {
+        throw new LanceSparkException(new UnsupportedFeatureException(s"Option retrain = true of $what is not " +
+          "supported: sparklance extends an index with the parameters it was built with. Rebuild it with CREATE " +
+          "INDEX ... WITH (replace = true) instead."))
+      }
+      Seq("num_segments", "num_indices_to_merge").foreach(positiveOption(options, _, what))
+      val own = options -- Seq("retrain", "num_segments", "num_indices_to_merge")
       val path = location(spark, table)
-      name.map(LanceIndexes.optimize(spark, path, _)).getOrElse(LanceIndexes.optimizeAll(spark, path))
+      name.map(LanceIndexes.optimize(spark, path, _, own)).getOrElse {
+        if (own.nonEmpty) {
+          throw new LanceSparkException(new InvalidArgumentException(s"Options ${own.keys.toSeq.sorted.mkString(", ")} " +
+            "name the options of one index: give its name (ALTER TABLE t OPTIMIZE INDEX name WITH (...))."))
+        }
+        LanceIndexes.optimizeAll(spark, path)
+      }
     }
   }
 

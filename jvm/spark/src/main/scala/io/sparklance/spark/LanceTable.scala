@@ -61,7 +61,7 @@ final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoop
    */
   override def capabilities(): util.Set[TableCapability] =
     if (writable) util.EnumSet.of(TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE,
-      TableCapability.STREAMING_WRITE, TableCapability.MICRO_BATCH_READ)
+      TableCapability.OVERWRITE_DYNAMIC, TableCapability.STREAMING_WRITE, TableCapability.MICRO_BATCH_READ)
     else util.EnumSet.of(TableCapability.BATCH_READ, TableCapability.STREAMING_WRITE, TableCapability.TRUNCATE,
       TableCapability.MICRO_BATCH_READ)
 

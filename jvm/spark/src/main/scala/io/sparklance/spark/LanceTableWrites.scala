@@ -29,6 +29,8 @@ object NewTable {
   private val Reserved = Set("provider", "owner", "comment", "external", "is_managed_location", "location")
   /** Properties that shape the table rather than being stored as config. */
   private val Shaping = Set("file_format_version", "data_storage_version")
+  /** The other connector's property for a table with stable row ids, fixed when the table is created. */
+  private val StableRowIds = "enable_stable_row_ids"
 
   /**
    * The table `properties` describe at `root`. Its file version is the one the properties name, else `current` (the
@@ -41,6 +43,11 @@ object NewTable {
         s"Lance catalog lives at $root. To write a table elsewhere, name it by path: lance.`$l`."))
     }
     val options = WriteOptions(properties, Map.empty)
+    properties.find { case (k, v) => k.equalsIgnoreCase(StableRowIds) && !v.trim.equalsIgnoreCase("false") }.foreach {
+      case (k, v) => throw new LanceSparkException(new UnsupportedFeatureException(s"Table property $k = $v is not " +
+        "supported: sparklance does not create tables with stable row ids. Create the table with pylance " +
+        "(enable_stable_row_ids=True) and write to it from Spark, or leave the property out."))
+    }
     val (shaped, tableProperties) = ColumnProperties(sparkSchema, properties)
     val config = tableProperties.filter { case (k, _) =>
       !Reserved.contains(k.toLowerCase) && !Shaping.contains(k.toLowerCase) && !k.startsWith("option.")
@@ -50,11 +57,13 @@ object NewTable {
   }
 
   /**
-   * Refuses setting or removing, on an existing table, a property that shapes a new table (its file version, a
-   * column's type or encoding): changing it later would not change the files written.
+   * Refuses setting or removing, on an existing table, a property that shapes a new table (its file version, stable
+   * row ids, a column's type or encoding, also of a column added later): changing it later would not change the
+   * files written.
    */
   def checkCanAlter(keys: Set[String], columns: Seq[String]): Unit = {
-    keys.toSeq.sorted.find(k => Shaping.contains(k.toLowerCase) || ColumnProperties.isColumnProperty(k, columns)).foreach { k =>
+    keys.toSeq.sorted.find(k => Shaping.contains(k.toLowerCase) || k.equalsIgnoreCase(StableRowIds) ||
+        ColumnProperties.isColumnProperty(k, columns) || ColumnProperties.isColumnPropertyForm(k)).foreach { k =>
       throw new LanceSparkException(new UnsupportedFeatureException(s"Table property $k shapes the table when it is " +
         "created and cannot be set or removed afterwards. Rewrite the table (CREATE OR REPLACE TABLE ... AS SELECT) " +
         "with it instead."))

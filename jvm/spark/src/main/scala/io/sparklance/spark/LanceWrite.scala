@@ -7,7 +7,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
-import org.apache.spark.sql.connector.write.{BatchWrite, DataWriter, DataWriterFactory, LogicalWriteInfo, PhysicalWriteInfo, SupportsTruncate, Write, WriteBuilder, WriterCommitMessage}
+import org.apache.spark.sql.connector.write.{BatchWrite, DataWriter, DataWriterFactory, LogicalWriteInfo, PhysicalWriteInfo, SupportsDynamicOverwrite, SupportsTruncate, Write, WriteBuilder, WriterCommitMessage}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.util.SerializableConfiguration
 
@@ -117,15 +117,18 @@ object LanceBatchWrite {
 
 /**
  * Builds the write of a `LanceTable`: an append, or with `truncate()` (INSERT OVERWRITE, `mode("overwrite")`,
- * `writeTo(...).overwrite(lit(true))`) an overwrite of all its rows, keeping its schema; for a streaming query,
+ * `writeTo(...).overwrite(lit(true))`) an overwrite of all its rows, keeping its schema (so is a dynamic overwrite,
+ * `writeTo(...).overwritePartitions()`: a Lance table is one partition); for a streaming query,
  * its sink ([[LanceStreamingWrite]]; `truncate()` in complete output mode; update mode appends the updated rows, as
  * the other Lance connector's sink does).
  */
 final class LanceWriteBuilder(table: LanceTable, info: LogicalWriteInfo) extends WriteBuilder with SupportsTruncate
-    with SupportsStreamingUpdateAsAppend {
+    with SupportsDynamicOverwrite with SupportsStreamingUpdateAsAppend {
   private var overwrite = false
 
   override def truncate(): WriteBuilder = { overwrite = true; this }
+
+  override def overwriteDynamicPartitions(): WriteBuilder = truncate()
 
   override def build(): Write = new Write {
     override def toBatch: BatchWrite = {

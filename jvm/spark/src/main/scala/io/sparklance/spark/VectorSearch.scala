@@ -31,7 +31,11 @@ import io.sparklance.core.table.VectorIndexUse
  *
  * {{{
  *   SELECT * FROM vector_search('lance.db.items', array(0.1, 0.2, 0.3), 'emb', 10, 'cosine')
+ *   SELECT * FROM vector_search('lance.db.items', array(0.1, 0.2, 0.3), 10)  -- the other connector's short form
  * }}}
+ *
+ * The short form of the other connector (table, query vector, number of results: a number third) and a call without
+ * `vector_column` search the column `vector`, Lance's default.
  *
  * The output is the table's columns (or `columns`), then `_distance` (float, smaller is nearer: Lance's squared
  * `l2`, `cosine` or `dot` distance), then `_rowid` when `with_row_id` is true, nearest first, ties by row id. An array
@@ -59,7 +63,13 @@ object VectorSearch {
     "filter", "nprobes", "refine_factor", "ef", "offset", "version", "lower_bound", "upper_bound", "bypass_vector_index",
     "prefilter", "with_row_id")
 
-  private val Required = Seq("table", "query_vector", "vector_column")
+  private val Required = Seq("table", "query_vector")
+
+  /** The vector column searched when the call names none: Lance's default. */
+  private val DefaultColumn = "vector"
+
+  /** The other connector's positional order: table, query vector, number of results. */
+  private val ShortForm = Seq("table", "query_vector", "num_results")
 
   /** The column of a batch's rows holding the query vector they are measured against. */
   private val QueryColumn = "__sparklance_query"
@@ -142,6 +152,9 @@ object VectorSearch {
   /** Argument name -> value, from named and positional arguments; unknown, repeated or missing ones are errors. */
   private def values(args: Seq[Expression]): Map[String, (Any, DataType)] = {
     var named = false
+    val shortForm = args.size == ShortForm.size && args.forall(NamedArgument.unapply(_).isEmpty) &&
+      (args(2).dataType match { case ByteType | ShortType | IntegerType | LongType => true; case _ => false })
+    val order = if (shortForm) ShortForm else Parameters
     val pairs = args.zipWithIndex.map {
       case (NamedArgument(key, value), _) =>
         named = true
@@ -149,7 +162,7 @@ object VectorSearch {
       case (value, i) =>
         if (named) invalid(s"positional argument ${i + 1} follows a named one; name it too (the arguments are ${Parameters.mkString(", ")}).")
         if (i >= Parameters.size) invalid(s"there are at most ${Parameters.size} arguments (${Parameters.mkString(", ")}).")
-        Parameters(i) -> value
+        order(i) -> value
     }
     checkNames(pairs.map(_._1))
     val supplied = pairs.map { case (k, e) =>
@@ -233,7 +246,7 @@ object VectorSearch {
     }
 
     val table: Seq[String] = CatalystSqlParser.parseMultipartIdentifier(string("table").get)
-    val column: String = string("vector_column").get
+    val column: String = string("vector_column").getOrElse(DefaultColumn)
     val k: Long = positive("num_results").getOrElse(10L)
     val metric: Distance = Distance.named(string("distance_type").getOrElse("l2"), s"$Name distance_type")
     val offset: Long = long("offset").map { n =>
@@ -273,7 +286,8 @@ object VectorSearch {
     private def checkColumn(output: Seq[Attribute]): String = {
       val resolver = spark.sessionState.conf.resolver
       val attr = output.find(a => resolver(a.name, column)).getOrElse(
-        invalid(s"vector_column '$column' is not a column of ${table.mkString(".")}; its columns are ${output.map(_.name).mkString(", ")}."))
+        invalid(s"vector_column '$column'${if (get("vector_column").isEmpty) " (the default when none is given)" else ""} " +
+          s"is not a column of ${table.mkString(".")}; its columns are ${output.map(_.name).mkString(", ")}."))
       attr.dataType match {
         case ArrayType(FloatType | DoubleType, _) =>
         case t => invalid(s"vector_column '$column' is ${t.catalogString}; a vector column is a list of float or double.")

@@ -16,6 +16,7 @@ import io.sparklance.core.index.{IndexAppend, IndexKind}
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.{HadoopStorage, Storage}
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
+import io.sparklance.core.util.Parse
 import io.sparklance.core.write.FragmentWriter
 import io.sparklance.proto.TableProtos
 
@@ -286,7 +287,13 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
    * upstream's `optimize_indices` does ([[IndexBuild]]), with the kind, column and options it was built with. An
    * index whose files this writer cannot merge (another layout, or missing) is rebuilt over every fragment.
    */
-  def newIndexUpdate(snapshot: Snapshot, name: String): IndexBuild = {
+  def newIndexUpdate(snapshot: Snapshot, name: String): IndexBuild = newIndexUpdate(snapshot, name, Map.empty)
+
+  /**
+   * [[newIndexUpdate]] with options of the index's kind (`rows_per_zone`, ...): each must be the one the index was
+   * built with, since the new entries are built with those.
+   */
+  def newIndexUpdate(snapshot: Snapshot, name: String, requested: Map[String, String]): IndexBuild = {
     val segments = snapshot.indexes.filter(_.name == name)
     val existing = segments.headOption.getOrElse(throw new InvalidArgumentException(
       s"Table $root has no index named '$name'. Its indexes: " +
@@ -306,6 +313,16 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
     }).getOrElse(throw new io.sparklance.core.UnsupportedFeatureException(
       s"Cannot rebuild index '$name' of $root: it does not index one column of the table."))
     val options = IndexBuild.optionsOf(snapshot, existing)
+    requested.foreach { case (key, value) =>
+      if (!options.get(key).exists(own => own == value || Parse.double(own).exists(o => Parse.double(value).contains(o)))) {
+        throw new InvalidArgumentException(s"Index '$name' of $root was built with " + (options.get(key) match {
+          case Some(own) => s"$key = $own; its new entries are built with that too, not $key = $value. Leave $key " +
+            s"out, or rebuild the index with CREATE INDEX ... WITH (replace = true, $key = $value)."
+          case None => s"options ${if (options.isEmpty) "(none recorded)" else options.keys.toSeq.sorted.mkString(", ")}" +
+            s", and $key is not one of them: leave it out."
+        }))
+      }
+    }
     val (field, kind) = IndexBuild.check(snapshot, name, column, existing.kind.name, options, replace = true)
     val keys = LanceFileReader.readField(if (kind == IndexKind.LabelList) field.children.head else field).getType
     val mergeable = segments.forall { s =>
