@@ -377,3 +377,30 @@ def test_rest_server_errors_are_clear(spark, tmp_path):
     bad = catalog(spark, impl="rest", uri="http://127.0.0.1:9", **{"tls.cert_file": "x"})
     with lance_raises(sparklance.InvalidArgumentError, match="tls.cert_file"):
         spark.sql(f"SHOW NAMESPACES IN {bad}")
+
+
+def test_namespace_tables_take_table_statements(spark, tmp_path):
+    """A table of a namespace is an ordinary catalog table: writes, time travel, branches, properties."""
+    root = tmp_path / "root"
+    cat = catalog(spark, impl="dir", root=root)
+    spark.sql(f"CREATE NAMESPACE {cat}.db")
+    spark.sql(f"CREATE TABLE {cat}.db.t AS SELECT id FROM range(4)")
+    spark.sql(f"INSERT INTO {cat}.db.t VALUES (10)")
+    spark.sql(f"DELETE FROM {cat}.db.t WHERE id = 0")
+    assert sorted(r.id for r in spark.table(f"{cat}.db.t").collect()) == [1, 2, 3, 10]
+    assert sorted(r.id for r in spark.sql(f"SELECT * FROM {cat}.db.t VERSION AS OF 1").collect()) == [0, 1, 2, 3]
+    spark.sql(f"ALTER TABLE {cat}.db.t CREATE BRANCH dev")
+    spark.sql(f"INSERT INTO {cat}.db.t.branch_dev VALUES (20)")
+    assert sorted(r.id for r in spark.table(f"{cat}.db.t.branch_dev").collect()) == [1, 2, 3, 10, 20]
+    spark.sql(f"ALTER TABLE {cat}.db.t SET TBLPROPERTIES ('team' = 'ads')")
+    location = lance_location(ln.connect("dir", {"root": str(root)}), ["db", "t"])
+    ds = lance.dataset(location)
+    ds.validate()
+    assert sorted(ds.to_table().column("id").to_pylist()) == [1, 2, 3, 10]
+    assert ds.config()["team"] == "ads"
+    with lance_raises(sparklance.UnsupportedFeatureError, match="no operation for it"):
+        spark.sql(f"ALTER NAMESPACE {cat}.db SET PROPERTIES ('a' = 'b')")
+    with pytest.raises(AnalysisException, match="(?i)cannot be found|TABLE_OR_VIEW_NOT_FOUND"):
+        spark.table(f"{cat}.db.missing").collect()
+    assert not spark.catalog.tableExists(f"{cat}.db.missing")
+    assert spark.catalog.tableExists(f"{cat}.db.t")
