@@ -273,6 +273,9 @@ def test_bad_names_and_options_are_clear_errors(spark, tmp_path):
     bad = catalog(spark, impl="dir", uri="http://localhost:1")
     with lance_raises(sparklance.InvalidArgumentError, match="Unknown directory namespace property 'uri'"):
         spark.sql(f"SHOW NAMESPACES IN {bad}")
+    bad = catalog(spark, warehouse=root, manifest_enabled="false")
+    with lance_raises(sparklance.InvalidArgumentError, match="manifest_enabled is a property of a Lance Namespace"):
+        spark.sql(f"SHOW NAMESPACES IN {bad}")
     bad = catalog(spark, impl="rest", root=root)
     with lance_raises(sparklance.InvalidArgumentError, match="Unknown rest namespace property 'root'"):
         spark.sql(f"SHOW NAMESPACES IN {bad}")

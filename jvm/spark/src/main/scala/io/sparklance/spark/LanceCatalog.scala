@@ -462,15 +462,20 @@ object LanceCatalog {
   }
 
   /**
-   * Checks a catalog's options (`spark.sql.catalog.<name>.<key>`) as [[LanceOptions]] checks those of a read: the
-   * other Lance connector's directory namespace (`impl = dir`, `root`) is accepted; its other namespaces and its
-   * storage options are refused, since they would be ignored.
+   * Checks a catalog's options (`spark.sql.catalog.<name>.<key>`) as [[LanceOptions]] checks those of a read: a
+   * Lance Namespace (`impl = dir` or `rest` and their properties, the other connector's names) is accepted, a
+   * namespace property without `impl` and other namespaces and storage options are refused, since they would be
+   * ignored.
    */
   def checkOptions(name: String, options: Map[String, String]): Unit = options.foreach { case (key, value) =>
     val k = key.toLowerCase
     def refuse(why: String): Nothing = throw new LanceSparkException(new UnsupportedFeatureException(
       s"Option spark.sql.catalog.$name.$key is not supported: $why."))
-    if (k == "impl" && !io.sparklance.core.namespace.LanceNamespace.Impls.contains(value.trim)) {
+    if (k != "root" && NamespaceCatalog.isProperty(k) && !options.keys.exists(_.equalsIgnoreCase("impl"))) {
+      throw new LanceSparkException(new InvalidArgumentException(s"Option spark.sql.catalog.$name.$key is a " +
+        s"property of a Lance Namespace, but catalog '$name' names no impl: set spark.sql.catalog.$name.impl to dir " +
+        "or rest (docs/reading.md, \"Lance Namespaces\"), or remove the option."))
+    } else if (k == "impl" && !io.sparklance.core.namespace.LanceNamespace.Impls.contains(value.trim)) {
       refuse(s"catalog '$name' keeps its tables in a directory, or in a Lance Namespace of impl dir or rest; " +
         s"namespaces '$value' are not supported")
     } else if (k.startsWith("storage.")) {
