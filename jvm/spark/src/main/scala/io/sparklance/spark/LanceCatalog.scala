@@ -18,10 +18,12 @@ import io.sparklance.core.table.TimeTravel
 /**
  * A Spark catalog over a warehouse directory: namespaces are directories, and `lance.db.tbl` is the Lance table
  * `<warehouse>/db/tbl.lance` (tables made by pylance or LanceDB there show up as they are). An absolute path or
- * URI in the root namespace names a table by location: ``lance.`/data/t.lance` ``.
+ * URI in the root namespace names a table by location: ``lance.`/data/t.lance` ``. With `impl = dir` or `impl =
+ * rest` it is a Lance Namespace instead ([[NamespaceCatalog]]): the namespace lists the namespaces and tables and
+ * gives each table's location.
  *
  * Configuration: `spark.sql.catalog.<name> = io.sparklance.spark.LanceCatalog` and
- * `spark.sql.catalog.<name>.warehouse = <directory or URI>`. Time travel: `VERSION AS OF <n>`, `VERSION AS OF
+ * `spark.sql.catalog.<name>.warehouse = <directory or URI>` (or `impl` and the namespace's properties). Time travel: `VERSION AS OF <n>`, `VERSION AS OF
  * '<tag>'`, `TIMESTAMP AS OF <timestamp>`.
  */
 final class LanceCatalog extends CatalogShim with SupportsNamespaces {
@@ -41,7 +43,7 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
     conf = TableAccess.hadoopConf(SparkSession.active, passed)
     namespaces = NamespaceCatalog.connect(name, passed, conf)
     // A relative warehouse is resolved on the driver: executors write the tables' files too. `root` is the other
-    // Lance connector's name for it (with its directory namespace, impl = dir).
+    // Lance connector's name for it, and a directory namespace's (impl = dir); a REST namespace has none.
     val location = Option(options.get("warehouse")).orElse(Option(options.get("root")))
     warehouse = location.map(w => TableAccess.qualify(conf, w.stripSuffix("/"))).orElse(namespaces.map(_ => "")).getOrElse(
       throw new LanceSparkException(new InvalidArgumentException(s"Catalog '$name' has no warehouse: set " +
@@ -116,7 +118,11 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
   /** Runs the creation of table `ident`; if it fails, a table its namespace declared is dropped again. */
   private def creating[T](ident: Identifier)(body: => T): T =
     try body
-    catch { case e: Exception => namespaces.foreach(_.drop(ident)); throw e }
+    catch {
+      case e: Exception =>
+        namespaces.foreach(ns => try ns.drop(ident) catch { case d: Exception => e.addSuppressed(d) })
+        throw e
+    }
 
   private val BranchSuffix = "(?s)(.+)__branch__(.+)".r
 
@@ -211,7 +217,8 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
 
   /**
    * CREATE TABLE: commits version 1 of a table with no rows. TBLPROPERTIES `file_format_version` picks the Lance
-   * file version (default 2.2); other properties are stored in the table's config.
+   * file version (default 2.2); other properties are stored in the table's config. In a Lance Namespace the table
+   * is declared there first, at the location it gives, and dropped again if the commit fails.
    */
   override def createTable(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
       properties: util.Map[String, String]): Table = {
@@ -371,7 +378,8 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
 
   /**
    * CREATE NAMESPACE: a directory under the warehouse. A namespace keeps no properties, so LOCATION (other than its
-   * own directory), COMMENT and WITH PROPERTIES are refused rather than dropped.
+   * own directory), COMMENT and WITH PROPERTIES are refused rather than dropped. In a Lance Namespace, COMMENT and
+   * WITH PROPERTIES are the namespace's properties ([[NamespaceCatalog.createNamespace]]).
    */
   override def createNamespace(namespace: Array[String], metadata: util.Map[String, String]): Unit =
     namespaces.map(_.createNamespace(namespace, metadata)).getOrElse(createDirectory(namespace, metadata))
