@@ -25,8 +25,23 @@ import io.sparklance.core.table.{Snapshot, Table}
 private[namespace] final class ManifestTable(table: Table) {
   import ManifestTable._
 
+  /**
+   * The rows last read, and the version they are of: a version never changes, so listing the same latest version
+   * again needs no read of its data (the commit's transaction file name and time tell a table made again apart).
+   */
+  @volatile private var lastRead: Option[(VersionKey, IndexedSeq[Entry])] = None
+
   /** The rows of the latest version (none if the table does not exist yet). */
-  def entries(): IndexedSeq[Entry] = table.latestIfExists().map(read).getOrElse(IndexedSeq.empty)
+  def entries(): IndexedSeq[Entry] = table.latestIfExists().map(rowsOf).getOrElse(IndexedSeq.empty)
+
+  private def rowsOf(snapshot: Snapshot): IndexedSeq[Entry] = {
+    val key = VersionKey(snapshot.version, snapshot.manifest.transactionFile, snapshot.timestamp)
+    lastRead.collect { case (k, rows) if k == key => rows }.getOrElse {
+      val rows = read(snapshot)
+      lastRead = Some(key -> rows)
+      rows
+    }
+  }
 
   /**
    * Replaces the rows with what `change` makes of the latest ones, committed as the version after the one read;
@@ -38,7 +53,7 @@ private[namespace] final class ManifestTable(table: Table) {
     var done = false
     while (!done) {
       val snapshot = table.latestIfExists()
-      val before = snapshot.map(read).getOrElse(IndexedSeq.empty)
+      val before = snapshot.map(rowsOf).getOrElse(IndexedSeq.empty)
       val after = change(before)
       if (after == before) done = true
       else {
@@ -108,6 +123,8 @@ private[namespace] final class ManifestTable(table: Table) {
 }
 
 private[namespace] object ManifestTable {
+
+  private final case class VersionKey(version: Long, transactionFile: Option[String], committedAt: java.time.Instant)
 
   /** One row: a namespace (no location) or a table (its directory, relative to the namespace root). */
   final case class Entry(objectId: String, objectType: String, location: Option[String], metadata: Option[String],
