@@ -75,7 +75,7 @@ private[namespace] final class ManifestTable(table: Table) {
     }
     val allocator = new RootAllocator()
     try {
-      val scan = snapshot.newScan().withProjection(Columns.flatMap(schema.field))
+      val scan = snapshot.newScan().withProjection(Columns.flatMap(c => schema.field(c)))
       val rows = IndexedSeq.newBuilder[Entry]
       scan.planTasks(Long.MaxValue).foreach { task =>
         val reader = table.read(task, allocator)
@@ -144,13 +144,13 @@ private[namespace] object ManifestTable {
   private val NewSchema: LanceSchema = {
     def text(name: String, nullable: Boolean, meta: Map[String, String] = Map.empty) =
       new Field(name, new FieldType(nullable, ArrowType.Utf8.INSTANCE, null, meta.asJava), null)
-    ArrowSchemas.fromArrow(new Schema(java.util.List.of(
+    ArrowSchemas.fromArrow(new Schema(java.util.Arrays.asList(
       text("object_id", nullable = false, Map("lance-schema:unenforced-primary-key:position" -> "0")),
       text("object_type", nullable = false),
       text("location", nullable = true),
       text("metadata", nullable = true),
       new Field("base_objects", FieldType.nullable(ArrowType.List.INSTANCE),
-        java.util.List.of(text("object_id", nullable = true))))))
+        java.util.Collections.singletonList(text("object_id", nullable = true))))))
   }
 
   private def entriesOf(batch: VectorSchemaRoot): IndexedSeq[Entry] = {
