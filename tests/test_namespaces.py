@@ -358,6 +358,10 @@ def test_rest_namespace_both_ways(spark, rest_server):
     dircat = catalog(spark, impl="dir", root=root)
     assert spark_rows(spark.table(f"{dircat}.ours.w")) == sorted(rows(data) * 2)
 
+    # A CTAS that fails leaves no table on the server.
+    with pytest.raises(Exception, match="boom"):
+        spark.sql(f"CREATE TABLE {cat}.ours.bad AS SELECT id, assert_true(id < 5, 'boom') AS ok FROM range(10)").collect()
+    assert client.list_tables(ListTablesRequest(id=["ours"])).tables == ["e", "w"]
     spark.sql(f"DROP TABLE {cat}.ours.e")
     assert client.list_tables(ListTablesRequest(id=["ours"])).tables == ["w"]
     with pytest.raises(AnalysisException, match="SCHEMA_NOT_EMPTY"):
