@@ -18,10 +18,12 @@ import io.sparklance.core.table.TimeTravel
 /**
  * A Spark catalog over a warehouse directory: namespaces are directories, and `lance.db.tbl` is the Lance table
  * `<warehouse>/db/tbl.lance` (tables made by pylance or LanceDB there show up as they are). An absolute path or
- * URI in the root namespace names a table by location: ``lance.`/data/t.lance` ``.
+ * URI in the root namespace names a table by location: ``lance.`/data/t.lance` ``. With `impl = dir` or `impl =
+ * rest` it is a Lance Namespace instead ([[NamespaceCatalog]]): the namespace lists the namespaces and tables and
+ * gives each table's location.
  *
  * Configuration: `spark.sql.catalog.<name> = io.sparklance.spark.LanceCatalog` and
- * `spark.sql.catalog.<name>.warehouse = <directory or URI>`. Time travel: `VERSION AS OF <n>`, `VERSION AS OF
+ * `spark.sql.catalog.<name>.warehouse = <directory or URI>` (or `impl` and the namespace's properties). Time travel: `VERSION AS OF <n>`, `VERSION AS OF
  * '<tag>'`, `TIMESTAMP AS OF <timestamp>`.
  */
 final class LanceCatalog extends CatalogShim with SupportsNamespaces {
@@ -29,6 +31,8 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
   private var catalogName: String = _
   private var warehouse: String = _
   private var conf: Configuration = _
+  /** The Lance Namespace that keeps the tables when the catalog names an `impl` (dir, rest); else directories. */
+  private var namespaces: Option[NamespaceCatalog] = None
 
   override def name(): String = catalogName
 
@@ -37,10 +41,11 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
     val passed = options.asCaseSensitiveMap().asScala.toMap
     LanceCatalog.checkOptions(name, passed)
     conf = TableAccess.hadoopConf(SparkSession.active, passed)
+    namespaces = NamespaceCatalog.connect(name, passed, conf)
     // A relative warehouse is resolved on the driver: executors write the tables' files too. `root` is the other
-    // Lance connector's name for it (with its directory namespace, impl = dir).
+    // Lance connector's name for it, and a directory namespace's (impl = dir); a REST namespace has none.
     val location = Option(options.get("warehouse")).orElse(Option(options.get("root")))
-    warehouse = location.map(w => TableAccess.qualify(conf, w.stripSuffix("/"))).getOrElse(
+    warehouse = location.map(w => TableAccess.qualify(conf, w.stripSuffix("/"))).orElse(namespaces.map(_ => "")).getOrElse(
       throw new LanceSparkException(new InvalidArgumentException(s"Catalog '$name' has no warehouse: set " +
         s"spark.sql.catalog.$name.warehouse to the directory or URI that holds its tables.")))
   }
@@ -99,7 +104,25 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
 
   private def plainPath(ident: Identifier): String =
     if (isPathIdentifier(ident)) TableAccess.qualify(conf, ident.name())
-    else join(namespacePath(ident.namespace()), checkName(ident.name(), "table") + Suffix)
+    else namespaces match {
+      case Some(ns) => ns.location(ident).getOrElse(throw new NoSuchTableException(ident))
+      case None => join(namespacePath(ident.namespace()), checkName(ident.name(), "table") + Suffix)
+    }
+
+  private def plainExists(ident: Identifier): Boolean =
+    try isTableDir(plainPath(ident)) catch { case _: NoSuchTableException => false }
+
+  /** Where a new table `ident` goes: its directory, or the location its namespace declares it at. */
+  private def newTablePath(ident: Identifier): String = namespaces.map(_.declare(ident)).getOrElse(tablePath(ident))
+
+  /** Runs the creation of table `ident`; if it fails, a table its namespace declared is dropped again. */
+  private def creating[T](ident: Identifier)(body: => T): T =
+    try body
+    catch {
+      case e: Exception =>
+        namespaces.foreach(ns => try ns.drop(ident) catch { case d: Exception => e.addSuppressed(d) })
+        throw e
+    }
 
   private val BranchSuffix = "(?s)(.+)__branch__(.+)".r
 
@@ -112,7 +135,7 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
     case n if n.startsWith("branch_") && n.length > "branch_".length && ident.namespace().nonEmpty =>
       val table = Identifier.of(ident.namespace().init, ident.namespace().last)
       if (isPathIdentifier(table) || (table.namespace().forall(validName) && validName(table.name()) &&
-          isTableDir(plainPath(table)))) Some(table -> n.stripPrefix("branch_"))
+          plainExists(table))) Some(table -> n.stripPrefix("branch_"))
       else None
     case _ => None
   }
@@ -130,7 +153,10 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
 
   // ---------------------------------------------------------------------------------------------- tables
 
-  override def listTables(namespace: Array[String]): Array[Identifier] = LanceSparkException.translate {
+  override def listTables(namespace: Array[String]): Array[Identifier] =
+    namespaces.map(_.listTables(namespace)).getOrElse(directoryTables(namespace))
+
+  private def directoryTables(namespace: Array[String]): Array[Identifier] = LanceSparkException.translate {
     val dir = namespacePath(namespace)
     if (namespace.nonEmpty && !exists(dir)) throw new NoSuchNamespaceException(namespace)
     // Only names that can be queried back are listed.
@@ -186,27 +212,31 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
     new LanceTable(qualified(ident), snapshot, conf, writable = true)
   }
 
-  override def tableExists(ident: Identifier): Boolean = isTableDir(tablePath(ident))
+  override def tableExists(ident: Identifier): Boolean =
+    try isTableDir(tablePath(ident)) catch { case _: NoSuchTableException => false }
 
   /**
    * CREATE TABLE: commits version 1 of a table with no rows. TBLPROPERTIES `file_format_version` picks the Lance
-   * file version (default 2.2); other properties are stored in the table's config.
+   * file version (default 2.2); other properties are stored in the table's config. In a Lance Namespace the table
+   * is declared there first, at the location it gives, and dropped again if the commit fails.
    */
   override def createTable(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
       properties: util.Map[String, String]): Table = {
     refuseBranch(ident, "CREATE TABLE")
-    val path = tablePath(ident)
-    if (isTableDir(path)) throw new TableAlreadyExistsException(ident)
+    if (tableExists(ident)) throw new TableAlreadyExistsException(ident)
     NewTable.checkNoPartitioning(partitions)
-    LanceSparkException.translate(lance.Table.checkCanCreate(path, conf))
-    val table = NewTable(path, structOf(columns), properties.asScala.toMap)
-    table.commitEmpty(conf, 0L, WriteOptions(properties.asScala.toMap, Map.empty))
+    val path = newTablePath(ident)
+    creating(ident) {
+      LanceSparkException.translate(lance.Table.checkCanCreate(path, conf))
+      val table = NewTable(path, structOf(columns), properties.asScala.toMap)
+      table.commitEmpty(conf, 0L, WriteOptions(properties.asScala.toMap, Map.empty))
+    }
     loadTable(ident)
   }
 
   override def stageCreate(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
       properties: util.Map[String, String]): StagedTable = {
-    if (isTableDir(tablePath(ident))) throw new TableAlreadyExistsException(ident)
+    if (tableExists(ident)) throw new TableAlreadyExistsException(ident)
     stage(ident, columns, partitions, properties, None)
   }
 
@@ -219,9 +249,8 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
 
   override def stageCreateOrReplace(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
       properties: util.Map[String, String]): StagedTable = {
-    val path = tablePath(ident)
     stage(ident, columns, partitions, properties,
-      if (isTableDir(path)) Some(TableAccess.load(conf, path, TimeTravel.Latest)) else None)
+      if (tableExists(ident)) Some(TableAccess.load(conf, tablePath(ident), TimeTravel.Latest)) else None)
   }
 
   /** A table to create (`replaced` None) or to replace, whose file version it keeps unless the properties name one. */
@@ -229,11 +258,16 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
       properties: util.Map[String, String], replaced: Option[lance.Snapshot]): StagedTable = {
     refuseBranch(ident, if (replaced.isDefined) "REPLACE TABLE" else "CREATE TABLE")
     NewTable.checkNoPartitioning(partitions)
-    if (replaced.isEmpty) LanceSparkException.translate(lance.Table.checkCanCreate(tablePath(ident), conf))
     val props = properties.asScala.toMap
-    val table = NewTable(tablePath(ident), structOf(columns), props, replaced.map(_.fileVersion))
-    new LanceStagedTable(qualified(ident), table, replaced.map(_.version).getOrElse(0L), conf,
-      WriteOptions(props, Map.empty))
+    val path = if (replaced.isEmpty) newTablePath(ident) else tablePath(ident)
+    // A table declared in a namespace for this CTAS leaves it again if the write is aborted.
+    val onAbort: () => Unit = if (replaced.isEmpty) () => namespaces.foreach(_.drop(ident)) else () => ()
+    creating(ident) {
+      if (replaced.isEmpty) LanceSparkException.translate(lance.Table.checkCanCreate(path, conf))
+      val table = NewTable(path, structOf(columns), props, replaced.map(_.fileVersion))
+      new LanceStagedTable(qualified(ident), table, replaced.map(_.version).getOrElse(0L), conf,
+        WriteOptions(props, Map.empty), onAbort)
+    }
   }
 
   private def structOf(columns: Array[Column]): StructType = StructType(columns.map { c =>
@@ -295,12 +329,15 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
       throw new LanceSparkException(new UnsupportedFeatureException(s"DROP TABLE of a table named by its path " +
         s"(${ident.name()}) is not supported: it is not a table of catalog '$catalogName'. Delete the directory instead."))
     }
-    val path = tablePath(ident)
-    if (!isTableDir(path)) return false
-    LanceSparkException.translate {
-      val fs = new org.apache.hadoop.fs.Path(path).getFileSystem(conf)
-      try fs.delete(new org.apache.hadoop.fs.Path(path), true)
-      catch { case e: java.io.IOException => throw new io.sparklance.core.StorageException(path, "delete the table directory", e) }
+    namespaces match {
+      case Some(ns) => ns.drop(ident)
+      case None =>
+        val path = tablePath(ident)
+        isTableDir(path) && LanceSparkException.translate {
+          val fs = new org.apache.hadoop.fs.Path(path).getFileSystem(conf)
+          try fs.delete(new org.apache.hadoop.fs.Path(path), true)
+          catch { case e: java.io.IOException => throw new io.sparklance.core.StorageException(path, "delete the table directory", e) }
+        }
     }
   }
 
@@ -317,28 +354,37 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
   private def childNamespaces(dir: String): Seq[String] =
     children(dir)._1.filter(n => !n.endsWith(Suffix) && validName(n) && !n.startsWith("_")).sorted
 
-  override def listNamespaces(): Array[Array[String]] =
-    LanceSparkException.translate(childNamespaces(warehouse).map(n => Array(n)).toArray)
+  override def listNamespaces(): Array[Array[String]] = namespaces.map(_.listNamespaces(Array.empty)).getOrElse(
+    LanceSparkException.translate(childNamespaces(warehouse).map(n => Array(n)).toArray))
 
-  override def listNamespaces(namespace: Array[String]): Array[Array[String]] = LanceSparkException.translate {
+  override def listNamespaces(namespace: Array[String]): Array[Array[String]] =
+    namespaces.map(_.listNamespaces(namespace)).getOrElse(directoryNamespaces(namespace))
+
+  private def directoryNamespaces(namespace: Array[String]): Array[Array[String]] = LanceSparkException.translate {
     val dir = namespacePath(namespace)
     if (!exists(dir)) throw new NoSuchNamespaceException(namespace)
     childNamespaces(dir).map(n => namespace :+ n).toArray
   }
 
-  override def namespaceExists(namespace: Array[String]): Boolean =
-    namespace.isEmpty || (exists(namespacePath(namespace)) && !isTableDir(namespacePath(namespace)))
+  override def namespaceExists(namespace: Array[String]): Boolean = namespaces.map(_.namespaceExists(namespace)).getOrElse(
+    namespace.isEmpty || (exists(namespacePath(namespace)) && !isTableDir(namespacePath(namespace))))
 
-  override def loadNamespaceMetadata(namespace: Array[String]): util.Map[String, String] = {
-    if (!namespaceExists(namespace)) throw new NoSuchNamespaceException(namespace)
-    Map("location" -> namespacePath(namespace)).asJava
+  override def loadNamespaceMetadata(namespace: Array[String]): util.Map[String, String] = namespaces match {
+    case Some(ns) => ns.namespaceMetadata(namespace)
+    case None =>
+      if (!namespaceExists(namespace)) throw new NoSuchNamespaceException(namespace)
+      Map("location" -> namespacePath(namespace)).asJava
   }
 
   /**
    * CREATE NAMESPACE: a directory under the warehouse. A namespace keeps no properties, so LOCATION (other than its
-   * own directory), COMMENT and WITH PROPERTIES are refused rather than dropped.
+   * own directory), COMMENT and WITH PROPERTIES are refused rather than dropped. In a Lance Namespace, COMMENT and
+   * WITH PROPERTIES are the namespace's properties ([[NamespaceCatalog.createNamespace]]).
    */
-  override def createNamespace(namespace: Array[String], metadata: util.Map[String, String]): Unit = {
+  override def createNamespace(namespace: Array[String], metadata: util.Map[String, String]): Unit =
+    namespaces.map(_.createNamespace(namespace, metadata)).getOrElse(createDirectory(namespace, metadata))
+
+  private def createDirectory(namespace: Array[String], metadata: util.Map[String, String]): Unit = {
     val dir = namespacePath(namespace)
     metadata.asScala.foreach {
       case ("owner", _) => // set by Spark on every CREATE NAMESPACE
@@ -371,10 +417,15 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
 
   override def alterNamespace(namespace: Array[String], changes: NamespaceChange*): Unit =
     throw new LanceSparkException(new UnsupportedFeatureException(
-      s"Namespaces of catalog '$catalogName' are directories and have no properties to change."))
+      if (namespaces.isDefined) s"Changing the properties of namespace ${namespace.mkString(".")} of catalog " +
+        s"'$catalogName' is not supported: the Lance Namespace spec has no operation for it."
+      else s"Namespaces of catalog '$catalogName' are directories and have no properties to change."))
 
   /** DROP NAMESPACE; with CASCADE it deletes the tables and namespaces below it, like DROP TABLE does. */
-  override def dropNamespace(namespace: Array[String], cascade: Boolean): Boolean = {
+  override def dropNamespace(namespace: Array[String], cascade: Boolean): Boolean =
+    namespaces.map(_.dropNamespace(namespace, cascade)).getOrElse(dropDirectory(namespace, cascade))
+
+  private def dropDirectory(namespace: Array[String], cascade: Boolean): Boolean = {
     val dir = namespacePath(namespace)
     if (!exists(dir)) throw new NoSuchNamespaceException(namespace)
     if (children(dir)._2 && !cascade) throw new NonEmptyNamespaceException(namespace)
@@ -388,7 +439,7 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
 
 object LanceCatalog {
   /** Catalog options besides settings (`fs.*`, `hadoop.*`, `sparklance.*`); `root` is the other connector's name. */
-  private val Known = Set("warehouse", "root", "impl")
+  private val Known = Set("warehouse", "root", "impl") ++ NamespaceCatalog.Properties
 
   /** The options of Lance catalog `name` (`spark.sql.catalog.<name>.<key>`). */
   def options(spark: SparkSession, name: String): Map[String, String] = {
@@ -419,24 +470,30 @@ object LanceCatalog {
   }
 
   /**
-   * Checks a catalog's options (`spark.sql.catalog.<name>.<key>`) as [[LanceOptions]] checks those of a read: the
-   * other Lance connector's directory namespace (`impl = dir`, `root`) is accepted; its other namespaces and its
-   * storage options are refused, since they would be ignored.
+   * Checks a catalog's options (`spark.sql.catalog.<name>.<key>`) as [[LanceOptions]] checks those of a read: a
+   * Lance Namespace (`impl = dir` or `rest` and their properties, the other connector's names) is accepted, a
+   * namespace property without `impl` and other namespaces and storage options are refused, since they would be
+   * ignored.
    */
   def checkOptions(name: String, options: Map[String, String]): Unit = options.foreach { case (key, value) =>
     val k = key.toLowerCase
     def refuse(why: String): Nothing = throw new LanceSparkException(new UnsupportedFeatureException(
       s"Option spark.sql.catalog.$name.$key is not supported: $why."))
-    if (k == "impl" && value.trim != "dir") {
-      refuse(s"catalog '$name' keeps its tables in a directory (the other connector's impl = dir); namespaces " +
-        s"'$value' are not supported")
+    if (k != "root" && NamespaceCatalog.isProperty(k) && !options.keys.exists(_.equalsIgnoreCase("impl"))) {
+      throw new LanceSparkException(new InvalidArgumentException(s"Option spark.sql.catalog.$name.$key is a " +
+        s"property of a Lance Namespace, but catalog '$name' names no impl: set spark.sql.catalog.$name.impl to dir " +
+        "or rest (docs/reading.md, \"Lance Namespaces\"), or remove the option."))
+    } else if (k == "impl" && !io.sparklance.core.namespace.LanceNamespace.Impls.contains(value.trim)) {
+      refuse(s"catalog '$name' keeps its tables in a directory, or in a Lance Namespace of impl dir or rest; " +
+        s"namespaces '$value' are not supported")
     } else if (k.startsWith("storage.")) {
       refuse("object-store settings are Hadoop settings here: set fs.s3a.* keys on the catalog " +
         s"(spark.sql.catalog.$name.fs.s3a.endpoint, ...) as docs/object-stores.md shows")
-    } else if (!Known.contains(k) && !Seq("fs.", "hadoop.", "sparklance.").exists(k.startsWith)) {
+    } else if (!Known.contains(k) && !Seq("fs.", "hadoop.", "sparklance.", "header.").exists(k.startsWith)) {
       throw new LanceSparkException(new InvalidArgumentException(s"Unknown option spark.sql.catalog.$name.$key. " +
-        "A Lance catalog takes warehouse (or root), and settings as fs.<key>, hadoop.<key> or sparklance.<key> " +
-        "(docs/configuration.md)."))
+        "A Lance catalog takes warehouse (or root), a Lance Namespace's impl (dir, rest) and its properties " +
+        s"(${NamespaceCatalog.Properties.toSeq.sorted.mkString(", ")}, header.<name>), and settings as fs.<key>, " +
+        "hadoop.<key> or sparklance.<key> (docs/configuration.md)."))
     }
   }
 }

@@ -84,7 +84,7 @@ object NewTable {
  * table's earlier versions stay readable by time travel.
  */
 final class LanceStagedTable(tableName: String, table: NewTable, readVersion: Long, conf: Configuration,
-    options: WriteOptions) extends StagedTable with SupportsWrite {
+    options: WriteOptions, onAbort: () => Unit = () => ()) extends StagedTable with SupportsWrite {
   @volatile private var write: Option[LanceBatchWrite] = None
 
   override def name(): String = tableName
@@ -116,5 +116,5 @@ final class LanceStagedTable(tableName: String, table: NewTable, readVersion: Lo
   override def commitStagedChanges(): Unit =
     if (!write.exists(_.committedVersion.isDefined)) table.commitEmpty(conf, readVersion, options)
 
-  override def abortStagedChanges(): Unit = ()
+  override def abortStagedChanges(): Unit = onAbort()
 }

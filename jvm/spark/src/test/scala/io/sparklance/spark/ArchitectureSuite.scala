@@ -14,7 +14,7 @@ class ArchitectureSuite extends AnyFunSuite {
 
   /** The packages the Spark module may use: errors and vocabulary, schemas, the front door, small utilities. */
   private val CoreApi = Set("io.sparklance.core", "io.sparklance.core.schema", "io.sparklance.core.table", "io.sparklance.core.index",
-    "io.sparklance.core.util")
+    "io.sparklance.core.util", "io.sparklance.core.namespace")
 
   private def classesOf(c: Class[_]): String = Paths.get(c.getProtectionDomain.getCodeSource.getLocation.toURI).toString
 
@@ -59,7 +59,7 @@ class ArchitectureSuite extends AnyFunSuite {
 
   /** The core's layers, lowest first, as docs/dev/architecture.md lists them: each may use only layers before it. */
   private val Layers = Seq("core", "util", "storage", "schema", "format", "encoding", "file", "write", "index", "commit",
-    "txn", "scan", "table").map(p => if (p == "core") "io.sparklance.core" else s"io.sparklance.core.$p")
+    "txn", "scan", "table", "namespace").map(p => if (p == "core") "io.sparklance.core" else s"io.sparklance.core.$p")
 
   test("the core's packages use only the layers below them") {
     val upward = core.filter { case (from, to) =>

@@ -76,6 +76,13 @@ final class DataCommit private[table] (table: Table, readVersion: Long, replace:
     extends PendingCommit(table) {
 
   private var properties = Map.empty[String, String]
+  private var rebases = true
+
+  /**
+   * Commits only as the version right after `readVersion`: if another writer commits first, the commit fails with
+   * [[io.sparklance.core.CommitConflictException]] instead of being rebased (for a change computed from what it read).
+   */
+  def onlyAfterReadVersion(): DataCommit = { rebases = false; this }
 
   /** Attempts at a new version when other writers commit first (default 20). */
   def withCommitRetries(n: Int): DataCommit = { commitRetries = n; this }
@@ -92,7 +99,7 @@ final class DataCommit private[table] (table: Table, readVersion: Long, replace:
     }
     val fileVersion = replace.map(_.version).getOrElse(FileVersion.V2_2)
     table.commit(Transaction.create(readVersion, op).copy(properties = properties),
-      Committer.Options(maxRetries = commitRetries, newTableFileVersion = fileVersion.toString))
+      Committer.Options(maxRetries = commitRetries, newTableFileVersion = fileVersion.toString, rebases = rebases))
   }
 }
 

@@ -19,9 +19,14 @@ import io.sparklance.proto.{TableProtos, TransactionProtos}
  */
 object Committer {
 
-  /** `maxRetries`: how many attempts may lose the race for a version before the commit gives up as a conflict. */
+  /**
+   * `maxRetries`: how many attempts may lose the race for a version before the commit gives up as a conflict.
+   * `rebases`: whether the transaction may be rebased over versions committed since it read the table; when not,
+   * any such version is a conflict (for a change computed from every row it read, such as a namespace's
+   * `__manifest` rewritten whole, which a rebased Overwrite would silently undo).
+   */
   final case class Options(maxRetries: Int = 20, newTableFileVersion: String = "2.2",
-      writerLibrary: String = "sparklance", writerVersion: String = "0.1.0")
+      writerLibrary: String = "sparklance", writerVersion: String = "0.1.0", rebases: Boolean = true)
 
   /**
    * Commits `txn` to the table at `root`, deciding versions as [[CommitHandler.forStorage]] does for `storage`;
@@ -57,6 +62,12 @@ object Committer {
       while (committed.isEmpty) {
         val latest = readLatest(storage, commits, root)
         val latestVersion = latest.map(_.manifest.version).getOrElse(0L)
+        if (!options.rebases && latestVersion != txn.readVersion) {
+          // (3) for a transaction that must not be rebased.
+          throw new CommitConflictException(root, s"version $latestVersion was committed since this " +
+            s"${txn.operation.name} read version ${txn.readVersion}, and it must apply to the version it read. Read " +
+            "the table again and redo the change.")
+        }
         // (2) or (3): versions checked on an earlier attempt are not read again.
         current = rebase(storage, root, txn.readVersion, current, checkedUpTo, latest, rebaseFiles)
         checkedUpTo = latestVersion

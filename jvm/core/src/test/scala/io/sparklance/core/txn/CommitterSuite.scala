@@ -74,6 +74,23 @@ class CommitterSuite extends AnyFunSuite {
     assert(Dataset.open(storage, root).latestVersion() == 2)
   }
 
+  test("a transaction that must not be rebased is refused over any version committed since it read, even an append") {
+    val storage = new InMemoryStorage
+    create(storage)
+    Committer.commit(storage, root, Transaction.create(1, Operation.Append(Seq(fragment("b.lance", 5)))))
+    val strict = Committer.Options(rebases = false)
+    val e = intercept[CommitConflictException] {
+      Committer.commit(storage, root, Transaction.create(1, Operation.overwrite(Seq(fragment("c.lance", 1)), schema)), strict)
+    }
+    assert(e.getMessage.contains("version 2 was committed since this Overwrite read version 1"))
+    assert(Dataset.open(storage, root).checkoutLatest().version == 2)
+    // On the version it read, it commits.
+    assert(Committer.commit(storage, root, Transaction.create(2, Operation.overwrite(Seq(fragment("c.lance", 1)), schema)), strict) == 3)
+    // The same overwrite with rebases allowed goes on top of a later version.
+    Committer.commit(storage, root, Transaction.create(3, Operation.Append(Seq(fragment("d.lance", 5)))))
+    assert(Committer.commit(storage, root, Transaction.create(3, Operation.overwrite(Seq(fragment("e.lance", 1)), schema))) == 5)
+  }
+
   test("conflict rules, pair by pair") {
     import ConflictRules.Verdict.Compatible
     val append = Operation.Append(Nil)

@@ -1,0 +1,109 @@
+package io.sparklance.spark
+
+import java.util
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.spark.sql.catalyst.analysis.{NamespaceAlreadyExistsException, NoSuchNamespaceException, NoSuchTableException, NonEmptyNamespaceException, TableAlreadyExistsException}
+import org.apache.spark.sql.connector.catalog.Identifier
+
+import io.sparklance.core.{LanceException, UnsupportedFeatureException}
+import io.sparklance.core.namespace.{DirectoryNamespace, LanceNamespace, NamespaceExistsException, NamespaceNotEmptyException, NamespaceNotFoundException, RestNamespace, TableInNamespaceExistsException, TableNotFoundException}
+
+/**
+ * The namespaces and tables of a [[LanceCatalog]] configured with a Lance Namespace (`impl = dir` or `impl =
+ * rest`, docs/reading.md "Lance Namespaces"): Spark's namespace and table operations as calls of the core's
+ * [[LanceNamespace]], its errors as Spark's (no such table, namespace exists, ...). Tables are then read and
+ * written at the locations the namespace gives, as any table of the catalog.
+ */
+private[spark] final class NamespaceCatalog(catalogName: String, namespace: LanceNamespace) {
+
+  private def id(ident: Identifier): Seq[String] = ident.namespace().toSeq :+ ident.name()
+
+  /** Runs `body`, with the namespace's errors as Spark's, about table `ident` or namespace `ns`. */
+  private def calling[T](ident: Option[Identifier], ns: Array[String])(body: => T): T =
+    try body
+    catch {
+      case e: NamespaceNotFoundException => throw new NoSuchNamespaceException(e.id.toArray)
+      case e: NamespaceExistsException => throw new NamespaceAlreadyExistsException(e.id.toArray)
+      case e: NamespaceNotEmptyException => throw new NonEmptyNamespaceException(e.id.toArray)
+      case e: TableNotFoundException => throw new NoSuchTableException(ident.getOrElse(Identifier.of(e.id.init.toArray, e.id.last)))
+      case e: TableInNamespaceExistsException =>
+        throw new TableAlreadyExistsException(ident.getOrElse(Identifier.of(e.id.init.toArray, e.id.last)))
+      case e: LanceException => throw new LanceSparkException(e)
+    }
+
+  /** Where table `ident` is, if the namespace has it. */
+  def location(ident: Identifier): Option[String] = calling(Some(ident), ident.namespace())(namespace.tableLocation(id(ident)))
+
+  def listTables(ns: Array[String]): Array[Identifier] =
+    calling(None, ns)(namespace.listTables(ns.toSeq).map(t => Identifier.of(ns, t)).toArray)
+
+  def listNamespaces(parent: Array[String]): Array[Array[String]] =
+    calling(None, parent)(namespace.listNamespaces(parent.toSeq).map(n => parent :+ n).toArray)
+
+  def namespaceExists(ns: Array[String]): Boolean = calling(None, ns)(namespace.namespaceExists(ns.toSeq))
+
+  def namespaceMetadata(ns: Array[String]): util.Map[String, String] =
+    calling(None, ns)(namespace.namespaceProperties(ns.toSeq)).asJava
+
+  /**
+   * CREATE NAMESPACE: its COMMENT and properties are the namespace's properties (other tools see them);
+   * LOCATION is refused, since the namespace decides where tables go.
+   */
+  def createNamespace(ns: Array[String], metadata: util.Map[String, String]): Unit = {
+    metadata.asScala.get("location").foreach { l =>
+      throw new LanceSparkException(new UnsupportedFeatureException(s"LOCATION '$l' is not supported for namespace " +
+        s"${ns.mkString(".")} of catalog '$catalogName': its ${namespace.describe} decides where tables go. Create " +
+        "the namespace without LOCATION."))
+    }
+    calling(None, ns)(namespace.createNamespace(ns.toSeq, metadata.asScala.toMap))
+  }
+
+  /** DROP NAMESPACE; with CASCADE its tables and namespaces are dropped first, deepest first. */
+  def dropNamespace(ns: Array[String], cascade: Boolean): Boolean = calling(None, ns) {
+    if (!namespace.namespaceExists(ns.toSeq)) throw new NoSuchNamespaceException(ns)
+    if (cascade) dropContents(ns.toSeq)
+    namespace.dropNamespace(ns.toSeq)
+    true
+  }
+
+  private def dropContents(ns: Seq[String]): Unit = {
+    namespace.listNamespaces(ns).foreach { child =>
+      dropContents(ns :+ child)
+      namespace.dropNamespace(ns :+ child)
+    }
+    namespace.listTables(ns).foreach(t => namespace.dropTable(ns :+ t))
+  }
+
+  /** Adds table `ident` to its namespace for a CREATE TABLE; its location, where the first version goes. */
+  def declare(ident: Identifier): String = calling(Some(ident), ident.namespace())(namespace.declareTable(id(ident)))
+
+  /** Removes table `ident` and its files; false if the namespace has no such table. */
+  def drop(ident: Identifier): Boolean = calling(Some(ident), ident.namespace())(namespace.dropTable(id(ident)))
+}
+
+private[spark] object NamespaceCatalog {
+
+  /** The catalog options that configure a namespace (besides `impl`): lance-namespace's property names. */
+  val Properties: Set[String] = DirectoryNamespace.Properties ++ RestNamespace.Properties
+
+  /** Whether a catalog option is a property of its namespace (`header.*` of a REST one included). */
+  def isProperty(key: String): Boolean = Properties.contains(key) || key.startsWith("header.")
+
+  /**
+   * The namespace catalog that catalog `name`'s options configure, if they name an `impl`; `warehouse` stands for
+   * a dir namespace's `root`. Its properties are checked by the namespace (unknown ones refused, by name).
+   */
+  def connect(name: String, options: Map[String, String], conf: Configuration): Option[NamespaceCatalog] =
+    options.collectFirst { case (k, v) if k.equalsIgnoreCase("impl") => v.trim }.map { impl =>
+      val props = options.collect {
+        case (k, v) if k.equalsIgnoreCase("warehouse") || k.equalsIgnoreCase("root") => "root" -> TableAccess.qualify(conf, v.trim.stripSuffix("/"))
+        case (k, v) if k.toLowerCase.startsWith("header.") => "header." + k.substring("header.".length) -> v
+        case (k, v) if isProperty(k.toLowerCase) => k.toLowerCase -> v
+      }
+      val ns = LanceSparkException.translate(LanceNamespace.connect(props + ("impl" -> impl), conf))
+      new NamespaceCatalog(name, ns)
+    }
+}
