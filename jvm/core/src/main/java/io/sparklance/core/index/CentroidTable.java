@@ -4,8 +4,8 @@ package io.sparklance.core.index;
  * {@code k} centroids of {@code dim} values laid out for finding a vector's nearest one: transposed
  * ({@code [dim][k]}, row-major) beside their squared lengths. A vector's dot products with all {@code k} centroids
  * are then {@code dim} passes of {@code out[c] += v[d] × t[d][c]} over contiguous arrays ({@link FloatKernels#addScaled}),
- * a loop the JIT compiles to SIMD instructions even without the Vector API (the dot product of one pair is a
- * floating-point reduction, which it keeps scalar). Nearest by
+ * which the Vector API kernels run 16 lanes at a time (a dot product of one pair is a reduction over only
+ * {@code dim} values, too few lanes' work for a PQ sub-vector of 8). Nearest by
  * squared L2 is the smallest {@code |c|² − 2 v·c}, the vector's own length being the same for every centroid; by dot
  * the largest {@code v·c}. Ties go to the lower centroid.
  *
