@@ -83,6 +83,38 @@ lazy val core = (project in file("jvm/core"))
   .settings(coreSettings)
   .settings(Compile / unmanagedJars ++= sparkJars(n => coreJarPrefixes.exists(n.startsWith)).classpath)
 
+// The core's float kernels through the Vector API (jdk.incubator.vector), compiled apart from the core: javac needs
+// `--add-modules jdk.incubator.vector` for them and then always warns that the module incubates (no -Xlint option
+// turns that off, so no -Werror here), and sbt's incremental compiler cannot analyse the classes (it loads them in
+// sbt's own JVM, which has no such module). So this task runs javac itself, and its classes join the project's as
+// resources. The core loads the class by name where the JVM has the module (FloatKernels); the Java 17 (Scala 2.13)
+// connector jars carry it, the Scala 2.12 ones do not.
+lazy val compileVectorKernels = Def.task {
+  val out = (Compile / resourceManaged).value
+  val sources = ((Compile / javaSource).value ** "*.java").get
+  val classpath = (core / Compile / fullClasspath).value.map(_.data.getAbsolutePath).mkString(java.io.File.pathSeparator)
+  IO.delete(out)
+  IO.createDirectory(out)
+  val javac = javax.tools.ToolProvider.getSystemJavaCompiler
+  val args = Seq("--release", "17", "--add-modules", "jdk.incubator.vector", "-Xlint:unchecked", "-cp", classpath,
+    "-d", out.getAbsolutePath) ++ sources.map(_.getAbsolutePath)
+  val log = streams.value.log
+  val errors = new java.io.ByteArrayOutputStream()
+  if (javac.run(null, null, errors, args: _*) != 0) sys.error(s"javac failed on the Vector API kernels:\n$errors")
+  errors.toString.linesIterator.foreach(l => log.info(l))
+  (out ** "*.class").get
+}
+
+lazy val coreVector = (project in file("jvm/core-vector"))
+  .dependsOn(core % "compile->compile;test->test")
+  .settings(commonSettings)
+  .settings(
+    name := "sparklance-core-vector",
+    Compile / unmanagedSourceDirectories := Nil,
+    Compile / resourceGenerators += compileVectorKernels.taskValue,
+    Test / javaOptions += "--add-modules=jdk.incubator.vector",
+  )
+
 // The same sources for Scala 2.12 (Spark 3.4 and 3.5), compiled against the oldest library versions a supported
 // Spark line ships (3.4's), so that the core calls nothing newer than every line has. Its tests run on 2.13 only.
 lazy val core212 = (project in file("jvm/core"))
@@ -130,7 +162,7 @@ def sparkLineSettings(l: SparkLine) = commonSettings ++ Seq(
 
 // Spark 4.3, the line the whole test suite runs on: compiled against (and tested with) the jars of .venv's pyspark.
 lazy val spark = (project in file("jvm/spark"))
-  .dependsOn(core % "compile->compile;test->test")
+  .dependsOn(core % "compile->compile;test->test", coreVector)
   .settings(sparkLineSettings(SparkLine("spark43")))
   .settings(
     Compile / unmanagedJars ++= sparkJars(_ => true).classpath,
@@ -142,6 +174,7 @@ def otherLine(id: String): Project = {
   val l = SparkLine(id)
   Project(id, file("jvm/spark"))
     .dependsOn(if (l.scalaBinary == "2.12") core212 else core)
+    .dependsOn((if (l.scalaBinary == "2.12") Nil else Seq[ClasspathDep[ProjectReference]](coreVector)): _*)
     .settings(sparkLineSettings(l))
     .settings(
       target := baseDirectory.value / "target" / s"spark-${l.line}_${l.scalaBinary}",
@@ -196,5 +229,5 @@ lazy val s3deps = (project in file("jvm/s3deps"))
   )
 
 lazy val root = (project in file("."))
-  .aggregate(core, spark, bench)
+  .aggregate(core, coreVector, spark, bench)
   .settings(name := "sparklance", publish / skip := true)

@@ -6,8 +6,10 @@ fragments. Each side builds IVF_PQ (256 partitions, 16 sub-vectors, 8-bit, l2) o
 no best-of), timed by the wall clock and by the CPU time of the process that builds (the JVM for sparklance, this
 Python process for pylance). Then pylance's recall@10 with nprobes=20 over 50 queries is measured against its exact
 search, with each index, so that a faster build that trains worse shows: queries drawn like the centres (far from
-every row) and queries near rows of the table (a row plus noise).
-Usage: python integration/bench/vector_build_bench.py OUT_DIR
+every row) and queries near rows of the table (a row plus noise). The JVM runs with the Vector API module
+(``--add-modules jdk.incubator.vector``, docs/vector-search.md); ``--plain`` leaves it out, to measure the plain
+Java kernels.
+Usage: python integration/bench/vector_build_bench.py OUT_DIR [--plain]
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ def recall(ds, queries) -> float:
 
 
 def main():
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "build/bench/vector").resolve()
+    args = [a for a in sys.argv[1:] if a != "--plain"]
+    plain = "--plain" in sys.argv[1:]
+    out = Path(args[0] if args else "build/bench/vector").resolve()
     source = write(out)
     import lance
     import sparklance
@@ -55,7 +59,10 @@ def main():
         for index in ds.describe_indices():
             ds.drop_index(index.name)
 
-    spark = sparklance.session(warehouse=str(out / "warehouse"), **{"spark.driver.memory": "6g"})
+    from sparklance._session import _JAVA_OPTIONS
+    java_options = _JAVA_OPTIONS + ("" if plain else " --add-modules=jdk.incubator.vector")
+    spark = sparklance.session(warehouse=str(out / "warehouse"), **{"spark.driver.memory": "6g",
+                                                                     "spark.driver.extraJavaOptions": java_options})
     spark.sparkContext.setLogLevel("ERROR")
     jvm_pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
 
@@ -82,8 +89,8 @@ def main():
     near = (np.stack(rows["emb"].to_numpy(zero_copy_only=False)) + rng.normal(0, 1, (QUERIES, DIM))).astype(np.float32)
     their_recall = [recall(lance.dataset(copies["pylance"]), q) for q in (far, near)]
     our_recall = [recall(lance.dataset(copies["sparklance"]), q) for q in (far, near)]
-    print(f"IVF_PQ build, 1M x {DIM} float32, {PARTITIONS} partitions, {SUB_VECTORS} sub-vectors, l2 "
-          f"(load average {load[0]:.2f} before, {load_after[0]:.2f} after)")
+    print(f"IVF_PQ build, 1M x {DIM} float32, {PARTITIONS} partitions, {SUB_VECTORS} sub-vectors, l2, "
+          f"{'plain Java' if plain else 'Vector API'} kernels (load average {load[0]:.2f} before, {load_after[0]:.2f} after)")
     print(f"{'':<12}{'wall s':>10}{'CPU s':>10}{'recall far':>12}{'recall near':>13}")
     print(f"{'sparklance':<12}{ours[0]:>10.1f}{ours[1]:>10.1f}{our_recall[0]:>12.3f}{our_recall[1]:>13.3f}")
     print(f"{'pylance':<12}{theirs[0]:>10.1f}{theirs[1]:>10.1f}{their_recall[0]:>12.3f}{their_recall[1]:>13.3f}")

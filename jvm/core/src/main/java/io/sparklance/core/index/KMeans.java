@@ -5,8 +5,8 @@ import java.util.Random;
 /**
  * Lloyd's k-means over vectors held row-major in a float array, as Lance trains an IVF model's centroids and a PQ
  * sub-vector's codewords (docs/dev/vector-index-format.md §5; upstream {@code rust/lance-index/src/vector/kmeans.rs}):
- * the centroids start as {@code k} distinct vectors drawn at random, each iteration assigns every vector to its
- * nearest centroid and moves each centroid to the mean of its vectors, and training stops after {@code maxIters}
+ * the centroids start as {@code k} vectors drawn by k-means++ ({@link #seed}), each iteration assigns every vector to
+ * its nearest centroid and moves each centroid to the mean of its vectors, and training stops after {@code maxIters}
  * iterations or once the loss changes by less than {@link #TOLERANCE} of itself. A centroid left without vectors is
  * re-seeded by splitting the largest cluster.
  *
@@ -15,6 +15,8 @@ import java.util.Random;
  * L2.
  */
 public final class KMeans {
+  private static final FloatKernels KERNELS = FloatKernels.best();
+
   /** The relative change of the loss under which training stops (upstream's default). */
   public static final double TOLERANCE = 1e-4;
 
@@ -38,16 +40,8 @@ public final class KMeans {
   public static Model train(float[] data, int n, int dim, int k, int maxIters, boolean spherical, long seed) {
     if (k <= 0 || n < k) throw new IllegalArgumentException("k-means needs at least " + k + " vectors, has " + n);
     Random random = new Random(seed);
-    float[] centroids = new float[k * dim];
-    // k distinct rows: a partial Fisher-Yates shuffle of the row numbers.
-    int[] order = new int[n];
-    for (int i = 0; i < n; i++) order[i] = i;
-    for (int c = 0; c < k; c++) {
-      int j = c + random.nextInt(n - c);
-      int t = order[c]; order[c] = order[j]; order[j] = t;
-      System.arraycopy(data, order[c] * dim, centroids, c * dim, dim);
-      if (spherical) normalize(centroids, c * dim, dim);
-    }
+    float[] centroids = seed(data, n, dim, k, random);
+    if (spherical) for (int c = 0; c < k; c++) normalize(centroids, c * dim, dim);
     int[] assignment = new int[n];
     double[] sums = new double[k * dim];
     int[] counts = new int[k];
@@ -63,49 +57,75 @@ public final class KMeans {
   }
 
   /**
+   * The first {@code k} centroids by k-means++ (Arthur and Vassilvitskii, 2007): a row drawn at random, then each next
+   * one a row drawn with probability proportional to its squared L2 distance to the nearest one drawn so far (any row
+   * when every row equals one drawn; a row with NaN values is drawn only so). Lance draws {@code k} rows uniformly instead; on clustered data that leaves
+   * some clusters without a seed and others with two, which Lloyd's iterations do not undo, and the index's
+   * partitions then mix clusters (docs/vector-search.md, "How sparklance trains").
+   */
+  private static float[] seed(float[] data, int n, int dim, int k, Random random) {
+    float[] centroids = new float[k * dim];
+    float[] nearest = new float[n];
+    java.util.Arrays.fill(nearest, Float.POSITIVE_INFINITY);
+    int chunk = 4096;
+    int chunks = (n + chunk - 1) / chunk;
+    double[] sums = new double[chunks];
+    int row = random.nextInt(n);
+    for (int c = 0; c < k; c++) {
+      System.arraycopy(data, row * dim, centroids, c * dim, dim);
+      if (c == k - 1) break;
+      int from = row * dim;
+      java.util.stream.IntStream.range(0, chunks).parallel().forEach(t -> {
+        double sum = 0;
+        for (int i = t * chunk, end = Math.min(n, (t + 1) * chunk); i < end; i++) {
+          float d = KERNELS.squaredL2(data, i * dim, data, from, dim);
+          if (d < nearest[i]) nearest[i] = d;
+          else if (Float.isNaN(d)) nearest[i] = 0f;
+          sum += nearest[i];
+        }
+        sums[t] = sum;
+      });
+      double total = 0;
+      for (double s : sums) total += s;
+      if (!(total > 0) || Double.isInfinite(total)) {
+        row = random.nextInt(n);
+        continue;
+      }
+      double target = random.nextDouble() * total;
+      int t = 0;
+      while (t < chunks - 1 && target >= sums[t]) target -= sums[t++];
+      int i = t * chunk;
+      int end = Math.min(n, (t + 1) * chunk) - 1;
+      while (i < end && target >= nearest[i]) target -= nearest[i++];
+      row = i;
+    }
+    return centroids;
+  }
+
+  /**
    * Assigns each vector its nearest centroid; the total distance (squared L2, or 1 - dot when spherical). The rows
-   * are split in chunks measured in parallel (on the common fork-join pool and the caller).
+   * are split in chunks measured in parallel (on the common fork-join pool and the caller), each through one
+   * {@link CentroidTable} of the centroids.
    */
   private static double assign(float[] data, int n, int dim, float[] centroids, int k, boolean spherical, int[] out) {
-    float[] norms = spherical ? null : squaredNorms(centroids, k, dim);
+    CentroidTable table = CentroidTable.of(centroids, 0, k, dim);
     int chunk = 4096;
     int chunks = (n + chunk - 1) / chunk;
     double[] losses = new double[chunks];
     java.util.stream.IntStream.range(0, chunks).parallel().forEach(t -> {
+      float[] scratch = new float[k];
       double loss = 0;
       for (int i = t * chunk, end = Math.min(n, (t + 1) * chunk); i < end; i++) {
-        int best = spherical ? nearestByDot(data, i * dim, centroids, k, dim) : nearestByNorms(data, i * dim, centroids, norms, k, dim);
+        int best = spherical ? table.nearestDot(data, i * dim, scratch, 0) : table.nearestL2(data, i * dim, scratch, 0);
         out[i] = best;
-        loss += spherical ? 1.0 - dot(data, i * dim, centroids, best * dim, dim)
-            : squaredL2(data, i * dim, centroids, best * dim, dim);
+        loss += spherical ? 1.0 - KERNELS.dot(data, i * dim, centroids, best * dim, dim)
+            : KERNELS.squaredL2(data, i * dim, centroids, best * dim, dim);
       }
       losses[t] = loss;
     });
     double loss = 0;
     for (double l : losses) loss += l;
     return loss;
-  }
-
-  /** The squared length of each of the {@code k} vectors of {@code centroids}. */
-  public static float[] squaredNorms(float[] centroids, int k, int dim) {
-    float[] norms = new float[k];
-    for (int c = 0; c < k; c++) norms[c] = dot(centroids, c * dim, centroids, c * dim, dim);
-    return norms;
-  }
-
-  /**
-   * The centroid nearest (squared L2) to the vector at {@code from} of {@code v}, measured as |c|² - 2 v·c (the
-   * vector's own length is the same for every centroid) with the centroids' squared lengths {@code norms}: four times
-   * faster than {@link #nearest}, and the same but where two centroids are as near to float32 rounding.
-   */
-  public static int nearestByNorms(float[] v, int from, float[] centroids, float[] norms, int k, int dim) {
-    int best = 0;
-    float bestDistance = Float.POSITIVE_INFINITY;
-    for (int c = 0; c < k; c++) {
-      float d = norms[c] - 2 * dot(v, from, centroids, c * dim, dim);
-      if (d < bestDistance) { bestDistance = d; best = c; }
-    }
-    return best;
   }
 
   private static void update(float[] data, int n, int dim, float[] centroids, int k, boolean spherical, int[] assignment,

@@ -29,24 +29,28 @@ final case class IvfModel(indexType: String, distance: Distance, dim: Int, centr
   /** Normalizes the vector at `from` of `v` in place for cosine (as the search normalizes its query, §4 step 1). */
   def prepare(v: Array[Float], from: Int): Unit = if (distance == Distance.COSINE) IvfModel.normalize(v, from, dim)
 
-  @transient private lazy val centroidNorms: Array[Float] = KMeans.squaredNorms(centroids, numPartitions, dim)
+  @transient private lazy val centroidTable: CentroidTable = CentroidTable.of(centroids, 0, numPartitions, dim)
 
-  @transient private lazy val codewordNorms: Array[Float] =
-    if (numSubVectors == 0) Array.emptyFloatArray
-    else KMeans.squaredNorms(codebook, numSubVectors * IvfModel.Codewords, dim / numSubVectors)
+  @transient private lazy val codewordTables: Array[CentroidTable] =
+    Array.tabulate(numSubVectors)(j => CentroidTable.of(codebook, j * IvfModel.Codewords * (dim / numSubVectors),
+      IvfModel.Codewords, dim / numSubVectors))
+
+  /** Floats of the `scratch` that [[partition]] and [[encode]] take. */
+  def scratchSize: Int = dim + math.max(numPartitions, IvfModel.Codewords)
 
   /**
    * The partition of a prepared vector: its nearest centroid as the search probes them (§4 step 2: by squared L2,
-   * for dot by the largest dot product), measured through the centroids' lengths.
+   * for dot by the largest dot product), measured through the centroids' lengths. `scratch` holds [[scratchSize]]
+   * floats.
    */
-  def partition(v: Array[Float], from: Int): Int =
-    if (distance == Distance.DOT) KMeans.nearestByDot(v, from, centroids, numPartitions, dim)
-    else KMeans.nearestByNorms(v, from, centroids, centroidNorms, numPartitions, dim)
+  def partition(v: Array[Float], from: Int, scratch: Array[Float]): Int =
+    if (distance == Distance.DOT) centroidTable.nearestDot(v, from, scratch, 0)
+    else centroidTable.nearestL2(v, from, scratch, 0)
 
   /**
    * Writes the payload of the prepared vector at `from` of `v`, in partition `p`, to `out` at `at` (`width` bytes):
    * the vector's floats (little-endian), the nearest codeword of each sub-vector of its residual to the centroid (of
-   * the vector itself for dot), or each value's 8-bit code over the bounds. `scratch` holds `dim` floats.
+   * the vector itself for dot), or each value's 8-bit code over the bounds. `scratch` holds [[scratchSize]] floats.
    */
   def encode(v: Array[Float], from: Int, p: Int, out: Array[Byte], at: Int, scratch: Array[Float]): Unit = indexType match {
     case "IVF_FLAT" =>
@@ -66,7 +70,7 @@ final case class IvfModel(indexType: String, distance: Distance, dim: Int, centr
       val subDim = dim / numSubVectors
       var j = 0
       while (j < numSubVectors) {
-        out(at + j) = IvfModel.nearestCodeword(scratch, j * subDim, codebook, codewordNorms, j, subDim).toByte
+        out(at + j) = codewordTables(j).nearestL2(scratch, j * subDim, scratch, dim).toByte
         j += 1
       }
     case _ =>
@@ -87,21 +91,6 @@ object IvfModel {
     /** Vectors the whole training reads at most: the quantizer trains on `sampleRate × 256` (PQ, SQ). */
     def sampleSize: Int =
       if (indexType == "IVF_FLAT") ivfSample else math.max(ivfSample, math.min(Int.MaxValue.toLong, sampleRate.toLong * Codewords).toInt)
-  }
-
-  /** The codeword of sub-vector `j` nearest (squared L2) to the `subDim` values at `from` of `v`. */
-  private def nearestCodeword(v: Array[Float], from: Int, codebook: Array[Float], norms: Array[Float], j: Int,
-      subDim: Int): Int = {
-    var best = 0
-    var bestDistance = Float.PositiveInfinity
-    var c = 0
-    while (c < Codewords) {
-      val w = j * Codewords + c
-      val d = norms(w) - 2 * KMeans.dot(v, from, codebook, w * subDim, subDim)
-      if (d < bestDistance) { bestDistance = d; best = c }
-      c += 1
-    }
-    best
   }
 
   /** The SQ code of a value: `floor((x − start) × 255 / (end − start))` in double, saturated to 0..255 (§2.4). */
@@ -147,9 +136,10 @@ object IvfModel {
         val m = params.numSubVectors
         val subDim = dim / m
         val residual = new Array[Float](n * dim)
+        val scratch = new Array[Float](base.scratchSize)
         i = 0
         while (i < n) {
-          val p = base.partition(sample, i * dim)
+          val p = base.partition(sample, i * dim, scratch)
           var d = 0
           while (d < dim) {
             residual(i * dim + d) = if (params.distance == Distance.DOT) sample(i * dim + d) else sample(i * dim + d) - ivf.centroids(p * dim + d)

@@ -164,13 +164,13 @@ object VectorIndexBuild {
         val keptIds = new Array[Long](n)
         val partitions = new Array[Int](n)
         val payload = new Array[Byte](n * model.width)
-        val scratch = new Array[Float](dim)
+        val scratch = new Array[Float](model.scratchSize)
         var kept = 0
         var i = 0
         while (i < n) {
           if (valid(i)) {
             model.prepare(vectors, i * dim)
-            val p = model.partition(vectors, i * dim)
+            val p = model.partition(vectors, i * dim, scratch)
             keptIds(kept) = addresses.get(i)
             partitions(kept) = p
             model.encode(vectors, i * dim, p, payload, kept * model.width, scratch)

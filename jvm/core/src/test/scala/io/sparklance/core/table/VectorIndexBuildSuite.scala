@@ -102,6 +102,23 @@ class VectorIndexBuildSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
+  test("k-means on as many well-separated clusters as centroids gives each cluster its own centroid (k-means++ seeds)") {
+    val r = new Random(20261128)
+    for (trial <- 0 until 10) {
+      val dim = 2 + r.nextInt(30)
+      val k = 8 + r.nextInt(40)
+      val centres = Array.fill(k, dim)(r.nextGaussian().toFloat * 20)
+      val n = k * (30 + r.nextInt(30))
+      val cluster = Array.tabulate(n)(i => if (i < k) i else r.nextInt(k))
+      val data = Array.tabulate(n)(i => centres(cluster(i)).map(_ + r.nextGaussian().toFloat * 0.05f)).flatten
+      val model = KMeans.train(data, n, dim, k, 50, false, trial)
+      val owner = (0 until n).map(i => KMeans.nearest(data, i * dim, model.centroids, k, dim))
+      val byCluster = (0 until n).groupBy(cluster).map { case (c, rows) => c -> rows.map(owner).toSet }
+      assert(byCluster.values.forall(_.size == 1), s"trial $trial: a cluster is split over centroids")
+      assert(byCluster.values.flatten.toSet.size == k, s"trial $trial: a centroid holds two clusters")
+    }
+  }
+
   test("IVF_FLAT probed in every partition finds what an exact search finds, for l2, cosine and dot") {
     val r = new Random(20261126)
     for (distance <- Seq(Distance.L2, Distance.COSINE, Distance.DOT)) {
@@ -148,9 +165,10 @@ class VectorIndexBuildSuite extends AnyFunSuite with BeforeAndAfterAll {
         all.rowIds.zip(all.distances).foreach { case (id, d) =>
           val v = vectors(id).clone()
           model.prepare(v, 0)
-          val p = model.partition(v, 0)
+          val scratch = new Array[Float](model.scratchSize)
+          val p = model.partition(v, 0, scratch)
           val codes = new Array[Byte](model.width)
-          model.encode(v, 0, p, codes, 0, new Array[Float](dim))
+          model.encode(v, 0, p, codes, 0, scratch)
           val expected = if (kind == "ivf_sq") {
             val scale = (model.sqEnd - model.sqStart) * (model.sqEnd - model.sqStart) / (255.0 * 255.0)
             (0 until dim).map { j =>
