@@ -104,7 +104,7 @@ def apply_conf(base, spark, step, paths):
     if not settings:
         return spark
     new = base.newSession()
-    if any(k.endswith(".root") for k in settings):
+    if any(k.endswith(".root") for k in settings) or settings.get("spark.sql.catalog.lance.impl") == "rest":
         new.conf.unset("spark.sql.catalog.lance.warehouse")
     else:
         new.conf.set("spark.sql.catalog.lance.warehouse", str(paths.wh))
@@ -145,8 +145,15 @@ def outcome(base, ns, step, paths):
 
 # --------------------------------------------------------------------------------------------------- checks
 
-def dataset(wh: Path, path: str):
-    ds = lance.dataset(str(wh / f"{path}.lance"))
+def dataset(wh: Path, path: str, namespace: bool = False):
+    if namespace:
+        import lance_namespace
+        from lance_namespace import DescribeTableRequest
+        ns = lance_namespace.connect("dir", {"root": str(wh)})
+        location = ns.describe_table(DescribeTableRequest(id=path.split("/"))).location
+        ds = lance.dataset(location)
+    else:
+        ds = lance.dataset(str(wh / f"{path}.lance"))
     ds.validate()
     return ds
 
@@ -185,7 +192,7 @@ def check(step, rows, ns, wh: Path, paths) -> list:
 
     if "table" in step:
         t = step["table"]
-        ds = dataset(wh, t["path"])
+        ds = dataset(wh, t["path"], t.get("namespace", False))
         data = ds.to_table(filter=step.get("where")).to_pylist()
         got = normalised(tuple(value_at(r, c) for c in t["columns"]) for r in data)
         expect(got == normalised(t["rows"]), f"pylance reads {t['path']}: {got}, expected {normalised(t['rows'])}")

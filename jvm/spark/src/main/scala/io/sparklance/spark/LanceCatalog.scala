@@ -439,7 +439,7 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
 
 object LanceCatalog {
   /** Catalog options besides settings (`fs.*`, `hadoop.*`, `sparklance.*`); `root` is the other connector's name. */
-  private val Known = Set("warehouse", "root", "impl") ++ NamespaceCatalog.Properties
+  private val Known = Set("warehouse", "root", "impl", NamespaceCatalog.SingleLevel) ++ NamespaceCatalog.Properties
 
   /** The options of Lance catalog `name` (`spark.sql.catalog.<name>.<key>`). */
   def options(spark: SparkSession, name: String): Map[String, String] = {
@@ -475,7 +475,8 @@ object LanceCatalog {
    * namespace property without `impl` and other namespaces and storage options are refused, since they would be
    * ignored.
    */
-  def checkOptions(name: String, options: Map[String, String]): Unit = options.foreach { case (key, value) =>
+  def checkOptions(name: String, options: Map[String, String]): Unit =
+    options.toSeq.sortBy { case (k, _) => !k.equalsIgnoreCase("impl") }.foreach { case (key, value) => // impl first
     val k = key.toLowerCase
     def refuse(why: String): Nothing = throw new LanceSparkException(new UnsupportedFeatureException(
       s"Option spark.sql.catalog.$name.$key is not supported: $why."))
@@ -489,10 +490,14 @@ object LanceCatalog {
     } else if (k.startsWith("storage.")) {
       refuse("object-store settings are Hadoop settings here: set fs.s3a.* keys on the catalog " +
         s"(spark.sql.catalog.$name.fs.s3a.endpoint, ...) as docs/object-stores.md shows")
-    } else if (!Known.contains(k) && !Seq("fs.", "hadoop.", "sparklance.", "header.").exists(k.startsWith)) {
+    } else if (k == "parent" || k == "parent_delimiter") {
+      refuse(s"it anchors a catalog below the root of a namespace deeper than Spark's levels (Hive 3's), and " +
+        "sparklance's Lance Namespaces (dir, rest) are used from their root")
+    } else if (!Known.contains(k) && !Seq("fs.", "hadoop.", "sparklance.", "header.", "headers.").exists(k.startsWith)) {
       throw new LanceSparkException(new InvalidArgumentException(s"Unknown option spark.sql.catalog.$name.$key. " +
         "A Lance catalog takes warehouse (or root), a Lance Namespace's impl (dir, rest) and its properties " +
-        s"(${NamespaceCatalog.Properties.toSeq.sorted.mkString(", ")}, header.<name>), and settings as fs.<key>, " +
+        s"(${NamespaceCatalog.Properties.toSeq.sorted.mkString(", ")}, header.<name> or headers.<name>, " +
+        s"${NamespaceCatalog.SingleLevel}), and settings as fs.<key>, " +
         "hadoop.<key> or sparklance.<key> (docs/configuration.md)."))
     }
   }

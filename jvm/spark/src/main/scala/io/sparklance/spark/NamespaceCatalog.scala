@@ -17,9 +17,25 @@ import io.sparklance.core.namespace.{DirectoryNamespace, LanceNamespace, Namespa
  * [[LanceNamespace]], its errors as Spark's (no such table, namespace exists, ...). Tables are then read and
  * written at the locations the namespace gives, as any table of the catalog.
  */
-private[spark] final class NamespaceCatalog(catalogName: String, namespace: LanceNamespace) {
+private[spark] final class NamespaceCatalog(catalogName: String, namespace: LanceNamespace, singleLevel: Boolean) {
+  import NamespaceCatalog.VirtualNamespace
 
-  private def id(ident: Identifier): Seq[String] = ident.namespace().toSeq :+ ident.name()
+  /**
+   * The namespace's id of Spark namespace `ns`. With `single_level_ns` (the other connector's option, for
+   * namespaces of root tables only) Spark sees one virtual namespace, `default`, which is the namespace's root.
+   */
+  private def nsId(ns: Array[String]): Seq[String] =
+    if (!singleLevel) ns.toSeq
+    else if (ns.sameElements(VirtualNamespace)) Nil
+    else throw new NoSuchNamespaceException(ns)
+
+  private def id(ident: Identifier): Seq[String] = nsId(ident.namespace()) :+ ident.name()
+
+  private def refuseInSingleLevel(ns: Array[String], what: String): Unit = if (singleLevel) {
+    throw new LanceSparkException(new UnsupportedFeatureException(s"$what ${ns.mkString(".")} is not supported in " +
+      s"catalog '$catalogName': it has single_level_ns = true, so its only namespace is the virtual 'default' (the " +
+      "root of its Lance Namespace). Set single_level_ns to false to create and drop namespaces."))
+  }
 
   /** Runs `body`, with the namespace's errors as Spark's, about table `ident` or namespace `ns`. */
   private def calling[T](ident: Option[Identifier], ns: Array[String])(body: => T): T =
@@ -38,21 +54,24 @@ private[spark] final class NamespaceCatalog(catalogName: String, namespace: Lanc
   def location(ident: Identifier): Option[String] = calling(Some(ident), ident.namespace())(namespace.tableLocation(id(ident)))
 
   def listTables(ns: Array[String]): Array[Identifier] =
-    calling(None, ns)(namespace.listTables(ns.toSeq).map(t => Identifier.of(ns, t)).toArray)
+    calling(None, ns)(namespace.listTables(nsId(ns)).map(t => Identifier.of(ns, t)).toArray)
 
   def listNamespaces(parent: Array[String]): Array[Array[String]] =
-    calling(None, parent)(namespace.listNamespaces(parent.toSeq).map(n => parent :+ n).toArray)
+    if (singleLevel) { if (parent.isEmpty) Array(VirtualNamespace) else { nsId(parent); Array.empty } }
+    else calling(None, parent)(namespace.listNamespaces(parent.toSeq).map(n => parent :+ n).toArray)
 
-  def namespaceExists(ns: Array[String]): Boolean = calling(None, ns)(namespace.namespaceExists(ns.toSeq))
+  def namespaceExists(ns: Array[String]): Boolean =
+    if (singleLevel) ns.sameElements(VirtualNamespace) else calling(None, ns)(namespace.namespaceExists(ns.toSeq))
 
   def namespaceMetadata(ns: Array[String]): util.Map[String, String] =
-    calling(None, ns)(namespace.namespaceProperties(ns.toSeq)).asJava
+    calling(None, ns)(namespace.namespaceProperties(nsId(ns))).asJava
 
   /**
    * CREATE NAMESPACE: its COMMENT and properties are the namespace's properties (other tools see them);
    * LOCATION is refused, since the namespace decides where tables go.
    */
   def createNamespace(ns: Array[String], metadata: util.Map[String, String]): Unit = {
+    refuseInSingleLevel(ns, "CREATE NAMESPACE")
     metadata.asScala.get("location").foreach { l =>
       throw new LanceSparkException(new UnsupportedFeatureException(s"LOCATION '$l' is not supported for namespace " +
         s"${ns.mkString(".")} of catalog '$catalogName': its ${namespace.describe} decides where tables go. Create " +
@@ -63,6 +82,7 @@ private[spark] final class NamespaceCatalog(catalogName: String, namespace: Lanc
 
   /** DROP NAMESPACE; with CASCADE its tables and namespaces are dropped first, deepest first. */
   def dropNamespace(ns: Array[String], cascade: Boolean): Boolean = calling(None, ns) {
+    refuseInSingleLevel(ns, "DROP NAMESPACE")
     if (!namespace.namespaceExists(ns.toSeq)) throw new NoSuchNamespaceException(ns)
     if (cascade) dropContents(ns.toSeq)
     namespace.dropNamespace(ns.toSeq)
@@ -89,8 +109,18 @@ private[spark] object NamespaceCatalog {
   /** The catalog options that configure a namespace (besides `impl`): lance-namespace's property names. */
   val Properties: Set[String] = DirectoryNamespace.Properties ++ RestNamespace.Properties
 
-  /** Whether a catalog option is a property of its namespace (`header.*` of a REST one included). */
-  def isProperty(key: String): Boolean = Properties.contains(key) || key.startsWith("header.")
+  /** Spark's one namespace of a catalog with `single_level_ns = true`. */
+  val VirtualNamespace: Array[String] = Array("default")
+
+  /** The other connector's catalog option for a namespace of root tables only (seen by Spark as `default`). */
+  val SingleLevel = "single_level_ns"
+
+  /**
+   * Whether a catalog option is a property of its namespace (`header.*` of a REST one included, also spelt
+   * `headers.*` as the other connector does), or [[SingleLevel]].
+   */
+  def isProperty(key: String): Boolean =
+    Properties.contains(key) || key == SingleLevel || key.startsWith("header.") || key.startsWith("headers.")
 
   /**
    * The namespace catalog that catalog `name`'s options configure, if they name an `impl`; `warehouse` stands for
@@ -101,9 +131,16 @@ private[spark] object NamespaceCatalog {
       val props = options.collect {
         case (k, v) if k.equalsIgnoreCase("warehouse") || k.equalsIgnoreCase("root") => "root" -> TableAccess.qualify(conf, v.trim.stripSuffix("/"))
         case (k, v) if k.toLowerCase.startsWith("header.") => "header." + k.substring("header.".length) -> v
-        case (k, v) if isProperty(k.toLowerCase) => k.toLowerCase -> v
+        case (k, v) if k.toLowerCase.startsWith("headers.") => "header." + k.substring("headers.".length) -> v
+        case (k, v) if isProperty(k.toLowerCase) && !k.equalsIgnoreCase(SingleLevel) => k.toLowerCase -> v
+      }
+      val singleLevel = options.collectFirst { case (k, v) if k.equalsIgnoreCase(SingleLevel) => v.trim.toLowerCase } match {
+        case None | Some("false") => false
+        case Some("true") => true
+        case Some(other) => throw new LanceSparkException(new io.sparklance.core.InvalidArgumentException(
+          s"Catalog '$name' option $SingleLevel must be true or false, not '$other'."))
       }
       val ns = LanceSparkException.translate(LanceNamespace.connect(props + ("impl" -> impl), conf))
-      new NamespaceCatalog(name, ns)
+      new NamespaceCatalog(name, ns, singleLevel)
     }
 }
