@@ -296,6 +296,33 @@ def test_manifest_off_is_flat_directories(spark, tmp_path):
     assert not (root / "flat.lance").exists()
 
 
+def test_single_level_ns_is_one_virtual_default_namespace(spark, tmp_path):
+    """The other connector's ``single_level_ns = true``: Spark sees the root's tables in one namespace, ``default``;
+    pylance's root tables show there, ours are root tables pylance lists; namespaces cannot be made."""
+    root = tmp_path / "root"
+    rng = random.Random(7)
+    theirs = random_table(rng)
+    ns = ln.connect("dir", {"root": str(root)})
+    ns.create_table(CreateTableRequest(id=["theirs"]), ipc(theirs))
+    ns.create_namespace(CreateNamespaceRequest(id=["hidden"]))
+    cat = catalog(spark, impl="dir", root=root, single_level_ns="true")
+    assert [r[0] for r in spark.sql(f"SHOW NAMESPACES IN {cat}").collect()] == ["default"]
+    spark.sql(f"CREATE TABLE {cat}.default.ours AS SELECT id FROM range(4)")
+    assert names(spark.sql(f"SHOW TABLES IN {cat}.default"), "tableName") == ["ours", "theirs"]
+    assert spark_rows(spark.table(f"{cat}.default.theirs")) == rows(theirs)
+    assert sorted(ns.list_tables(ListTablesRequest(id=[])).tables) == ["ours", "theirs"]
+    assert lance.dataset(lance_location(ns, ["ours"])).count_rows() == 4
+    with lance_raises(sparklance.UnsupportedFeatureError, match="single_level_ns"):
+        spark.sql(f"CREATE NAMESPACE {cat}.other")
+    with pytest.raises(AnalysisException):
+        spark.table(f"{cat}.hidden.t").collect()
+    bad = catalog(spark, impl="dir", root=root, single_level_ns="yes")
+    with lance_raises(sparklance.InvalidArgumentError, match="single_level_ns must be true or false"):
+        spark.sql(f"SHOW NAMESPACES IN {bad}").collect()
+    spark.sql(f"DROP TABLE {cat}.default.ours")
+    assert ns.list_tables(ListTablesRequest(id=[])).tables == ["theirs"]
+
+
 def test_dir_listing_off_names_root_tables_by_hash(spark, tmp_path):
     root = tmp_path / "root"
     lance.write_dataset(pa.table({"id": [1]}), str(root / "unlisted.lance"))
