@@ -19,6 +19,21 @@ public final class Decoders21 {
     int numBuffers();
 
     DataBlock decode(Slice[] buffers, int numValues);
+
+    /**
+     * The width in bits (a multiple of 8) of the values `decodeInto` writes, or 0 when this decoder has no such
+     * path: decoders of fixed-width values write a chunk straight into the array of a run of chunks, which then
+     * needs no copy to join the chunks' values.
+     */
+    default int directBits() { return 0; }
+
+    /**
+     * Decodes `numValues` values into `out` from byte `outOffset` on, as `decode` would return them; only where
+     * `directBits()` is not 0. `out` must hold `numValues` values from `outOffset`.
+     */
+    default void decodeInto(Slice[] buffers, int numValues, byte[] out, int outOffset) {
+      throw new UnsupportedOperationException("this decoder returns blocks of its own");
+    }
   }
 
   /** Decodes one buffer into `numValues` values. */
@@ -59,12 +74,13 @@ public final class Decoders21 {
       case FLAT: {
         int bits = checkedBits(e.getFlat().getBitsPerValue());
         BufferCompression data = e.getFlat().hasData() ? e.getFlat().getData() : null;
+        if (data == null && bits % 8 == 0) return direct(bits, (buf, n) -> flat(bits, buf, n), (buf, n, out, at) -> flatInto(bits, buf, n, out, at));
         return single((buf, n) -> flat(bits, data == null ? buf : decompress(data, buf, maxBytes), n));
       }
       case INLINE_BITPACKING: {
         int bits = checkedBits(e.getInlineBitpacking().getUncompressedBitsPerValue());
         if (!fastLanesType(bits)) throw unsupported(e, "with " + bits + "-bit values");
-        return single((buf, n) -> inlineBitpacked(bits, buf, n));
+        return direct(bits, (buf, n) -> inlineBitpacked(bits, buf, n), (buf, n, out, at) -> inlineBitpackedInto(bits, buf, n, out, at));
       }
       case VARIABLE: {
         CompressiveEncoding off = e.getVariable().getOffsets();
@@ -133,6 +149,23 @@ public final class Decoders21 {
       public int numBuffers() { return 1; }
 
       public DataBlock decode(Slice[] buffers, int n) { return d.decode(buffers[0], n); }
+    };
+  }
+
+  private interface SingleBufferDecoderInto {
+    void decodeInto(Slice buffer, int numValues, byte[] out, int outOffset);
+  }
+
+  /** A decoder of one buffer of `bits`-bit values that can also write them into a caller's array. */
+  private static MiniBlockDecoder direct(int bits, SingleBufferDecoder d, SingleBufferDecoderInto into) {
+    return new MiniBlockDecoder() {
+      public int numBuffers() { return 1; }
+
+      public DataBlock decode(Slice[] buffers, int n) { return d.decode(buffers[0], n); }
+
+      public int directBits() { return bits; }
+
+      public void decodeInto(Slice[] buffers, int n, byte[] out, int at) { into.decodeInto(buffers[0], n, out, at); }
     };
   }
 
@@ -211,17 +244,46 @@ public final class Decoders21 {
     return new DataBlock.FixedWidth(bits, java.util.Arrays.copyOfRange(buf.array, buf.offset, buf.offset + (int) need), n);
   }
 
+  /** `flat` of whole-byte values, written to `out` from byte `at`. */
+  static void flatInto(int bits, Slice buf, int n, byte[] out, int at) {
+    long need = (long) n * (bits / 8);
+    if (need > buf.length) buf.require(0, need, "flat values (" + n + " x " + bits + " bits)");
+    System.arraycopy(buf.array, buf.offset, out, at, (int) need);
+  }
+
   /** One mini-block chunk of inline bitpacking: a T-bit width word, then one FastLanes block. */
   static DataBlock.FixedWidth inlineBitpacked(int bits, Slice buf, int n) {
+    int width = inlineWidth(bits, buf, n);
+    int wordBytes = bits / 8;
+    byte[] out = new byte[FastLanes.BLOCK * wordBytes];
+    FastLanes.unpack(bits, width, buf.array, buf.offset + wordBytes, out, 0);
+    return new DataBlock.FixedWidth(bits, n == FastLanes.BLOCK ? out : java.util.Arrays.copyOf(out, n * wordBytes), n);
+  }
+
+  /**
+   * `inlineBitpacked` written to `out` from byte `at`: a full block is unpacked in place, a shorter one (a page's
+   * last chunk) through a block of its own, since unpacking always writes 1024 values.
+   */
+  static void inlineBitpackedInto(int bits, Slice buf, int n, byte[] out, int at) {
+    int width = inlineWidth(bits, buf, n);
+    int wordBytes = bits / 8;
+    if (n == FastLanes.BLOCK) FastLanes.unpack(bits, width, buf.array, buf.offset + wordBytes, out, at);
+    else {
+      byte[] block = new byte[FastLanes.BLOCK * wordBytes];
+      FastLanes.unpack(bits, width, buf.array, buf.offset + wordBytes, block, 0);
+      System.arraycopy(block, 0, out, at, n * wordBytes);
+    }
+  }
+
+  /** The bit width of an inline-bitpacked chunk of `n` values, checked against its bytes. */
+  private static int inlineWidth(int bits, Slice buf, int n) {
     if (n > FastLanes.BLOCK) throw new EncodingException(n + " values in one inline-bitpacked chunk (at most 1024)");
     int wordBytes = bits / 8;
     buf.require(0, wordBytes, "the bit width of an inline-bitpacked chunk");
     long width = LittleEndian.getUnsigned(buf.array, buf.offset, wordBytes);
     if (width > bits) throw new EncodingException("an inline-bitpacked chunk of " + bits + "-bit values claims width " + width);
     buf.require(wordBytes, FastLanes.packedBytes((int) width), "an inline-bitpacked chunk of width", (int) width);
-    byte[] out = new byte[FastLanes.BLOCK * wordBytes];
-    FastLanes.unpack(bits, (int) width, buf.array, buf.offset + wordBytes, out, 0);
-    return new DataBlock.FixedWidth(bits, n == FastLanes.BLOCK ? out : java.util.Arrays.copyOf(out, n * wordBytes), n);
+    return (int) width;
   }
 
   /** A whole buffer of inline-bitpacked chunks, one after another (used for levels). */

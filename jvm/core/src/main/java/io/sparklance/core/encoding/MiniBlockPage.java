@@ -118,6 +118,7 @@ public final class MiniBlockPage {
     private final Decoders21.BlockDecoder defDecoder;
     private final DataBlock dictionary;
     private final int[] layers;
+    private final long maxBytes;
 
     /** The reader of a page whose buffers are given; only the metadata and dictionary buffers are read here. */
     public Reader(MiniBlockLayout layout, Slice[] buffers, long maxBytes) {
@@ -130,6 +131,7 @@ public final class MiniBlockPage {
      */
     public Reader(MiniBlockLayout layout, Slice meta, long dataLength, Slice dictionaryBuffer, long maxBytes) {
       this.layout = layout;
+      this.maxBytes = maxBytes;
       layers = RepDef.layers(layout.getLayersList());
       values = Decoders21.miniBlock(layout.getValueCompression(), maxBytes);
       if (values.numBuffers() != layout.getNumBuffers()) {
@@ -162,7 +164,14 @@ public final class MiniBlockPage {
       int wordBytes = layout.getHasLargeChunk() ? 4 : 2;
       long base = chunks.start(from);
       data.require(0, chunks.start(to) - base, "chunks", from);
-      List<DataBlock> parts = new ArrayList<>(to - from);
+      int numItems = chunks.firstItem(to) - chunks.firstItem(from);
+      // Fixed-width values of several chunks are decoded straight into one array, not joined after.
+      int directBytes = to - from > 1 ? values.directBits() / 8 : 0;
+      if ((long) numItems * directBytes > Math.min(maxBytes, Integer.MAX_VALUE - 16)) {
+        throw new EncodingException(numItems + " values of " + directBytes + " bytes in one read, more than the limit of " + maxBytes + " bytes");
+      }
+      byte[] direct = directBytes > 0 ? new byte[numItems * directBytes] : null;
+      List<DataBlock> parts = new ArrayList<>(direct == null ? to - from : 0);
       short[] rep = null, def = null;
       int levelCount = 0;
       int levelCap = 0;
@@ -198,7 +207,8 @@ public final class MiniBlockPage {
           vb[b] = chunk.slice(h, (int) sizes[b]);
           h = pad(h + (int) sizes[b]);
         }
-        parts.add(values.decode(vb, chunkItems));
+        if (direct == null) parts.add(values.decode(vb, chunkItems));
+        else values.decodeInto(vb, chunkItems, direct, (chunks.firstItem(c) - chunks.firstItem(from)) * directBytes);
 
         if (hasRep || hasDef) {
           if ((long) levelCount + numLevels > Integer.MAX_VALUE - 16) {
@@ -214,8 +224,8 @@ public final class MiniBlockPage {
           levelCount += numLevels;
         }
       }
-      int numItems = chunks.firstItem(to) - chunks.firstItem(from);
-      DataBlock block = parts.isEmpty() ? Decoders21.flat(8, Slice.of(new byte[0]), 0)
+      DataBlock block = direct != null ? new DataBlock.FixedWidth(values.directBits(), direct, numItems)
+          : parts.isEmpty() ? Decoders21.flat(8, Slice.of(new byte[0]), 0)
           : Blocks.concat(parts);
       if (dictionary != null) {
         if (!(block instanceof DataBlock.FixedWidth)) throw new EncodingException("dictionary indices that are not integers");

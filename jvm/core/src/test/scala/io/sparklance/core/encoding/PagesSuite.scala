@@ -108,6 +108,42 @@ class PagesSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(roundTrip(Column(Nil, Str), one, v22 = true, 8).getMiniBlockLayout.getNumDictionaryItems == 1)
   }
 
+  test("a run of mini-block chunks decodes to the values of its chunks decoded one by one") {
+    // Runs of several chunks of fixed-width values (bitpacked, flat, dictionary indices) are decoded into one array;
+    // a single chunk, and other values, go through the decoder's own blocks.
+    def bytes(b: DataBlock): (Seq[Byte], Seq[Byte]) = Blocks.materialize(b) match {
+      case f: DataBlock.FixedWidth =>
+        (f.data.take(if (f.bitsPerValue == 1) (f.numValues + 7) / 8 else f.numValues * f.bytesPerValue).toSeq, Nil)
+      case v: DataBlock.VariableWidth => ((0 to v.numValues).flatMap(i => BigInt(v.offset(i)).toByteArray), v.data.take(v.offset(v.numValues).toInt).toSeq)
+      case other => fail(s"unexpected block ${other.getClass.getSimpleName}")
+    }
+    var runs = 0
+    for (v22 <- Seq(false, true); c <- Seq(Column(Nil, Int32), Column(Nil, Int64), Column(Nil, Str), Column(Seq(S), Int32), Column(Seq(L), Int64));
+         keyBits <- Seq(0, 16); seed <- Seeds) {
+      val r = new Random(seed * 31 + keyBits)
+      val n = 1 + r.nextInt(9000)
+      val (p, _) = page(c, rows(c, r, n, Seq(0.0, 0.2)(r.nextInt(2))), v22, keyBits)
+      if (p.layout.hasMiniBlockLayout) {
+        val layout = p.layout.getMiniBlockLayout
+        val buffers = slices(p)
+        val reader = new MiniBlockPage.Reader(layout, buffers, 64L << 20)
+        val chunks = reader.chunks
+        def run(a: Int, b: Int) = reader.decode(buffers(1).slice(chunks.start(a).toInt, (chunks.start(b) - chunks.start(a)).toInt), a, b)
+        for (_ <- 0 until 4) {
+          val a = r.nextInt(chunks.count)
+          val b = a + 1 + r.nextInt(chunks.count - a)
+          val whole = run(a, b)
+          val one = (a until b).map(k => Blocks.materialize(run(k, k + 1).values))
+          val what = s"$c, $n rows, ${if (v22) "2.2" else "2.1"}, key bits $keyBits, chunks [$a, $b) of ${chunks.count}"
+          assert(whole.values.numValues == chunks.firstItem(b) - chunks.firstItem(a), what)
+          assert(bytes(whole.values) == bytes(Blocks.concat(one.asJava)), what)
+          if (b - a > 1) runs += 1
+        }
+      }
+    }
+    assert(runs > 20, "too few runs of several chunks")
+  }
+
   test("the levels of nested lists with nulls at every layer and empty lists unravel to the rows written") {
     val c = Column(Seq(L, S, L), Int32)
     val rows = Seq[V](Nul, Lst(Nil), Lst(Seq(Nul)), Lst(Seq(Struct(Nul))), Lst(Seq(Struct(Lst(Nil)))),
