@@ -9,8 +9,10 @@ import org.apache.spark.{JobExecutionStatus, SparkContext}
  * ([[awaitTasks]]), then deletes them by their tag ([[io.sparklance.core.table.PendingCommit.fileTag]]).
  *
  * Jobs are known from Spark's status store, which its listener bus updates a little late: a job may still show as
- * running and its tasks as active after they ended, which only makes the wait longer. Create it on the driver,
- * before the job, on the thread that runs it.
+ * running and its tasks as active after they ended, which only makes the wait longer. A stage's count of active
+ * tasks is written at its events (a task's end, the stage's failure), so a failed job's stragglers are counted from
+ * its failure on, while a healthy job's tasks may show as none for a while. Create it on the driver, before the
+ * job, on the thread that runs it.
  */
 private[spark] final class JobWatch(sc: SparkContext) {
   private val group = sc.getLocalProperty(JobWatch.GroupProperty)

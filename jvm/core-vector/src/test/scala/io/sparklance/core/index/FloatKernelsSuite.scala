@@ -82,7 +82,7 @@ class FloatKernelsSuite extends AnyFunSuite {
         val got = table.nearestL2(v, 1, scratch, 3)
         // The same centroid, or one as near to float32 rounding (|c|² − 2 v·c sums differently).
         assert(l2(got) <= l2.min + 1e-4 * (1 + l2.min) * dim, s"trial $trial: l2 chose $got")
-        val dots = (0 until k).map(c => KMeans.dot(v, 1, centroids, base + c * dim, dim).toDouble)
+        val dots = (0 until k).map(c => FloatKernels.plain().dot(v, 1, centroids, base + c * dim, dim).toDouble)
         val byDot = table.nearestDot(v, 1, scratch, 3)
         assert(dots(byDot) >= dots.max - 1e-4 * dim * 4, s"trial $trial: dot chose $byDot")
       }

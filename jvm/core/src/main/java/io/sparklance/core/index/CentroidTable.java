@@ -34,7 +34,7 @@ public final class CentroidTable {
     for (int c = 0; c < k; c++) {
       int at = base + c * dim;
       for (int d = 0; d < dim; d++) transposed[d * k + c] = centroids[at + d];
-      norms[c] = KMeans.dot(centroids, at, centroids, at, dim);
+      norms[c] = FloatKernels.plain().dot(centroids, at, centroids, at, dim);
     }
     return new CentroidTable(k, dim, transposed, norms);
   }

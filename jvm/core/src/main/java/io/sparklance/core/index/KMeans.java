@@ -181,7 +181,7 @@ public final class KMeans {
     int best = 0;
     float bestDistance = Float.POSITIVE_INFINITY;
     for (int c = 0; c < k; c++) {
-      float d = 1.0f - dot(v, from, centroids, c * dim, dim);
+      float d = 1.0f - FloatKernels.plain().dot(v, from, centroids, c * dim, dim);
       if (d < bestDistance) { bestDistance = d; best = c; }
     }
     return best;
@@ -195,20 +195,6 @@ public final class KMeans {
       s += x * x;
     }
     return s;
-  }
-
-  /** The dot product in float32, in four running sums (which the JIT keeps in flight together). */
-  public static float dot(float[] a, int from, float[] b, int at, int dim) {
-    float s0 = 0f, s1 = 0f, s2 = 0f, s3 = 0f;
-    int d = 0;
-    for (; d + 3 < dim; d += 4) {
-      s0 += a[from + d] * b[at + d];
-      s1 += a[from + d + 1] * b[at + d + 1];
-      s2 += a[from + d + 2] * b[at + d + 2];
-      s3 += a[from + d + 3] * b[at + d + 3];
-    }
-    for (; d < dim; d++) s0 += a[from + d] * b[at + d];
-    return (s0 + s1) + (s2 + s3);
   }
 
   /** Scales the vector at {@code from} to unit length (a zero vector stays zero). */
