@@ -100,13 +100,8 @@ case class IndexedMatches(rowId: Expression, founds: Seq[IvfIndex.Found], skip: 
     val (ids, queries, distances) = table
     if (value == null) new GenericArrayData(Array.empty[Any])
     else {
-      val id = value.asInstanceOf[Long]
-      var from = IndexedMatches.firstAtLeast(ids, id)
-      var to = from
-      while (to < ids.length && ids(to) == id) to += 1
-      val out = new Array[Any](to - from)
-      while (from < to) { out(out.length - (to - from)) = InternalRow(queries(from), distances(from)); from += 1 }
-      new GenericArrayData(out)
+      new GenericArrayData(IndexedMatches.positionsOf(ids, value.asInstanceOf[Long])
+        .map(i => InternalRow(queries(i), distances(i))).toArray[Any])
     }
   }
 
@@ -127,6 +122,14 @@ object IndexedMatches {
       if (ids(mid) < id) lo = mid + 1 else hi = mid
     }
     lo
+  }
+
+  /** The positions `[from, until)` of the sorted `ids` that hold `id`. */
+  private[spark] def positionsOf(ids: Array[Long], id: Long): Range = {
+    val from = firstAtLeast(ids, id)
+    var until = from
+    while (until < ids.length && ids(until) == id) until += 1
+    from until until
   }
 }
 
@@ -167,11 +170,8 @@ case class IndexCandidates(rowId: Expression, fragmentId: Expression, found: Seq
       val (ids, qs) = table
       if (value == null) new GenericArrayData(Array.empty[Any])
       else {
-        val id = value.asInstanceOf[Long]
-        val from = IndexedMatches.firstAtLeast(ids, id)
-        var to = from
-        while (to < ids.length && ids(to) == id) to += 1
-        new GenericArrayData((from until to).map(i => InternalRow(qs(i), vectors(qs(i)))).toArray[Any])
+        new GenericArrayData(IndexedMatches.positionsOf(ids, value.asInstanceOf[Long])
+          .map(i => InternalRow(qs(i), vectors(qs(i)))).toArray[Any])
       }
     }
   }
