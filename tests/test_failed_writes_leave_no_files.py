@@ -64,48 +64,37 @@ def leftovers(path: str) -> list:
     return sorted(set(os.listdir(data)) - referenced(path)) if os.path.isdir(data) else []
 
 
-def refused(spark, run) -> None:
+def refused_without_trace(wh, name: str, run) -> None:
+    """A table ``name`` made by :func:`make`; ``run(path)`` fails with the planted error and leaves no version and no
+    file."""
+    path = str(wh / "db" / f"{name}.lance")
+    make(path)
+    version = lance.dataset(path).version
     with pytest.raises(Exception, match="boom at the first row"):
-        run()
+        run(path)
+    assert lance.dataset(path).version == version
+    assert leftovers(path) == []
+
+
+SLOW = fail_one_delay_other("id", ROWS - 1)
 
 
 def test_path_write(spark, wh):
-    path = str(wh / "db" / "by_path.lance")
-    make(path)
-    version = lance.dataset(path).version
-    df = spark.range(0, ROWS, 1, 2).selectExpr(f"{fail_one_delay_other('id', ROWS - 1)} AS id")
-    refused(spark, lambda: df.write.format("lance").mode("append").save(path))
-    assert lance.dataset(path).version == version
-    assert leftovers(path) == []
+    df = spark.range(0, ROWS, 1, 2).selectExpr(f"{SLOW} AS id")
+    refused_without_trace(wh, "by_path", lambda path: df.write.format("lance").mode("append").save(path))
 
 
 def test_insert_into_a_catalog_table(spark, wh):
-    path = str(wh / "db" / "by_insert.lance")
-    make(path)
-    version = lance.dataset(path).version
-    refused(spark, lambda: spark.sql(
-        f"INSERT INTO lance.db.by_insert SELECT {fail_one_delay_other('id', ROWS - 1)} "
-        f"FROM range(0, {ROWS}, 1, 2)").collect())
-    assert lance.dataset(path).version == version
-    assert leftovers(path) == []
+    refused_without_trace(wh, "by_insert", lambda _: spark.sql(
+        f"INSERT INTO lance.db.by_insert SELECT {SLOW} FROM range(0, {ROWS}, 1, 2)").collect())
 
 
 def test_update(spark, wh):
-    path = str(wh / "db" / "by_update.lance")
-    make(path)
-    version = lance.dataset(path).version
-    refused(spark, lambda: spark.sql(
-        f"UPDATE lance.db.by_update SET id = {fail_one_delay_other('id', ROWS - 1)}").collect())
-    assert lance.dataset(path).version == version
-    assert leftovers(path) == []
+    refused_without_trace(wh, "by_update", lambda _: spark.sql(f"UPDATE lance.db.by_update SET id = {SLOW}").collect())
 
 
 def test_add_columns_from_a_view(spark, wh):
-    path = str(wh / "db" / "by_add_columns.lance")
-    make(path)
-    version = lance.dataset(path).version
-    spark.sql(f"SELECT _rowaddr, {fail_one_delay_other('id', ROWS - 1)} AS x FROM lance.db.by_add_columns") \
-        .createOrReplaceTempView("failing")
-    refused(spark, lambda: spark.sql("ALTER TABLE lance.db.by_add_columns ADD COLUMNS x FROM failing").collect())
-    assert lance.dataset(path).version == version
-    assert leftovers(path) == []
+    def run(_):
+        spark.sql(f"SELECT _rowaddr, {SLOW} AS x FROM lance.db.by_add_columns").createOrReplaceTempView("failing")
+        spark.sql("ALTER TABLE lance.db.by_add_columns ADD COLUMNS x FROM failing").collect()
+    refused_without_trace(wh, "by_add_columns", run)
