@@ -84,12 +84,18 @@ class Paths:
                 .replace("{warehouse}", str(self.wh)))
 
 
-def new_session(base, wh: Path, catalogs=()):
+def new_session(base, wh: Path, catalogs=(), dir_catalogs=()):
+    """A session whose ``lance`` catalog and ``catalogs`` are warehouse catalogs at ``wh``, and whose
+    ``dir_catalogs`` are catalogs over the directory namespace at ``wh`` (lance-spark's kind of catalog)."""
     spark = base.newSession()
     spark.conf.set("spark.sql.catalog.lance.warehouse", str(wh))
     for name in catalogs:
         spark.conf.set(f"spark.sql.catalog.{name}", CATALOG_CLASS)
         spark.conf.set(f"spark.sql.catalog.{name}.warehouse", str(wh))
+    for name in dir_catalogs:
+        spark.conf.set(f"spark.sql.catalog.{name}", CATALOG_CLASS)
+        spark.conf.set(f"spark.sql.catalog.{name}.impl", "dir")
+        spark.conf.set(f"spark.sql.catalog.{name}.root", str(wh))
     return spark
 
 
@@ -286,6 +292,15 @@ def check(step, rows, ns, wh: Path, paths) -> list:
             expect(config.get(k) == v, f"config {k} of {path}: {config.get(k)}, expected {v}")
     if "gone" in step:
         expect(not (wh / f"{step['gone']}.lance").exists(), f"{step['gone']} still exists")
+    if "ns_tables" in step:
+        import lance_namespace
+        from lance_namespace import ListTablesRequest
+        ns_id, wanted = step["ns_tables"]
+        got = lance_namespace.connect("dir", {"root": str(wh)}).list_tables(ListTablesRequest(id=ns_id)).tables
+        expect(sorted(got) == sorted(wanted), f"namespace {ns_id} lists {got}, expected {wanted}")
+    if "table_dirs" in step:
+        got = sorted(p.name for p in wh.iterdir() if p.name != "__manifest" and (p / "_versions").is_dir())
+        expect(len(got) == step["table_dirs"], f"{len(got)} table directories {got}, expected {step['table_dirs']}")
     if "hash_column" in step:
         path, source, target = step["hash_column"]
         data = dataset(wh, path).to_table(columns=[source, target]).to_pylist()
@@ -356,7 +371,8 @@ def test_lance_spark_docs(base_spark, tmp_path_factory, scenario):
         pytest.skip(f"the statements of {scenario['name']} need Spark {'.'.join(map(str, scenario['min_spark']))}")
     wh = warehouse_with(tmp_path_factory, f"docs_{scenario['name']}", *scenario["namespaces"])
     paths = Paths(wh, tmp_path_factory.mktemp(f"docs_{scenario['name']}_paths"))
-    ns = {"spark": new_session(base_spark, wh, scenario.get("catalogs", ())), "__name__": "lance_spark_docs"}
+    ns = {"spark": new_session(base_spark, wh, scenario.get("catalogs", ()), scenario.get("dir_catalogs", ())),
+          "__name__": "lance_spark_docs"}
     ns["spark"].sql("SHOW NAMESPACES IN lance").collect()
     problems = []
     for i, step in enumerate(scenario["steps"]):

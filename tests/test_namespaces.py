@@ -164,14 +164,17 @@ def test_spark_tables_are_visible_to_lance_namespace(spark, tmp_path):
     ns.create_table(CreateTableRequest(id=["db", "from_lance"]), ipc(data))
     assert names(spark.sql(f"SHOW TABLES IN {cat}.db"), "tableName") == ["ctas", "from_lance"]
 
-    # DROP TABLE removes the entry and the files; DROP NAMESPACE needs CASCADE while the namespace holds anything.
+    # DROP TABLE removes the entry and keeps the files (lance-spark's deregistration); DROP NAMESPACE needs CASCADE
+    # while the namespace holds anything, and CASCADE deregisters the tables too.
     ctas_dir = Path(lance_location(ns, ["db", "ctas"]).replace("file://", ""))
     spark.sql(f"DROP TABLE {cat}.db.ctas")
-    assert not ctas_dir.exists()
+    assert rows(lance.dataset(str(ctas_dir)).to_table()) == rows(data)
     assert ns.list_tables(ListTablesRequest(id=["db"])).tables == ["from_lance"]
     with pytest.raises(AnalysisException, match="SCHEMA_NOT_EMPTY"):
         spark.sql(f"DROP NAMESPACE {cat}.db")
+    from_lance_dir = Path(lance_location(ns, ["db", "from_lance"]).replace("file://", ""))
     spark.sql(f"DROP NAMESPACE {cat}.db CASCADE")
+    assert rows(lance.dataset(str(from_lance_dir)).to_table()) == rows(data)
     assert ns.list_namespaces(ListNamespacesRequest(id=[])).namespaces == []
     assert manifest_rows(root) == [("top", "table")]
     assert names(spark.sql(f"SHOW NAMESPACES IN {cat}"), "namespace") == []
@@ -186,6 +189,107 @@ def test_failed_ctas_leaves_no_entry(spark, tmp_path):
     assert names(spark.sql(f"SHOW TABLES IN {cat}.db"), "tableName") == []
     assert manifest_rows(root) == [("db", "namespace")]
     assert [p.name for p in root.iterdir() if p.name != "__manifest"] == []
+
+
+def test_failed_replace_keeps_the_table(spark, tmp_path):
+    """A CREATE OR REPLACE / REPLACE refused before it writes leaves the table it would have replaced as it was."""
+    root = tmp_path / "root"
+    cat = catalog(spark, impl="dir", root=root)
+    spark.sql(f"CREATE NAMESPACE {cat}.db")
+    data = random_table(random.Random(5))
+    arrow_df(spark, data).createOrReplaceTempView("src")
+    spark.sql(f"CREATE TABLE {cat}.db.t AS SELECT * FROM src")
+    ns = ln.connect("dir", {"root": str(root)})
+    location = lance_location(ns, ["db", "t"])
+    for statement in ["CREATE OR REPLACE TABLE", "REPLACE TABLE"]:
+        with lance_raises(sparklance.UnsupportedFeatureError, match="enable_stable_row_ids"):
+            spark.sql(f"{statement} {cat}.db.t TBLPROPERTIES ('enable_stable_row_ids' = 'true') AS SELECT * FROM src")
+        with pytest.raises(Exception, match="boom"):
+            spark.sql(f"{statement} {cat}.db.t AS SELECT id, assert_true(id < 0, 'boom') AS ok FROM range(3)").collect()
+        assert spark_rows(spark.table(f"{cat}.db.t")) == rows(data)
+        assert lance_location(ns, ["db", "t"]) == location
+        ds = lance.dataset(location)
+        ds.validate()
+        assert rows(ds.to_table()) == rows(data)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_drop_keeps_files_register_finds_them_purge_deletes(spark, tmp_path, seed):
+    """lance-spark's DROP TABLE semantics in a namespace catalog: DROP deregisters, CREATE TABLE ... LOCATION
+    registers a table that exists (or creates one there), PURGE deletes; pylance's namespace sees each step."""
+    rng = random.Random(seed)
+    root = tmp_path / "root"
+    cat = catalog(spark, impl="dir", root=root)
+    spark.sql(f"CREATE NAMESPACE {cat}.db")
+    ns = ln.connect("dir", {"root": str(root)})
+    data = random_table(rng)
+    arrow_df(spark, data).createOrReplaceTempView("src")
+    spark.sql(f"CREATE TABLE {cat}.db.t AS SELECT * FROM src")
+    location = lance_location(ns, ["db", "t"])
+    directory = Path(location.replace("file://", ""))
+
+    spark.sql(f"DROP TABLE {cat}.db.t")
+    assert ns.list_tables(ListTablesRequest(id=["db"])).tables == []
+    assert not spark.catalog.tableExists(f"{cat}.db.t")
+    assert rows(lance.dataset(location).to_table()) == rows(data)
+
+    # Registered again under another name: by a path relative to the root, or absolute under it.
+    given = directory.name if rng.random() < 0.5 else str(directory)
+    spark.sql(f"CREATE TABLE {cat}.db.again LOCATION '{given}'")
+    assert ns.list_tables(ListTablesRequest(id=["db"])).tables == ["again"]
+    assert lance_location(ns, ["db", "again"]).rstrip("/") == location.rstrip("/")
+    assert spark_rows(spark.table(f"{cat}.db.again")) == rows(data)
+    spark.sql(f"INSERT INTO {cat}.db.again SELECT * FROM src")
+    ds = lance.dataset(location)
+    ds.validate()
+    assert rows(ds.to_table()) == sorted(rows(data) * 2)
+
+    # Columns, when given, must be the table's; a second name for the same location is refused; so is a CTAS there.
+    lance.write_dataset(pa.table({"k": pa.array([1, 2], pa.int32()), "v": ["x", None]}), str(root / "sub" / "theirs.lance"))
+    with lance_raises(sparklance.InvalidArgumentError, match="names columns"):
+        spark.sql(f"CREATE TABLE {cat}.db.wrong (k INT, v INT) LOCATION 'sub/theirs.lance'")
+    spark.sql(f"CREATE TABLE {cat}.db.theirs (K INT, v STRING) LOCATION 'sub/theirs.lance'")
+    assert sorted(map(tuple, spark.table(f"{cat}.db.theirs").collect()), key=str) == [(1, "x"), (2, None)]
+    spark.sql(f"DROP TABLE {cat}.db.theirs")
+    with lance_raises(sparklance.InvalidArgumentError, match="location of table db.again"):
+        spark.sql(f"CREATE TABLE {cat}.db.twice LOCATION '{directory.name}'")
+    with lance_raises(sparklance.InvalidArgumentError, match="(?i)a Lance table is there already"):
+        spark.sql(f"CREATE TABLE {cat}.db.ctas LOCATION 'sub/theirs.lance' AS SELECT * FROM src")
+    with lance_raises(sparklance.InvalidArgumentError, match="under its root"):
+        spark.sql(f"CREATE TABLE {cat}.db.out LOCATION '{tmp_path / 'elsewhere.lance'}'")
+    assert ns.list_tables(ListTablesRequest(id=["db"])).tables == ["again"]
+    assert not (tmp_path / "elsewhere.lance").exists()
+
+    # A new table at a LOCATION under the root: created there, and registered.
+    spark.sql(f"CREATE TABLE {cat}.db.fresh (id BIGINT, name STRING) LOCATION 'mine/fresh.lance'")
+    spark.sql(f"INSERT INTO {cat}.db.fresh VALUES (1, 'a')")
+    fresh = lance.dataset(str(root / "mine" / "fresh.lance"))
+    fresh.validate()
+    assert fresh.to_table().to_pylist() == [{"id": 1, "name": "a"}]
+    assert ns.list_tables(ListTablesRequest(id=["db"])).tables == ["again", "fresh"]
+
+    # PURGE deletes the files as well.
+    spark.sql(f"DROP TABLE {cat}.db.again PURGE")
+    assert not directory.exists()
+    assert ns.list_tables(ListTablesRequest(id=["db"])).tables == ["fresh"]
+    spark.sql(f"DROP TABLE IF EXISTS {cat}.db.again")
+    spark.sql(f"DROP TABLE IF EXISTS {cat}.db.again PURGE")
+
+
+def test_root_tables_found_by_listing_are_not_deregistered(spark, tmp_path):
+    """A root table at <root>/<name>.lance stays visible through directory listing, so DROP (keep the files) is
+    refused with the way out, and PURGE deletes it."""
+    root = tmp_path / "root"
+    cat = catalog(spark, impl="dir", root=root)
+    spark.sql(f"CREATE TABLE {cat}.top AS SELECT id FROM range(3)")
+    lance.write_dataset(pa.table({"id": [1, 2]}), str(root / "plain.lance"))
+    for name in ["top", "plain"]:
+        with lance_raises(sparklance.UnsupportedFeatureError, match="PURGE"):
+            spark.sql(f"DROP TABLE {cat}.{name}")
+        assert spark.catalog.tableExists(f"{cat}.{name}")
+        spark.sql(f"DROP TABLE {cat}.{name} PURGE")
+        assert not (root / f"{name}.lance").exists()
+    assert names(spark.sql(f"SHOW TABLES IN {cat}"), "tableName") == []
 
 
 def test_concurrent_creates_lose_no_entries(spark, tmp_path):
@@ -292,7 +396,10 @@ def test_manifest_off_is_flat_directories(spark, tmp_path):
     with lance_raises(sparklance.UnsupportedFeatureError, match="manifest_enabled = false"):
         spark.sql(f"CREATE NAMESPACE {cat}.db")
     assert names(spark.sql(f"SHOW TABLES IN {cat}"), "tableName") == ["flat"]
-    spark.sql(f"DROP TABLE {cat}.flat")
+    # Without the manifest a table is its directory: it cannot leave the namespace and keep its files.
+    with lance_raises(sparklance.UnsupportedFeatureError, match="manifest_enabled = false"):
+        spark.sql(f"DROP TABLE {cat}.flat")
+    spark.sql(f"DROP TABLE {cat}.flat PURGE")
     assert not (root / "flat.lance").exists()
 
 
@@ -319,7 +426,7 @@ def test_single_level_ns_is_one_virtual_default_namespace(spark, tmp_path):
     bad = catalog(spark, impl="dir", root=root, single_level_ns="yes")
     with lance_raises(sparklance.InvalidArgumentError, match="single_level_ns must be true or false"):
         spark.sql(f"SHOW NAMESPACES IN {bad}").collect()
-    spark.sql(f"DROP TABLE {cat}.default.ours")
+    spark.sql(f"DROP TABLE {cat}.default.ours PURGE")
     assert ns.list_tables(ListTablesRequest(id=[])).tables == ["theirs"]
 
 
@@ -389,8 +496,17 @@ def test_rest_namespace_both_ways(spark, rest_server):
     with pytest.raises(Exception, match="boom"):
         spark.sql(f"CREATE TABLE {cat}.ours.bad AS SELECT id, assert_true(id < 5, 'boom') AS ok FROM range(10)").collect()
     assert client.list_tables(ListTablesRequest(id=["ours"])).tables == ["e", "w"]
+    e_location = client.describe_table(DescribeTableRequest(id=["ours", "e"])).location
     spark.sql(f"DROP TABLE {cat}.ours.e")
     assert client.list_tables(ListTablesRequest(id=["ours"])).tables == ["w"]
+    # Deregistered, files kept: registered again by its location relative to the server's root, then purged.
+    relative = Path(e_location.replace("file://", "")).name
+    spark.sql(f"CREATE TABLE {cat}.ours.e2 LOCATION '{relative}'")
+    assert client.list_tables(ListTablesRequest(id=["ours"])).tables == ["e2", "w"]
+    assert spark.table(f"{cat}.ours.e2").collect() == []
+    spark.sql(f"DROP TABLE {cat}.ours.e2 PURGE")
+    assert client.list_tables(ListTablesRequest(id=["ours"])).tables == ["w"]
+    assert not Path(e_location.replace("file://", "")).exists()
     with pytest.raises(AnalysisException, match="SCHEMA_NOT_EMPTY"):
         spark.sql(f"DROP NAMESPACE {cat}.ours")
     spark.sql(f"DROP NAMESPACE {cat}.ours CASCADE")

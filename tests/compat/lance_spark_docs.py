@@ -1417,12 +1417,26 @@ SCENARIOS = [
         USE_DB,
         ours("CREATE TABLE users (id BIGINT)"),
         sql("operations/ddl/drop-table.md", "DROP TABLE users;", gone="db/users",
-            note="sparklance's catalog is its warehouse directory: DROP TABLE deletes the table's directory, where "
-                 "lance-spark's namespace catalog deregisters the table and keeps its files"),
+            note="a warehouse catalog's table is its directory: DROP TABLE deletes it (the same page over a "
+                 "namespace catalog, as lance-spark's catalogs are, is the next scenario)"),
         sql("operations/ddl/drop-table.md", "DROP TABLE IF EXISTS users;", gone="db/users"),
         ours("CREATE TABLE users (id BIGINT)"),
         sql("operations/ddl/drop-table.md", "DROP TABLE users PURGE;", gone="db/users"),
         sql("operations/ddl/drop-table.md", "DROP TABLE IF EXISTS users PURGE;", gone="db/users"),
+    ]),
+
+    # The same page over a directory namespace (lance-spark's kind of catalog): DROP TABLE deregisters the table and
+    # keeps its files, PURGE deletes them.
+    dict(name="drop_table_namespace", namespaces=[], dir_catalogs=["lance_dir"], steps=[
+        ours("CREATE NAMESPACE lance_dir.db"),
+        ours("USE lance_dir.db"),
+        ours("CREATE TABLE users (id BIGINT)"),
+        ours("INSERT INTO users VALUES (1), (2)"),
+        sql("operations/ddl/drop-table.md", "DROP TABLE users;", ns_tables=(["db"], []), table_dirs=1),
+        sql("operations/ddl/drop-table.md", "DROP TABLE IF EXISTS users;", ns_tables=(["db"], []), table_dirs=1),
+        ours("CREATE TABLE users (id BIGINT)", ns_tables=(["db"], ["users"]), table_dirs=2),
+        sql("operations/ddl/drop-table.md", "DROP TABLE users PURGE;", ns_tables=(["db"], []), table_dirs=1),
+        sql("operations/ddl/drop-table.md", "DROP TABLE IF EXISTS users PURGE;", ns_tables=(["db"], []), table_dirs=1),
     ]),
 
     # -------------------------------------------------------------------------------------------------- streaming

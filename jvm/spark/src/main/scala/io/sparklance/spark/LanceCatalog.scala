@@ -7,7 +7,7 @@ import scala.jdk.CollectionConverters._
 import org.apache.hadoop.conf.Configuration
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.analysis.{NamespaceAlreadyExistsException, NoSuchNamespaceException, NoSuchTableException, NonEmptyNamespaceException, TableAlreadyExistsException}
-import org.apache.spark.sql.connector.catalog.{Column, Identifier, NamespaceChange, StagedTable, SupportsNamespaces, Table, TableChange}
+import org.apache.spark.sql.connector.catalog.{Column, Identifier, NamespaceChange, StagedTable, SupportsNamespaces, Table, TableCatalog, TableChange}
 import org.apache.spark.sql.connector.expressions.Transform
 import org.apache.spark.sql.types.{Metadata, StructField, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
@@ -112,15 +112,28 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
   private def plainExists(ident: Identifier): Boolean =
     try isTableDir(plainPath(ident)) catch { case _: NoSuchTableException => false }
 
-  /** Where a new table `ident` goes: its directory, or the location its namespace declares it at. */
-  private def newTablePath(ident: Identifier): String = namespaces.map(_.declare(ident)).getOrElse(tablePath(ident))
+  /**
+   * Where a new table goes (`path`), and how to take it back if its creation fails (`undo`). In the warehouse: its
+   * directory, nothing to take back. In a Lance Namespace: the location the namespace declares (taken back by
+   * dropping the table, files and all), or the statement's LOCATION, registered there (taken back by deregistering
+   * it: files at a location the user gave are not the catalog's to delete).
+   */
+  private final class NewPlace(val path: String, val undo: () => Unit, val registered: Boolean)
 
-  /** Runs the creation of table `ident`; if it fails, a table its namespace declared is dropped again. */
-  private def creating[T](ident: Identifier)(body: => T): T =
+  private def placeNew(ident: Identifier, properties: Map[String, String]): NewPlace = namespaces match {
+    case None => new NewPlace(tablePath(ident), () => (), registered = false)
+    case Some(ns) => properties.get(TableCatalog.PROP_LOCATION).map(_.trim).filter(_.nonEmpty) match {
+      case Some(location) => new NewPlace(ns.register(ident, location), () => ns.deregister(ident), registered = true)
+      case None => new NewPlace(ns.declare(ident), () => ns.purge(ident), registered = false)
+    }
+  }
+
+  /** Runs the creation of a table at `place`; if it fails, the place is taken back. */
+  private def creating[T](place: NewPlace)(body: => T): T =
     try body
     catch {
       case e: Exception =>
-        namespaces.foreach(ns => try ns.drop(ident) catch { case d: Exception => e.addSuppressed(d) })
+        try place.undo() catch { case d: Exception => e.addSuppressed(d) }
         throw e
     }
 
@@ -225,13 +238,32 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
     refuseBranch(ident, "CREATE TABLE")
     if (tableExists(ident)) throw new TableAlreadyExistsException(ident)
     NewTable.checkNoPartitioning(partitions)
-    val path = newTablePath(ident)
-    creating(ident) {
-      LanceSparkException.translate(lance.Table.checkCanCreate(path, conf))
-      val table = NewTable(path, structOf(columns), properties.asScala.toMap)
-      table.commitEmpty(conf, 0L, WriteOptions(properties.asScala.toMap, Map.empty))
+    val props = properties.asScala.toMap
+    val place = placeNew(ident, props)
+    creating(place) {
+      if (place.registered && isTableDir(place.path)) checkRegisteredSchema(ident, place.path, columns)
+      else {
+        LanceSparkException.translate(lance.Table.checkCanCreate(place.path, conf))
+        val table = NewTable(place.path, structOf(columns), if (place.registered) props - TableCatalog.PROP_LOCATION else props)
+        table.commitEmpty(conf, 0L, WriteOptions(props, Map.empty))
+      }
     }
     loadTable(ident)
+  }
+
+  /**
+   * CREATE TABLE ... LOCATION of a Lance table that exists: the table is registered as it is. Columns, if the
+   * statement gives any, must be the table's (names and types), or the statement is refused.
+   */
+  private def checkRegisteredSchema(ident: Identifier, path: String, columns: Array[Column]): Unit = if (columns.nonEmpty) {
+    val actual = SparkSchemas.toSpark(TableAccess.load(conf, path, TimeTravel.Latest).schema)
+    val stated = structOf(columns)
+    def shape(s: StructType) = SparkSchemas.asNullable(s).fields.map(f => f.name.toLowerCase -> f.dataType.catalogString).toSeq
+    if (shape(actual) != shape(stated)) {
+      throw new LanceSparkException(new io.sparklance.core.InvalidArgumentException(s"CREATE TABLE ${qualified(ident)} " +
+        s"LOCATION '$path' names columns ${stated.toDDL}, but the Lance table there has ${actual.toDDL}. Leave the " +
+        "columns out to register the table as it is."))
+    }
   }
 
   override def stageCreate(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
@@ -259,12 +291,20 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
     refuseBranch(ident, if (replaced.isDefined) "REPLACE TABLE" else "CREATE TABLE")
     NewTable.checkNoPartitioning(partitions)
     val props = properties.asScala.toMap
-    val path = if (replaced.isEmpty) newTablePath(ident) else tablePath(ident)
-    // A table declared in a namespace for this CTAS leaves it again if the write is aborted.
-    val onAbort: () => Unit = if (replaced.isEmpty) () => namespaces.foreach(_.drop(ident)) else () => ()
-    creating(ident) {
-      if (replaced.isEmpty) LanceSparkException.translate(lance.Table.checkCanCreate(path, conf))
-      val table = NewTable(path, structOf(columns), props, replaced.map(_.fileVersion))
+    // A table replaced stays where it is, and stays whatever happens to the replacement.
+    val place = if (replaced.isEmpty) placeNew(ident, props) else new NewPlace(tablePath(ident), () => (), registered = false)
+    // A table placed in a namespace for this CTAS leaves it again if the write is aborted.
+    val onAbort = place.undo
+    creating(place) {
+      if (place.registered && isTableDir(place.path)) {
+        throw new LanceSparkException(new io.sparklance.core.InvalidArgumentException(s"CREATE TABLE " +
+          s"${qualified(ident)} ... AS SELECT cannot write to LOCATION '${place.path}': a Lance table is there " +
+          s"already. Register it with CREATE TABLE ${qualified(ident)} LOCATION '...' (without AS SELECT), then " +
+          "INSERT into it."))
+      }
+      if (replaced.isEmpty) LanceSparkException.translate(lance.Table.checkCanCreate(place.path, conf))
+      val table = NewTable(place.path, structOf(columns), if (place.registered) props - TableCatalog.PROP_LOCATION else props,
+        replaced.map(_.fileVersion))
       new LanceStagedTable(qualified(ident), table, replaced.map(_.version).getOrElse(0L), conf,
         WriteOptions(props, Map.empty), onAbort)
     }
@@ -320,17 +360,23 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
   }
 
   /**
-   * DROP TABLE: a table of this catalog is its directory, so dropping it deletes the directory with every version
-   * (DROP TABLE ... PURGE does the same). Path identifiers are refused: drop such a table by deleting its directory.
+   * DROP TABLE. In the warehouse a table is its directory, so dropping it deletes the directory with every version
+   * (DROP TABLE ... PURGE does the same). In a Lance Namespace the table leaves the namespace and its files stay, as
+   * with the other Lance connector; PURGE deletes them too. Path identifiers are refused: drop such a table by
+   * deleting its directory.
    */
-  override def dropTable(ident: Identifier): Boolean = {
+  override def dropTable(ident: Identifier): Boolean = dropping(ident, purge = false)
+
+  override def purgeTable(ident: Identifier): Boolean = dropping(ident, purge = true)
+
+  private def dropping(ident: Identifier, purge: Boolean): Boolean = {
     refuseBranch(ident, "DROP TABLE")
     if (isPathIdentifier(ident)) {
       throw new LanceSparkException(new UnsupportedFeatureException(s"DROP TABLE of a table named by its path " +
         s"(${ident.name()}) is not supported: it is not a table of catalog '$catalogName'. Delete the directory instead."))
     }
     namespaces match {
-      case Some(ns) => ns.drop(ident)
+      case Some(ns) => if (purge) ns.purge(ident) else ns.deregister(ident)
       case None =>
         val path = tablePath(ident)
         isTableDir(path) && LanceSparkException.translate {
@@ -340,8 +386,6 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
         }
     }
   }
-
-  override def purgeTable(ident: Identifier): Boolean = dropTable(ident)
 
   override def renameTable(oldIdent: Identifier, newIdent: Identifier): Unit = notYet("ALTER TABLE ... RENAME")
 

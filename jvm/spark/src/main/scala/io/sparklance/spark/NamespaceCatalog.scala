@@ -80,7 +80,10 @@ private[spark] final class NamespaceCatalog(catalogName: String, namespace: Lanc
     calling(None, ns)(namespace.createNamespace(ns.toSeq, metadata.asScala.toMap))
   }
 
-  /** DROP NAMESPACE; with CASCADE its tables and namespaces are dropped first, deepest first. */
+  /**
+   * DROP NAMESPACE; with CASCADE its namespaces are dropped first, deepest first, and its tables deregistered (their
+   * files kept, as DROP TABLE keeps them).
+   */
   def dropNamespace(ns: Array[String], cascade: Boolean): Boolean = calling(None, ns) {
     refuseInSingleLevel(ns, "DROP NAMESPACE")
     if (!namespace.namespaceExists(ns.toSeq)) throw new NoSuchNamespaceException(ns)
@@ -94,14 +97,28 @@ private[spark] final class NamespaceCatalog(catalogName: String, namespace: Lanc
       dropContents(ns :+ child)
       namespace.dropNamespace(ns :+ child)
     }
-    namespace.listTables(ns).foreach(t => namespace.dropTable(ns :+ t))
+    namespace.listTables(ns).foreach(t => namespace.deregisterTable(ns :+ t))
   }
 
   /** Adds table `ident` to its namespace for a CREATE TABLE; its location, where the first version goes. */
   def declare(ident: Identifier): String = calling(Some(ident), ident.namespace())(namespace.declareTable(id(ident)))
 
-  /** Removes table `ident` and its files; false if the namespace has no such table. */
-  def drop(ident: Identifier): Boolean = calling(Some(ident), ident.namespace())(namespace.dropTable(id(ident)))
+  /**
+   * Adds the table at `location` (CREATE TABLE ... LOCATION: an existing Lance table, or where a new one's first
+   * version goes) to the namespace as `ident`; the location as the namespace resolves it.
+   */
+  def register(ident: Identifier, location: String): String =
+    calling(Some(ident), ident.namespace())(namespace.registerTable(id(ident), location))
+
+  /**
+   * DROP TABLE: removes table `ident` from its namespace and keeps its files, as the other connector does (the table
+   * can be registered again with CREATE TABLE ... LOCATION); false if the namespace has no such table.
+   */
+  def deregister(ident: Identifier): Boolean =
+    calling(Some(ident), ident.namespace())(namespace.deregisterTable(id(ident)).isDefined)
+
+  /** DROP TABLE ... PURGE: removes table `ident` and deletes its files; false if the namespace has no such table. */
+  def purge(ident: Identifier): Boolean = calling(Some(ident), ident.namespace())(namespace.dropTable(id(ident)))
 }
 
 private[spark] object NamespaceCatalog {

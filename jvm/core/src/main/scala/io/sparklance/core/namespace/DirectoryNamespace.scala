@@ -8,7 +8,7 @@ import scala.jdk.CollectionConverters._
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.hadoop.conf.Configuration
 
-import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException}
+import io.sparklance.core.{InvalidArgumentException, StorageException, UnsupportedFeatureException}
 import io.sparklance.core.namespace.ManifestTable.Entry
 import io.sparklance.core.storage.{HadoopStorage, Storage}
 import io.sparklance.core.table.Table
@@ -154,6 +154,96 @@ final class DirectoryNamespace private (val root: String, storage: Storage, conf
         all :+ Entry(objectId(id), ManifestTable.TableType, Some(dir), None, None)
       }
       Storage.join(root, dir)
+    }
+  }
+
+  /**
+   * Registers the table at `location`, which must be under the root (as lance-namespace requires: it stores
+   * locations relative to the root); a location another entry has is refused, since dropping one name with PURGE
+   * would delete the other's files.
+   */
+  override def registerTable(id: Seq[String], location: String): String = {
+    if (id.isEmpty) throw new InvalidArgumentException(s"A table of $describe needs a name.")
+    id.foreach(checkName(_, "namespace or table"))
+    requireManifest(s"Registering table ${id.mkString(".")}")
+    val relative = relativeToRoot(location, id)
+    update { all =>
+      checkNamespace(all, id.init)
+      if (all.exists(_.objectId == objectId(id)) || (id.length == 1 && listedDirectories(all).contains(id.head))) {
+        throw new TableInNamespaceExistsException(id, describe)
+      }
+      all.find(e => e.isTable && e.location.exists(l => absolute(l).stripSuffix("/") == absolute(relative))).foreach { e =>
+        throw new InvalidArgumentException(s"Cannot register table ${id.mkString(".")} at $location in $describe: " +
+          s"it is the location of table ${e.id.mkString(".")} already. A table has one name in a namespace.")
+      }
+      all :+ Entry(objectId(id), ManifestTable.TableType, Some(relative), None, None)
+    }
+    absolute(relative)
+  }
+
+  /**
+   * `location` relative to the root: a relative path as it is, an absolute one under the root without the root's
+   * part. Locations outside the root, `.`/`..` segments and the manifest's own directory are refused.
+   */
+  private def relativeToRoot(location: String, id: Seq[String]): String = {
+    val loc = location.trim.stripSuffix("/")
+    def refuse(why: String) = throw new InvalidArgumentException(s"Cannot register table ${id.mkString(".")} at " +
+      s"'$location' in $describe: $why")
+    val relative =
+      if (!(loc.startsWith("/") || loc.matches("(?s)[A-Za-z][A-Za-z0-9+.-]*:.*"))) loc
+      else {
+        val (q, r) = (qualified(loc), qualified(root))
+        if (q.startsWith(r + "/")) q.substring(r.length + 1)
+        else refuse(s"a dir namespace keeps its tables under its root $root. Give a location under the root (or " +
+          "relative to it), or name the table by path instead.")
+      }
+    val parts = relative.split("/", -1)
+    if (relative.isEmpty || parts.exists(p => p.isEmpty || p == "." || p == "..")) {
+      refuse("the location must be a path under the root, without empty, '.' or '..' parts.")
+    }
+    if (parts.head == ManifestName) refuse(s"$ManifestName is the namespace's own table.")
+    relative
+  }
+
+  /** `location` as `scheme://authority/path`, one spelling per place (`file:/x` and `file:///x` are one). */
+  private def qualified(location: String): String = {
+    val path = new org.apache.hadoop.fs.Path(location)
+    val uri =
+      try path.getFileSystem(conf).makeQualified(path).toUri.normalize
+      catch { case e: java.io.IOException => throw new StorageException(location, "resolve the location", e) }
+    s"${uri.getScheme}://${Option(uri.getAuthority).getOrElse("")}${uri.getPath.stripSuffix("/")}"
+  }
+
+  /**
+   * Removes the table's entry and keeps its directory. A root table that directory listing would still find
+   * without its entry (`<root>/<name>.lance`) cannot leave the namespace this way: it is refused, where
+   * lance-namespace removes the entry and goes on listing the table.
+   */
+  override def deregisterTable(id: Seq[String]): Option[String] = {
+    if (id.isEmpty) None
+    else {
+      def stillListed = id.length == 1 && dirListingEnabled && storage.exists(Storage.join(root, id.head + Suffix))
+      def refuse() = throw new UnsupportedFeatureException(s"Table ${id.mkString(".")} of $describe cannot be " +
+        s"deregistered while keeping its files: its directory ${Storage.join(root, id.head + Suffix)} is " +
+        (if (manifestEnabled) "found by directory listing (dir_listing_enabled)" else "the table (manifest_enabled = false)") +
+        ", so the table would stay. Drop it with its files (DROP TABLE ... PURGE), or move the directory first.")
+      if (!manifestEnabled) { if (tableLocation(id).isDefined) refuse() else None }
+      else {
+        var location: Option[String] = None
+        update { all =>
+          all.find(e => e.isTable && e.objectId == objectId(id)) match {
+            case Some(entry) =>
+              if (stillListed && entry.location.exists(l => absolute(l).stripSuffix("/") == Storage.join(root, id.head + Suffix))) refuse()
+              location = entry.location.map(absolute)
+              all.filterNot(_ eq entry)
+            case None =>
+              if (stillListed) refuse()
+              location = None
+              all
+          }
+        }
+        location
+      }
     }
   }
 

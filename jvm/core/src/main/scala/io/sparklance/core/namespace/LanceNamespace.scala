@@ -42,6 +42,19 @@ trait LanceNamespace {
    */
   def declareTable(id: Seq[String]): String
 
+  /**
+   * Adds the table at `location` to its namespace under `id` (the spec's RegisterTable) and returns the location as
+   * the namespace resolves it: an existing Lance table, or the place where the caller then commits a new table's
+   * first version. Fails if the namespace has a table of that name.
+   */
+  def registerTable(id: Seq[String], location: String): String
+
+  /**
+   * Removes table `id` from its namespace and keeps its files (the spec's DeregisterTable); the location it had,
+   * or None if there is no such table.
+   */
+  def deregisterTable(id: Seq[String]): Option[String]
+
   /** Removes table `id` from its namespace and deletes its files; false if there is no such table. */
   def dropTable(id: Seq[String]): Boolean
 

@@ -160,6 +160,17 @@ final class RestNamespace private (endpoint: String, delimiter: String, headers:
     location(post("table", id, "declare", s"declare table ${id.mkString(".")}"), id, "declare")
   }
 
+  override def registerTable(id: Seq[String], location: String): String = {
+    id.foreach(LanceNamespace.checkName(_, "namespace or table"))
+    post("table", id, "register", s"register table ${id.mkString(".")} at $location", _.put("location", location))
+    // The server may answer with the location as it was sent (relative to its root): describe resolves it.
+    tableLocation(id).getOrElse(location)
+  }
+
+  override def deregisterTable(id: Seq[String]): Option[String] =
+    try Some(location(post("table", id, "deregister", s"deregister table ${id.mkString(".")}"), id, "deregister"))
+    catch { case _: TableNotFoundException => None }
+
   override def dropTable(id: Seq[String]): Boolean =
     try { post("table", id, "drop", s"drop table ${id.mkString(".")}"); true }
     catch { case _: TableNotFoundException => false }

@@ -53,6 +53,37 @@ class DirectoryNamespaceSuite extends AnyFunSuite {
     assert(manifestRows(root) == Seq(("top", "table", Some("top.lance"))))
   }
 
+  test("deregister keeps the directory; register takes locations under the root, relative or not, once each") {
+    val root = newRoot()
+    val ns = connect(root)
+    ns.createNamespace(Seq("a"), Map.empty)
+    val dir = ns.declareTable(Seq("a", "t"))
+    Files.createDirectories(java.nio.file.Paths.get(s"$dir/_versions"))
+    assert(ns.deregisterTable(Seq("a", "t")).contains(dir))
+    assert(ns.deregisterTable(Seq("a", "t")).isEmpty && ns.listTables(Seq("a")).isEmpty)
+    assert(Files.isDirectory(java.nio.file.Paths.get(s"$dir/_versions")))
+    val name = dir.stripPrefix(root + "/")
+    // Absolute (in either spelling of a local URI) or relative: one row, relative to the root.
+    Seq(name, dir, s"file://$dir", s"file:$dir/").foreach { spelling =>
+      assert(ns.registerTable(Seq("a", "again"), spelling) == dir, spelling)
+      assert(manifestRows(root).contains(("a$again", "table", Some(name))), spelling)
+      assert(ns.deregisterTable(Seq("a", "again")).contains(dir))
+    }
+    ns.registerTable(Seq("a", "again"), name)
+    assert(intercept[InvalidArgumentException](ns.registerTable(Seq("a", "twice"), dir)).getMessage
+      .contains("location of table a.again"))
+    Seq("/elsewhere/t.lance", s"$root/../x", "", "__manifest", "a/./b").foreach { bad =>
+      intercept[InvalidArgumentException](ns.registerTable(Seq("a", "bad"), bad))
+    }
+    assert(intercept[TableInNamespaceExistsException](ns.registerTable(Seq("a", "again"), "other")).id == Seq("a", "again"))
+    assert(ns.listTables(Seq("a")) == Seq("again"))
+    // A root table that directory listing finds cannot leave the namespace and keep its files.
+    val top = ns.declareTable(Seq("top"))
+    Files.createDirectories(java.nio.file.Paths.get(s"$top/_versions"))
+    assert(intercept[UnsupportedFeatureException](ns.deregisterTable(Seq("top"))).getMessage.contains("PURGE"))
+    assert(ns.listTables(Nil) == Seq("top"))
+  }
+
   test("directory listing: unlisted <name>.lance directories are root tables; off, root tables are hashed") {
     val root = newRoot()
     Files.createDirectories(java.nio.file.Paths.get(s"$root/old.lance/_versions"))
