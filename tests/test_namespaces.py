@@ -292,6 +292,53 @@ def test_root_tables_found_by_listing_are_not_deregistered(spark, tmp_path):
     assert names(spark.sql(f"SHOW TABLES IN {cat}"), "tableName") == []
 
 
+def test_rename_changes_the_name_and_keeps_the_files(spark, tmp_path):
+    """ALTER TABLE ... RENAME TO in a dir namespace: the row gets the new name (pylance follows it to the same
+    location); a root table known only by its directory is refused, and its old directory name stays taken."""
+    root = tmp_path / "root"
+    cat = catalog(spark, impl="dir", root=root)
+    spark.sql(f"CREATE NAMESPACE {cat}.db")
+    spark.sql(f"CREATE NAMESPACE {cat}.other")
+    data = random_table(random.Random(13))
+    arrow_df(spark, data).createOrReplaceTempView("src")
+    spark.sql(f"CREATE TABLE {cat}.db.t AS SELECT * FROM src")
+    ns = ln.connect("dir", {"root": str(root)})
+    location = lance_location(ns, ["db", "t"])
+    spark.sql(f"USE {cat}")
+    spark.sql("ALTER TABLE db.t RENAME TO other.t2")
+    assert ns.list_tables(ListTablesRequest(id=["db"])).tables == []
+    assert lance_location(ns, ["other", "t2"]) == location
+    assert rows(lance.dataset(location).to_table()) == rows(data)
+    assert spark_rows(spark.table(f"{cat}.other.t2")) == rows(data)
+    spark.sql(f"CREATE TABLE {cat}.db.t (id BIGINT)")       # the old name is free, at a new directory
+    assert lance_location(ns, ["db", "t"]) != location
+    with pytest.raises(AnalysisException, match="(?i)already exists"):
+        spark.sql("ALTER TABLE other.t2 RENAME TO db.t")
+    with pytest.raises(AnalysisException, match="(?i)nowhere"):
+        spark.sql("ALTER TABLE other.t2 RENAME TO nowhere.t")
+
+    # pylance finds a root table by its <root>/<name>.lance directory only: a root name elsewhere is refused.
+    spark.sql(f"CREATE TABLE {cat}.top AS SELECT id FROM range(2)")
+    with lance_raises(sparklance.UnsupportedFeatureError, match="dir_listing_enabled"):
+        spark.sql("ALTER TABLE top RENAME TO top2")
+    spark.sql("ALTER TABLE other.t2 RENAME TO t3")            # a name without a namespace stays in the table's
+    assert lance_location(ns, ["other", "t3"]) == location
+    with lance_raises(sparklance.UnsupportedFeatureError, match="dir_listing_enabled"):
+        spark.sql("ALTER TABLE top RENAME TO db.moved")
+    lance.write_dataset(pa.table({"id": [1]}), str(root / "plain.lance"))
+    with lance_raises(sparklance.UnsupportedFeatureError, match="dir_listing_enabled"):
+        spark.sql("ALTER TABLE plain RENAME TO db.plain2")
+    assert ns.list_tables(ListTablesRequest(id=[])).tables == ["plain", "top"]
+    # Without listing, root tables have rows like any other, and move freely.
+    nolist = catalog(spark, impl="dir", root=root, dir_listing_enabled="false")
+    spark.sql(f"CREATE TABLE {nolist}.r AS SELECT id FROM range(3)")
+    spark.sql(f"ALTER TABLE {nolist}.r RENAME TO r2")
+    spark.sql(f"ALTER TABLE {nolist}.r2 RENAME TO db.r3")
+    assert spark.table(f"{nolist}.db.r3").count() == 3
+    assert ns.list_tables(ListTablesRequest(id=["db"])).tables == ["r3", "t"]
+    spark.sql("USE spark_catalog")
+
+
 def test_concurrent_creates_lose_no_entries(spark, tmp_path):
     root = tmp_path / "root"
     cat = catalog(spark, impl="dir", root=root)
@@ -504,6 +551,8 @@ def test_rest_namespace_both_ways(spark, rest_server):
     spark.sql(f"CREATE TABLE {cat}.ours.e2 LOCATION '{relative}'")
     assert client.list_tables(ListTablesRequest(id=["ours"])).tables == ["e2", "w"]
     assert spark.table(f"{cat}.ours.e2").collect() == []
+    with lance_raises(sparklance.StorageError, match="rename_table not implemented"):  # pylance 14.0.2's server
+        spark.sql(f"ALTER TABLE {cat}.ours.e2 RENAME TO ours.e3")
     spark.sql(f"DROP TABLE {cat}.ours.e2 PURGE")
     assert client.list_tables(ListTablesRequest(id=["ours"])).tables == ["w"]
     assert not Path(e_location.replace("file://", "")).exists()

@@ -211,3 +211,37 @@ def test_table_properties_set_and_unset_as_pylance_sees_them(spark, wh):
 ])
 def test_bad_table_properties_are_refused_before_any_commit(spark, wh, sql, message):
     refused_with_no_version(spark, wh, "badprops", sql, message)
+
+
+def test_rename_moves_the_table_with_its_history(spark, wh):
+    """ALTER TABLE ... RENAME TO in a warehouse catalog: the directory moves, with its versions and tags;
+    pylance reads and validates it at the new place; a name without a namespace stays in the table's namespace."""
+    path = make(wh, "before")
+    spark.sql("INSERT INTO lance.db.before (id, s) VALUES (9, 'n')")
+    spark.sql("ALTER TABLE lance.db.before CREATE TAG first AS OF VERSION 1")
+    spark.sql("ALTER TABLE lance.db.before CREATE BRANCH dev")
+    spark.sql("INSERT INTO lance.db.before.branch_dev (id, s) VALUES (10, 'b')")
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lance.other")
+    # A branch's versions name the table's directory: refused until the branch is gone.
+    with pytest.raises(Exception, match="has branches \\(dev\\)"):
+        spark.sql("ALTER TABLE lance.db.before RENAME TO after")
+    assert sorted(r.id for r in spark.table("lance.db.before.branch_dev").collect()) == [0, 1, 2, 3, 9, 10]
+    spark.sql("ALTER TABLE lance.db.before DROP BRANCH dev")
+    spark.sql("ALTER TABLE lance.db.before RENAME TO after")
+    assert not os.path.exists(path)
+    moved = lance.dataset(str(wh / "db" / "after.lance"))
+    moved.validate()
+    assert sorted(moved.to_table().column("id").to_pylist()) == [0, 1, 2, 3, 9]
+    spark.sql("ALTER TABLE lance.db.after RENAME TO other.elsewhere")
+    assert sorted(r.id for r in spark.table("lance.other.elsewhere").collect()) == [0, 1, 2, 3, 9]
+    assert sorted(r.id for r in spark.sql("SELECT id FROM lance.other.elsewhere VERSION AS OF 'first'").collect()) == [0, 1, 2, 3]
+    assert not spark.catalog.tableExists("lance.db.after")
+
+    make(wh, "taken")
+    with pytest.raises(Exception, match="(?i)already exists"):
+        spark.sql("ALTER TABLE lance.other.elsewhere RENAME TO db.taken")
+    with pytest.raises(Exception, match="(?i)nowhere"):
+        spark.sql("ALTER TABLE lance.other.elsewhere RENAME TO nowhere.t")
+    with pytest.raises(Exception, match="(?i)cannot be found|TABLE_OR_VIEW_NOT_FOUND"):
+        spark.sql("ALTER TABLE lance.db.missing RENAME TO m2")
+    assert sorted(lance.dataset(str(wh / "other" / "elsewhere.lance")).to_table().column("id").to_pylist()) == [0, 1, 2, 3, 9]

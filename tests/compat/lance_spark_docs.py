@@ -362,12 +362,13 @@ SCENARIOS = [
             table=table("db/users", "id, full_name", [(1, "Alice"), (2, "Bob")])),
         sql(ALTER, "ALTER TABLE users ALTER COLUMN id DROP NOT NULL;",
             table=table("db/users", "id, full_name", [(1, "Alice"), (2, "Bob")])),
-        sql(ALTER, "ALTER TABLE users RENAME TO new_users;",
-            expect=unsupported(UNSUPPORTED, "ALTER TABLE ... RENAME")),
+        sql(ALTER, "ALTER TABLE users RENAME TO new_users;", gone="db/users",
+            table=table("db/new_users", "id, full_name", [(1, "Alice"), (2, "Bob")])),
         ours("CREATE TABLE lance.ns1.users (id BIGINT)"),
+        ours("INSERT INTO lance.ns1.users VALUES (7)"),
         ours("USE lance"),
-        sql(ALTER, "ALTER TABLE ns1.users RENAME TO ns2.new_users;",
-            expect=unsupported(UNSUPPORTED, "ALTER TABLE ... RENAME")),
+        sql(ALTER, "ALTER TABLE ns1.users RENAME TO ns2.new_users;", gone="ns1/users",
+            table=table("ns2/new_users", "id", [(7,)])),
     ]),
 
     # ------------------------------------------------------------------------------------- complex types: events

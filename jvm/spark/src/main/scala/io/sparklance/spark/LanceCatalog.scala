@@ -387,7 +387,50 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
     }
   }
 
-  override def renameTable(oldIdent: Identifier, newIdent: Identifier): Unit = notYet("ALTER TABLE ... RENAME")
+  /**
+   * ALTER TABLE ... RENAME TO. A new name without a namespace stays in the table's namespace. In the warehouse the
+   * table's directory is renamed, where the file system renames atomically (local, HDFS); object stores, which copy
+   * file by file, are refused, and so are tables with branches (their versions name the directory). Shallow clones
+   * made elsewhere from the table also name its directory, and cannot be found from it: renaming breaks them, as
+   * moving the directory would. In a Lance Namespace the namespace renames it and the files stay.
+   */
+  override def renameTable(oldIdent: Identifier, newIdent: Identifier): Unit = {
+    refuseBranch(oldIdent, "ALTER TABLE ... RENAME")
+    val target = if (newIdent.namespace().isEmpty) Identifier.of(oldIdent.namespace(), newIdent.name()) else newIdent
+    refuseBranch(target, "ALTER TABLE ... RENAME TO")
+    if (isPathIdentifier(oldIdent) || isPathIdentifier(target)) {
+      throw new LanceSparkException(new UnsupportedFeatureException(s"ALTER TABLE ... RENAME of a table named by its " +
+        s"path is not supported: it is not a table of catalog '$catalogName'. Move the directory instead."))
+    }
+    namespaces match {
+      case Some(ns) => ns.rename(oldIdent, target)
+      case None =>
+        val from = tablePath(oldIdent)
+        if (!isTableDir(from)) throw new NoSuchTableException(oldIdent)
+        if (!namespaceExists(target.namespace())) throw new NoSuchNamespaceException(target.namespace())
+        val to = tablePath(target)
+        if (exists(to)) throw new TableAlreadyExistsException(target)
+        val fs = fileSystem(from)
+        if (!Set("file", "hdfs", "viewfs").contains(fs.getScheme)) {
+          throw new LanceSparkException(new UnsupportedFeatureException(s"ALTER TABLE ${qualified(oldIdent)} RENAME is " +
+            s"not supported on ${fs.getScheme}: the store renames a directory by copying its files one by one, which " +
+            "is not atomic. Copy the table with CREATE TABLE ... AS SELECT (or a shallow clone) instead."))
+        }
+        // A branch's versions name the table's directory (a base path), and would no longer find their files.
+        val branches = LanceSparkException.translate(lance.Table.forPath(from, conf).branches()).keys
+        if (branches.nonEmpty) {
+          throw new LanceSparkException(new UnsupportedFeatureException(s"ALTER TABLE ${qualified(oldIdent)} RENAME " +
+            s"is not supported: the table has branches (${branches.mkString(", ")}), whose versions name its directory " +
+            s"$from. Drop the branches first, or copy the table with CREATE TABLE ... AS SELECT."))
+        }
+        val moved =
+          try fs.rename(hadoopPath(from), hadoopPath(to))
+          catch { case e: java.io.IOException => throw storageError(from, s"rename to $to")(e) }
+        if (!moved) {
+          throw storageError(from, s"rename to $to")(new java.io.IOException("the file system refused the rename"))
+        }
+    }
+  }
 
   private def notYet(what: String): Nothing = throw new LanceSparkException(new UnsupportedFeatureException(
     s"$what is not supported by this version of sparklance's catalog '$catalogName' yet. Change the table with " +

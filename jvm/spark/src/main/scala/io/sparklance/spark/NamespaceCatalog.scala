@@ -117,6 +117,13 @@ private[spark] final class NamespaceCatalog(catalogName: String, namespace: Lanc
   def deregister(ident: Identifier): Boolean =
     calling(Some(ident), ident.namespace())(namespace.deregisterTable(id(ident)).isDefined)
 
+  /** ALTER TABLE ... RENAME TO: the namespace renames the table; its files stay where they are. */
+  def rename(from: Identifier, to: Identifier): Unit =
+    calling(Some(from), from.namespace()) {
+      try namespace.renameTable(id(from), id(to))
+      catch { case e: TableInNamespaceExistsException => throw new TableAlreadyExistsException(to) }
+    }
+
   /** DROP TABLE ... PURGE: removes table `ident` and deletes its files; false if the namespace has no such table. */
   def purge(ident: Identifier): Boolean = calling(Some(ident), ident.namespace())(namespace.dropTable(id(ident)))
 }

@@ -151,6 +151,11 @@ final class DirectoryNamespace private (val root: String, storage: Storage, conf
         if (all.exists(_.objectId == objectId(id)) || (id.length == 1 && listedDirectories(all).contains(id.head))) {
           throw new TableInNamespaceExistsException(id, describe)
         }
+        // A renamed root table keeps its <name>.lance directory: that place is taken.
+        all.find(e => e.location.exists(l => absolute(l).stripSuffix("/") == Storage.join(root, dir))).foreach { e =>
+          throw new InvalidArgumentException(s"Cannot create table ${id.mkString(".")} in $describe: its directory " +
+            s"${Storage.join(root, dir)} is the location of table ${e.id.mkString(".")}. Choose another name.")
+        }
         all :+ Entry(objectId(id), ManifestTable.TableType, Some(dir), None, None)
       }
       Storage.join(root, dir)
@@ -167,6 +172,7 @@ final class DirectoryNamespace private (val root: String, storage: Storage, conf
     id.foreach(checkName(_, "namespace or table"))
     requireManifest(s"Registering table ${id.mkString(".")}")
     val relative = relativeToRoot(location, id)
+    checkRootPlace(id, relative, s"Cannot register table ${id.mkString(".")} at '$location' in $describe")
     update { all =>
       checkNamespace(all, id.init)
       if (all.exists(_.objectId == objectId(id)) || (id.length == 1 && listedDirectories(all).contains(id.head))) {
@@ -180,6 +186,17 @@ final class DirectoryNamespace private (val root: String, storage: Storage, conf
     }
     absolute(relative)
   }
+
+  /**
+   * With directory listing on, lance-namespace finds a table of the root namespace by its directory,
+   * `<root>/<name>.lance`, and nowhere else: a root table anywhere else would be invisible to it, and is refused.
+   */
+  private def checkRootPlace(id: Seq[String], location: String, what: String): Unit =
+    if (id.length == 1 && dirListingEnabled && absolute(location).stripSuffix("/") != Storage.join(root, id.head + Suffix)) {
+      throw new UnsupportedFeatureException(s"$what: with directory listing on (dir_listing_enabled), a table of the " +
+        s"root namespace is the directory ${Storage.join(root, id.head + Suffix)}, where other tools look for it. " +
+        "Put the table in a child namespace, or use that directory.")
+    }
 
   /**
    * `location` relative to the root: a relative path as it is, an absolute one under the root without the root's
@@ -244,6 +261,40 @@ final class DirectoryNamespace private (val root: String, storage: Storage, conf
         }
         location
       }
+    }
+  }
+
+  /**
+   * Gives the table's row the object id of `newId`; its location stays, so its files do not move and readers, who
+   * take the location from the row, follow. (lance-namespace 14.0.2 does not implement renaming.) A root table that
+   * only directory listing knows has no row, and is refused.
+   */
+  override def renameTable(id: Seq[String], newId: Seq[String]): Unit = {
+    if (id.isEmpty || newId.isEmpty) throw new InvalidArgumentException(s"A table of $describe needs a name.")
+    newId.foreach(checkName(_, "namespace or table"))
+    requireManifest(s"Renaming table ${id.mkString(".")}")
+    update { all =>
+      if (id.length == 1 && dirListingEnabled) {
+        throw new UnsupportedFeatureException(s"Table ${id.mkString(".")} of $describe cannot be renamed: with " +
+          s"directory listing on (dir_listing_enabled), a table of the root namespace is named by its directory " +
+          s"${Storage.join(root, id.head + Suffix)}, and other tools would go on listing it under its old name. " +
+          "Copy it with CREATE TABLE ... AS SELECT instead.")
+      }
+      val entry = all.find(e => e.isTable && e.objectId == objectId(id)).getOrElse {
+        if (id.length == 1 && listedDirectories(all).contains(id.head)) {
+          throw new UnsupportedFeatureException(s"Table ${id.mkString(".")} of $describe cannot be renamed: only " +
+            s"directory listing knows it (${Storage.join(root, id.head + Suffix)}), so its name is its directory's. " +
+            "Rename the directory instead.")
+        }
+        throw new TableNotFoundException(id, describe)
+      }
+      checkNamespace(all, newId.init)
+      if (all.exists(_.objectId == objectId(newId)) || (newId.length == 1 && listedDirectories(all).contains(newId.head))) {
+        throw new TableInNamespaceExistsException(newId, describe)
+      }
+      entry.location.foreach(l => checkRootPlace(newId, l, s"Cannot rename table ${id.mkString(".")} to " +
+        s"${newId.mkString(".")} in $describe"))
+      all.map(e => if (e eq entry) e.copy(objectId = objectId(newId)) else e)
     }
   }
 

@@ -55,6 +55,9 @@ trait LanceNamespace {
    */
   def deregisterTable(id: Seq[String]): Option[String]
 
+  /** Gives table `id` the name `newId` (maybe in another namespace, which must exist); its files stay where they are. */
+  def renameTable(id: Seq[String], newId: Seq[String]): Unit
+
   /** Removes table `id` from its namespace and deletes its files; false if there is no such table. */
   def dropTable(id: Seq[String]): Boolean
 

@@ -85,6 +85,7 @@ final class RestNamespace private (endpoint: String, delimiter: String, headers:
       val code = Option(json.get("code")).filter(_.canConvertToInt).map(_.asInt)
       val message = Option(json.get("error")).map(_.asText).getOrElse(json.toString)
       code match {
+        case Some(0) => throw new UnsupportedFeatureException(s"$describe does not support the call to $what: $message")
         case Some(1) => throw new NamespaceNotFoundException(id, describe)
         case Some(2) => throw new NamespaceExistsException(id, describe)
         case Some(3) => throw new NamespaceNotEmptyException(id, describe, message)
@@ -170,6 +171,16 @@ final class RestNamespace private (endpoint: String, delimiter: String, headers:
   override def deregisterTable(id: Seq[String]): Option[String] =
     try Some(location(post("table", id, "deregister", s"deregister table ${id.mkString(".")}"), id, "deregister"))
     catch { case _: TableNotFoundException => None }
+
+  override def renameTable(id: Seq[String], newId: Seq[String]): Unit = {
+    newId.foreach(LanceNamespace.checkName(_, "namespace or table"))
+    post("table", id, "rename", s"rename table ${id.mkString(".")} to ${newId.mkString(".")}", b => {
+      b.put("new_table_name", newId.last)
+      val ns = b.putArray("new_namespace_id")
+      newId.init.foreach(ns.add)
+    })
+    ()
+  }
 
   override def dropTable(id: Seq[String]): Boolean =
     try { post("table", id, "drop", s"drop table ${id.mkString(".")}"); true }
