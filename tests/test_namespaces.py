@@ -191,16 +191,23 @@ def test_failed_ctas_leaves_no_entry(spark, tmp_path):
     assert [p.name for p in root.iterdir() if p.name != "__manifest"] == []
 
 
-def test_failed_replace_keeps_the_table(spark, tmp_path):
-    """A CREATE OR REPLACE / REPLACE refused before it writes leaves the table it would have replaced as it was."""
+def table_in_dir_namespace(spark, tmp_path, seed, *namespaces):
+    """A dir namespace catalog at ``tmp_path/root`` with namespace ``db`` (and ``namespaces``) and a seeded random
+    table ``db.t`` written by CTAS from the view ``src``: (root, catalog, pylance's namespace, rows, location)."""
     root = tmp_path / "root"
     cat = catalog(spark, impl="dir", root=root)
-    spark.sql(f"CREATE NAMESPACE {cat}.db")
-    data = random_table(random.Random(5))
+    for n in ("db",) + namespaces:
+        spark.sql(f"CREATE NAMESPACE {cat}.{n}")
+    data = random_table(random.Random(seed))
     arrow_df(spark, data).createOrReplaceTempView("src")
     spark.sql(f"CREATE TABLE {cat}.db.t AS SELECT * FROM src")
     ns = ln.connect("dir", {"root": str(root)})
-    location = lance_location(ns, ["db", "t"])
+    return root, cat, ns, data, lance_location(ns, ["db", "t"])
+
+
+def test_failed_replace_keeps_the_table(spark, tmp_path):
+    """A CREATE OR REPLACE / REPLACE refused before it writes leaves the table it would have replaced as it was."""
+    root, cat, ns, data, location = table_in_dir_namespace(spark, tmp_path, 5)
     for statement in ["CREATE OR REPLACE TABLE", "REPLACE TABLE"]:
         with lance_raises(sparklance.UnsupportedFeatureError, match="enable_stable_row_ids"):
             spark.sql(f"{statement} {cat}.db.t TBLPROPERTIES ('enable_stable_row_ids' = 'true') AS SELECT * FROM src")
@@ -218,14 +225,7 @@ def test_drop_keeps_files_register_finds_them_purge_deletes(spark, tmp_path, see
     """lance-spark's DROP TABLE semantics in a namespace catalog: DROP deregisters, CREATE TABLE ... LOCATION
     registers a table that exists (or creates one there), PURGE deletes; pylance's namespace sees each step."""
     rng = random.Random(seed)
-    root = tmp_path / "root"
-    cat = catalog(spark, impl="dir", root=root)
-    spark.sql(f"CREATE NAMESPACE {cat}.db")
-    ns = ln.connect("dir", {"root": str(root)})
-    data = random_table(rng)
-    arrow_df(spark, data).createOrReplaceTempView("src")
-    spark.sql(f"CREATE TABLE {cat}.db.t AS SELECT * FROM src")
-    location = lance_location(ns, ["db", "t"])
+    root, cat, ns, data, location = table_in_dir_namespace(spark, tmp_path, seed)
     directory = Path(location.replace("file://", ""))
 
     spark.sql(f"DROP TABLE {cat}.db.t")
@@ -295,15 +295,7 @@ def test_root_tables_found_by_listing_are_not_deregistered(spark, tmp_path):
 def test_rename_changes_the_name_and_keeps_the_files(spark, tmp_path):
     """ALTER TABLE ... RENAME TO in a dir namespace: the row gets the new name (pylance follows it to the same
     location); a root table known only by its directory is refused, and its old directory name stays taken."""
-    root = tmp_path / "root"
-    cat = catalog(spark, impl="dir", root=root)
-    spark.sql(f"CREATE NAMESPACE {cat}.db")
-    spark.sql(f"CREATE NAMESPACE {cat}.other")
-    data = random_table(random.Random(13))
-    arrow_df(spark, data).createOrReplaceTempView("src")
-    spark.sql(f"CREATE TABLE {cat}.db.t AS SELECT * FROM src")
-    ns = ln.connect("dir", {"root": str(root)})
-    location = lance_location(ns, ["db", "t"])
+    root, cat, ns, data, location = table_in_dir_namespace(spark, tmp_path, 13, "other")
     spark.sql(f"USE {cat}")
     spark.sql("ALTER TABLE db.t RENAME TO other.t2")
     assert ns.list_tables(ListTablesRequest(id=["db"])).tables == []
