@@ -244,3 +244,14 @@ def test_refusals(spark, tmp_path):
     for table_function in ("search", "hybrid_search"):
         with pytest.raises(Exception, match="ranked full-text search"):
             spark.sql(f"SELECT * FROM {table_function}('x', 'y', 5)").collect()
+
+
+@pytest.mark.parametrize("base", ["simple", "raw"])
+def test_empty_texts_and_queries(spark, tmp_path, base):
+    """An empty text is no token for simple, one empty token for raw (so the empty query finds it); nulls never."""
+    path = tmp_path / "t.lance"
+    ds = lance.write_dataset(pa.table({"id": [1, 2, 3, 4], "text": ["", "a b", None, " "]}), str(path))
+    ds.create_scalar_index("text", "INVERTED", with_position=True, stem=False, base_tokenizer=base)
+    for q in ["", " ", "a b", "b", "x"]:
+        expected = pylance_ids(path, MatchQuery(q, "text"))
+        assert spark_ids(spark, path, f"lance_match(text, {sql_str(q)})") == expected, (base, q)

@@ -15,7 +15,8 @@ import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException
  *    position p_i, with r_i = p_i - q_i non-decreasing and r_{i+1} - r_i at most `slop` (Lance's
  *    `check_positions`: slop 0 is the exact phrase). Positions count the tokens a filter dropped, in the text as in
  *    the query: a stop word between two words is a gap, which the same stop word in the query fills.
- * A query with no token (empty, or only stop words) matches no row; nor does a null or empty text.
+ * A query with no token (empty, or only stop words) matches no row; nor does a null text or one with no token.
+ * (With the raw base tokenizer an empty text is one empty token, which the empty query matches, as in pylance.)
  */
 sealed trait FtsQuery {
   def text: String
