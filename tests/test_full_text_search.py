@@ -236,6 +236,10 @@ def test_refusals(spark, tmp_path):
     assert "column plain" in error("lance_match(plain, 'a')") and "no full-text (INVERTED) index" in error("lance_match(plain, 'a')")
     assert "unknown option 'fuzzy'" in error("lance_match(text, 'a', 'fuzzy=1')")
     assert "operator is 'XOR'" in error("lance_match(text, 'a', 'operator=XOR')")
+    # The functions are plain conditions: under NOT and OR, several in one query.
+    assert spark_ids(spark, path, "NOT lance_match(text, 'machine')") == {1}
+    assert spark_ids(spark, path, "lance_match(text, 'deep') OR lance_match(text, 'machine')") == {1, 2}
+    assert spark_ids(spark, path, "lance_match(text, 'deep') AND id = 2") == set()
     # An AND query with a token no row holds finds nothing, in pylance as here.
     and_query = MatchQuery("machine zzz", "text", operator=FullTextOperator.AND)
     assert spark_ids(spark, path, "lance_match(text, 'machine zzz', 'operator=AND')") == pylance_ids(path, and_query) == set()
