@@ -45,8 +45,8 @@ import io.sparklance.core.util.Parse
  * Statements of the other Lance connector that sparklance does not run (`REPLACE t WHERE ... AS SELECT`, `ALTER TABLE t
  * SET UNENFORCED PRIMARY KEY (...)`) fail with an error saying so. A statement may start with `--` comment lines.
  * Anything else goes to Spark's parser. The extensions also add the table function `vector_search` (nearest neighbours,
- * [[VectorSearch]]) and, refusing them as not supported, the other connector's full-text search functions
- * (`lance_match`, `lance_match_phrase`, `lance_multi_match`, `search`, `hybrid_search`: [[FullTextSearch]]), and let reads of Lance tables search label list indexes with
+ * [[VectorSearch]]), the other connector's full-text filters `lance_match`, `lance_match_phrase` and
+ * `lance_multi_match` (refusing its `search` and `hybrid_search` as not supported: [[FullTextSearch]]), and let reads of Lance tables search label list indexes with
  * `array_contains` and `arrays_overlap` conditions ([[ListItemFilters]]), which Spark does not push to scans, and
  * run index lookups that read a few rows on the driver, without a job ([[DriverLookups]]).
  */
@@ -58,8 +58,9 @@ final class LanceSqlExtensions extends (SparkSessionExtensions => Unit) {
     e.injectTableFunction((FunctionIdentifier(VectorSearch.Name),
       new ExpressionInfo(VectorSearch.getClass.getCanonicalName, VectorSearch.Name), VectorSearch.plan _))
     FullTextSearch.Functions.foreach { name =>
-      e.injectFunction((FunctionIdentifier(name), FullTextSearch.info(name), FullTextSearch.refuse(name) _))
+      e.injectFunction((FunctionIdentifier(name), FullTextSearch.info(name), FullTextSearch.call(name) _))
     }
+    e.injectResolutionRule(_ => FullTextSearch.Resolution)
     FullTextSearch.TableFunctions.foreach { name =>
       e.injectTableFunction((FunctionIdentifier(name), FullTextSearch.info(name), FullTextSearch.refuseTable(name) _))
     }

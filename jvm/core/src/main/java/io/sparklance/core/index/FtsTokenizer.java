@@ -1,0 +1,169 @@
+package io.sparklance.core.index;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+import org.apache.lucene.analysis.miscellaneous.ASCIIFoldingFilter;
+
+/**
+ * The text analysis of a Lance INVERTED (full-text) index, as pylance 14 runs it through tantivy 0.24
+ * (docs/dev/fts-index-format.md §2): a base tokenizer, then, in this order, the filters remove-long, lower-case,
+ * stop words and ASCII folding, each where the index's parameters turn it on. pylance's stem filter (between
+ * lower-case and stop words) is not implemented: {@link FtsParams} refuses indexes that stem.
+ *
+ * <ul>
+ *   <li>{@code simple}: a token is a maximal run of alphanumeric code points (Rust's {@code char::is_alphanumeric}:
+ *       the Unicode property Alphabetic, or a number of category Nd, Nl or No); {@code whitespace}: a maximal run of
+ *       code points that are not ASCII whitespace; {@code raw}: the whole text is one token.</li>
+ *   <li>A token's position is its ordinal among the base tokenizer's tokens: tokens a filter drops leave a gap, which
+ *       phrase queries see.</li>
+ *   <li>remove-long drops tokens of {@code maxTokenLength} or more UTF-8 bytes; lower-case maps each code point by
+ *       its full Unicode lower case mapping, with no context (so no final-sigma rule); the English stop words are
+ *       Lucene's 33 (tantivy's list for English); ASCII folding is Lucene's folding table, which tantivy's filter
+ *       copies, applied to tokens that are not all ASCII.</li>
+ * </ul>
+ *
+ * Instances hold no mutable state.
+ */
+public final class FtsTokenizer {
+  /** The English stop words of tantivy's {@code StopWordFilter::new(Language::English)}. */
+  public static final List<String> ENGLISH_STOP_WORDS = Collections.unmodifiableList(java.util.Arrays.asList(
+      "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of",
+      "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will",
+      "with"));
+
+  /** The base tokenizers this analysis implements. */
+  public enum Base { SIMPLE, WHITESPACE, RAW }
+
+  /** The tokens of one text, in order, with their positions. */
+  public static final class Tokens {
+    public final String[] texts;
+    public final int[] positions;
+
+    Tokens(String[] texts, int[] positions) {
+      this.texts = texts;
+      this.positions = positions;
+    }
+
+    public int size() {
+      return texts.length;
+    }
+  }
+
+  private final Base base;
+  private final int maxTokenLength;
+  private final boolean lowerCase;
+  private final Set<String> stopWords;
+  private final boolean asciiFolding;
+
+  /** An analysis; {@code maxTokenLength} &lt;= 0 means no limit, {@code stopWords} is the set to remove (or empty). */
+  public FtsTokenizer(Base base, int maxTokenLength, boolean lowerCase, Set<String> stopWords, boolean asciiFolding) {
+    this.base = base;
+    this.maxTokenLength = maxTokenLength;
+    this.lowerCase = lowerCase;
+    this.stopWords = new HashSet<>(stopWords);
+    this.asciiFolding = asciiFolding;
+  }
+
+  /** The tokens of {@code text} after every filter, with their positions. */
+  public Tokens tokenize(String text) {
+    List<String> out = new ArrayList<>();
+    List<Integer> positions = new ArrayList<>();
+    int position = 0;
+    int n = text.length();
+    if (base == Base.RAW) {
+      emit(text, 0, out, positions);
+    } else {
+      int i = 0;
+      while (i < n) {
+        int cp = text.codePointAt(i);
+        if (!inToken(cp)) {
+          i += Character.charCount(cp);
+          continue;
+        }
+        int start = i;
+        while (i < n) {
+          int c = text.codePointAt(i);
+          if (!inToken(c)) break;
+          i += Character.charCount(c);
+        }
+        emit(text.substring(start, i), position, out, positions);
+        position++;
+      }
+    }
+    int[] p = new int[positions.size()];
+    for (int k = 0; k < p.length; k++) p[k] = positions.get(k);
+    return new Tokens(out.toArray(new String[0]), p);
+  }
+
+  private boolean inToken(int cp) {
+    if (base == Base.WHITESPACE) return !isAsciiWhitespace(cp);
+    return isAlphanumeric(cp);
+  }
+
+  private void emit(String token, int position, List<String> out, List<Integer> positions) {
+    if (maxTokenLength > 0 && utf8Length(token) >= maxTokenLength) return;
+    String t = token;
+    if (lowerCase) t = lowerCase(t);
+    if (stopWords.contains(t)) return;
+    if (asciiFolding) t = fold(t);
+    out.add(t);
+    positions.add(position);
+  }
+
+  /** Rust's {@code char::is_alphanumeric}: Alphabetic, or a number (Nd, Nl, No). */
+  static boolean isAlphanumeric(int cp) {
+    if (cp < 0x80) return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || (cp >= '0' && cp <= '9');
+    if (Character.isAlphabetic(cp)) return true;
+    int type = Character.getType(cp);
+    return type == Character.DECIMAL_DIGIT_NUMBER || type == Character.LETTER_NUMBER
+        || type == Character.OTHER_NUMBER;
+  }
+
+  /** Rust's {@code char::is_ascii_whitespace}: space, tab, line feed, form feed, carriage return. */
+  static boolean isAsciiWhitespace(int cp) {
+    return cp == ' ' || cp == '\t' || cp == '\n' || cp == '\f' || cp == '\r';
+  }
+
+  static int utf8Length(String s) {
+    int bytes = 0;
+    int n = s.length();
+    for (int i = 0; i < n; ) {
+      int cp = s.codePointAt(i);
+      bytes += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+      i += Character.charCount(cp);
+    }
+    return bytes;
+  }
+
+  /** Each code point by its own full lower-case mapping (tantivy's LowerCaser: no context, so no final sigma). */
+  static String lowerCase(String s) {
+    boolean ascii = true;
+    for (int i = 0; i < s.length() && ascii; i++) ascii = s.charAt(i) < 0x80;
+    if (ascii) return s.toLowerCase(Locale.ROOT);
+    StringBuilder b = new StringBuilder(s.length());
+    for (int i = 0; i < s.length(); ) {
+      int cp = s.codePointAt(i);
+      int len = Character.charCount(cp);
+      if (cp == 0x03A3) b.append('\u03C3');
+      else b.append(s.substring(i, i + len).toLowerCase(Locale.ROOT));
+      i += len;
+    }
+    return b.toString();
+  }
+
+  /** Lucene's ASCII folding of every code point that has one; tantivy folds only tokens that are not all ASCII. */
+  static String fold(String s) {
+    boolean ascii = true;
+    for (int i = 0; i < s.length() && ascii; i++) ascii = s.charAt(i) < 0x80;
+    if (ascii) return s;
+    char[] in = s.toCharArray();
+    char[] out = new char[in.length * 4];
+    int len = ASCIIFoldingFilter.foldToASCII(in, 0, out, 0, in.length);
+    return new String(out, 0, len);
+  }
+}

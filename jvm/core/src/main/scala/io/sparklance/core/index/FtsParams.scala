@@ -1,0 +1,102 @@
+package io.sparklance.core.index
+
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+
+import io.sparklance.core.{CorruptFileException, UnsupportedFeatureException}
+import io.sparklance.core.storage.Storage
+
+/**
+ * The text analysis parameters of an INVERTED index, as pylance records them: the JSON in the schema metadata
+ * `params` of the index's `metadata.lance` (docs/dev/fts-index-format.md §1). Only what [[FtsTokenizer]] implements
+ * is accepted; any other setting is refused by name (see [[FtsParams.parse]]).
+ */
+final case class FtsParams(baseTokenizer: String, language: String, withPosition: Boolean,
+    maxTokenLength: Option[Int], lowerCase: Boolean, stem: Boolean, removeStopWords: Boolean,
+    customStopWords: Option[Seq[String]], asciiFolding: Boolean) {
+
+  /** The analysis these parameters describe. */
+  def tokenizer(): FtsTokenizer = {
+    val base = baseTokenizer match {
+      case "simple" => FtsTokenizer.Base.SIMPLE
+      case "whitespace" => FtsTokenizer.Base.WHITESPACE
+      case _ => FtsTokenizer.Base.RAW
+    }
+    val stopWords = if (!removeStopWords) Set.empty[String]
+      else customStopWords.getOrElse(FtsTokenizer.ENGLISH_STOP_WORDS.asScala.toSeq).toSet
+    new FtsTokenizer(base, maxTokenLength.getOrElse(0), lowerCase, stopWords.asJava, asciiFolding)
+  }
+}
+
+object FtsParams {
+  val MetadataFile = "metadata.lance"
+
+  private val BaseTokenizers = Set("simple", "whitespace", "raw")
+
+  /** The keys of `params` this reader knows; the ngram ones matter to the ngram tokenizer only (refused). */
+  private val Known = Set("lance_tokenizer", "base_tokenizer", "language", "with_position", "max_token_length",
+    "lower_case", "stem", "remove_stop_words", "custom_stop_words", "ascii_folding", "min_ngram_length",
+    "max_ngram_length", "prefix_only", "block_size")
+
+  /** The parameters of the index in `dir`, from its `metadata.lance`. */
+  def read(storage: Storage, dir: String, indexName: String): FtsParams = {
+    val path = Storage.join(dir, MetadataFile)
+    IndexFiles.withReader(storage, path) { reader =>
+      import IndexFiles.SchemaMetadata
+      val json = reader.schemaMetadataString("params").getOrElse(throw new CorruptFileException(path,
+        "its schema metadata has no 'params' (the tokenizer settings of the full-text index)"))
+      parse(json, s"full-text index '$indexName'", path)
+    }
+  }
+
+  /**
+   * Parameters from pylance's JSON; `what` names the index in errors, `path` the file it came from. Settings this
+   * reader does not implement are refused by name: a `lance_tokenizer` other than `text`, a base tokenizer other
+   * than simple, whitespace or raw (ngram, lindera, jieba), stemming (pylance 14 stems with Snowball 3.1's
+   * algorithms, which no JVM library here implements: Lucene's Snowball English is 2.x, and stems words such as
+   * "universational" or "interesting" otherwise), built-in stop words in a language other than English, and any
+   * other switch turned on (pylance 14's split_identifiers, split_on_numerics, preserve_original, index_operators).
+   */
+  def parse(json: String, what: String, path: String): FtsParams = {
+    val node: JsonNode =
+      try new ObjectMapper().readTree(json)
+      catch { case e: java.io.IOException => throw new CorruptFileException(path, s"its 'params' is not JSON: ${e.getMessage}") }
+    def text(key: String, default: String): String =
+      Option(node.get(key)).filterNot(_.isNull).map(_.asText()).getOrElse(default)
+    def flag(key: String, default: Boolean): Boolean =
+      Option(node.get(key)).filterNot(_.isNull).map(_.asBoolean()).getOrElse(default)
+    val lanceTokenizer = text("lance_tokenizer", "text")
+    if (lanceTokenizer != "text") {
+      throw new UnsupportedFeatureException(s"$what uses lance_tokenizer '$lanceTokenizer' (documents parsed as " +
+        "JSON), which sparklance's full-text search does not implement; only 'text' is supported. Search it with pylance.")
+    }
+    // Settings pylance 14 records that change the analysis when true (identifier and number splitting, keeping the
+    // original token beside its filtered form, operator tokens); off by default, and not implemented here.
+    node.fieldNames().asScala.filterNot(Known.contains).filter(k => node.get(k).isBoolean && node.get(k).asBoolean())
+      .toSeq.sorted.foreach { k =>
+        throw new UnsupportedFeatureException(s"$what is built with $k = true, which sparklance's full-text search " +
+          "does not implement. Search it with pylance, or rebuild the index without it.")
+      }
+    val base = text("base_tokenizer", "simple")
+    if (!BaseTokenizers.contains(base)) {
+      throw new UnsupportedFeatureException(s"$what uses base_tokenizer '$base', which sparklance's full-text search " +
+        s"does not implement (it implements ${BaseTokenizers.toSeq.sorted.mkString(", ")}). Search it with pylance.")
+    }
+    val maxLength = Option(node.get("max_token_length")).filterNot(_.isNull).map(_.asInt())
+    val custom = Option(node.get("custom_stop_words")).filterNot(_.isNull).map(_.elements().asScala.map(_.asText()).toSeq)
+    val p = FtsParams(base, text("language", "English"), flag("with_position", default = false), maxLength,
+      flag("lower_case", default = true), flag("stem", default = true), flag("remove_stop_words", default = true),
+      custom, flag("ascii_folding", default = true))
+    if (p.stem) {
+      throw new UnsupportedFeatureException(s"$what is built with stem = true (pylance's default), which " +
+        "sparklance's full-text search does not implement yet (pylance stems with Snowball 3.1's algorithm, which " +
+        "no JVM library here follows). Search it with pylance, or rebuild the index with stem = false.")
+    }
+    if (p.removeStopWords && p.customStopWords.isEmpty && p.language != "English") {
+      throw new UnsupportedFeatureException(s"$what removes the stop words of language '${p.language}'; " +
+        "sparklance's full-text search has the English list only. Search it with pylance.")
+    }
+    p
+  }
+}

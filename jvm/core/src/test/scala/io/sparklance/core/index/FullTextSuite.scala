@@ -1,0 +1,117 @@
+package io.sparklance.core.index
+
+import scala.util.Random
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.sparklance.core.{CorruptFileException, InvalidArgumentException, UnsupportedFeatureException}
+
+/**
+ * The analysis and matching rules of full-text search on cases that show one rule each (pylance is the oracle of
+ * tests/test_full_text_search.py; these pin what tantivy's filters do, read from its source).
+ */
+class FullTextSuite extends AnyFunSuite {
+  private def params(json: String): FtsParams = FtsParams.parse(json, "index 'i'", "metadata.lance")
+  /** Parameters with stemming off (refused when on) and `json`'s settings. */
+  private def unstemmed(json: String): String = if (json == "{}") """{"stem":false}""" else json.replaceFirst("\\{", """{"stem":false,""")
+  private def tokens(json: String, text: String): Seq[(String, Int)] = {
+    val t = params(unstemmed(json)).tokenizer().tokenize(text)
+    t.texts.toSeq.zip(t.positions.toSeq)
+  }
+
+  test("defaults but stemming: simple split, lower case, stop words removed, positions keep gaps") {
+    assert(tokens("{}", "The Running foxes, and THE dogs!") ==
+      Seq("running" -> 1, "foxes" -> 2, "dogs" -> 5))
+  }
+
+  test("simple splits on every code point that is neither Alphabetic nor a number; whitespace on ASCII whitespace only") {
+    assert(tokens("""{"stem":false,"remove_stop_words":false}""", "don't e-mail x2 ½ 数据\u00A0検索").map(_._1) ==
+      Seq("don", "t", "e", "mail", "x2", "½", "数据", "検索"))
+    assert(tokens("""{"base_tokenizer":"whitespace","stem":false,"remove_stop_words":false}""", "don't e-mail\u00A0x\tY").map(_._1) ==
+      Seq("don't", "e-mail\u00A0x", "y"))
+  }
+
+  test("remove-long drops tokens of max_token_length UTF-8 bytes or more, before lower-casing") {
+    val p = """{"max_token_length":4,"stem":false,"remove_stop_words":false}"""
+    assert(tokens(p, "abc abcd éa éab").map(_._1) == Seq("abc", "ea"))
+    assert(tokens("""{"max_token_length":null,"stem":false}""", "a" * 100).map(_._1) == Seq("a" * 100))
+  }
+
+  test("lower case maps each code point alone (no final sigma), folding comes last") {
+    assert(tokens("""{"stem":false}""", "ΣΟΦΙΑΣ Straße CAFÉ").map(_._1) == Seq("σοφιασ", "strasse", "cafe"))
+    assert(tokens("""{"stem":false,"ascii_folding":false}""", "CAFÉ").map(_._1) == Seq("café"))
+    assert(tokens("""{"lower_case":false,"stem":false,"remove_stop_words":false}""", "The Cat").map(_._1) == Seq("The", "Cat"))
+  }
+
+  test("raw keeps the whole text as one token; custom stop words replace the English ones") {
+    assert(tokens("""{"base_tokenizer":"raw","stem":false}""", "Deep Networks") == Seq("deep networks" -> 0))
+    assert(tokens("""{"custom_stop_words":["deep"],"stem":false}""", "the deep sea").map(_._1) == Seq("the", "sea"))
+  }
+
+  test("settings sparklance does not implement are refused by name") {
+    def refused(json: String) = intercept[UnsupportedFeatureException](params(json)).getMessage
+    assert(refused("""{"base_tokenizer":"ngram"}""").contains("base_tokenizer 'ngram'"))
+    assert(refused("""{"base_tokenizer":"jieba/default"}""").contains("base_tokenizer 'jieba/default'"))
+    assert(refused("""{"lance_tokenizer":"json"}""").contains("lance_tokenizer 'json'"))
+    assert(refused("{}").contains("stem = true (pylance's default)"))
+    assert(refused("""{"stem":false,"language":"French"}""").contains("language 'French'"))
+    assert(refused("""{"split_identifiers":true,"preserve_original":false}""").contains("split_identifiers = true"))
+    params("""{"language":"French","stem":false,"remove_stop_words":false}""")
+    params("""{"language":"French","stem":false,"custom_stop_words":["le"]}""")
+    assert(intercept[CorruptFileException](params("{")).getMessage.contains("not JSON"))
+  }
+
+  private def matches(q: FtsQuery, text: String, json: String = """{"with_position":true}"""): Boolean =
+    new FtsQuery.Matcher(q, params(unstemmed(json)).tokenizer()).matches(text)
+
+  test("match: OR needs one query token, AND every one; no token, null or empty text matches nothing") {
+    assert(matches(FtsQuery.Match("machine deep", FtsQuery.Or, 1f), "machine learning"))
+    assert(!matches(FtsQuery.Match("machine deep", FtsQuery.And, 1f), "machine learning"))
+    assert(matches(FtsQuery.Match("Learning MACHINE", FtsQuery.And, 1f), "machine learning"))
+    assert(!matches(FtsQuery.Match("machines", FtsQuery.Or, 1f), "machine learning"))
+    assert(!matches(FtsQuery.Match("the of", FtsQuery.Or, 1f), "the of"))
+    assert(!matches(FtsQuery.Match("x", FtsQuery.Or, 1f), null))
+    assert(!matches(FtsQuery.Match("x", FtsQuery.Or, 1f), ""))
+  }
+
+  test("phrase: in order, relative positions within slop, a dropped stop word is a gap") {
+    assert(matches(FtsQuery.Phrase("machine learning", 0), "deep machine learning"))
+    assert(!matches(FtsQuery.Phrase("learning machine", 0), "machine learning"))
+    assert(!matches(FtsQuery.Phrase("learning machine", 5), "machine learning"))
+    assert(!matches(FtsQuery.Phrase("machine learning", 0), "machine the learning"))
+    assert(matches(FtsQuery.Phrase("machine learning", 1), "machine the learning"))
+    assert(!matches(FtsQuery.Phrase("machine the learning", 0), "machine learning"))
+    assert(matches(FtsQuery.Phrase("machine the learning", 0), "machine a learning"))
+    assert(matches(FtsQuery.Phrase("deep networks", 2), "deep convolutional neural networks"))
+    assert(!matches(FtsQuery.Phrase("deep networks", 1), "deep convolutional neural networks"))
+    // The first choice of position for "a" is not the one that works.
+    assert(matches(FtsQuery.Phrase("a b c", 0), "a x a b c", """{"with_position":true,"remove_stop_words":false}"""))
+    assert(intercept[InvalidArgumentException](FtsQuery.Phrase("a", -1)).getMessage.contains("slop is -1"))
+  }
+
+  test("phrase matching equals a brute-force search over position choices (seeded)") {
+    val rnd = new Random(7)
+    val vocab = Seq("red", "green", "blue", "black")
+    val json = """{"with_position":true,"remove_stop_words":false}"""
+    (0 until 400).foreach { _ =>
+      val doc = Seq.fill(rnd.nextInt(8))(vocab(rnd.nextInt(vocab.size)))
+      val q = Seq.fill(1 + rnd.nextInt(3))(vocab(rnd.nextInt(vocab.size)))
+      val slop = rnd.nextInt(3)
+      // Every query word is kept (no stop words), so query token i is at position i.
+      def brute(i: Int, prev: Option[Int]): Boolean = i == q.size || doc.indices.exists { p =>
+        doc(p) == q(i) && prev.forall(r => r <= p - i && p - i <= r + slop) && brute(i + 1, Some(p - i))
+      }
+      assert(matches(FtsQuery.Phrase(q.mkString(" "), slop), doc.mkString(" "), json) == brute(0, None), (q, doc, slop))
+    }
+  }
+
+  test("the other connector's options: operator, boost, fuzziness 0 only, known keys") {
+    assert(FtsQuery.matchWithOptions("q", "operator=and, boost=2.5", "f") == FtsQuery.Match("q", FtsQuery.And, 2.5f))
+    assert(FtsQuery.matchWithOptions("q", "fuzziness=0,prefix_length=2,max_expansions=5", "f").operator == FtsQuery.Or)
+    assert(intercept[UnsupportedFeatureException](FtsQuery.matchWithOptions("q", "fuzziness=2", "f"))
+      .getMessage.contains("fuzziness=2 (fuzzy matching) is not supported"))
+    assert(intercept[InvalidArgumentException](FtsQuery.matchWithOptions("q", "slop=1", "f")).getMessage.contains("unknown option 'slop'"))
+    assert(intercept[InvalidArgumentException](FtsQuery.matchWithOptions("q", "boost=x", "f")).getMessage.contains("boost is 'x'"))
+    assert(FtsQuery.looksLikeOptions("operator=AND") && !FtsQuery.looksLikeOptions("body") && !FtsQuery.looksLikeOptions("a=b"))
+  }
+}
