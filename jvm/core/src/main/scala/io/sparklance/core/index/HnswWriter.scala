@@ -24,7 +24,7 @@ object HnswWriter {
   private val U32 = new ArrowType.Int(32, false)
   private val F32 = new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)
 
-  /** Levels of every graph, as pylance writes them (`max_level`, HNSW's default). */
+  /** Levels of a graph by default, as pylance writes them (`max_level`). */
   val MaxLevel = 7
 
   private val schema: Schema = new Schema(Seq(
@@ -37,19 +37,19 @@ object HnswWriter {
   private def meta(values: Map[String, String]): Map[String, Array[Byte]] = values.map { case (k, v) => k -> v.getBytes("UTF-8") }
 
   /** A partition's `lance:hnsw` entry: entry point, build parameters, where each level's rows start. */
-  def metadata(entryPoint: Int, m: Int, efConstruction: Int, levelOffsets: Seq[Int]): String = {
+  def metadata(entryPoint: Int, m: Int, efConstruction: Int, maxLevel: Int, levelOffsets: Seq[Int]): String = {
     val node = json.createObjectNode().put("entry_point", entryPoint)
-    node.putObject("params").put("max_level", MaxLevel).put("m", m).put("ef_construction", efConstruction)
+    node.putObject("params").put("max_level", maxLevel).put("m", m).put("ef_construction", efConstruction)
       .put("prefetch_distance", 2)
     val offsets = node.putArray("level_offsets")
     levelOffsets.foreach(o => offsets.add(o))
     json.writeValueAsString(node)
   }
 
-  /** Writes the graph of `builder` (built with `m`, `efConstruction`) to `path`, in file format 2.2. */
-  def writeGraph(storage: Storage, path: String, builder: HnswBuilder, m: Int, efConstruction: Int,
+  /** Writes the graph of `builder` (built with `m`, `efConstruction`, `maxLevel`) to `path`, in file format 2.2. */
+  def writeGraph(storage: Storage, path: String, builder: HnswBuilder, m: Int, efConstruction: Int, maxLevel: Int,
       allocator: BufferAllocator): Unit = {
-    val levels = (0 until MaxLevel).map(builder.nodesOn)
+    val levels = (0 until maxLevel).map(builder.nodesOn)
     val offsets = levels.scanLeft(0)(_ + _.length)
     val root = VectorSchemaRoot.create(schema, allocator)
     try {
@@ -84,7 +84,7 @@ object HnswWriter {
       neighbors.setValueCount(rows)
       distances.setValueCount(rows)
       root.setRowCount(rows)
-      val entry = metadata(builder.entryPoint, m, efConstruction, offsets)
+      val entry = metadata(builder.entryPoint, m, efConstruction, maxLevel, offsets)
       val w = LanceFileWriter.create(storage, path,
         ArrowSchemas.fromArrow(schema).copy(metadata = meta(Map("lance:hnsw" -> entry))), FileVersion.V2_2)
       try {

@@ -40,7 +40,8 @@ import io.sparklance.core.txn.{Committer, Operation, Transaction}
  * Options (`WITH (...)`, pylance's names): `num_partitions` (default: rows / 4096 for IVF_FLAT, rows / 8192
  * otherwise, between 1 and 4096), `distance_type` (or `metric`: `l2`, `cosine`, `dot`; default l2), `sample_rate`
  * (default 256), `max_iters` (default 50), for IVF_PQ `num_sub_vectors` (required, dividing the dimension) and
- * `num_bits` (8), for IVF_SQ `num_bits` (8); for IVF_HNSW_* also `m` (default 20) and `ef_construction` (150), and
+ * `num_bits` (8), for IVF_SQ `num_bits` (8); for IVF_HNSW_* also `m` (default 20), `ef_construction` (150) and
+ * `max_level` (7), and
  * `num_partitions` defaults to rows / 1,048,576 (Lance's targets).
  */
 final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, val name: String, val column: LanceField,
@@ -68,8 +69,8 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
    * graph ([[VectorIndexBuild.runGraph]]). None for the other types.
    */
   def graphTasks(runs: Seq[String]): Seq[VectorIndexBuild.GraphTask] = hnsw.toSeq.flatMap { h =>
-    (0 until model.numPartitions).map(p => VectorIndexBuild.GraphTask(runs, p, model, h.m, h.efConstruction,
-      seed * 31 + p, graphPath(p), uuid.toString))
+    (0 until model.numPartitions).map(p => VectorIndexBuild.GraphTask(runs, p, model, h, seed * 31 + p, graphPath(p),
+      uuid.toString))
   }
 
   private val replaced: Seq[IndexMetadata] = snapshot.indexes.filter(_.name == name)
@@ -155,15 +156,18 @@ object VectorIndexBuild {
   /** Vector index types pylance builds that this builder does not yet. */
   private val NotYet: Set[String] = Set("IVF_RQ", "HNSW", "IVF_HNSW", "IVF")
 
-  /** The HNSW graph's build options: `m` links per node (2m on level 0), `ef_construction` candidates per insert. */
-  final case class Hnsw(m: Int, efConstruction: Int)
+  /**
+   * The HNSW graph's build options: `m` links per node (2m on level 0), `ef_construction` candidates per insert,
+   * `max_level` levels at most.
+   */
+  final case class Hnsw(m: Int, efConstruction: Int, maxLevel: Int)
 
   /**
    * The graph of partition `partition` of an IVF_HNSW_* build, from the rows the build's `runs` hold of it (in the
    * order the merge writes them, which numbers the graph's nodes), written to `path`.
    */
-  final case class GraphTask(runs: Seq[String], partition: Int, model: IvfModel, m: Int, efConstruction: Int, seed: Long,
-      path: String, build: String)
+  final case class GraphTask(runs: Seq[String], partition: Int, model: IvfModel, hnsw: Hnsw, seed: Long, path: String,
+      build: String)
 
   /**
    * Runs a graph task (anywhere): reads the partition's payloads, decodes them to the storage's vectors, builds the
@@ -175,8 +179,9 @@ object VectorIndexBuild {
       val (rowIds, payload) = IvfWriter.readPartition(storage, task.runs, task.partition, task.model, allocator)
       val n = rowIds.length
       val builder = new HnswBuilder(HnswBuilder.vectors(task.model, payload, n), n, task.model.dim,
-        HnswBuilder.dotSpace(task.model), task.m, task.efConstruction, HnswWriter.MaxLevel, task.seed).build()
-      HnswWriter.writeGraph(storage, task.path, builder, task.m, task.efConstruction, allocator)
+        HnswBuilder.dotSpace(task.model), task.hnsw.m, task.hnsw.efConstruction, task.hnsw.maxLevel, task.seed).build()
+      HnswWriter.writeGraph(storage, task.path, builder, task.hnsw.m, task.hnsw.efConstruction, task.hnsw.maxLevel,
+        allocator)
     } finally allocator.close()
     task.path
   }
@@ -353,7 +358,7 @@ object VectorIndexBuild {
       }
       hnsw.foreach { h =>
         c.writeBytes(3, message { m =>
-          m.writeUInt32(1, h.m); m.writeUInt32(2, h.efConstruction); m.writeUInt32(3, HnswWriter.MaxLevel)
+          m.writeUInt32(1, h.m); m.writeUInt32(2, h.efConstruction); m.writeUInt32(3, h.maxLevel)
         })
       }
       params.indexType match {
@@ -371,7 +376,7 @@ object VectorIndexBuild {
   private val Options: Map[String, Set[String]] = {
     val ivf = Map("IVF_FLAT" -> Common, "IVF_PQ" -> (Common ++ Set("num_sub_vectors", "num_bits")),
       "IVF_SQ" -> (Common + "num_bits"))
-    ivf ++ ivf.map { case (t, o) => ("IVF_HNSW_" + t.stripPrefix("IVF_")) -> (o ++ Set("m", "ef_construction")) }
+    ivf ++ ivf.map { case (t, o) => ("IVF_HNSW_" + t.stripPrefix("IVF_")) -> (o ++ Set("m", "ef_construction", "max_level")) }
   }
 
   private def positive(index: String, params: Map[String, String], key: String): Option[Int] = params.get(key).map { v =>
@@ -466,9 +471,15 @@ object VectorIndexBuild {
       throw new InvalidArgumentException(s"Table $root already has an index named '$name'. Drop it first " +
         "(DROP INDEX), or create it with replace = true.")
     }
-    // HNSW's defaults (`HnswBuildParams::default`, §5): m = 20, ef_construction = 150.
+    // HNSW's defaults (`HnswBuildParams::default`, §5): m = 20, ef_construction = 150, max_level = 7.
     val hnsw = if (base == indexType) None else Some(Hnsw(positive(indexType, params, "m").getOrElse(20),
-      positive(indexType, params, "ef_construction").getOrElse(150)))
+      positive(indexType, params, "ef_construction").getOrElse(150), positive(indexType, params, "max_level").getOrElse(7)))
+    hnsw.foreach { h =>
+      if (h.m < 2) throw new InvalidArgumentException(s"Index option m of $indexType must be at least 2, not ${h.m}.")
+      if (h.maxLevel > 16) {
+        throw new InvalidArgumentException(s"Index option max_level of $indexType must be at most 16, not ${h.maxLevel}.")
+      }
+    }
     val p = IvfModel.Params(base, distance, partitions, sampleRate, maxIters, subVectors)
     new VectorIndexBuild(table, snapshot, name, field, dim, p, hnsw, new java.util.Random().nextLong())
   }

@@ -32,7 +32,7 @@ class HnswSuite extends AnyFunSuite {
   /** The graph as written and read back, through an in-memory file. */
   private def roundTrip(builder: HnswBuilder, n: Int, m: Int): HnswGraph = {
     val storage = new InMemoryStorage()
-    HnswWriter.writeGraph(storage, "g.lance", builder, m, 50, allocator)
+    HnswWriter.writeGraph(storage, "g.lance", builder, m, 50, HnswWriter.MaxLevel, allocator)
     val reader = io.sparklance.core.file.LanceFileReader.openImmutable(storage, "g.lance")
     try {
       val entry = new String(reader.metadata.schema.metadata("lance:hnsw"), "UTF-8")
