@@ -7,8 +7,9 @@ package io.sparklance.core.index
  *  - each node's level is `floor(-ln(U) / ln(m))`, capped at `maxLevel - 1`, with U drawn from a seeded random, so
  *    that a build is repeatable;
  *  - nodes are inserted in order: a greedy walk down from the entry point to the level above the node's, then on each
- *    of its levels a best-first search keeping `efConstruction` candidates, from which the node keeps `m` neighbours
- *    chosen by Lance's heuristic (`select_neighbors_heuristic`: nearest first, a candidate kept only if it is nearer to
+ *    of its levels a best-first search keeping `efConstruction` candidates, from which the node keeps up to `m`
+ *    neighbours (`2m` on level 0: the mirror's builder prunes the candidates to the level's maximum) chosen by Lance's
+ *    heuristic (`select_neighbors_heuristic`: nearest first, a candidate kept only if it is nearer to
  *    the node than to every neighbour kept so far), and each neighbour links back, pruned by the same heuristic when
  *    it exceeds `2m` links on level 0 or `m` above;
  *  - a node with more levels than the entry point becomes the entry point.
@@ -172,7 +173,7 @@ final class HnswBuilder(vectors: Array[Float], n: Int, dim: Int, dotSpace: Boole
     while (level >= 0) {
       val found = searchLevel(node, ep, epd, level, math.max(efConstruction, m))
       val (ids, ds) = found.sorted(found.size)
-      val (chosen, kept) = select(ids, ds, ids.length, m)
+      val (chosen, kept) = select(ids, ds, ids.length, maxLinks(level))
       place(level, node)
       var i = 0
       while (i < kept) {
