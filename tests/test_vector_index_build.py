@@ -189,8 +189,7 @@ def test_replace_and_errors(spark, tmp_path):
             distance_type="hamming")
     refused(InvalidArgumentError, "num_partitions of IVF_FLAT must be a positive whole number, not 'many'",
             kind="ivf_flat", num_partitions="many")
-    refused(UnsupportedFeatureError, "IVF_HNSW_SQ vector indexes are not supported yet", kind="ivf_hnsw_sq",
-            num_partitions=2)
+    refused(UnsupportedFeatureError, "IVF_RQ vector indexes are not supported yet", kind="ivf_rq", num_partitions=2)
     refused(UnsupportedFeatureError, "HNSW vector indexes are not supported yet", kind="hnsw")
     refused(UnsupportedFeatureError, "num_bits = 4 .*not supported yet", num_partitions=2, num_sub_vectors=4, num_bits=4)
     refused(UnsupportedFeatureError, "IVF_SQ indexes for l2 only", kind="ivf_sq", distance_type="cosine")

@@ -29,19 +29,19 @@ ROWS, DIM, CENTRES, K, BATCH, MANY = 1_000_000, 128, 256, 10, 10, 1000
 PARTITIONS, SUB_VECTORS, NPROBES = 256, 16, 20
 
 
-def write(out: Path) -> str:
-    path = out / "vectors.lance"
+def write(out: Path, rows: int = ROWS) -> str:
+    path = out / ("vectors.lance" if rows == ROWS else f"vectors-{rows}.lance")
     if path.exists():
         return str(path)
     import lance
 
     rng = np.random.default_rng(17)
     centres = rng.normal(0, 4, (CENTRES, DIM)).astype(np.float32)
-    vectors = centres[rng.integers(0, CENTRES, ROWS)] + rng.normal(0, 1, (ROWS, DIM)).astype(np.float32)
+    vectors = centres[rng.integers(0, CENTRES, rows)] + rng.normal(0, 1, (rows, DIM)).astype(np.float32)
     out.mkdir(parents=True, exist_ok=True)
-    lance.write_dataset(pa.table({"id": pa.array(np.arange(ROWS, dtype=np.int64)),
+    lance.write_dataset(pa.table({"id": pa.array(np.arange(rows, dtype=np.int64)),
                                   "emb": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), DIM)}),
-                        str(path), max_rows_per_file=ROWS // 4)
+                        str(path), max_rows_per_file=rows // 4)
     return str(path)
 
 

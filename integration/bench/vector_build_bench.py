@@ -8,8 +8,12 @@ Python process for pylance). Then pylance's recall@10 with nprobes=20 over 50 qu
 search, with each index, so that a faster build that trains worse shows: queries drawn like the centres (far from
 every row) and queries near rows of the table (a row plus noise). The JVM runs with the Vector API module
 (``--add-modules jdk.incubator.vector``, docs/vector-search.md); ``--plain`` leaves it out, to measure the plain
-Java kernels.
-Usage: python integration/bench/vector_build_bench.py OUT_DIR [--plain]
+Java kernels. ``--kind=ivf_hnsw_sq`` (or another index type sparklance builds) builds that type instead, with
+``--partitions=N`` partitions (HNSW types: Lance's m 20 and ef_construction 150, or ``--m`` / ``--ef-construction``);
+``--rows=N`` uses a table of N rows drawn alike, for a short run. The recall is then measured with
+``min(20, partitions)`` probes and pylance's default ``ef``.
+Usage: python integration/bench/vector_build_bench.py OUT_DIR [--plain] [--kind=K] [--rows=N] [--partitions=N]
+       [--m=M] [--ef-construction=E]
 """
 
 from __future__ import annotations
@@ -26,25 +30,33 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from vector_bench import DIM, PARTITIONS, SUB_VECTORS, write  # noqa: E402
+from vector_bench import DIM, PARTITIONS, ROWS, SUB_VECTORS, write  # noqa: E402
 
 K, NPROBES, QUERIES = 10, 20, 50
 
 
-def recall(ds, queries) -> float:
+def recall(ds, queries, nprobes: int = NPROBES) -> float:
     hits = 0
     for q in queries:
         nearest = {"column": "emb", "q": q, "k": K}
         exact = set(ds.to_table(nearest={**nearest, "use_index": False}, columns=["id"])["id"].to_pylist())
-        hits += len(exact.intersection(ds.to_table(nearest={**nearest, "nprobes": NPROBES}, columns=["id"])["id"].to_pylist()))
+        hits += len(exact.intersection(ds.to_table(nearest={**nearest, "nprobes": nprobes}, columns=["id"])["id"].to_pylist()))
     return hits / (K * len(queries))
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a != "--plain"]
+    flags = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
     plain = "--plain" in sys.argv[1:]
+    kind = flags.get("kind", "ivf_pq").lower()
+    rows, partitions = int(flags.get("rows", ROWS)), int(flags.get("partitions", PARTITIONS))
+    options = {"num_partitions": partitions}
+    if "pq" in kind:
+        options["num_sub_vectors"] = SUB_VECTORS
+    if "hnsw" in kind:
+        options.update(m=int(flags.get("m", 20)), ef_construction=int(flags.get("ef-construction", 150)))
     out = Path(args[0] if args else "build/bench/vector").resolve()
-    source = write(out)
+    source = write(out, rows)
     import lance
     import sparklance
     from sparklance import LanceTable
@@ -72,24 +84,23 @@ def main():
 
     load = os.getloadavg()
     wall, cpu = time.perf_counter(), time.process_time()
-    lance.dataset(copies["pylance"]).create_index("emb", index_type="IVF_PQ", num_partitions=PARTITIONS,
-                                                   num_sub_vectors=SUB_VECTORS)
+    lance.dataset(copies["pylance"]).create_index("emb", index_type=kind.upper(), **options)
     theirs = (time.perf_counter() - wall, time.process_time() - cpu)
 
     wall, cpu = time.perf_counter(), jvm_cpu()
-    LanceTable.for_path(spark, copies["sparklance"]).create_index("emb", "ivf_pq", num_partitions=PARTITIONS,
-                                                                  num_sub_vectors=SUB_VECTORS)
+    LanceTable.for_path(spark, copies["sparklance"]).create_index("emb", kind, **options)
     ours = (time.perf_counter() - wall, jvm_cpu() - cpu)
     load_after = os.getloadavg()
     spark.stop()
 
     rng = np.random.default_rng(9)
     far = rng.normal(0, 4, (QUERIES, DIM)).astype(np.float32)
-    rows = lance.dataset(source).take(sorted(rng.choice(1_000_000, QUERIES, replace=False).tolist()), columns=["emb"])
-    near = (np.stack(rows["emb"].to_numpy(zero_copy_only=False)) + rng.normal(0, 1, (QUERIES, DIM))).astype(np.float32)
-    their_recall = [recall(lance.dataset(copies["pylance"]), q) for q in (far, near)]
-    our_recall = [recall(lance.dataset(copies["sparklance"]), q) for q in (far, near)]
-    print(f"IVF_PQ build, 1M x {DIM} float32, {PARTITIONS} partitions, {SUB_VECTORS} sub-vectors, l2, "
+    taken = lance.dataset(source).take(sorted(rng.choice(rows, QUERIES, replace=False).tolist()), columns=["emb"])
+    near = (np.stack(taken["emb"].to_numpy(zero_copy_only=False)) + rng.normal(0, 1, (QUERIES, DIM))).astype(np.float32)
+    nprobes = min(NPROBES, partitions)
+    their_recall = [recall(lance.dataset(copies["pylance"]), q, nprobes) for q in (far, near)]
+    our_recall = [recall(lance.dataset(copies["sparklance"]), q, nprobes) for q in (far, near)]
+    print(f"{kind.upper()} build, {rows:,} x {DIM} float32, {options}, l2, nprobes {nprobes}, "
           f"{'plain Java' if plain else 'Vector API'} kernels (load average {load[0]:.2f} before, {load_after[0]:.2f} after)")
     print(f"{'':<12}{'wall s':>10}{'CPU s':>10}{'recall far':>12}{'recall near':>13}")
     print(f"{'sparklance':<12}{ours[0]:>10.1f}{ours[1]:>10.1f}{our_recall[0]:>12.3f}{our_recall[1]:>13.3f}")

@@ -325,7 +325,8 @@ class LanceTable:
                filter: Optional[str] = None, prefilter: bool = False, columns: Optional[List[str]] = None,
                with_row_id: bool = False, offset: int = 0, version: Union[int, str, None] = None,
                distance_range: Optional[tuple] = None, nprobes: Optional[int] = None,
-               refine_factor: Optional[int] = None, bypass_vector_index: bool = False) -> "DataFrame":
+               refine_factor: Optional[int] = None, bypass_vector_index: bool = False,
+               ef: Optional[int] = None) -> "DataFrame":
         """The ``k`` rows nearest to ``vector`` in the vector column ``column``, as a DataFrame (the SQL table
         function ``vector_search``): the table's columns (or ``columns``), then ``_distance`` (Lance's ``l2``
         (squared), ``cosine`` or ``dot`` distance, ``metric``), then ``_rowid`` with ``with_row_id``; nearest first.
@@ -335,9 +336,10 @@ class LanceTable:
         ``filter`` (SQL) applies to the nearest rows found, as in Lance, or before the search with ``prefilter=True``;
         ``distance_range=(lower, upper)`` keeps distances ``lower <= d < upper`` (either may be None); ``offset``
         drops the first rows of the ``k``; ``version`` is a version number or tag. A vector index pylance built on
-        ``column`` for ``metric`` (IVF_FLAT, IVF_PQ, IVF_SQ with l2) serves the search as in pylance, probing
-        ``nprobes`` partitions (20 if not given) and, with ``refine_factor``, measuring ``k * refine_factor`` rows it
-        finds exactly; ``bypass_vector_index=True`` searches exactly instead. Needs sparklance's SQL extensions
+        ``column`` for ``metric`` (IVF_FLAT, IVF_PQ, IVF_SQ with l2, and their IVF_HNSW_* forms) serves the search as
+        in pylance, probing ``nprobes`` partitions (20 if not given), searching an HNSW index's graphs with beam width
+        ``ef`` (``k * refine_factor * 1.5`` if not given) and, with ``refine_factor``, measuring ``k * refine_factor``
+        rows it finds exactly; ``bypass_vector_index=True`` searches exactly instead. Needs sparklance's SQL extensions
         (:func:`sparklance.session` configures them)."""
         items = list(vector)
         if not items:
@@ -367,6 +369,7 @@ class LanceTable:
                      "columns": None if columns is None else [str(c) for c in columns], "filter": filter,
                      "nprobes": None if nprobes is None else int(nprobes),
                      "refine_factor": None if refine_factor is None else int(refine_factor), "offset": int(offset),
+                     "ef": None if ef is None else int(ef),
                      "version": None if version is None else version if isinstance(version, (int, str)) else str(version),
                      "lower_bound": None if lower is None else float(lower),
                      "upper_bound": None if upper is None else float(upper),

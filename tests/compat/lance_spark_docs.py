@@ -1150,14 +1150,14 @@ SCENARIOS = [
                 m = 20,
                 ef_construction = 150,
                 max_level = 7
-            );""", expect=unsupported(UNSUPPORTED, "ivf_hnsw_pq")),
+            );""", indexes=("db/items", {"vec_hnsw_pq": "IVF_HNSW_PQ"})),
         sql("operations/ddl/create-vector-index.md", """
             ALTER TABLE lance.db.items CREATE INDEX vec_hnsw_sq USING ivf_hnsw_sq (embedding) WITH (
                 num_partitions = 128,
                 num_bits = 8,
                 m = 20,
                 ef_construction = 150
-            );""", expect=unsupported(UNSUPPORTED, "ivf_hnsw_sq")),
+            );""", indexes=("db/items", {"vec_hnsw_sq": "IVF_HNSW_SQ"})),
         ours("ALTER TABLE lance.db.items DROP INDEX vec_idx"),
         sql("operations/ddl/create-vector-index.md", """
             ALTER TABLE lance.db.items CREATE INDEX vec_idx USING ivf_flat (embedding) WITH (

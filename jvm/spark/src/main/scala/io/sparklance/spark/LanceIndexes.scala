@@ -33,14 +33,28 @@ object LanceIndexes {
 
   /**
    * Runs a vector index build: the model is trained here (on a sample), then one Spark task per slice of a fragment
-   * places and encodes its rows; the driver writes the index files from their runs and commits.
+   * places and encodes its rows; for IVF_HNSW_* a second job builds each partition's graph, one Spark task per
+   * partition; the driver writes the index files from their runs (and graphs) and commits.
    */
   private def runVector(spark: SparkSession, conf: org.apache.hadoop.conf.Configuration, build: VectorIndexBuild): Seq[Row] =
-    indexJob(spark, build.column.name, build.commit, () => build.abort()) { sc =>
+    indexJob(spark, build.column.name, runs => build.commit(runs, graphs(spark, conf, build, runs)), () => build.abort()) { sc =>
       if (sc.isLocal) (build.tasksInThisProcess, new RunInThisProcess(VectorIndexBuild.runInThisProcess))
       else (build.tasks, new RunAnywhere[VectorIndexBuild.Task](build.root, new SerializableConfiguration(conf),
         _.runVectorIndexTask(_)))
     }
+
+  /** The graphs of an IVF_HNSW_* build's partitions, built by one Spark job, one task per partition (none otherwise). */
+  private def graphs(spark: SparkSession, conf: org.apache.hadoop.conf.Configuration, build: VectorIndexBuild,
+      runs: Seq[String]): Seq[String] = {
+    val sc = spark.sparkContext
+    val tasks = build.graphTasks(runs)
+    if (tasks.isEmpty) Nil
+    else {
+      val work = if (sc.isLocal) new RunInThisProcess(VectorIndexBuild.runGraphInThisProcess)
+        else new RunAnywhere[VectorIndexBuild.GraphTask](build.root, new SerializableConfiguration(conf), _.runVectorGraphTask(_))
+      sc.runJob(sc.parallelize(tasks, tasks.size), work).toSeq.flatten
+    }
+  }
 
   /**
    * Runs a build's tasks as Spark tasks, one per fragment, then commits it; the new index as one row. In local mode

@@ -44,7 +44,7 @@ import io.sparklance.core.table.VectorIndexUse
  * Without a vector index the search is exact: each task keeps the nearest rows of its split, and Spark merges them
  * (Lance's flat search); a batch is one pass over the table, keeping each query's nearest rows per task. With a
  * vector index pylance built on the column for the distance asked ([[VectorIndexUse]]), the search is pylance's
- * index search, tuned by `nprobes` and `refine_factor` (`ef` is checked and unused: HNSW indexes are not searched);
+ * index search, tuned by `nprobes`, `refine_factor` and (HNSW indexes) `ef`;
  * `bypass_vector_index => true` searches exactly. Rows whose vector is
  * null, holds a null or a NaN, or has no cosine (a zero vector) have no distance and are never returned, as in Lance.
  * `filter` (a SQL condition) is applied after the nearest rows are found, as Lance does by default, so fewer than
@@ -263,8 +263,8 @@ object VectorSearch {
     val withRowId: Boolean = bool("with_row_id").getOrElse(false)
     val nprobes: Option[Long] = positive("nprobes")
     val refineFactor: Option[Long] = positive("refine_factor")
-    // HNSW's beam width; checked so that a typo is an error, and otherwise without effect (no HNSW index is searched).
-    positive("ef")
+    /** The beam width of an HNSW index's graph search; other indexes ignore it. */
+    val ef: Option[Long] = positive("ef")
     val bypassIndex: Boolean = bool("bypass_vector_index").getOrElse(false)
     private val filterText: Option[String] = string("filter")
 
@@ -384,8 +384,10 @@ object VectorSearch {
       }
       val exact = refineFactor.isDefined || use.unindexedFragments.nonEmpty
       val probes = nprobes.fold(VectorSearch.DefaultNprobes)(_.toInt)
-      val described = s"$use, nprobes=$probes${refineFactor.fold("")(r => s", refine_factor=$r")}"
-      val founds = use.search(queries, (k * refineFactor.getOrElse(1L)).min(Int.MaxValue).toInt, probes, allowed)
+      val described = s"$use, nprobes=$probes${refineFactor.fold("")(r => s", refine_factor=$r")}" +
+        (if (use.isHnsw) ef.fold("")(e => s", ef=$e") else "")
+      val founds = use.search(queries, (k * refineFactor.getOrElse(1L)).min(Int.MaxValue).toInt, probes, allowed,
+        ef.map(_.min(Int.MaxValue).toInt))
       val attrs = relation.output.dropRight(2)
       val (id, fragmentId) = (relation.output(attrs.size), relation.output(attrs.size + 1))
       def inFragments(ids: Seq[Long]): Expression = if (ids.isEmpty) Literal.FalseLiteral else In(fragmentId, ids.map(Literal(_)))

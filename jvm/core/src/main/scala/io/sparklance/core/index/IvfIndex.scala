@@ -16,7 +16,7 @@ import io.sparklance.core.storage.Storage
 import io.sparklance.proto.IndexProtos
 
 /**
- * One segment of an IVF vector index that pylance built (IVF_FLAT, IVF_PQ or IVF_SQ; docs/dev/vector-index-format.md):
+ * One segment of an IVF vector index that pylance built (IVF_FLAT, IVF_PQ, IVF_SQ, IVF_HNSW_*; docs/dev/vector-index-format.md):
  * the centroids of its partitions, from `index.idx`, and where each partition's rows are in `auxiliary.idx`, which
  * holds each row's `_rowid` (a row address, or a stable row id) and its vector, exact or quantized.
  *
@@ -24,11 +24,15 @@ import io.sparklance.proto.IndexProtos
  * every allowed row of them measured as the index measures it, the `k` nearest kept, ties by row id. Only the
  * probed partitions are read, and what is read is kept in [[IndexCache]] for later searches.
  *
- * @param indexType  `IVF_FLAT`, `IVF_PQ` or `IVF_SQ`
+ * For IVF_HNSW_* indexes each probed partition is searched through its HNSW graph, from `index.idx`
+ * ([[HnswGraph.search]]), measuring only the rows the graph search visits, as the partition's storage measures them.
+ *
+ * @param indexType  `IVF_FLAT`, `IVF_PQ`, `IVF_SQ`, `IVF_HNSW_FLAT`, `IVF_HNSW_PQ` or `IVF_HNSW_SQ`
  * @param distance   the distance the index was built for
  */
 final class IvfIndex private (val dir: String, val indexType: String, val distance: Distance, val dim: Int,
-    centroids: Array[Float], offsets: Array[Long], lengths: Array[Int], storage: IvfStorage, store: Storage) {
+    centroids: Array[Float], offsets: Array[Long], lengths: Array[Int], storage: IvfStorage, graphs: Option[IvfIndex.Graphs],
+    store: Storage) {
 
   def numPartitions: Int = lengths.length
 
@@ -59,6 +63,16 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
    * some query probes is read and decoded once for all the queries that probe it.
    */
   def search(queries: Seq[Array[Double]], nprobes: Int, k: Int, allowed: LongPredicate,
+      allocator: BufferAllocator): Seq[IvfIndex.Found] = search(queries, nprobes, k, None, allowed, allocator)
+
+  /** Whether partitions are searched through HNSW graphs (and `ef` has an effect). */
+  def isHnsw: Boolean = graphs.isDefined
+
+  /**
+   * [[search]] with the HNSW beam width `ef` (for an IVF_HNSW_* index; Lance's default `k + k / 2` when absent, at
+   * least `k`); other indexes ignore it.
+   */
+  def search(queries: Seq[Array[Double]], nprobes: Int, k: Int, ef: Option[Int], allowed: LongPredicate,
       allocator: BufferAllocator): Seq[IvfIndex.Found] = {
     import IvfIndex.Partition
     queries.foreach { query =>
@@ -98,7 +112,8 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
       }
     }
     val centroid = new Array[Float](dim)
-    wanted.foreach { p =>
+    if (graphs.isDefined) searchGraphs(graphs.get, qs, probing, wanted, found, k, ef, allowed, tops, allocator)
+    else wanted.foreach { p =>
       val rows = lengths(p)
       val partition = found(p)
       System.arraycopy(centroids, p * dim, centroid, 0, dim)
@@ -117,6 +132,31 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
     tops.toSeq.map(_.result())
   }
 
+  /** Each probed partition searched through its HNSW graph, the nodes found offered to their queries' tops. */
+  private def searchGraphs(g: IvfIndex.Graphs, qs: Array[Array[Float]], probing: Array[List[Int]], wanted: Seq[Int],
+      found: scala.collection.Map[Int, IvfIndex.Partition], k: Int, ef: Option[Int], allowed: LongPredicate,
+      tops: Array[TopRows], allocator: BufferAllocator): Unit = {
+    // Lance's default beam width (`HnswQueryParams::from`); a narrower one is refused, as pylance refuses it.
+    val width = ef.getOrElse(k + k / 2)
+    if (width < k) {
+      throw new io.sparklance.core.InvalidArgumentException(s"ef = $width is less than the $k rows the HNSW index in " +
+        s"$dir is asked for (num_results × refine_factor); use ef >= $k.")
+    }
+    val centroid = new Array[Float](dim)
+    wanted.foreach { p =>
+      val partition = found(p)
+      val graph = g.graph(store, dir, p, lengths(p), allocator)
+      val allowedNodes = partition.rowIds.map(id => allowed.test(id))
+      System.arraycopy(centroids, p * dim, centroid, 0, dim)
+      probing(p).foreach { j =>
+        val (nodes, d) = graph.search(storage.nodeDistance(qs(j), centroid, partition.payload, lengths(p)), width, k,
+          allowedNodes)
+        var i = 0
+        while (i < nodes.length) { tops(j).offer(d(i), partition.rowIds(nodes(i))); i += 1 }
+      }
+    }
+  }
+
   override def toString: String = s"$indexType(${distance.lanceName()}, $numPartitions partitions)"
 }
 
@@ -125,7 +165,32 @@ object IvfIndex {
   val AuxiliaryFile = "auxiliary.idx"
 
   /** The index types this reader searches. */
-  val Searchable: Set[String] = Set("IVF_FLAT", "IVF_PQ", "IVF_SQ")
+  val Searchable: Set[String] = Set("IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ")
+
+  /**
+   * Where the partitions' HNSW graphs are in `index.idx` (its IVF message's offsets and lengths, in rows) and their
+   * `lance:hnsw` metadata; each graph is read when a search first probes its partition, then kept in [[IndexCache]].
+   */
+  private final case class Graphs(offsets: Array[Long], lengths: Array[Int], metas: Array[HnswGraph.Meta]) {
+    def graph(store: Storage, dir: String, p: Int, size: Int, allocator: BufferAllocator): HnswGraph =
+      IndexCache.getOrLoad[HnswGraph](GraphKey(dir, p), _.bytes) {
+        val path = Storage.join(dir, IndexFile)
+        IndexFiles.withReader(store, path) { reader =>
+          val rows = lengths(p)
+          if (offsets(p) < 0 || rows < 0 || offsets(p) + rows > reader.numRows) {
+            throw new CorruptFileException(path, s"partition $p spans rows [${offsets(p)}, ${offsets(p) + rows}), past its ${reader.numRows} rows")
+          }
+          if (rows == 0) HnswGraph.decode(path, p, metas(p), size, null, null, 0)
+          else {
+            val root = reader.read(IndexFiles.fields(reader, "__vector_id", "__neighbors"), offsets(p), offsets(p) + rows, allocator)
+            try HnswGraph.decode(path, p, metas(p), size, root.getVector(0), root.getVector(1), rows)
+            finally root.close()
+          }
+        }
+      }
+  }
+
+  private final case class GraphKey(dir: String, partition: Int)
 
   /** Row ids and their distances, nearest first. */
   final case class Found(rowIds: Array[Long], distances: Array[Float])
@@ -145,7 +210,7 @@ object IvfIndex {
 
   /** What `open` reads of an index segment, kept in [[IndexCache]]. */
   private final case class Model(indexType: String, distance: Distance, dim: Int, centroids: Array[Float],
-      offsets: Array[Long], lengths: Array[Int], storage: IvfStorage) {
+      offsets: Array[Long], lengths: Array[Int], storage: IvfStorage, graphs: Option[Graphs]) {
     def bytes: Long = centroids.length * 4L + offsets.length * 12L + (storage match {
       case pq: IvfStorage.Pq => pq.codebook.length * 4L
       case _ => 0L
@@ -232,30 +297,46 @@ object IvfIndex {
    */
   def open(store: Storage, dir: String): IvfIndex = {
     val m = IndexCache.getOrLoad[Model](ModelKey(dir), _.bytes)(model(store, dir))
-    new IvfIndex(dir, m.indexType, m.distance, m.dim, m.centroids, m.offsets, m.lengths, m.storage, store)
+    new IvfIndex(dir, m.indexType, m.distance, m.dim, m.centroids, m.offsets, m.lengths, m.storage, m.graphs, store)
   }
 
   private def model(store: Storage, dir: String): Model = {
     val indexPath = Storage.join(dir, IndexFile)
-    val (indexType, distance, centroidTensor) = IndexFiles.withReader(store, indexPath) { reader =>
+    val (indexType, distance, centroidTensor, graphLayout) = IndexFiles.withReader(store, indexPath) { reader =>
       val (t, d) = typeAndDistance(indexPath, reader)
       if (!Searchable.contains(t)) {
         throw new UnsupportedFeatureException(s"Cannot search the vector index at $dir: it is $t, and sparklance searches " +
           s"${Searchable.toSeq.sorted.mkString(", ")} indexes. Search with bypass_vector_index => true.")
       }
-      if (t == "IVF_SQ" && d != Distance.L2) {
-        throw new UnsupportedFeatureException(s"Cannot search the vector index at $dir: it is IVF_SQ for ${d.lanceName()}, " +
-          "and sparklance searches IVF_SQ indexes for l2 only. Search with bypass_vector_index => true.")
+      if (t.endsWith("_SQ") && d != Distance.L2) {
+        throw new UnsupportedFeatureException(s"Cannot search the vector index at $dir: it is $t for ${d.lanceName()}, " +
+          s"and sparklance searches $t indexes for l2 only. Search with bypass_vector_index => true.")
       }
       val model = ivf(indexPath, reader)
       if (!model.hasCentroidsTensor) throw new CorruptFileException(indexPath, "its IVF message has no centroids")
-      (t, d, model.getCentroidsTensor)
+      val layout = if (!t.startsWith("IVF_HNSW_")) None else {
+        import IndexFiles.SchemaMetadata
+        val lengths = model.getLengthsList.asScala.map(_.intValue).toArray
+        val offsets = model.getOffsetsList.asScala.map(_.longValue).toArray
+        val meta = reader.schemaMetadataString("lance:hnsw").getOrElse(
+          throw new CorruptFileException(indexPath, "its schema metadata has no 'lance:hnsw'"))
+        if (offsets.length != lengths.length) {
+          throw new CorruptFileException(indexPath, s"its IVF message lists ${offsets.length} offsets and ${lengths.length} lengths")
+        }
+        Some(Graphs(offsets, lengths, HnswGraph.metas(indexPath, meta, lengths.length)))
+      }
+      (t, d, model.getCentroidsTensor, layout)
     }
     val shape = centroidTensor.getShapeList.asScala.map(_.longValue & 0xFFFFFFFFL)
     if (shape.size != 2 || shape(0) <= 0 || shape(1) <= 0) {
       throw new CorruptFileException(indexPath, s"its centroids have shape [${shape.mkString(", ")}], not [partitions, dim]")
     }
     val (partitions, dim) = (shape(0).toInt, shape(1).toInt)
+    graphLayout.foreach { g =>
+      if (g.lengths.length != partitions) {
+        throw new CorruptFileException(indexPath, s"its IVF message lists ${g.lengths.length} graphs for $partitions centroids")
+      }
+    }
     val centroids = floats(indexPath, "centroids", centroidTensor, shape(0) * shape(1))
     val auxPath = Storage.join(dir, AuxiliaryFile)
     IndexFiles.withReader(store, auxPath) { reader =>
@@ -278,11 +359,11 @@ object IvfIndex {
       val meta = parse(auxPath, "storage_metadata", outer.get(0).asText)
       def int(key: String): Int = Option(meta.get(key)).filter(_.canConvertToInt).map(_.asInt).getOrElse(
         throw new CorruptFileException(auxPath, s"its storage metadata ${outer.get(0).asText} has no whole number '$key'"))
-      val storage = indexType match {
-        case "IVF_FLAT" =>
+      val storage = indexType.stripPrefix("IVF_HNSW_").stripPrefix("IVF_") match {
+        case "FLAT" =>
           if (int("dim") != dim) throw new CorruptFileException(auxPath, s"it holds vectors of ${int("dim")}, the centroids $dim")
           IvfStorage.Flat(dim, distance)
-        case "IVF_PQ" =>
+        case "PQ" =>
           val (m, nbits) = (int("num_sub_vectors"), int("nbits"))
           if (int("dimension") != dim || m <= 0 || dim % m != 0 || (nbits != 8 && nbits != 4) || (nbits == 4 && m % 2 != 0)) {
             throw new CorruptFileException(auxPath, s"its PQ metadata ${outer.get(0).asText} does not fit vectors of $dim")
@@ -290,7 +371,7 @@ object IvfIndex {
           if (nbits == 4) {
             // pylance measures 4-bit codes through a table quantized to bytes, over the first rows of a partition
             // measured exactly; its rows differ from a float32 search, so such an index is not searched.
-            throw new UnsupportedFeatureException(s"Cannot search the vector index at $dir: it is IVF_PQ with 4-bit codes, " +
+            throw new UnsupportedFeatureException(s"Cannot search the vector index at $dir: it is $indexType with 4-bit codes, " +
               "which sparklance does not search yet. Search with bypass_vector_index => true.")
           }
           val position = int("codebook_position")
@@ -310,7 +391,7 @@ object IvfIndex {
           }
           IvfStorage.Sq(dim, start, end, distance)
       }
-      Model(indexType, distance, dim, centroids, offsets, lengths, storage)
+      Model(indexType, distance, dim, centroids, offsets, lengths, storage, graphLayout)
     }
   }
 }

@@ -26,9 +26,20 @@ private[index] sealed abstract class IvfStorage {
    * for partition `centroid` (the partition's centroid, for residual quantizers).
    */
   def distances(q: Array[Float], centroid: Array[Float], payload: AnyRef, rows: Int): Array[Float]
+
+  /**
+   * The distance of the query to one row at a time, equal to what [[distances]] gives for that row: for a graph
+   * search, which measures only the rows it visits.
+   */
+  def nodeDistance(q: Array[Float], centroid: Array[Float], payload: AnyRef, rows: Int): IvfStorage.NodeDistance
 }
 
 private[index] object IvfStorage {
+
+  /** The distance of one query to the row at a position of a partition. */
+  abstract class NodeDistance {
+    def apply(row: Int): Float
+  }
 
   /** Exact vectors (IVF_FLAT); for cosine they are stored normalized. */
   final case class Flat(dim: Int, distance: Distance) extends IvfStorage {
@@ -60,6 +71,12 @@ private[index] object IvfStorage {
         r += 1
       }
       out
+    }
+
+    def nodeDistance(q: Array[Float], centroid: Array[Float], payload: AnyRef, rows: Int): NodeDistance = {
+      val v = payload.asInstanceOf[Array[Float]]
+      val qd = q.map(_.toDouble)
+      new NodeDistance { def apply(row: Int): Float = distance.between(qd, v, row * dim).toFloat }
     }
   }
 
@@ -102,9 +119,8 @@ private[index] object IvfStorage {
       }
     }
 
-    def distances(q: Array[Float], centroid: Array[Float], payload: AnyRef, rows: Int): Array[Float] = {
-      val codes = payload.asInstanceOf[Array[Byte]]
-      // The table of each sub-vector's distance to each codeword, in float32 as pylance computes it (§4 step 3).
+    /** The table of each sub-vector's distance to each codeword, in float32 as pylance computes it (§4 step 3). */
+    private def table(q: Array[Float], centroid: Array[Float]): Array[Float] = {
       val table = new Array[Float](m * codewords)
       val dot = distance == Distance.DOT
       var j = 0
@@ -128,6 +144,32 @@ private[index] object IvfStorage {
         }
         j += 1
       }
+      table
+    }
+
+    def nodeDistance(q: Array[Float], centroid: Array[Float], payload: AnyRef, rows: Int): NodeDistance = {
+      val codes = payload.asInstanceOf[Array[Byte]]
+      val t = table(q, centroid)
+      val dot = distance == Distance.DOT
+      new NodeDistance {
+        def apply(row: Int): Float = {
+          var s = 0.0f
+          var at = row
+          var base = 0
+          while (base < t.length) {
+            s += t(base + (codes(at) & 0xFF))
+            at += rows
+            base += codewords
+          }
+          if (dot) 1.0f + s else s
+        }
+      }
+    }
+
+    def distances(q: Array[Float], centroid: Array[Float], payload: AnyRef, rows: Int): Array[Float] = {
+      val codes = payload.asInstanceOf[Array[Byte]]
+      val table = this.table(q, centroid)
+      val dot = distance == Distance.DOT
       // Each row's sum runs over its sub-vectors in order, as pylance's does (so the float32 sums are its sums); four
       // rows are summed at once, in registers, so that their additions do not wait on each other.
       val out = new Array[Float](rows)
@@ -212,6 +254,24 @@ private[index] object IvfStorage {
         r += 1
       }
       out
+    }
+
+    def nodeDistance(q: Array[Float], centroid: Array[Float], payload: AnyRef, rows: Int): NodeDistance = {
+      val codes = payload.asInstanceOf[Array[Byte]]
+      val qc = quantize(q)
+      val scale = ((end - start) * (end - start) / (255.0 * 255.0)).toFloat
+      new NodeDistance {
+        def apply(row: Int): Float = {
+          var s = 0L
+          var d = 0
+          while (d < dim) {
+            val diff = (codes(row * dim + d) & 0xFF) - qc(d)
+            s += diff * diff
+            d += 1
+          }
+          s.toFloat * scale
+        }
+      }
     }
   }
 

@@ -41,7 +41,7 @@ object IvfWriter {
 
   private def ids(name: String): Field = new Field(name, FieldType.notNullable(U64), null)
 
-  private def ivfBuffer(offsets: Array[Long], lengths: Array[Int]): IndexProtos.IVF.Builder = {
+  private[index] def ivfBuffer(offsets: Array[Long], lengths: Array[Int]): IndexProtos.IVF.Builder = {
     val b = IndexProtos.IVF.newBuilder()
     offsets.foreach(o => b.addOffsets(o))
     lengths.foreach(l => b.addLengths(l))
@@ -127,11 +127,52 @@ object IvfWriter {
   }
 
   /**
+   * Partition `p`'s rows in the runs, in the order [[merge]] writes them (run by run): their row ids and payloads of
+   * `model.width` bytes.
+   */
+  def readPartition(storage: Storage, runs: Seq[String], p: Int, model: IvfModel,
+      allocator: BufferAllocator): (Array[Long], Array[Byte]) = {
+    val opened = scala.collection.mutable.ArrayBuffer.empty[Run]
+    try {
+      runs.foreach(r => opened += openRun(storage, r, model.numPartitions))
+      partitionRows(opened.toSeq, p, model.width, allocator)
+    } finally opened.foreach(_.reader.close())
+  }
+
+  private def partitionRows(opened: Seq[Run], p: Int, width: Int, allocator: BufferAllocator): (Array[Long], Array[Byte]) = {
+    val n = opened.map(_.lengths(p)).sum
+    val rowIds = new Array[Long](n)
+    val payload = new Array[Byte](n * width)
+    var at = 0
+    opened.foreach { run =>
+      val len = run.lengths(p)
+      if (len > 0) {
+        val fields = run.reader.metadata.schema.fields
+        val root = run.reader.read(fields, run.offsets(p), run.offsets(p) + len, allocator)
+        try {
+          val idv = root.getVector(0).asInstanceOf[UInt8Vector]
+          var i = 0
+          while (i < len) { rowIds(at + i) = idv.get(i); i += 1 }
+          val codes = root.getVector(1).asInstanceOf[FixedSizeListVector].getDataVector.asInstanceOf[UInt1Vector]
+          codes.getDataBuffer.getBytes(0, payload, at * width, len * width)
+        } finally root.close()
+        at += len
+      }
+    }
+    (rowIds, payload)
+  }
+
+  /**
    * Writes `auxiliary.idx` and `index.idx` of `model` under `dir` from the runs, in file format `version` (the
    * table's, §1.1); the files written with their sizes, `auxiliary.idx` first (as the manifest lists them, §3).
    */
   def merge(storage: Storage, runs: Seq[String], dir: String, model: IvfModel, version: FileVersion,
-      allocator: BufferAllocator): Seq[(String, Long)] = {
+      allocator: BufferAllocator): Seq[(String, Long)] =
+    mergeWith(storage, runs, dir, model, version, allocator)(writeIndexFile(storage, dir, model, version))
+
+  /** [[merge]] with `index.idx` written by `indexFile` (which returns its size), after `auxiliary.idx`. */
+  def mergeWith(storage: Storage, runs: Seq[String], dir: String, model: IvfModel, version: FileVersion,
+      allocator: BufferAllocator)(indexFile: => Long): Seq[(String, Long)] = {
     val parts = model.numPartitions
     val width = model.width
     val opened = scala.collection.mutable.ArrayBuffer.empty[Run]
@@ -152,27 +193,10 @@ object IvfWriter {
       val auxSize = try {
         var p = 0
         while (p < parts) {
-          val n = opened.map(_.lengths(p)).sum
+          val (rowIds, payload) = partitionRows(opened.toSeq, p, width, allocator)
+          val n = rowIds.length
           lengths(p) = n
           if (n > 0) {
-            val rowIds = new Array[Long](n)
-            val payload = new Array[Byte](n * width)
-            var at = 0
-            opened.foreach { run =>
-              val len = run.lengths(p)
-              if (len > 0) {
-                val fields = run.reader.metadata.schema.fields
-                val root = run.reader.read(fields, run.offsets(p), run.offsets(p) + len, allocator)
-                try {
-                  val idv = root.getVector(0).asInstanceOf[UInt8Vector]
-                  var i = 0
-                  while (i < len) { rowIds(at + i) = idv.get(i); i += 1 }
-                  val codes = root.getVector(1).asInstanceOf[FixedSizeListVector].getDataVector.asInstanceOf[UInt1Vector]
-                  codes.getDataBuffer.getBytes(0, payload, at * width, len * width)
-                } finally root.close()
-                at += len
-              }
-            }
             val stored = if (model.indexType == "IVF_PQ") transpose(payload, n, width) else payload
             val root = batch(schema, rowIds, stored, n, width, allocator)
             try aux.write(root) finally root.close()
@@ -186,7 +210,7 @@ object IvfWriter {
         }
         aux.finish()
       } finally aux.close()
-      Seq(IvfIndex.AuxiliaryFile -> auxSize, IvfIndex.IndexFile -> writeIndexFile(storage, dir, model, version))
+      Seq(IvfIndex.AuxiliaryFile -> auxSize, IvfIndex.IndexFile -> indexFile)
     } finally opened.foreach(_.reader.close())
   }
 
@@ -222,7 +246,7 @@ object IvfWriter {
     json.writeValueAsString(node)
   }
 
-  private def tensor(values: Array[Float], rows: Int, cols: Int): IndexProtos.Tensor = {
+  private[index] def tensor(values: Array[Float], rows: Int, cols: Int): IndexProtos.Tensor = {
     val bytes = ByteBuffer.allocate(values.length * 4).order(ByteOrder.LITTLE_ENDIAN)
     values.foreach(v => bytes.putFloat(v))
     bytes.flip()

@@ -281,6 +281,9 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
   /** Runs a task of a vector index build (on any machine); returns what its commit takes. */
   def runVectorIndexTask(task: VectorIndexBuild.Task): String = VectorIndexBuild.run(storage, task)
 
+  /** Runs a graph task of an IVF_HNSW_* vector index build on this table's storage: the graph's path. */
+  def runVectorGraphTask(task: VectorIndexBuild.GraphTask): String = VectorIndexBuild.runGraph(storage, task)
+
   /**
    * Index `name` brought up to date with `snapshot` (OPTIMIZE INDEX), to commit in its place: its rows merged with
    * those of the fragments it does not cover (appended or rewritten since it was built), which alone are read, as

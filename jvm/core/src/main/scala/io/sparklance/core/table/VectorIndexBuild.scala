@@ -15,14 +15,14 @@ import org.roaringbitmap.RoaringBitmap
 import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException}
 import io.sparklance.core.file.LanceFileReader
 import io.sparklance.core.format.{Fragment, TableLayout}
-import io.sparklance.core.index.{Distance, IndexKind, IndexMetadata, IvfModel, IvfWriter}
+import io.sparklance.core.index.{Distance, HnswBuilder, HnswWriter, IndexKind, IndexMetadata, IvfModel, IvfWriter}
 import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.schema.{LanceField, LanceSchema}
 import io.sparklance.core.storage.Storage
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
 
 /**
- * An IVF vector index (IVF_FLAT, IVF_PQ with 8-bit codes, or IVF_SQ) being built on one vector column of a pinned
+ * An IVF vector index (IVF_FLAT, IVF_PQ with 8-bit codes, or IVF_SQ, or their IVF_HNSW_* forms) being built on one vector column of a pinned
  * version ([[Table.newVectorIndex]]) and committed as one CreateIndex version, in the files and layout pylance 14
  * writes (docs/dev/vector-index-format.md). The steps, as upstream's builder takes them (§5):
  *  1. [[tasks]] first trains the model here, on a random sample of the column's vectors: k-means centroids
@@ -32,16 +32,20 @@ import io.sparklance.core.txn.{Committer, Operation, Transaction}
  *  2. Each task ([[VectorIndexBuild.run]], anywhere) reads a slice of a fragment and writes a run: its live rows'
  *     row ids (row addresses, or stable row ids) and payloads (vector, PQ codes, SQ codes), grouped by the nearest
  *     centroid.
- *  3. [[commit]] merges the runs into `auxiliary.idx` and `index.idx` and commits the index over every fragment of
+ *  3. For IVF_HNSW_*, each task of [[graphTasks]] (anywhere) builds one partition's HNSW graph over the partition's
+ *     rows in all runs, as their payloads measure them ([[HnswBuilder]]), and writes it.
+ *  4. [[commit]] merges the runs (and graphs) into `auxiliary.idx` and `index.idx` and commits the index over every fragment of
  *     the version, in place of the indexes of the same name with `replace`.
  *
  * Options (`WITH (...)`, pylance's names): `num_partitions` (default: rows / 4096 for IVF_FLAT, rows / 8192
  * otherwise, between 1 and 4096), `distance_type` (or `metric`: `l2`, `cosine`, `dot`; default l2), `sample_rate`
  * (default 256), `max_iters` (default 50), for IVF_PQ `num_sub_vectors` (required, dividing the dimension) and
- * `num_bits` (8), for IVF_SQ `num_bits` (8).
+ * `num_bits` (8), for IVF_SQ `num_bits` (8); for IVF_HNSW_* also `m` (default 20), `ef_construction` (150) and
+ * `max_level` (7), and
+ * `num_partitions` defaults to rows / 1,048,576 (Lance's targets).
  */
 final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, val name: String, val column: LanceField,
-    val dim: Int, params: IvfModel.Params, seed: Long) extends PendingCommit(table) {
+    val dim: Int, params: IvfModel.Params, hnsw: Option[VectorIndexBuild.Hnsw], seed: Long) extends PendingCommit(table) {
 
   retriesFrom(snapshot)
 
@@ -52,8 +56,22 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
 
   private val dir = Storage.join(table.root, s"_indices/$uuid")
 
-  /** The index type, `IVF_FLAT`, `IVF_PQ` or `IVF_SQ`. */
-  def indexType: String = params.indexType
+  /** The index type, `IVF_FLAT`, `IVF_PQ`, `IVF_SQ`, or `IVF_HNSW_FLAT`, `IVF_HNSW_PQ`, `IVF_HNSW_SQ`. */
+  def indexType: String = if (hnsw.isDefined) "IVF_HNSW_" + params.indexType.stripPrefix("IVF_") else params.indexType
+
+  /** Whether each partition gets an HNSW graph, built by [[graphTasks]] after [[tasks]]. */
+  def buildsGraphs: Boolean = hnsw.isDefined
+
+  private def graphPath(p: Int): String = Storage.join(dir, s"graph-$p.lance")
+
+  /**
+   * For an IVF_HNSW_* index, one task per partition, run after [[tasks]] on their runs: it builds the partition's
+   * graph ([[VectorIndexBuild.runGraph]]). None for the other types.
+   */
+  def graphTasks(runs: Seq[String]): Seq[VectorIndexBuild.GraphTask] = hnsw.toSeq.flatMap { h =>
+    (0 until model.numPartitions).map(p => VectorIndexBuild.GraphTask(runs, p, model, h, seed * 31 + p, graphPath(p),
+      uuid.toString))
+  }
 
   private val replaced: Seq[IndexMetadata] = snapshot.indexes.filter(_.name == name)
 
@@ -86,15 +104,28 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
 
   private def storage: Storage = table.storage
 
-  /** Writes the index files from the tasks' runs and commits the index; returns its metadata. */
-  def commit(runs: Seq[String]): IndexMetadata = committing {
+  /**
+   * Writes the index files from the tasks' runs (and for an IVF_HNSW_* index the graph tasks' graphs, one per
+   * partition) and commits the index; returns its metadata.
+   */
+  def commit(runs: Seq[String], graphs: Seq[String] = Nil): IndexMetadata = committing {
     VectorIndexBuild.inThisProcess.remove(uuid.toString)
     val allocator = new RootAllocator()
-    val files = try IvfWriter.merge(storage, runs, dir, model, snapshot.fileVersion, allocator) finally allocator.close()
-    runs.foreach(storage.delete)
+    val files = try {
+      if (hnsw.isEmpty) IvfWriter.merge(storage, runs, dir, model, snapshot.fileVersion, allocator)
+      else {
+        val byPartition = (0 until model.numPartitions).map { p =>
+          if (!graphs.contains(graphPath(p))) throw new IllegalStateException(s"The graph of partition $p was not built.")
+          Some(graphPath(p))
+        }
+        IvfWriter.mergeWith(storage, runs, dir, model, snapshot.fileVersion, allocator)(
+          HnswWriter.writeIndexFile(storage, dir, model, indexType, byPartition, snapshot.fileVersion, allocator))
+      }
+    } finally allocator.close()
+    (runs ++ graphs).foreach(storage.delete)
     val fragments = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
     val meta = IndexMetadata.create(uuid, name, Seq(column.id), snapshot.version, fragments, IndexKind.Vector,
-      VectorIndexBuild.details(params), indexVersion = 1, files)
+      VectorIndexBuild.details(params, hnsw), indexVersion = 1, files)
     table.commit(Transaction.create(snapshot.version, Operation.CreateIndex(Seq(meta), replaced.map(_.proto))),
       Committer.Options(maxRetries = commitRetries))
     new IndexMetadata(meta, snapshot.manifest.path)
@@ -108,8 +139,10 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
 
   /** Runs every task here and commits: the index built by one process. */
   def runAndCommit(): IndexMetadata =
-    try commit(tasks.map(VectorIndexBuild.run(storage, _)))
-    catch { case NonFatal(e) => abort(); throw e }
+    try {
+      val runs = tasks.map(VectorIndexBuild.run(storage, _))
+      commit(runs, graphTasks(runs).map(VectorIndexBuild.runGraph(storage, _)))
+    } catch { case NonFatal(e) => abort(); throw e }
 }
 
 object VectorIndexBuild {
@@ -118,15 +151,52 @@ object VectorIndexBuild {
   val SliceRows: Int = 1 << 17
 
   /** The index types built, by the names users give (`USING ivf_pq`). */
-  val Types: Seq[String] = Seq("IVF_FLAT", "IVF_PQ", "IVF_SQ")
+  val Types: Seq[String] = Seq("IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ")
 
   /** Vector index types pylance builds that this builder does not yet. */
-  private val NotYet: Set[String] = Set("IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ", "IVF_RQ", "HNSW", "IVF_HNSW", "IVF")
+  private val NotYet: Set[String] = Set("IVF_RQ", "HNSW", "IVF_HNSW", "IVF")
+
+  /**
+   * The HNSW graph's build options: `m` links per node (2m on level 0), `ef_construction` candidates per insert,
+   * `max_level` levels at most.
+   */
+  final case class Hnsw(m: Int, efConstruction: Int, maxLevel: Int)
+
+  /**
+   * The graph of partition `partition` of an IVF_HNSW_* build, from the rows the build's `runs` hold of it (in the
+   * order the merge writes them, which numbers the graph's nodes), written to `path`.
+   */
+  final case class GraphTask(runs: Seq[String], partition: Int, model: IvfModel, hnsw: Hnsw, seed: Long, path: String,
+      build: String)
+
+  /**
+   * Runs a graph task (anywhere): reads the partition's payloads, decodes them to the storage's vectors, builds the
+   * graph with Lance's algorithm ([[HnswBuilder]]) and writes it ([[HnswWriter.writeGraph]]); returns its path.
+   */
+  def runGraph(storage: Storage, task: GraphTask): String = {
+    val allocator = new RootAllocator()
+    try {
+      val (rowIds, payload) = IvfWriter.readPartition(storage, task.runs, task.partition, task.model, allocator)
+      val n = rowIds.length
+      val builder = new HnswBuilder(HnswBuilder.vectors(task.model, payload, n), n, task.model.dim,
+        HnswBuilder.dotSpace(task.model), task.hnsw.m, task.hnsw.efConstruction, task.hnsw.maxLevel, task.seed).build()
+      HnswWriter.writeGraph(storage, task.path, builder, task.hnsw.m, task.hnsw.efConstruction, task.hnsw.maxLevel,
+        allocator)
+    } finally allocator.close()
+    task.path
+  }
 
   /** Whether `kind` names a vector index type (built here, or refused as not supported yet), not a scalar one. */
   def isVector(kind: String): Boolean = {
     val k = kind.toUpperCase(Locale.ROOT)
     Types.contains(k) || NotYet.contains(k) || k.contains("HNSW")
+  }
+
+  /** Runs a graph task of [[VectorIndexBuild.graphTasks]] in the process of its build (local mode), on its storage. */
+  def runGraphInThisProcess(task: GraphTask): String = {
+    val build = Option(inThisProcess.get(task.build)).getOrElse(throw new IllegalStateException(
+      s"The vector index build writing ${task.path} is not running in this process: run its graph tasks with VectorIndexBuild.runGraph."))
+    runGraph(build.storage, task)
   }
 
   /**
@@ -265,7 +335,7 @@ object VectorIndexBuild {
    * quantizer (`pq` {num_bits, num_sub_vectors}, `sq` {num_bits}, or `flat` {}), and the build parameters as
    * runtime hints, as pylance records them.
    */
-  private[table] def details(params: IvfModel.Params): ByteString = {
+  private[table] def details(params: IvfModel.Params, hnsw: Option[Hnsw] = None): ByteString = {
     def message(body: CodedOutputStream => Unit): ByteString = {
       val out = ByteString.newOutput()
       val c = CodedOutputStream.newInstance(out)
@@ -279,12 +349,17 @@ object VectorIndexBuild {
           "lance.pq.kmeans_redos" -> "1")
         case "IVF_SQ" => Seq("lance.sq.sample_rate" -> params.sampleRate.toString)
         case _ => Nil
-      })
+      }) ++ hnsw.map(_ => "lance.hnsw.prefetch_distance" -> "2")
     message { c =>
       params.distance match {
         case Distance.COSINE => c.writeEnum(1, 1)
         case Distance.DOT => c.writeEnum(1, 2)
         case _ =>
+      }
+      hnsw.foreach { h =>
+        c.writeBytes(3, message { m =>
+          m.writeUInt32(1, h.m); m.writeUInt32(2, h.efConstruction); m.writeUInt32(3, h.maxLevel)
+        })
       }
       params.indexType match {
         case "IVF_PQ" => c.writeBytes(4, message { q => q.writeUInt32(1, 8); q.writeUInt32(2, params.numSubVectors) })
@@ -298,8 +373,11 @@ object VectorIndexBuild {
   private val Common = Set("num_partitions", "distance_type", "metric", "sample_rate", "max_iters")
 
   /** The options each type takes; any other is an error, never ignored. */
-  private val Options: Map[String, Set[String]] = Map("IVF_FLAT" -> Common,
-    "IVF_PQ" -> (Common ++ Set("num_sub_vectors", "num_bits")), "IVF_SQ" -> (Common + "num_bits"))
+  private val Options: Map[String, Set[String]] = {
+    val ivf = Map("IVF_FLAT" -> Common, "IVF_PQ" -> (Common ++ Set("num_sub_vectors", "num_bits")),
+      "IVF_SQ" -> (Common + "num_bits"))
+    ivf ++ ivf.map { case (t, o) => ("IVF_HNSW_" + t.stripPrefix("IVF_")) -> (o ++ Set("m", "ef_construction", "max_level")) }
+  }
 
   private def positive(index: String, params: Map[String, String], key: String): Option[Int] = params.get(key).map { v =>
     scala.util.Try(v.trim.toInt).toOption.filter(_ > 0).getOrElse(
@@ -338,6 +416,8 @@ object VectorIndexBuild {
         throw new InvalidArgumentException(s"Cannot create a $indexType index on column '$columnName' of $root: it is " +
           s"$other, not a vector column (a fixed-size list of floats).")
     }
+    // IVF_HNSW_PQ is an IVF_PQ index with a graph per partition, and so on: the checks below are the quantizer's.
+    val base = "IVF_" + indexType.stripPrefix("IVF_HNSW_").stripPrefix("IVF_")
     val known = Options(indexType)
     val unknown = params.keySet -- known
     if (unknown.nonEmpty) {
@@ -352,15 +432,15 @@ object VectorIndexBuild {
       case other => throw new InvalidArgumentException(s"Index option distance_type of $indexType must be l2, cosine or " +
         s"dot, not '$other'.")
     }
-    if (indexType == "IVF_SQ" && distance != Distance.L2) {
-      throw new UnsupportedFeatureException(s"Cannot create an IVF_SQ index for distance_type $distanceName on column " +
-        s"'$columnName': sparklance builds IVF_SQ indexes for l2 only (not supported yet for $distanceName). Use IVF_PQ " +
+    if (base == "IVF_SQ" && distance != Distance.L2) {
+      throw new UnsupportedFeatureException(s"Cannot create an $indexType index for distance_type $distanceName on column " +
+        s"'$columnName': sparklance builds $indexType indexes for l2 only (not supported yet for $distanceName). Use IVF_PQ " +
         "or IVF_FLAT, or build it with pylance.")
     }
     params.get("num_bits").foreach { v =>
       val bits = scala.util.Try(v.trim.toInt).toOption
-      if (bits.contains(4) && indexType == "IVF_PQ") {
-        throw new UnsupportedFeatureException(s"Cannot create an IVF_PQ index with num_bits = 4 on column '$columnName': " +
+      if (bits.contains(4) && base == "IVF_PQ") {
+        throw new UnsupportedFeatureException(s"Cannot create an $indexType index with num_bits = 4 on column '$columnName': " +
           "sparklance builds 8-bit PQ codes only (4-bit is not supported yet). Use num_bits = 8, or build it with pylance.")
       }
       if (!bits.contains(8)) {
@@ -368,18 +448,19 @@ object VectorIndexBuild {
       }
     }
     val rows = snapshot.fragments.map(_.numRows).sum
-    val target = if (indexType == "IVF_FLAT") 4096 else 8192
+    // Lance's target partition sizes (§5): one partition per 1,048,576 rows for IVF_HNSW_*.
+    val target = if (indexType.startsWith("IVF_HNSW_")) 1 << 20 else if (indexType == "IVF_FLAT") 4096 else 8192
     val partitions = positive(indexType, params, "num_partitions").getOrElse(math.max(1, math.min(4096, (rows / target).toInt)))
     if (partitions > rows) {
       throw new InvalidArgumentException(s"Cannot create an $indexType index on column '$columnName' with num_partitions " +
         s"= $partitions: the table has only $rows rows. Use num_partitions <= $rows.")
     }
-    val subVectors = if (indexType != "IVF_PQ") 0 else {
+    val subVectors = if (base != "IVF_PQ") 0 else {
       val m = positive(indexType, params, "num_sub_vectors").getOrElse(throw new InvalidArgumentException(
-        s"Cannot create an IVF_PQ index on column '$columnName': option num_sub_vectors is required (a divisor of the " +
+        s"Cannot create an $indexType index on column '$columnName': option num_sub_vectors is required (a divisor of the " +
           s"dimension $dim, e.g. ${(1 to dim).filter(dim % _ == 0).filter(_ <= 16).last})."))
       if (dim % m != 0) {
-        throw new InvalidArgumentException(s"Cannot create an IVF_PQ index on column '$columnName': num_sub_vectors = $m " +
+        throw new InvalidArgumentException(s"Cannot create an $indexType index on column '$columnName': num_sub_vectors = $m " +
           s"does not divide the dimension $dim of its vectors.")
       }
       m
@@ -390,7 +471,16 @@ object VectorIndexBuild {
       throw new InvalidArgumentException(s"Table $root already has an index named '$name'. Drop it first " +
         "(DROP INDEX), or create it with replace = true.")
     }
-    val p = IvfModel.Params(indexType, distance, partitions, sampleRate, maxIters, subVectors)
-    new VectorIndexBuild(table, snapshot, name, field, dim, p, new java.util.Random().nextLong())
+    // HNSW's defaults (`HnswBuildParams::default`, §5): m = 20, ef_construction = 150, max_level = 7.
+    val hnsw = if (base == indexType) None else Some(Hnsw(positive(indexType, params, "m").getOrElse(20),
+      positive(indexType, params, "ef_construction").getOrElse(150), positive(indexType, params, "max_level").getOrElse(7)))
+    hnsw.foreach { h =>
+      if (h.m < 2) throw new InvalidArgumentException(s"Index option m of $indexType must be at least 2, not ${h.m}.")
+      if (h.maxLevel > 16) {
+        throw new InvalidArgumentException(s"Index option max_level of $indexType must be at most 16, not ${h.maxLevel}.")
+      }
+    }
+    val p = IvfModel.Params(base, distance, partitions, sampleRate, maxIters, subVectors)
+    new VectorIndexBuild(table, snapshot, name, field, dim, p, hnsw, new java.util.Random().nextLong())
   }
 }

@@ -9,7 +9,7 @@ import io.sparklance.core.index.{Distance, IndexKind, IndexMetadata, IvfIndex}
 /**
  * The vector index a nearest-neighbour search of one column uses, as pylance chooses it: the table's vector index on
  * that column, if it was built for the distance asked (pylance searches exactly otherwise) and is one segment of a
- * type sparklance searches (IVF_FLAT, IVF_PQ with 8-bit codes, IVF_SQ with l2). [[search]] runs the index search of
+ * type sparklance searches (IVF_FLAT, IVF_PQ with 8-bit codes, IVF_SQ with l2, and their IVF_HNSW_* forms). [[search]] runs the index search of
  * docs/dev/vector-index-format.md §4 steps 1–4 over the rows of the fragments the index covers; rows of the other
  * fragments ([[unindexedFragments]]) are for the caller to search exactly, and the results to combine as §4 steps
  * 5–6 say.
@@ -42,6 +42,9 @@ final class VectorIndexUse private (snapshot: Snapshot, val index: IndexMetadata
 
   def numPartitions: Int = ivf.numPartitions
 
+  /** Whether the index searches each partition through an HNSW graph, so that `ef` has an effect. */
+  def isHnsw: Boolean = ivf.isHnsw
+
   /** Whether the index's row ids are stable row ids (else row addresses, whose high half is the fragment id). */
   def hasStableRowIds: Boolean = snapshot.hasStableRowIds
 
@@ -49,9 +52,10 @@ final class VectorIndexUse private (snapshot: Snapshot, val index: IndexMetadata
    * For each query, the `k` rows of the covered fragments nearest to it by the index: row ids and the index's
    * distances, nearest first, ties by row id. `allowed`, when given, holds the only row ids that may be returned (a
    * filter applied before the search); deleted rows are never returned. `nprobes` is capped at the number of
-   * partitions.
+   * partitions. `ef` is the beam width of an HNSW index's graph search (Lance's default when absent).
    */
-  def search(queries: Seq[Array[Double]], k: Int, nprobes: Int, allowed: Option[Roaring64NavigableMap]): Seq[IvfIndex.Found] = {
+  def search(queries: Seq[Array[Double]], k: Int, nprobes: Int, allowed: Option[Roaring64NavigableMap],
+      ef: Option[Int] = None): Seq[IvfIndex.Found] = {
     val keep = allowed.fold(liveRowIds) { a =>
       val both = new Roaring64NavigableMap()
       both.or(liveRowIds)
@@ -59,7 +63,7 @@ final class VectorIndexUse private (snapshot: Snapshot, val index: IndexMetadata
       both
     }
     val allocator = new RootAllocator()
-    try ivf.search(queries, math.min(nprobes, ivf.numPartitions), k, id => keep.contains(id), allocator)
+    try ivf.search(queries, math.min(nprobes, ivf.numPartitions), k, ef, id => keep.contains(id), allocator)
     finally allocator.close()
   }
 
@@ -72,7 +76,7 @@ object VectorIndexUse {
   /**
    * The vector index a search of `column` by `distance` uses in `snapshot`, if any. An index of another distance is
    * not used (as in pylance, which then searches exactly). An index split in several segments (delta indexes after
-   * an index optimization) or of a type sparklance does not search (HNSW, RQ, 4-bit IVF_PQ, IVF_SQ with cosine or dot) is not
+   * an index optimization) or of a type sparklance does not search (RQ, 4-bit PQ, SQ with cosine or dot) is not
    * used either: the search is then exact, and the reason is returned for the plan to show.
    */
   def plan(snapshot: Snapshot, column: String, distance: Distance): Either[String, VectorIndexUse] = {

@@ -207,7 +207,13 @@ class VectorIndexBuildSuite extends AnyFunSuite with BeforeAndAfterAll {
       "num_partitions = 201: the table has only 200 rows"))
     assert(refused[InvalidArgumentException]("ivf_sq", Map("num_sub_vectors" -> "2")).contains(
       "Unknown option num_sub_vectors for an IVF_SQ index"))
-    assert(refused[UnsupportedFeatureException]("ivf_hnsw_pq", Map.empty).contains("IVF_HNSW_PQ vector indexes are not supported yet"))
+    assert(refused[UnsupportedFeatureException]("ivf_rq", Map.empty).contains("IVF_RQ vector indexes are not supported yet"))
+    assert(refused[InvalidArgumentException]("ivf_hnsw_sq", Map("m" -> "0")).contains(
+      "Index option m of IVF_HNSW_SQ must be a positive whole number, not '0'"))
+    assert(refused[InvalidArgumentException]("ivf_hnsw_flat", Map("ef_construction" -> "lots")).contains(
+      "Index option ef_construction of IVF_HNSW_FLAT must be a positive whole number, not 'lots'"))
+    assert(refused[InvalidArgumentException]("ivf_hnsw_pq", Map("num_sub_vectors" -> "4", "nprobes" -> "2")).contains(
+      "Unknown option nprobes for an IVF_HNSW_PQ index"))
     assert(refused[UnsupportedFeatureException]("ivf_pq", Map("num_sub_vectors" -> "4", "num_bits" -> "4")).contains(
       "4-bit is not supported yet"))
     assert(t.latest().indexes.isEmpty)
