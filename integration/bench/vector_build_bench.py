@@ -7,7 +7,7 @@ no best-of), timed by the wall clock and by the CPU time of the process that bui
 Python process for pylance). Then pylance's recall@10 with nprobes=20 over 50 queries is measured against its exact
 search, with each index, so that a faster build that trains worse shows: queries drawn like the centres (far from
 every row) and queries near rows of the table (a row plus noise). The JVM runs with the Vector API module
-(``--add-modules jdk.incubator.vector``, docs/vector-search.md); ``--plain`` leaves it out, to measure the plain
+(``--add-modules jdk.incubator.vector``, added by ``sparklance.session``); ``--plain`` sets -Dsparklance.vector.plain=true, to measure the plain
 Java kernels.
 Usage: python integration/bench/vector_build_bench.py OUT_DIR [--plain]
 """
@@ -59,8 +59,8 @@ def main():
         for index in ds.describe_indices():
             ds.drop_index(index.name)
 
-    from sparklance._session import _JAVA_OPTIONS
-    java_options = _JAVA_OPTIONS + ("" if plain else " --add-modules=jdk.incubator.vector")
+    # sparklance.session adds the Vector API module; the property keeps the plain loops with it present.
+    java_options = "-Dsparklance.vector.plain=true" if plain else ""
     spark = sparklance.session(warehouse=str(out / "warehouse"), **{"spark.driver.memory": "6g",
                                                                      "spark.driver.extraJavaOptions": java_options})
     spark.sparkContext.setLogLevel("ERROR")
