@@ -86,7 +86,8 @@ object VectorSearch {
    * the entry point of the Python `LanceTable.search`, one py4j call. `vector` holds the query's values as
    * little-endian float64s; `arguments` is a JSON object of the table function's other arguments by name (strings,
    * numbers, booleans and, for `columns`, an array of strings; nulls are left out). The checks and the plan are the
-   * SQL form's.
+   * SQL form's, but for a search its index serves whose rows are few enough to read on the driver: its rows are
+   * computed here ([[DriverVectorSearch]]) and the DataFrame is over them, so that collecting it runs no job.
    */
   def search(spark: SparkSession, vector: Array[Byte], arguments: String): DataFrame =
     frame(spark, Seq(doubles(vector, vector.length / 8, 0, "the query vector")), batch = false, arguments)
