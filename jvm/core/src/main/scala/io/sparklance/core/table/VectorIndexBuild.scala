@@ -195,6 +195,7 @@ object VectorIndexBuild {
     val out = new Array[Float](n * dim)
     val valid = new Array[Boolean](n)
     val buf = child.getDataBuffer
+    val valuesMayBeNull = child.getNullCount > 0
     var i = 0
     while (i < n) {
       valid(i) = !list.isNull(i)
@@ -202,7 +203,7 @@ object VectorIndexBuild {
         var d = 0
         while (d < dim) {
           out(i * dim + d) = buf.getFloat((i.toLong * dim + d) * 4)
-          if (child.isNull(i * dim + d)) valid(i) = false
+          if (valuesMayBeNull && child.isNull(i * dim + d)) valid(i) = false
           d += 1
         }
       }
