@@ -7,11 +7,11 @@ no best-of), timed by the wall clock and by the CPU time of the process that bui
 Python process for pylance). Then pylance's recall@10 with nprobes=20 over 50 queries is measured against its exact
 search, with each index, so that a faster build that trains worse shows: queries drawn like the centres (far from
 every row) and queries near rows of the table (a row plus noise). The JVM runs with the Vector API module
-(``--add-modules jdk.incubator.vector``, docs/vector-search.md); ``--plain`` leaves it out, to measure the plain
-Java kernels. ``--kind=ivf_hnsw_sq`` (or another index type sparklance builds) builds that type instead, with
-``--partitions=N`` partitions (HNSW types: Lance's m 20 and ef_construction 150, or ``--m`` / ``--ef-construction``);
-``--rows=N`` uses a table of N rows drawn alike, for a short run. The recall is then measured with
-``min(20, partitions)`` probes and pylance's default ``ef``.
+(``--add-modules jdk.incubator.vector``, added by ``sparklance.session``); ``--plain`` sets
+-Dsparklance.vector.plain=true, to measure the plain Java kernels. ``--kind=ivf_hnsw_sq`` (or another index type
+sparklance builds) builds that type instead, with ``--partitions=N`` partitions (HNSW types: Lance's m 20 and
+ef_construction 150, or ``--m`` / ``--ef-construction``); ``--rows=N`` uses a table of N rows drawn alike, for a
+short run. The recall is then measured with ``min(20, partitions)`` probes and pylance's default ``ef``.
 Usage: python integration/bench/vector_build_bench.py OUT_DIR [--plain] [--kind=K] [--rows=N] [--partitions=N]
        [--m=M] [--ef-construction=E]
 """
@@ -71,8 +71,8 @@ def main():
         for index in ds.describe_indices():
             ds.drop_index(index.name)
 
-    from sparklance._session import _JAVA_OPTIONS
-    java_options = _JAVA_OPTIONS + ("" if plain else " --add-modules=jdk.incubator.vector")
+    # sparklance.session adds the Vector API module; the property keeps the plain loops with it present.
+    java_options = "-Dsparklance.vector.plain=true" if plain else ""
     spark = sparklance.session(warehouse=str(out / "warehouse"), **{"spark.driver.memory": "6g",
                                                                      "spark.driver.extraJavaOptions": java_options})
     spark.sparkContext.setLogLevel("ERROR")

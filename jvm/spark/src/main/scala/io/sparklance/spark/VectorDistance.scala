@@ -14,7 +14,7 @@ import io.sparklance.core.index.Distance
  * (`query`: an array of double), as float, the type of Lance's `_distance`. Null when the row has no vector, when the
  * vector holds a null, or when the distance is NaN (a NaN value, or a zero vector under cosine): Lance leaves such
  * rows out of a search, and [[VectorSearch]] does too. Null also outside `[lowerBound, upperBound)`, the range of
- * distances a search keeps. A vector of another length than the query is an error naming
+ * distances a search keeps (an infinite distance is in range when no upper bound is given). A vector of another length than the query is an error naming
  * the column.
  */
 case class VectorDistance(vector: Expression, query: Expression, metric: Distance, column: String,
@@ -62,7 +62,8 @@ case class VectorDistance(vector: Expression, query: Expression, metric: Distanc
         metric.between(q, dbuf)
       }
     val f = d.toFloat
-    if (f.isNaN || f < lowerBound || f >= upperBound) null else f
+    // An infinite distance (a vector holding an infinity) is kept unless an upper bound is given, as in Lance.
+    if (f.isNaN || f < lowerBound || (f >= upperBound && upperBound != Float.PositiveInfinity)) null else f
   }
 
   override protected def withNewChildrenInternal(newLeft: Expression, newRight: Expression): VectorDistance =

@@ -86,7 +86,8 @@ object VectorSearch {
    * the entry point of the Python `LanceTable.search`, one py4j call. `vector` holds the query's values as
    * little-endian float64s; `arguments` is a JSON object of the table function's other arguments by name (strings,
    * numbers, booleans and, for `columns`, an array of strings; nulls are left out). The checks and the plan are the
-   * SQL form's.
+   * SQL form's, but for a search its index serves whose rows are few enough to read on the driver: its rows are
+   * computed here ([[DriverVectorSearch]]) and the DataFrame is over them, so that collecting it runs no job.
    */
   def search(spark: SparkSession, vector: Array[Byte], arguments: String): DataFrame =
     frame(spark, Seq(doubles(vector, vector.length / 8, 0, "the query vector")), batch = false, arguments)
@@ -117,7 +118,7 @@ object VectorSearch {
       checkNames(pairs.map(_._1))
       val supplied = pairs.collect { case (k, v) if v != null => k -> argument(k, v) }.toMap
       Required.filterNot(k => k == "query_vector" || supplied.contains(k)).foreach(k => invalid(s"the argument '$k' is required."))
-      PlanFrames.of(spark, new Call(spark, supplied, queries, batch).plan)
+      PlanFrames.of(spark, new Call(spark, supplied, queries, batch, onDriver = true).plan)
     }
 
   /** Query vector `i` of `bytes` (little-endian float64s, `dim` per vector), each value checked to be finite. */
@@ -214,7 +215,7 @@ object VectorSearch {
 
   /** One call's arguments, checked, and the plan they make. */
   private final class Call(spark: SparkSession, args: Map[String, (Any, DataType)], val queries: Seq[Array[Double]],
-      val batch: Boolean) {
+      val batch: Boolean, onDriver: Boolean = false) {
     private def get(k: String): Option[(Any, DataType)] = args.get(k).filter(_._1 != null)
 
     private def string(k: String): Option[String] = get(k).map {
@@ -388,6 +389,48 @@ object VectorSearch {
         (if (use.isHnsw) ef.fold("")(e => s", ef=$e") else "")
       val founds = use.search(queries, (k * refineFactor.getOrElse(1L)).min(Int.MaxValue).toInt, probes, allowed,
         ef.map(_.min(Int.MaxValue).toInt))
+      val onDriver = if (!this.onDriver || (prefilter && filter.isDefined)) None else driverRows(use, founds, exact, relation)
+      onDriver.getOrElse(distributedPlan(use, founds, exact, described, relation, tableColumns))
+    }
+
+    /**
+     * The search's rows computed here ([[DriverVectorSearch]]), when its take is a driver lookup, the filter (after
+     * the search) is one the driver evaluates, and every column asked for is there; else None.
+     */
+    private def driverRows(use: VectorIndexUse, founds: Seq[IvfIndex.Found], exact: Boolean,
+        relation: LogicalPlan): Option[LogicalPlan] = {
+      val lance = relation.collectFirst { case r: DataSourceV2Relation => (r.table, r.options) }
+        .collect { case (t: LanceTable, options) => (t, options) }
+      val attrs = relation.output.dropRight(2)
+      val (id, fragmentId) = (relation.output(attrs.size), relation.output(attrs.size + 1))
+      val distanceColumn = DriverVectorSearch.distanceColumn()
+      val resolver = spark.sessionState.conf.resolver
+      val wanted = columns.getOrElse(attrs.map(_.name)).map(c => attrs.find(a => resolver(a.name, c)))
+      val postfilter: Option[Option[Expression]] = filter match {
+        case None => Some(None)
+        case Some(f) =>
+          val input = attrs ++ Seq(id, fragmentId, distanceColumn)
+          // Evaluated row by row here, bound to the columns, as DriverLookups evaluates a filter.
+          PlanFrames.of(spark, Filter(f, LocalRelation(input))).queryExecution.analyzed match {
+            case Filter(condition, _: LocalRelation) if condition.deterministic && BindReferences.bindReference(
+                condition, input, allowFailures = true).find(_.isInstanceOf[Unevaluable]).isEmpty =>
+              Some(Some(condition))
+            case _ => None
+          }
+      }
+      lance match {
+        case Some((lanceTable, options)) if wanted.forall(_.isDefined) && postfilter.isDefined =>
+          DriverVectorSearch.rows(DriverVectorSearch.Request(lanceTable, options, attrs, id, fragmentId, distanceColumn,
+            attrs.find(a => resolver(a.name, column)).get.name, metric, queries, founds, use.unindexedFragments, exact,
+            postfilter.get, k.toInt, offset.toInt, lower.fold(Float.NegativeInfinity)(_.toFloat),
+            upper.fold(Float.PositiveInfinity)(_.toFloat), wanted.flatten, withRowId, batch))
+        case _ => None
+      }
+    }
+
+    /** The plan of a search served by the index whose rows are taken, measured and kept by Spark's operators. */
+    private def distributedPlan(use: VectorIndexUse, founds: Seq[IvfIndex.Found], exact: Boolean, described: String,
+        relation: LogicalPlan, tableColumns: Seq[String]): LogicalPlan = {
       val attrs = relation.output.dropRight(2)
       val (id, fragmentId) = (relation.output(attrs.size), relation.output(attrs.size + 1))
       def inFragments(ids: Seq[Long]): Expression = if (ids.isEmpty) Literal.FalseLiteral else In(fragmentId, ids.map(Literal(_)))

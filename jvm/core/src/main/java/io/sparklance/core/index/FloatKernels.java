@@ -48,14 +48,24 @@ public abstract class FloatKernels {
     return BEST == PLAIN ? null : BEST;
   }
 
+  /** The kernels this JVM runs, logged once (at INFO, with the reason for plain loops). */
   private static FloatKernels load() {
-    if (!ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent()
-        || Boolean.getBoolean("sparklance.vector.plain")) {
+    org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(FloatKernels.class);
+    if (Boolean.getBoolean("sparklance.vector.plain")) {
+      log.info("sparklance vector kernels: plain Java loops (-Dsparklance.vector.plain=true)");
+      return PLAIN;
+    }
+    if (!ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent()) {
+      log.info("sparklance vector kernels: plain Java loops (start the JVM with --add-modules=jdk.incubator.vector "
+          + "for the Vector API ones)");
       return PLAIN;
     }
     try {
-      return (FloatKernels) Class.forName(VECTOR_CLASS).getDeclaredConstructor().newInstance();
+      FloatKernels kernels = (FloatKernels) Class.forName(VECTOR_CLASS).getDeclaredConstructor().newInstance();
+      log.info("sparklance vector kernels: {}", kernels.describe());
+      return kernels;
     } catch (ReflectiveOperationException | LinkageError e) {
+      log.info("sparklance vector kernels: plain Java loops (the Vector API ones did not load: {})", e.toString());
       return PLAIN;
     }
   }

@@ -6,11 +6,11 @@ package io.sparklance.core.index
  *
  * Keys name an index by its directory, which holds the table's location and the index's uuid. Lance never rewrites
  * an index's files (a new or optimized index gets a new uuid and directory), so an entry stays true for as long as
- * the directory exists; what depends on the table version (deleted rows, fragments the index does not cover) is not
- * cached here but worked out per version by the search. Entries are weighed by their approximate size in bytes, and
+ * the directory exists. What depends on the table version (the live rows an index may return) is cached under a key
+ * naming the table's location, the version and the index's uuid: a version of a table never changes either. Entries are weighed by their approximate size in bytes, and
  * the least recently used are dropped past [[MaxBytes]]; an entry larger than that is not kept.
  */
-private[index] object IndexCache {
+private[core] object IndexCache {
 
   /** The bytes the cache holds at most: 256 MB, or the system property `sparklance.index-cache-bytes` (0 disables). */
   lazy val MaxBytes: Long = sys.props.get(MaxBytesProperty).fold(256L << 20) { v =>

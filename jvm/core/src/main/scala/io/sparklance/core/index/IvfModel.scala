@@ -26,8 +26,14 @@ final case class IvfModel(indexType: String, distance: Distance, dim: Int, centr
     case _ => dim
   }
 
-  /** Normalizes the vector at `from` of `v` in place for cosine (as the search normalizes its query, §4 step 1). */
-  def prepare(v: Array[Float], from: Int): Unit = if (distance == Distance.COSINE) IvfModel.normalize(v, from, dim)
+  /**
+   * Normalizes the vector at `from` of `v` in place for cosine (as the search normalizes its query, §4 step 1), and
+   * says whether it is indexed: Lance keeps only vectors all of whose values are finite once prepared, so a zero
+   * vector under cosine (which has no direction: Lance's normalization makes it NaN) is left out, as are vectors
+   * holding NaN or infinities (left out before, by [[IvfModel.finite]]).
+   */
+  def prepare(v: Array[Float], from: Int): Boolean =
+    distance != Distance.COSINE || IvfModel.normalize(v, from, dim)
 
   @transient private lazy val centroidTable: CentroidTable = CentroidTable.of(centroids, 0, numPartitions, dim)
 
@@ -99,30 +105,53 @@ object IvfModel {
     if (c.isNaN || c < 0) 0 else if (c > 255) 255 else c.toInt
   }
 
-  /** Scales a vector to unit length in float32 as [[IvfIndex.preprocess]] scales a query. */
-  def normalize(v: Array[Float], from: Int, dim: Int): Unit = {
+  /**
+   * Scales a vector to unit length in float32 as [[IvfIndex.preprocess]] scales a query; false (the vector left as
+   * it is) for a zero vector, which has no unit vector.
+   */
+  def normalize(v: Array[Float], from: Int, dim: Int): Boolean = {
     var s = 0.0f
     var d = 0
     while (d < dim) { s += v(from + d) * v(from + d); d += 1 }
     val norm = math.sqrt(s.toDouble).toFloat
     if (norm > 0) { d = 0; while (d < dim) { v(from + d) = v(from + d) / norm; d += 1 } }
+    norm > 0
+  }
+
+  /** Whether the `dim` values of `v` from `from` are all finite (neither NaN nor infinite). */
+  def finite(v: Array[Float], from: Int, dim: Int): Boolean = {
+    var d = 0
+    var all = true
+    while (all && d < dim) { all = java.lang.Float.isFinite(v(from + d)); d += 1 }
+    all
   }
 
   /**
-   * Trains the model on `n` sampled vectors of `column` (`sample`, row-major, in random order, not yet prepared):
-   * the centroids by k-means on the first `params.ivfSample` of them (§5: normalized first for cosine, spherical for
+   * Trains the model on the first `sampled` vectors of `sample` (row-major, in random order, not yet prepared), those
+   * of them Lance indexes (finite; for cosine not zero), moved to the front and prepared in place: the centroids by k-means on the first `params.ivfSample` of them (§5: normalized first for cosine, spherical for
    * dot), then the quantizer on all of them: one 256-codeword k-means per PQ sub-vector over the residuals to the
    * vectors' centroids (over the vectors themselves for dot), or the SQ bounds as the sample's smallest and largest
    * value.
    */
-  def train(column: String, params: Params, dim: Int, sample: Array[Float], n: Int, seed: Long): IvfModel = {
+  def train(column: String, params: Params, dim: Int, sample: Array[Float], sampled: Int, seed: Long): IvfModel = {
     val k = params.numPartitions
+    // Lance trains on the sampled vectors that are finite once prepared (normalized for cosine): NaN, infinities and,
+    // for cosine, zero vectors are left out of the sample, as they are left out of the index.
+    var n = 0
+    var i = 0
+    while (i < sampled) {
+      if (finite(sample, i * dim, dim) && (params.distance != Distance.COSINE || normalize(sample, i * dim, dim))) {
+        if (n != i) System.arraycopy(sample, i * dim, sample, n * dim, dim)
+        n += 1
+      }
+      i += 1
+    }
     if (n < k) {
       throw new InvalidArgumentException(s"Cannot build a ${params.indexType} index on column '$column' with " +
-        s"num_partitions = $k: the column has only $n non-null vectors. Use num_partitions <= $n.")
+        s"num_partitions = $k: the column has only $n vectors that can be indexed (not null, no NaN or infinite " +
+        s"values${if (params.distance == Distance.COSINE) ", not zero" else ""}) among those sampled. Use " +
+        s"num_partitions <= $n.")
     }
-    var i = 0
-    while (i < n) { if (params.distance == Distance.COSINE) normalize(sample, i * dim, dim); i += 1 }
     val ivfRows = math.min(n, params.ivfSample)
     val ivf = KMeans.train(sample, ivfRows, dim, k, params.maxIters, params.distance == Distance.DOT, seed)
     val base = IvfModel(params.indexType, params.distance, dim, ivf.centroids, ivf.loss, params.numSubVectors,
@@ -131,7 +160,7 @@ object IvfModel {
       case "IVF_PQ" =>
         if (n < Codewords) {
           throw new InvalidArgumentException(s"Cannot build an IVF_PQ index on column '$column': training its " +
-            s"$Codewords codewords per sub-vector needs at least $Codewords non-null vectors, and it has $n.")
+            s"$Codewords codewords per sub-vector needs at least $Codewords vectors that can be indexed, and it has $n.")
         }
         val m = params.numSubVectors
         val subDim = dim / m

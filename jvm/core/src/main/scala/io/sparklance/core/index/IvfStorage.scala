@@ -123,26 +123,26 @@ private[index] object IvfStorage {
     private def table(q: Array[Float], centroid: Array[Float]): Array[Float] = {
       val table = new Array[Float](m * codewords)
       val dot = distance == Distance.DOT
-      var j = 0
-      while (j < m) {
+      var i = 0
+      while (i < m) {
         var c = 0
         while (c < codewords) {
-          val base = (j * codewords + c) * subDim
+          val base = (i * codewords + c) * subDim
           var s = 0.0f
           var d = 0
           while (d < subDim) {
-            val x = q(j * subDim + d)
+            val x = q(i * subDim + d)
             if (dot) s += x * codebook(base + d)
             else {
-              val diff = (x - centroid(j * subDim + d)) - codebook(base + d)
+              val diff = (x - centroid(i * subDim + d)) - codebook(base + d)
               s += diff * diff
             }
             d += 1
           }
-          table(j * codewords + c) = if (dot) -s else s
+          table(i * codewords + c) = if (dot) -s else s
           c += 1
         }
-        j += 1
+        i += 1
       }
       table
     }
@@ -170,42 +170,19 @@ private[index] object IvfStorage {
       val codes = payload.asInstanceOf[Array[Byte]]
       val table = this.table(q, centroid)
       val dot = distance == Distance.DOT
-      // Each row's sum runs over its sub-vectors in order, as pylance's does (so the float32 sums are its sums); four
-      // rows are summed at once, in registers, so that their additions do not wait on each other.
+      // Each row's sum runs over its sub-vectors in order, as pylance's does (so the float32 sums are its sums): one
+      // pass per sub-vector adds its distances to every row's sum, reading that sub-vector's codes in order.
       val out = new Array[Float](rows)
-      var r = 0
-      while (r + 4 <= rows) {
-        var s0 = 0.0f
-        var s1 = 0.0f
-        var s2 = 0.0f
-        var s3 = 0.0f
-        var at = r
-        var base = 0
-        while (base < table.length) {
-          s0 += table(base + (codes(at) & 0xFF))
-          s1 += table(base + (codes(at + 1) & 0xFF))
-          s2 += table(base + (codes(at + 2) & 0xFF))
-          s3 += table(base + (codes(at + 3) & 0xFF))
-          at += rows
-          base += codewords
+      var j = 0
+      while (j < m) {
+        val base = j * codewords
+        val at = j * rows
+        var r = 0
+        while (r < rows) {
+          out(r) += table(base + (codes(at + r) & 0xFF))
+          r += 1
         }
-        out(r) = s0
-        out(r + 1) = s1
-        out(r + 2) = s2
-        out(r + 3) = s3
-        r += 4
-      }
-      while (r < rows) {
-        var s = 0.0f
-        var at = r
-        var base = 0
-        while (base < table.length) {
-          s += table(base + (codes(at) & 0xFF))
-          at += rows
-          base += codewords
-        }
-        out(r) = s
-        r += 1
+        j += 1
       }
       if (dot) {
         var r = 0

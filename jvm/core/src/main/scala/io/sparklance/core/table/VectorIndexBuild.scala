@@ -238,8 +238,9 @@ object VectorIndexBuild {
         var kept = 0
         var i = 0
         while (i < n) {
-          if (valid(i)) {
-            model.prepare(vectors, i * dim)
+          // Rows whose vector Lance leaves out of an index (NaN, infinite or null values; for cosine a zero
+          // vector) are not indexed: a search never finds them, as it never finds them in pylance's indexes.
+          if (valid(i) && IvfModel.finite(vectors, i * dim, dim) && model.prepare(vectors, i * dim)) {
             val p = model.partition(vectors, i * dim, scratch)
             keptIds(kept) = addresses.get(i)
             partitions(kept) = p
@@ -254,19 +255,27 @@ object VectorIndexBuild {
     task.runPath
   }
 
-  /** The `n` vectors of a fixed-size list of float32 column as one row-major array, and which rows are not null. */
+  /**
+   * The `n` vectors of a fixed-size list of float32 column as one row-major array, and which rows have a vector: not
+   * null and without null values (Lance counts a null value as not finite).
+   */
   private def floats(v: FieldVector, n: Int, dim: Int): (Array[Float], Array[Boolean]) = {
     val list = v.asInstanceOf[FixedSizeListVector]
     val child = list.getDataVector.asInstanceOf[org.apache.arrow.vector.Float4Vector]
     val out = new Array[Float](n * dim)
     val valid = new Array[Boolean](n)
     val buf = child.getDataBuffer
+    val valuesMayBeNull = child.getNullCount > 0
     var i = 0
     while (i < n) {
       valid(i) = !list.isNull(i)
       if (valid(i)) {
         var d = 0
-        while (d < dim) { out(i * dim + d) = buf.getFloat((i.toLong * dim + d) * 4); d += 1 }
+        while (d < dim) {
+          out(i * dim + d) = buf.getFloat((i.toLong * dim + d) * 4)
+          if (valuesMayBeNull && child.isNull(i * dim + d)) valid(i) = false
+          d += 1
+        }
       }
       i += 1
     }

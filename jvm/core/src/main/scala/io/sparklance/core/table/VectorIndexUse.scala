@@ -4,7 +4,7 @@ import org.apache.arrow.memory.RootAllocator
 import org.roaringbitmap.longlong.Roaring64NavigableMap
 
 import io.sparklance.core.UnsupportedFeatureException
-import io.sparklance.core.index.{Distance, IndexKind, IndexMetadata, IvfIndex}
+import io.sparklance.core.index.{Distance, IndexCache, IndexKind, IndexMetadata, IvfIndex}
 
 /**
  * The vector index a nearest-neighbour search of one column uses, as pylance chooses it: the table's vector index on
@@ -22,8 +22,15 @@ final class VectorIndexUse private (snapshot: Snapshot, val index: IndexMetadata
   /** The fragments of the version the index does not cover (appended after it was built), by id. */
   val unindexedFragments: Seq[Long] = snapshot.fragments.filterNot(f => index.covers(f.id)).map(_.id)
 
-  /** The row ids of the covered fragments' live rows: those the index may return. */
-  private lazy val liveRowIds: Roaring64NavigableMap = {
+  /**
+   * The row ids of the covered fragments' live rows: those the index may return. Kept in [[IndexCache]] for the table's
+   * location, version and the index's uuid, which together name what they are computed from.
+   */
+  private lazy val liveRowIds: Roaring64NavigableMap =
+    IndexCache.getOrLoad[Roaring64NavigableMap](VectorIndexUse.LiveRowsKey(snapshot.root, snapshot.version, index.uuid.toString),
+      _.serializedSizeInBytes() + 64)(computeLiveRowIds())
+
+  private def computeLiveRowIds(): Roaring64NavigableMap = {
     val live = new Roaring64NavigableMap()
     snapshot.fragments.filter(f => index.covers(f.id)).foreach { f =>
       val deleted = snapshot.deletionVector(f)
@@ -72,6 +79,7 @@ final class VectorIndexUse private (snapshot: Snapshot, val index: IndexMetadata
 }
 
 object VectorIndexUse {
+  private final case class LiveRowsKey(root: String, version: Long, index: String)
 
   /**
    * The vector index a search of `column` by `distance` uses in `snapshot`, if any. An index of another distance is

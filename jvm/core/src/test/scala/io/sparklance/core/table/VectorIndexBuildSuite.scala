@@ -218,4 +218,32 @@ class VectorIndexBuildSuite extends AnyFunSuite with BeforeAndAfterAll {
       "4-bit is not supported yet"))
     assert(t.latest().indexes.isEmpty)
   }
+
+  test("training leaves out the sampled vectors Lance does not index: a sample with NaN, infinite (cosine: zero) " +
+      "vectors trains the model of the sample without them") {
+    val r = new Random(20261126)
+    Seq(("ivf_pq", Distance.L2), ("ivf_sq", Distance.L2), ("ivf_flat", Distance.COSINE), ("ivf_pq", Distance.DOT)).foreach {
+      case (kind, distance) =>
+        val dim = 8
+        val good = Array.fill(600 * dim)((r.nextGaussian() * 3).toFloat)
+        val bad = Seq[Int => Array[Float]](
+          _ => Array.fill(dim)(1f).updated(r.nextInt(dim), Float.NaN),
+          _ => Array.fill(dim)(1f).updated(r.nextInt(dim), Float.PositiveInfinity),
+          _ => Array.fill(dim)(-1f).updated(r.nextInt(dim), Float.NegativeInfinity)) ++
+          (if (distance == Distance.COSINE) Seq[Int => Array[Float]](_ => Array.fill(dim)(0f)) else Nil)
+        // The good vectors in order, with bad ones between them.
+        val mixed = scala.collection.mutable.ArrayBuffer.empty[Float]
+        (0 until 600).foreach { i =>
+          if (r.nextInt(5) == 0) mixed ++= bad(r.nextInt(bad.size))(i)
+          mixed ++= good.slice(i * dim, (i + 1) * dim)
+        }
+        val params = IvfModel.Params(kind.toUpperCase, distance, 4, 256, 10, 2)
+        val withBad = IvfModel.train("emb", params, dim, mixed.toArray, mixed.size / dim, 7L)
+        val without = IvfModel.train("emb", params, dim, good.clone(), 600, 7L)
+        assert(withBad.centroids.forall(java.lang.Float.isFinite), s"$kind $distance")
+        assert(withBad.centroids.toSeq == without.centroids.toSeq, s"$kind $distance centroids")
+        assert(withBad.codebook.toSeq == without.codebook.toSeq, s"$kind $distance codebook")
+        assert((withBad.sqStart, withBad.sqEnd) == ((without.sqStart, without.sqEnd)), s"$kind $distance bounds")
+    }
+  }
 }
