@@ -346,7 +346,7 @@ public final class Decoders21 {
    */
   static DataBlock.VariableWidth variableWithInlineOffsets(int offsetBits, Slice buf, int n) {
     int ob = offsetBits / 8;
-    buf.require(0, (long) (n + 1) * ob, n + " variable-width offsets");
+    if ((long) (n + 1) * ob > buf.length) buf.require(0, (long) (n + 1) * ob, n + " variable-width offsets");
     long first = offsetBits == 64 ? buf.i64(0) : buf.u32(0);
     long last = offsetBits == 64 ? buf.i64(n * ob) : buf.u32(n * ob);
     if (first < 0 || last < first || last > buf.length) {
@@ -402,15 +402,23 @@ public final class Decoders21 {
     int vb = bits / 8;
     if (bits % 8 != 0 || vb == 0) throw new EncodingException("rle of " + bits + "-bit values");
     int runs = lengths.length;
-    values.require(0, (long) runs * vb, runs + " run values");
+    if ((long) runs * vb > values.length) values.require(0, (long) runs * vb, runs + " run values");
     if ((long) runs * 255 < n) throw new EncodingException(runs + " rle runs cannot cover " + n + " values");
     if ((long) n * vb > Integer.MAX_VALUE - 16) throw new EncodingException("rle runs of " + n + " " + bits + "-bit values");
     byte[] out = new byte[n * vb];
+    byte[] in = values.array;
     int pos = 0;
     for (int r = 0; r < runs && pos < n; r++) {
-      int len = lengths.u8(r);
-      if (pos + len > n) len = n - pos;
-      for (int i = 0; i < len; i++) System.arraycopy(values.array, values.offset + r * vb, out, (pos + i) * vb, vb);
+      int len = Math.min(lengths.u8(r), n - pos);
+      int at = values.offset + r * vb;
+      // One loop per value width: a run is written without a call per value.
+      switch (vb) {
+        case 1: java.util.Arrays.fill(out, pos, pos + len, in[at]); break;
+        case 2: { short v = LittleEndian.getShort(in, at); for (int i = pos; i < pos + len; i++) LittleEndian.putShort(out, 2 * i, v); break; }
+        case 4: { int v = LittleEndian.getInt(in, at); for (int i = pos; i < pos + len; i++) LittleEndian.putInt(out, 4 * i, v); break; }
+        case 8: { long v = LittleEndian.getLong(in, at); for (int i = pos; i < pos + len; i++) LittleEndian.putLong(out, 8 * i, v); break; }
+        default: for (int i = pos; i < pos + len; i++) System.arraycopy(in, at, out, i * vb, vb);
+      }
       pos += len;
     }
     if (pos != n) throw new EncodingException("rle runs cover " + pos + " values, " + n + " expected");

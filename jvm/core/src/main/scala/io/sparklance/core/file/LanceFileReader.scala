@@ -226,7 +226,7 @@ object LanceFileReader {
    * chunks of 32 to 4096 rows in pylance's files), so a range should not span much more than the rows it needs;
    * each range is one read of every field, so ranges should not be many.
    */
-  private val TakeGap = 128L
+  private[core] val TakeGap = 128L
 
   /** Opens a data file; `knownLength` (the size a manifest records, or -1) spares object stores a status request. */
   def open(storage: Storage, path: String, knownLength: Long = -1L): LanceFileReader = {

@@ -9,7 +9,7 @@ import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector._
 
 import io.sparklance.core.MetadataColumn
-import io.sparklance.core.file.RowCopier
+import io.sparklance.core.file.{LanceFileReader, RowCopier}
 import io.sparklance.core.format.{DeletionVector, Fragment, FragmentFiles}
 import io.sparklance.core.scan.{CodedColumn, FragmentReader}
 import io.sparklance.core.storage.Storage
@@ -25,8 +25,9 @@ import io.sparklance.core.storage.Storage
  * the positions of its values in the dictionaries ([[CodedColumn]]), the predicates evaluated once per dictionary
  * item, and its values made only for the rows that come back. A batch where no row matches is skipped; one where few rows match
  * (fewer than one in [[TaskReader.LateRowsRatio]]) comes back as just those rows, the other columns read only at
- * their offsets; one where fewer than one in [[TaskReader.CompactRowsRatio]] match is read whole and comes back as
- * just those rows too; otherwise the whole batch comes back, and the caller drops the rows that do not match.
+ * their offsets, unless those rows lie so close together that reading them would decode half the batch anyway;
+ * one where fewer than one in [[TaskReader.CompactRowsRatio]] match (or few, but close together) is read whole and
+ * comes back as just those rows too; otherwise the whole batch comes back, and the caller drops the rows that do not match.
  */
 final class TaskReader private[table] (storage: Storage, task: ScanTask, allocator: BufferAllocator) extends Closeable {
   private val ctx = task.context
@@ -112,7 +113,7 @@ final class TaskReader private[table] (storage: Storage, task: ScanTask, allocat
       filtered.close()
       None
     } else {
-      val few = selected.toLong * TaskReader.LateRowsRatio < n
+      val few = selected.toLong * TaskReader.LateRowsRatio < n && !clustered(selected, n)
       val compacted = few || selected.toLong * TaskReader.CompactRowsRatio < n
       // The filtered columns' vectors, of just the selected rows when the batch is compacted, else of all.
       val vectors = scala.collection.mutable.ArrayBuffer.empty[(Int, FieldVector)]
@@ -136,6 +137,22 @@ final class TaskReader private[table] (storage: Storage, task: ScanTask, allocat
         }
       } catch { case NonFatal(e) => vectors.foreach(_._2.close()); throw e }
     }
+  }
+
+  /**
+   * Whether the rows `selection(0 until count)` of a batch of `n` lie so close together that a read of just them
+   * would decode at least half of the batch anyway: a take reads rows closer than [[LanceFileReader.TakeGap]] as one
+   * range, one read of every column per range, so such a selection costs more as ranges than as one read.
+   */
+  private def clustered(count: Int, n: Int): Boolean = {
+    var covered = 0L
+    var i = 1
+    while (i < count) {
+      val gap = selection(i) - selection(i - 1)
+      covered += (if (gap < LanceFileReader.TakeGap) gap else 1)
+      i += 1
+    }
+    (covered + 1) * 2 >= n
   }
 
   /** A vector owned by the caller with the buffers of `v` (whose root is closed after). */

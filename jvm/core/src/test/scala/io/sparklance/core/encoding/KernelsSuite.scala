@@ -131,10 +131,15 @@ class KernelsSuite extends AnyFunSuite {
   }
 
   test("run-length encoded values round trip, as mini-block buffers and as a block") {
-    for (seed <- Seeds; bits <- Seq(8, 16, 32, 64); n <- Seq(0, 1, 255, 256, 1024, 5000)) {
+    for (seed <- Seeds; bits <- Seq(8, 16, 24, 32, 64, 128); n <- Seq(0, 1, 255, 256, 1024, 5000)) {
       val (vals, lens, want) = runs(new Random(seed * 13 + n), n, bits / 8)
       val mb = Decoders21.miniBlock(rle(bits), maxBytes).decode(Array(slice(vals), slice(lens)), n)
       assert(fixedBytes(mb) == want.toSeq, s"mini-block rle of $bits bits, $n values")
+      // Run values inside a larger buffer, as a chunk's buffers are.
+      val pad = 1 + seed % 7
+      val inside = new Slice(Array.fill[Byte](pad)(-1) ++ vals ++ Array.fill[Byte](pad)(-1), pad, vals.length)
+      val mbInside = Decoders21.miniBlock(rle(bits), maxBytes).decode(Array(inside, slice(lens)), n)
+      assert(fixedBytes(mbInside) == want.toSeq, s"mini-block rle of $bits bits, $n values at offset $pad")
       val block = new Array[Byte](8) ++ vals ++ lens
       LittleEndian.putLong(block, 0, vals.length.toLong)
       assert(fixedBytes(Decoders21.block(rle(bits), maxBytes).decode(slice(block), n)) == want.toSeq, s"block rle of $bits, $n")

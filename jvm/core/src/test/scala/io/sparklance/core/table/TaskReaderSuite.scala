@@ -131,6 +131,27 @@ class TaskReaderSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
+  test("batches where few rows match, close together, are read whole and come back as exactly those rows") {
+    (1 to 6).foreach { seed =>
+      val r = new Random(seed)
+      val (t, live) = table(r)
+      val batchRows = 256 + r.nextInt(512)
+      // Every k-th id over a stretch of the table: fewer than one row in 32 of a batch, closer than a take's gap.
+      val k = 33 + r.nextInt(90)
+      val start = r.nextInt(3000)
+      val picked = (start until start + 2500 + r.nextInt(500) by k).map(i => java.lang.Long.valueOf(i.toLong))
+      val predicates = Seq(
+        Seq(Predicate.In("id", picked)),
+        Seq(Predicate.In("id", picked), Predicate.IsNotNull("s")),
+        Seq(Predicate.Or(Predicate.In("id", picked), Predicate.IsNull("x")), Predicate.Compare("s", Predicate.Op.Ge, "v-3")))
+      predicates.foreach { ps =>
+        val scan = t.latest().newScan().withFilters(ps).withBatchRows(batchRows)
+        val sizes = readMatching(t, scan, live, ps, seed)
+        assert(sizes.forall(_ < batchRows), s"seed $seed, $ps: batch sizes $sizes")
+      }
+    }
+  }
+
   test("batches where between one row in 32 and one in 4 match are read whole and come back as exactly those rows") {
     (1 to 6).foreach { seed =>
       val r = new Random(seed)
