@@ -214,22 +214,10 @@ private[index] object IvfStorage {
     }
 
     def distances(q: Array[Float], centroid: Array[Float], payload: AnyRef, rows: Int): Array[Float] = {
-      val codes = payload.asInstanceOf[Array[Byte]]
-      val qc = quantize(q)
-      val scale = ((end - start) * (end - start) / (255.0 * 255.0)).toFloat
+      val one = nodeDistance(q, centroid, payload, rows)
       val out = new Array[Float](rows)
       var r = 0
-      while (r < rows) {
-        var s = 0L
-        var d = 0
-        while (d < dim) {
-          val diff = (codes(r * dim + d) & 0xFF) - qc(d)
-          s += diff * diff
-          d += 1
-        }
-        out(r) = s.toFloat * scale
-        r += 1
-      }
+      while (r < rows) { out(r) = one(r); r += 1 }
       out
     }
 
