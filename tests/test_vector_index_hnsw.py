@@ -29,6 +29,7 @@ sys.path.insert(0, str(HERE.parent / "python"))
 from conftest import lance_raises, start_spark, warehouse_with  # noqa: E402
 
 from sparklance import LanceTable  # noqa: E402
+from test_vector_index_build import recall  # noqa: E402  (pylance's recall@k, its default ef for HNSW)
 from sparklance.errors import InvalidArgumentError  # noqa: E402
 
 SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261126"))
@@ -181,17 +182,6 @@ def test_hnsw_ef_is_checked_and_used(spark, tmp_path):
         assert overlap(narrow, pylance_search(ds, q, 10, "l2", nprobes=1, ef=10), "ef=10") >= 0.8
         differing += [r for r, _ in narrow] != [r for r, _ in our_search(spark, path, q, 10, "l2", nprobes=1, ef=400)]
     assert differing > 0, "ef had no effect on 10 queries over a sparse graph of 6,000 nodes"
-
-
-def recall(ds: lance.LanceDataset, queries: np.ndarray, metric: str, nprobes: int, k: int = 10) -> float:
-    """pylance's mean recall@k of its index search (default ``ef``) against its exact search."""
-    hits = 0
-    for q in queries:
-        nearest = {"column": "emb", "q": q, "k": k, "metric": metric}
-        exact = set(ds.to_table(nearest={**nearest, "use_index": False}, with_row_id=True, columns=[])["_rowid"].to_pylist())
-        ann = ds.to_table(nearest={**nearest, "nprobes": nprobes}, with_row_id=True, columns=[])["_rowid"].to_pylist()
-        hits += len(exact.intersection(ann))
-    return hits / (k * len(queries))
 
 
 BUILD_CASES = [("IVF_HNSW_SQ", "l2"), ("IVF_HNSW_PQ", "l2"), ("IVF_HNSW_PQ", "cosine"), ("IVF_HNSW_FLAT", "l2"),
