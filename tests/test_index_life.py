@@ -64,7 +64,7 @@ def rows(first: int, n: int, seed: int) -> pa.Table:
     return pa.table({
         "id": pa.array(range(first, first + n), pa.int64()),
         "k": pa.array([r.randint(-20, 60) if r.random() > 0.1 else None for _ in range(n)], pa.int64()),
-        "s": pa.array([r.choice(WORDS + ["zz", "q"]) if r.random() > 0.1 else None for _ in range(n)]),
+        "s": pa.array([r.choice(WORDS + ["zz", "q"]) if r.random() > 0.1 else None for _ in range(n)], pa.string()),
         "tags": pa.array([tags() for _ in range(n)], pa.list_(pa.string()))})
 
 
