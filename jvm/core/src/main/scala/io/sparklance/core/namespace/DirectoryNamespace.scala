@@ -40,6 +40,16 @@ final class DirectoryNamespace private (val root: String, storage: Storage, conf
   private def absolute(location: String): String =
     if (location.contains("://") || location.startsWith("/")) location else Storage.join(root, location)
 
+  /** A location as entries are compared by: absolute, without a trailing slash. */
+  private def place(location: String): String = absolute(location).stripSuffix("/")
+
+  /** The directory of root table `name` that directory listing finds: `<root>/<name>.lance`. */
+  private def listedDir(name: String): String = Storage.join(root, name + Suffix)
+
+  /** The entry whose location is `dir` (an absolute place), if any: one location has one name. */
+  private def holderOf(all: IndexedSeq[Entry], dir: String): Option[Entry] =
+    all.find(e => e.location.exists(l => place(l) == dir))
+
   private def requireManifest(what: String): Unit = if (!manifestEnabled) {
     throw new UnsupportedFeatureException(s"$what is not supported by $describe with manifest_enabled = false: " +
       "without the __manifest table a directory namespace has only the root namespace. Enable the manifest.")
@@ -103,7 +113,7 @@ final class DirectoryNamespace private (val root: String, storage: Storage, conf
 
   /** `<name>.lance` directories of the root that the manifest does not list (directory listing). */
   private def listedDirectories(all: IndexedSeq[Entry]): Seq[String] = if (!dirListingEnabled) Nil else {
-    val known = all.flatMap(_.location).map(l => absolute(l).stripSuffix("/")).toSet
+    val known = all.flatMap(_.location).map(place).toSet
     storage.list(root).filter(e => e.isDirectory && e.name.endsWith(Suffix) && e.name.length > Suffix.length)
       .filterNot(e => known.contains(Storage.join(root, e.name)))
       .map(_.name.stripSuffix(Suffix))
@@ -125,7 +135,7 @@ final class DirectoryNamespace private (val root: String, storage: Storage, conf
       if (id.length > 1) requireManifest(s"Table ${id.mkString(".")} in a child namespace")
       entries().find(e => e.isTable && e.objectId == objectId(id)).flatMap(_.location).map(absolute).orElse {
         if (id.length == 1 && (dirListingEnabled || !manifestEnabled)) {
-          val dir = Storage.join(root, checkName(id.head, "table") + Suffix)
+          val dir = listedDir(checkName(id.head, "table"))
           if (storage.exists(dir)) Some(dir) else None
         } else None
       }
@@ -137,7 +147,7 @@ final class DirectoryNamespace private (val root: String, storage: Storage, conf
     id.foreach(checkName(_, "namespace or table"))
     if (!manifestEnabled) {
       if (id.length > 1) requireManifest(s"Creating table ${id.mkString(".")} in a child namespace")
-      val dir = Storage.join(root, id.head + Suffix)
+      val dir = listedDir(id.head)
       if (storage.exists(Storage.join(dir, "_versions"))) throw new TableInNamespaceExistsException(id, describe)
       dir
     } else {
@@ -152,7 +162,7 @@ final class DirectoryNamespace private (val root: String, storage: Storage, conf
           throw new TableInNamespaceExistsException(id, describe)
         }
         // A renamed root table keeps its <name>.lance directory: that place is taken.
-        all.find(e => e.location.exists(l => absolute(l).stripSuffix("/") == Storage.join(root, dir))).foreach { e =>
+        holderOf(all, Storage.join(root, dir)).foreach { e =>
           throw new InvalidArgumentException(s"Cannot create table ${id.mkString(".")} in $describe: its directory " +
             s"${Storage.join(root, dir)} is the location of table ${e.id.mkString(".")}. Choose another name.")
         }
@@ -178,7 +188,7 @@ final class DirectoryNamespace private (val root: String, storage: Storage, conf
       if (all.exists(_.objectId == objectId(id)) || (id.length == 1 && listedDirectories(all).contains(id.head))) {
         throw new TableInNamespaceExistsException(id, describe)
       }
-      all.find(e => e.isTable && e.location.exists(l => absolute(l).stripSuffix("/") == absolute(relative))).foreach { e =>
+      holderOf(all, place(relative)).foreach { e =>
         throw new InvalidArgumentException(s"Cannot register table ${id.mkString(".")} at $location in $describe: " +
           s"it is the location of table ${e.id.mkString(".")} already. A table has one name in a namespace.")
       }
@@ -192,9 +202,9 @@ final class DirectoryNamespace private (val root: String, storage: Storage, conf
    * `<root>/<name>.lance`, and nowhere else: a root table anywhere else would be invisible to it, and is refused.
    */
   private def checkRootPlace(id: Seq[String], location: String, what: String): Unit =
-    if (id.length == 1 && dirListingEnabled && absolute(location).stripSuffix("/") != Storage.join(root, id.head + Suffix)) {
+    if (id.length == 1 && dirListingEnabled && place(location) != listedDir(id.head)) {
       throw new UnsupportedFeatureException(s"$what: with directory listing on (dir_listing_enabled), a table of the " +
-        s"root namespace is the directory ${Storage.join(root, id.head + Suffix)}, where other tools look for it. " +
+        s"root namespace is the directory ${listedDir(id.head)}, where other tools look for it. " +
         "Put the table in a child namespace, or use that directory.")
     }
 
@@ -239,9 +249,9 @@ final class DirectoryNamespace private (val root: String, storage: Storage, conf
   override def deregisterTable(id: Seq[String]): Option[String] = {
     if (id.isEmpty) None
     else {
-      def stillListed = id.length == 1 && dirListingEnabled && storage.exists(Storage.join(root, id.head + Suffix))
+      def stillListed = id.length == 1 && dirListingEnabled && storage.exists(listedDir(id.head))
       def refuse() = throw new UnsupportedFeatureException(s"Table ${id.mkString(".")} of $describe cannot be " +
-        s"deregistered while keeping its files: its directory ${Storage.join(root, id.head + Suffix)} is " +
+        s"deregistered while keeping its files: its directory ${listedDir(id.head)} is " +
         (if (manifestEnabled) "found by directory listing (dir_listing_enabled)" else "the table (manifest_enabled = false)") +
         ", so the table would stay. Drop it with its files (DROP TABLE ... PURGE), or move the directory first.")
       if (!manifestEnabled) { if (tableLocation(id).isDefined) refuse() else None }
@@ -250,7 +260,7 @@ final class DirectoryNamespace private (val root: String, storage: Storage, conf
         update { all =>
           all.find(e => e.isTable && e.objectId == objectId(id)) match {
             case Some(entry) =>
-              if (stillListed && entry.location.exists(l => absolute(l).stripSuffix("/") == Storage.join(root, id.head + Suffix))) refuse()
+              if (stillListed && entry.location.exists(l => place(l) == listedDir(id.head))) refuse()
               location = entry.location.map(absolute)
               all.filterNot(_ eq entry)
             case None =>
@@ -277,13 +287,13 @@ final class DirectoryNamespace private (val root: String, storage: Storage, conf
       if (id.length == 1 && dirListingEnabled) {
         throw new UnsupportedFeatureException(s"Table ${id.mkString(".")} of $describe cannot be renamed: with " +
           s"directory listing on (dir_listing_enabled), a table of the root namespace is named by its directory " +
-          s"${Storage.join(root, id.head + Suffix)}, and other tools would go on listing it under its old name. " +
+          s"${listedDir(id.head)}, and other tools would go on listing it under its old name. " +
           "Copy it with CREATE TABLE ... AS SELECT instead.")
       }
       val entry = all.find(e => e.isTable && e.objectId == objectId(id)).getOrElse {
         if (id.length == 1 && listedDirectories(all).contains(id.head)) {
           throw new UnsupportedFeatureException(s"Table ${id.mkString(".")} of $describe cannot be renamed: only " +
-            s"directory listing knows it (${Storage.join(root, id.head + Suffix)}), so its name is its directory's. " +
+            s"directory listing knows it (${listedDir(id.head)}), so its name is its directory's. " +
             "Rename the directory instead.")
         }
         throw new TableNotFoundException(id, describe)
