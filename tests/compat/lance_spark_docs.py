@@ -153,6 +153,12 @@ def table(path, columns, rows, namespace=False) -> dict:
 
 USE_DB = ours("USE lance.db")
 
+# The unenforced primary key of a table of the warehouse as pylance reads it: (name, position) in key order.
+PYLANCE_KEY = ("import lance\n"
+               "def key(path):\n"
+               "    ds = lance.dataset(spark.conf.get('spark.sql.catalog.lance.warehouse') + '/' + path + '.lance')\n"
+               "    return [(f.name(), f.unenforced_primary_key_position()) for f in ds.lance_schema.unenforced_primary_key()]\n")
+
 # lance-spark's virtual columns of a blob column; sparklance writes no blob columns, and Spark finds no such column.
 BLOB_COLUMNS = fails("UNRESOLVED_COLUMN.WITH_SUGGESTION", "content__blob_pos", "sparklance has no blob columns "
                      "(their table properties are refused above), so there are no <column>__blob_pos/__blob_size")
@@ -1044,11 +1050,21 @@ SCENARIOS = [
                 before_version = 10,
                 delete_unverified = TRUE
             );""", count=("db/users", 12), versions_from=("db/users", 10)),
+    ]),
+
+    # ------------------------------------------------------------------------ primary keys (set once per table)
+    dict(name="primary_key", namespaces=["db"], steps=[
+        # The page asks for NOT NULL key columns; each example runs on a fresh table, since a key is set once.
+        ours("CREATE TABLE lance.db.users (id BIGINT NOT NULL, name STRING NOT NULL, email STRING)"),
+        ours("INSERT INTO lance.db.users VALUES (1, 'a', null), (1, 'a', 'dup@example.com')"),
         sql("operations/ddl/set-unenforced-primary-key.md", "ALTER TABLE lance.db.users SET UNENFORCED PRIMARY KEY (id);",
-            expect=unsupported(UNSUPPORTED, "PRIMARY KEY")),
+            rows=[("OK", "id")]),
+        ours_py(PYLANCE_KEY + "assert key('db/users') == [('id', 1)], key('db/users')"),
+        ours("DROP TABLE lance.db.users"),
+        ours("CREATE TABLE lance.db.users (id BIGINT NOT NULL, name STRING NOT NULL, email STRING)"),
         sql("operations/ddl/set-unenforced-primary-key.md",
-            "ALTER TABLE lance.db.users SET UNENFORCED PRIMARY KEY (id, name);",
-            expect=unsupported(UNSUPPORTED, "PRIMARY KEY")),
+            "ALTER TABLE lance.db.users SET UNENFORCED PRIMARY KEY (id, name);", rows=[("OK", "id,name")]),
+        ours_py(PYLANCE_KEY + "assert key('db/users') == [('id', 1), ('name', 2)], key('db/users')"),
     ]),
 
     # --------------------------------------------------------------------------- indexes on other tables' columns

@@ -41,9 +41,10 @@ import io.sparklance.core.util.Parse
  *   ALTER TABLE t REFRESH INDEX name [WITH (...)]                 -- the same for one index
  *   SHOW INDEXES FROM t                                           -- or IN t
  *   DROP INDEX name ON t                                          -- or ALTER TABLE t DROP INDEX name
+ *   ALTER TABLE t SET UNENFORCED PRIMARY KEY (c1, c2)             -- recorded in the schema, never checked; set once
  * }}}
- * Statements of the other Lance connector that sparklance does not run (`REPLACE t WHERE ... AS SELECT`, `ALTER TABLE t
- * SET UNENFORCED PRIMARY KEY (...)`) fail with an error saying so. A statement may start with `--` comment lines.
+ * Statements of the other Lance connector that sparklance does not run (`REPLACE t WHERE ... AS SELECT`) fail with an
+ * error saying so. A statement may start with `--` comment lines.
  * Anything else goes to Spark's parser. The extensions also add the table function `vector_search` (nearest neighbours,
  * [[VectorSearch]]), the other connector's full-text filters `lance_match`, `lance_match_phrase` and
  * `lance_multi_match` (refusing its `search` and `hybrid_search` as not supported: [[FullTextSearch]]), and let reads of Lance tables search label list indexes with
@@ -131,9 +132,11 @@ final class LanceSqlParser(delegate: ParserInterface) extends ParserShim(delegat
         "SELECT ... (rows matching a condition replaced by a query's rows in one version) is not supported by " +
         "sparklance yet. Run DELETE FROM ... WHERE and then INSERT INTO ... SELECT (two versions), or INSERT OVERWRITE " +
         "to replace every row."))
-      case PrimaryKey(t) => throw new LanceSparkException(new UnsupportedFeatureException(s"ALTER TABLE $t SET " +
-        "UNENFORCED PRIMARY KEY is not supported by sparklance yet: it does not write the key's field metadata " +
-        "(lance-schema:unenforced-primary-key)."))
+      case PrimaryKey(t, columns) =>
+        Some(PrimaryKeyCommand(ident(t), columns.split(",").toSeq.map(c => unquote(c.trim))))
+      case AnyPrimaryKey(t) => throw new LanceSparkException(new InvalidArgumentException(s"Cannot read the columns " +
+        s"of ALTER TABLE $t SET UNENFORCED PRIMARY KEY: list them in parentheses, separated by commas, e.g. " +
+        "SET UNENFORCED PRIMARY KEY (id, name)."))
       case _ => None
     }
   }
@@ -178,8 +181,10 @@ object LanceSqlParser {
   private val DropIndex = (s"(?is)DROP\\s+INDEX\\s+$Name\\s+ON\\s+$Table").r
   private val AlterDropIndex = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+DROP\\s+INDEX\\s+$Name").r
   private val ReplaceWhere = (s"(?is)REPLACE\\s+$Table\\s+WHERE\\s+.+\\s+AS\\s+(?:SELECT|WITH|\\().*").r
-  private val PrimaryKey = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+SET\\s+UNENFORCED\\s+PRIMARY\\s+KEY\\s*\\(.*\\)").r
   private val Columns = """((?:`[^`]+`|\w+)(?:\s*,\s*(?:`[^`]+`|\w+))*)"""
+  private val Paths = """((?:`[^`]+`|[\w.]+)(?:\s*,\s*(?:`[^`]+`|[\w.]+))*)"""
+  private val AnyPrimaryKey = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+SET\\s+UNENFORCED\\s+PRIMARY\\s+KEY\\b.*").r
+  private val PrimaryKey = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+SET\\s+UNENFORCED\\s+PRIMARY\\s+KEY\\s*\\(\\s*$Paths\\s*\\)").r
   private val ColumnsFrom = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+(ADD|UPDATE)\\s+COLUMNS?\\s+(?:\\(\\s*$Columns\\s*\\)|$Columns)" +
     s"\\s+FROM\\s+$Table").r
   private val OptionPair = """(?s)\s*(`[^`]+`|[\w.]+)\s*=\s*('(?:[^']|'')*'|"[^"]*"|[^,\s]+)\s*""".r
@@ -434,6 +439,18 @@ object LanceSqlParser {
   private def indexColumns: Seq[Attribute] = Seq(attr("name", StringType), attr("type", StringType),
     attr("columns", ArrayType(StringType, containsNull = false)), attr("uuid", StringType), attr("fragments", IntegerType),
     attr("created_at", TimestampType, nullable = true))
+
+  /**
+   * `ALTER TABLE t SET UNENFORCED PRIMARY KEY (c1, c2)`: the table's primary key recorded in its schema, as lance-spark
+   * does it (a row of `status` and the columns, in key order); see `Table.setPrimaryKey`.
+   */
+  case class PrimaryKeyCommand(table: Seq[String], columns: Seq[String]) extends LeafRunnableCommand {
+    override val output: Seq[Attribute] = Seq(attr("status", StringType), attr("primary_key_columns", StringType))
+    override def run(spark: SparkSession): Seq[Row] = {
+      LanceTableOps.setPrimaryKey(spark, location(spark, table), columns)
+      Seq(Row("OK", columns.mkString(",")))
+    }
+  }
 
   case class RestoreCommand(table: Seq[String], to: String) extends LeafRunnableCommand {
     override val output: Seq[Attribute] = Seq(attr("version", LongType))

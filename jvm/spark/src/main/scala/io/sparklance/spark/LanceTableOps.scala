@@ -197,6 +197,10 @@ object LanceTableOps {
     }
 
   /** Restores the version a tag points to. */
+  /** Declares the table's unenforced primary key (see `Table.setPrimaryKey`); returns the new version. */
+  def setPrimaryKey(spark: SparkSession, path: String, columns: Seq[String]): Long =
+    LanceSparkException.translate(table(spark, path).setPrimaryKey(columns))
+
   def restoreTag(spark: SparkSession, path: String, tag: String): Long =
     LanceSparkException.translate(table(spark, path).restoreTag(tag))
 }

@@ -13,7 +13,7 @@ import io.sparklance.core.commit.{CommitHandler, FileSystemCommitHandler}
 import io.sparklance.core.file.LanceFileReader
 import io.sparklance.core.format.DataFile
 import io.sparklance.core.index.{IndexAppend, IndexKind}
-import io.sparklance.core.schema.LanceSchema
+import io.sparklance.core.schema.{LanceSchema, LogicalType, PrimaryKey}
 import io.sparklance.core.storage.{HadoopStorage, Storage}
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
 import io.sparklance.core.util.Parse
@@ -182,6 +182,50 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
     ReadSettings(Settings.of(Map.empty, next))
     WriteSettings(Settings.of(Map.empty, next))
     commit(Transaction.create(snapshot.version, Operation.UpdateConfig(upserts, deletes)),
+      Committer.Options(maxRetries = snapshot.commitRetries))
+  }
+
+  /**
+   * Declares the table's unenforced primary key (lance-spark's `SET UNENFORCED PRIMARY KEY`, pylance's
+   * `update_field_metadata` with the key's metadata) as one new version: each column, in the order given, gets
+   * `lance-schema:unenforced-primary-key` and its position from 1. Lance records the key and never checks it. Columns
+   * are top-level names or paths into structs (`s.x`) naming leaves (no structs, lists or maps), declared NOT NULL
+   * with every struct around them; a table has one key, set once. Returns the new version.
+   */
+  def setPrimaryKey(columns: Seq[String]): Long = {
+    if (columns.isEmpty) throw new InvalidArgumentException(s"A primary key of $root needs at least one column.")
+    val twice = columns.diff(columns.distinct).distinct
+    if (twice.nonEmpty) {
+      throw new InvalidArgumentException(s"Primary key column ${twice.mkString(", ")} is listed more than once.")
+    }
+    val snapshot = latest()
+    val schema = snapshot.schema
+    val existing = PrimaryKey.fields(schema)
+    if (existing.nonEmpty) {
+      throw new InvalidArgumentException(s"$root already has an unenforced primary key " +
+        s"(${existing.map(_.name).mkString(", ")}); it cannot be changed once set.")
+    }
+    val ids = columns.map { path =>
+      val parts = path.split('.').toSeq
+      val chain = parts.tail.scanLeft(schema.field(parts.head)) { (f, name) =>
+        f.filter(_.logicalType == LogicalType.Struct).flatMap(_.child(name))
+      }
+      val field = chain.last.getOrElse(throw new InvalidArgumentException(s"No column '$path' in $root for its " +
+        s"primary key: its columns are ${schema.fields.map(_.name).mkString(", ")} (name a struct's member as s.x)."))
+      if (field.children.nonEmpty || field.logicalType == LogicalType.Struct) {
+        throw new InvalidArgumentException(s"Primary key column '$path' is a ${field.logicalTypeName}: a key column " +
+          "must be a primitive leaf (not a struct, list or map).")
+      }
+      chain.flatten.find(_.nullable).foreach { f =>
+        throw new InvalidArgumentException(s"Primary key column '$path' must not be nullable, nor any struct around " +
+          s"it, but '${f.name}' is: declare it NOT NULL when the table is created.")
+      }
+      field.id
+    }
+    val updates = ids.zipWithIndex.map { case (id, i) =>
+      id -> Map(PrimaryKey.Key -> "true", PrimaryKey.PositionKey -> (i + 1).toString)
+    }.toMap
+    commit(Transaction.create(snapshot.version, Operation.UpdateConfig(Map.empty, Set.empty, fieldMetadata = updates)),
       Committer.Options(maxRetries = snapshot.commitRetries))
   }
 

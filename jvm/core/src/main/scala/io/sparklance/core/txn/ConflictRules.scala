@@ -98,6 +98,11 @@ object ConflictRules {
 
   /** Our config change over a commit: see the table. */
   private def updateConfig(ours: Operation.UpdateConfig, theirs: Operation): Verdict = theirs match {
+    case _: Operation.Project | _: Operation.Merge | _: Operation.Overwrite | _: Operation.Restore
+        if ours.fieldMetadata.nonEmpty =>
+      Conflict(s"it changed the table's schema, whose fields this ${ours.name} sets metadata on; run it again")
+    case t: Operation.UpdateConfig if ours.fieldMetadata.nonEmpty && t.fieldMetadata.nonEmpty =>
+      Conflict("it also set field metadata; run it again")
     case t: Operation.UpdateConfig if t.otherUpdates =>
       Conflict("it replaced the table's config or changed its metadata; set the properties again")
     case t: Operation.UpdateConfig if t.keys.intersect(ours.keys).nonEmpty =>

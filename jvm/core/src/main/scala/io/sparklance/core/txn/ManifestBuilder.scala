@@ -6,8 +6,10 @@ import scala.jdk.CollectionConverters._
 
 import com.google.protobuf.Timestamp
 
+import io.sparklance.core.InvalidArgumentException
 import io.sparklance.core.format.{FeatureFlags, Manifest, RowVersionSequence}
 import io.sparklance.core.index.IndexMetadata
+import io.sparklance.core.schema.PrimaryKey
 import io.sparklance.proto.{RowIdProtos, TableProtos}
 
 /**
@@ -43,6 +45,7 @@ object ManifestBuilder {
         if (op.otherUpdates) throw new IllegalArgumentException("sparklance commits config key updates only")
         op.deletes.foreach(b.removeConfig)
         b.putAllConfig(op.upserts.asJava)
+        setFieldMetadata(b, op.fieldMetadata)
       case Operation.Other(n) => throw new IllegalArgumentException(s"sparklance does not commit $n transactions")
     }
     if (ids.nextFragmentId > 0) b.setMaxFragmentId((ids.nextFragmentId - 1).toInt)
@@ -54,6 +57,28 @@ object ManifestBuilder {
     setFeatureFlags(b)
     b.build()
   }
+
+  /**
+   * Sets metadata keys on fields (by id). The unenforced primary key's two keys also set the field's
+   * `unenforced_primary_key` flags, as pylance keeps them; a key once set is never changed (pylance refuses that too).
+   */
+  private def setFieldMetadata(b: TableProtos.Manifest.Builder, updates: Map[Int, Map[String, String]]): Unit =
+    if (updates.nonEmpty) {
+      val fields = b.getFieldsBuilderList.asScala
+      if (updates.values.exists(_.keySet.exists(PrimaryKey.isKey)) && fields.exists(PrimaryKey.isPart(_))) {
+        throw new InvalidArgumentException(s"The table already has an unenforced primary key " +
+          s"(${PrimaryKey.columns(fields.map(_.build()).toSeq).mkString(", ")}); it cannot be changed once set.")
+      }
+      updates.foreach { case (id, kv) =>
+        val f = fields.find(_.getId == id).getOrElse(throw new InvalidArgumentException(
+          s"Field id $id is no longer in the table's schema: set its metadata again."))
+        kv.foreach { case (k, v) =>
+          f.putMetadata(k, com.google.protobuf.ByteString.copyFromUtf8(v))
+          if (k == PrimaryKey.Key) f.setUnenforcedPrimaryKey(PrimaryKey.truthy(v))
+          if (k == PrimaryKey.PositionKey) f.setUnenforcedPrimaryKeyPosition(v.toInt)
+        }
+      }
+    }
 
   /**
    * The index section the next manifest carries, from the current one (`current`, of manifest `base`):

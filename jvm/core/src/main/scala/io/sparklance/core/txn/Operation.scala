@@ -87,10 +87,12 @@ object Operation {
    * Table config keys set and removed (`ALTER TABLE ... SET/UNSET TBLPROPERTIES`, pylance's `update_config` and
    * `delete_config_keys`), written as pylance 14 writes them: one `config_updates` map whose entries without a value
    * remove their key. `otherUpdates` marks one read from a transaction file that also replaced the whole config or
-   * changed table, schema or field metadata, which sparklance does not commit.
+   * changed table, schema or field metadata, which sparklance does not commit; `fieldMetadata` is the one metadata
+   * change sparklance commits (keys set on fields, by field id: an unenforced primary key), written as pylance's
+   * `update_field_metadata` writes it.
    */
-  final case class UpdateConfig(upserts: Map[String, String], deletes: Set[String], otherUpdates: Boolean = false)
-      extends Operation {
+  final case class UpdateConfig(upserts: Map[String, String], deletes: Set[String], otherUpdates: Boolean = false,
+      fieldMetadata: Map[Int, Map[String, String]] = Map.empty) extends Operation {
     def name = "UpdateConfig"
     def keys: Set[String] = upserts.keySet ++ deletes
   }
@@ -145,11 +147,22 @@ final case class Transaction(readVersion: Long, uuid: String, operation: Operati
       case Operation.CreateIndex(added, removed) =>
         b.setCreateIndex(TransactionProtos.Transaction.CreateIndex.newBuilder().addAllNewIndices(added.asJava)
           .addAllRemovedIndices(removed.asJava))
-      case Operation.UpdateConfig(upserts, deletes, _) =>
-        val entries = upserts.toSeq.sorted.map { case (k, v) => TransactionProtos.Transaction.UpdateMapEntry.newBuilder().setKey(k).setValue(v).build() } ++
-          deletes.toSeq.sorted.map(k => TransactionProtos.Transaction.UpdateMapEntry.newBuilder().setKey(k).build())
-        b.setUpdateConfig(TransactionProtos.Transaction.UpdateConfig.newBuilder().setConfigUpdates(
-          TransactionProtos.Transaction.UpdateMap.newBuilder().addAllUpdateEntries(entries.asJava)))
+      case Operation.UpdateConfig(upserts, deletes, _, fieldMetadata) =>
+        def entry(k: String, v: Option[String]) = {
+          val e = TransactionProtos.Transaction.UpdateMapEntry.newBuilder().setKey(k)
+          v.foreach(e.setValue)
+          e.build()
+        }
+        val entries = upserts.toSeq.sorted.map { case (k, v) => entry(k, Some(v)) } ++ deletes.toSeq.sorted.map(entry(_, None))
+        val u = TransactionProtos.Transaction.UpdateConfig.newBuilder()
+        if (entries.nonEmpty || fieldMetadata.isEmpty) {
+          u.setConfigUpdates(TransactionProtos.Transaction.UpdateMap.newBuilder().addAllUpdateEntries(entries.asJava))
+        }
+        fieldMetadata.foreach { case (id, kv) =>
+          u.putFieldMetadataUpdates(id, TransactionProtos.Transaction.UpdateMap.newBuilder()
+            .addAllUpdateEntries(kv.toSeq.sorted.map { case (k, v) => entry(k, Some(v)) }.asJava).build())
+        }
+        b.setUpdateConfig(u)
       case Operation.Other(n) => throw new IllegalArgumentException(s"cannot write a $n transaction")
     }
     b.build()
@@ -199,8 +212,13 @@ object Transaction {
     val entries = u.getConfigUpdates.getUpdateEntriesList.asScala.toSeq
     val upserts = u.getUpsertValuesMap.asScala.toMap ++ entries.filter(_.hasValue).map(e => e.getKey -> e.getValue)
     val deletes = u.getDeleteKeysList.asScala.toSet ++ entries.filterNot(_.hasValue).map(_.getKey)
+    val fields = u.getFieldMetadataUpdatesMap.asScala.toMap
+    // Field keys set (not removed, not replacing a field's whole map) are what sparklance itself commits.
+    val settable = fields.values.forall(m => !m.getReplace && m.getUpdateEntriesList.asScala.forall(_.hasValue))
     val other = u.getConfigUpdates.getReplace || u.hasTableMetadataUpdates || u.hasSchemaMetadataUpdates ||
-      u.getFieldMetadataUpdatesCount > 0 || u.getSchemaMetadataCount > 0 || u.getFieldMetadataCount > 0
-    Operation.UpdateConfig(upserts, deletes, other)
+      !settable || u.getSchemaMetadataCount > 0 || u.getFieldMetadataCount > 0
+    Operation.UpdateConfig(upserts, deletes, other, fields.map { case (id, m) =>
+      id.intValue -> m.getUpdateEntriesList.asScala.filter(_.hasValue).map(e => e.getKey -> e.getValue).toMap
+    })
   }
 }

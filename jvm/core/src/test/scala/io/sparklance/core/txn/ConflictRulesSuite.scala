@@ -130,4 +130,22 @@ class ConflictRulesSuite extends AnyFunSuite {
       .putUpsertValues("x", "y").addDeleteKeys("z")).build()
     assert(Transaction.fromProto(old).operation == Operation.UpdateConfig(Map("x" -> "y"), Set("z")))
   }
+
+  test("field metadata (a primary key) is written as pylance's update_field_metadata and conflicts with schema changes") {
+    val key = Operation.UpdateConfig(Map.empty, Set.empty, fieldMetadata = Map(2 -> Map("k" -> "true", "p" -> "1")))
+    val proto = Transaction.create(3, key).toProto
+    val entries = proto.getUpdateConfig.getFieldMetadataUpdatesMap.get(2).getUpdateEntriesList
+    assert(entries.size == 2 && entries.get(0).getKey == "k" && entries.get(0).getValue == "true")
+    assert(!proto.getUpdateConfig.hasConfigUpdates)
+    assert(Transaction.fromProto(proto).operation == key)
+    Seq(Operation.Project(Nil), overwrite, Operation.Restore(1), key).foreach(t => assert(!ok(key, t), t))
+    Seq(append, delete(1)(2), update(1)(2), Operation.UpdateConfig(Map("a" -> "1"), Set.empty)).foreach { t =>
+      assert(ok(key, t) && ok(t, key), t)
+    }
+    // A removal or a whole map replaced (pylance can commit those) is not something sparklance commits.
+    val removal = proto.toBuilder.setUpdateConfig(proto.getUpdateConfig.toBuilder.putFieldMetadataUpdates(3,
+      io.sparklance.proto.TransactionProtos.Transaction.UpdateMap.newBuilder().addUpdateEntries(
+        io.sparklance.proto.TransactionProtos.Transaction.UpdateMapEntry.newBuilder().setKey("k")).build())).build()
+    assert(Transaction.fromProto(removal).operation.asInstanceOf[Operation.UpdateConfig].otherUpdates)
+  }
 }
