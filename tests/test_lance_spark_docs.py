@@ -428,7 +428,7 @@ def test_statements_of_the_other_connector_refused_with_the_reason(base_spark, t
     with lance_raises(sparklance.UnsupportedFeatureError, match="later.lance.encoding shapes the table"):
         spark.sql("ALTER TABLE lance.db.t SET TBLPROPERTIES ('later.lance.encoding' = 'blob')")
     assert "later.lance.encoding" not in dataset(wh, "db/t").config()
-    # Stable row ids: false asks for what sparklance does; true is refused, when created or later.
+    # Stable row ids are chosen when a table is created: setting them later is refused.
     spark.sql("CREATE TABLE lance.db.s (id BIGINT) TBLPROPERTIES ('enable_stable_row_ids' = 'false')")
     with lance_raises(sparklance.UnsupportedFeatureError, match="enable_stable_row_ids"):
         spark.sql("ALTER TABLE lance.db.s SET TBLPROPERTIES ('enable_stable_row_ids' = 'true')")

@@ -209,8 +209,8 @@ def test_failed_replace_keeps_the_table(spark, tmp_path):
     """A CREATE OR REPLACE / REPLACE refused before it writes leaves the table it would have replaced as it was."""
     root, cat, ns, data, location = table_in_dir_namespace(spark, tmp_path, 5)
     for statement in ["CREATE OR REPLACE TABLE", "REPLACE TABLE"]:
-        with lance_raises(sparklance.UnsupportedFeatureError, match="enable_stable_row_ids"):
-            spark.sql(f"{statement} {cat}.db.t TBLPROPERTIES ('enable_stable_row_ids' = 'true') AS SELECT * FROM src")
+        with lance_raises(sparklance.UnsupportedFeatureError, match="legacy Lance file format"):
+            spark.sql(f"{statement} {cat}.db.t TBLPROPERTIES ('file_format_version' = 'legacy') AS SELECT * FROM src")
         with pytest.raises(Exception, match="boom"):
             spark.sql(f"{statement} {cat}.db.t AS SELECT id, assert_true(id < 0, 'boom') AS ok FROM range(3)").collect()
         assert spark_rows(spark.table(f"{cat}.db.t")) == rows(data)

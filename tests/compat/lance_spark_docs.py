@@ -341,8 +341,14 @@ SCENARIOS = [
         sql(ALTER, """
             -- Correct: set at creation time
             CREATE TABLE users (id BIGINT, name STRING)
-                TBLPROPERTIES ('enable_stable_row_ids' = 'true');""",
-            expect=unsupported(UNSUPPORTED, "enable_stable_row_ids")),
+                TBLPROPERTIES ('enable_stable_row_ids' = 'true');"""),
+        ours("INSERT INTO users VALUES (1, 'Alice')"),
+        ours("INSERT INTO users VALUES (2, 'Bob')"),
+        ours_py("import lance\n"
+                "ds = lance.dataset(spark.conf.get('spark.sql.catalog.lance.warehouse') + '/db/users.lance')\n"
+                "assert ds.has_stable_row_ids\n"
+                "assert sorted(ds.to_table(with_row_id=True).column('_rowid').to_pylist()) == [0, 1]"),
+        ours("DROP TABLE users"),
         ours("CREATE TABLE users (id BIGINT, name STRING)"),
         ours("INSERT INTO users VALUES (1, 'Alice'), (2, 'Bob')"),
         sql(ALTER, "ALTER TABLE users SET TBLPROPERTIES ('team' = 'data-eng', 'env' = 'production');",

@@ -36,7 +36,7 @@ object LanceOptions {
    * `branch` writes a branch of the table (which must exist).
    */
   val Write: Set[String] = Common ++ Set("branch", "max_rows_per_file", "max_row_per_file", "max_page_bytes", "batch_rows",
-    "batch_size", "commit_retries", "file_format_version", "data_storage_version", "write_mode", "invalid_utf8")
+    "batch_size", "commit_retries", "file_format_version", "data_storage_version", "write_mode", "invalid_utf8", "enable_stable_row_ids")
 
   private val NoEffectRead = Map(
     "block_size" -> "sparklance reads pages at the sizes the file records",
@@ -57,8 +57,6 @@ object LanceOptions {
     "version" -> "a write always commits on top of the latest version: write without a version",
     "timestamp" -> "a write always commits on top of the latest version: write without a timestamp",
     "max_bytes_per_file" -> "data files are sized by rows: use max_rows_per_file",
-    "enable_stable_row_ids" -> ("sparklance does not create tables with stable row ids; create the table with " +
-      "pylance (enable_stable_row_ids=True) and write to it from Spark"),
     "use_large_var_types" -> "sparklance writes the string and binary types of the table's schema",
     "streamingqueryid" -> "streaming writes are not supported by this version of sparklance",
     "__partition_columns" -> "Lance tables are not partitioned: write without partitionBy")
@@ -135,7 +133,7 @@ object LanceOptions {
 
   /** `false` of a refused boolean switch asks for what sparklance does anyway. */
   private def offSwitch(key: String, value: String): Boolean =
-    (key == "enable_stable_row_ids" || key == "use_large_var_types") && value.trim.equalsIgnoreCase("false")
+    key == "use_large_var_types" && value.trim.equalsIgnoreCase("false")
 
   private def plural(n: Int, word: String): String = if (n == 1) word else word + "s"
 }

@@ -48,7 +48,7 @@ final class LanceStreamingWrite(spec: WriteSpec, sparkSchema: StructType, queryI
     } else {
       val readVersion = latest.map(_.version).getOrElse(0L)
       val pending = (latest, created) match {
-        case (None, Some(t)) => table.newOverwrite(0L, t.schema, t.version, t.config)
+        case (None, Some(t)) => t.overwrite(table, 0L, t.version)
         case (None, None) => throw new LanceSparkException(new io.sparklance.core.NotATableException(spec.root,
           "it was removed while the streaming query was writing to it"))
         case (Some(_), _) if complete => table.newOverwrite(readVersion, spec.schema, spec.version, Map.empty)
@@ -113,7 +113,7 @@ object LanceStreamingWrite {
     val s = table.snapshot
     checkColumns(info.schema(), SparkSchemas.toSpark(s.schema), table.tableName)
     val writeOptions = WriteOptions(passed, s.config)
-    writeOptions.checkKeeps(s.fileVersion, table.tableName)
+    writeOptions.checkKeeps(s.fileVersion, s.hasStableRowIds, table.tableName)
     new LanceStreamingWrite(WriteSpec(s.root, s.schema, s.fileVersion, writeOptions, table.hadoopConf), info.schema(),
       queryId(passed, info), complete, None, lookback(passed))
   }

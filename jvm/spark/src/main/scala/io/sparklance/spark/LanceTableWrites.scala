@@ -9,18 +9,28 @@ import org.apache.spark.sql.connector.catalog.{StagedTable, SupportsWrite, Table
 import org.apache.spark.sql.connector.write.{BatchWrite, LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
 import org.apache.spark.sql.types.StructType
 
-import io.sparklance.core.{FileVersion, UnsupportedFeatureException, table => lance}
+import io.sparklance.core.{FileVersion, InvalidArgumentException, UnsupportedFeatureException, table => lance}
 import io.sparklance.core.schema.LanceSchema
 
 /**
  * How a new Lance table is made from Spark: its schema, file version and table config from `TBLPROPERTIES` /
  * write options. Properties Spark reserves for itself are not stored; the rest go to the manifest's table config.
  */
-final case class NewTable(root: String, schema: LanceSchema, version: FileVersion, config: Map[String, String]) {
+final case class NewTable(root: String, schema: LanceSchema, version: FileVersion, config: Map[String, String],
+    stableRowIds: Option[Boolean]) {
+
+  /**
+   * The commit that makes this table (or replaces the table at version `readVersion`, 0 for none) with the files
+   * written in `fileVersion`.
+   */
+  def overwrite(table: lance.Table, readVersion: Long, fileVersion: FileVersion): lance.DataCommit = {
+    val commit = table.newOverwrite(readVersion, schema, fileVersion, config)
+    stableRowIds.fold(commit)(commit.withStableRowIds)
+  }
 
   /** Commits the table with no rows as a new version after `readVersion` (0 for a table that does not exist). */
   def commitEmpty(conf: Configuration, readVersion: Long, options: WriteOptions): Long =
-    LanceSparkException.translate(lance.Table.forPath(root, conf).newOverwrite(readVersion, schema, version, config)
+    LanceSparkException.translate(overwrite(lance.Table.forPath(root, conf), readVersion, version)
       .withCommitRetries(options.commitRetries).commit(Nil))
 }
 
@@ -29,7 +39,8 @@ object NewTable {
   private val Reserved = Set("provider", "owner", "comment", "external", "is_managed_location", "location")
   /** Properties that shape the table rather than being stored as config. */
   private val Shaping = Set("file_format_version", "data_storage_version")
-  /** The other connector's property for a table with stable row ids, fixed when the table is created. */
+  /** The other connector's property (pylance's write parameter) for a table with stable row ids, fixed when the
+   * table is created. */
   private val StableRowIds = "enable_stable_row_ids"
 
   /**
@@ -43,17 +54,17 @@ object NewTable {
         s"Lance catalog lives at $root. To write a table elsewhere, name it by path: lance.`$l`."))
     }
     val options = WriteOptions(properties, Map.empty)
-    properties.find { case (k, v) => k.equalsIgnoreCase(StableRowIds) && !v.trim.equalsIgnoreCase("false") }.foreach {
-      case (k, v) => throw new LanceSparkException(new UnsupportedFeatureException(s"Table property $k = $v is not " +
-        "supported: sparklance does not create tables with stable row ids. Create the table with pylance " +
-        "(enable_stable_row_ids=True) and write to it from Spark, or leave the property out."))
+    val stableRowIds = properties.collectFirst { case (k, v) if k.equalsIgnoreCase(StableRowIds) =>
+      io.sparklance.core.util.Parse.boolean(v).getOrElse(throw new LanceSparkException(new InvalidArgumentException(
+        s"Table property $k must be true or false, not '$v'.")))
     }
     val (shaped, tableProperties) = ColumnProperties(sparkSchema, properties)
     val config = tableProperties.filter { case (k, _) =>
-      !Reserved.contains(k.toLowerCase) && !Shaping.contains(k.toLowerCase) && !k.startsWith("option.")
+      !Reserved.contains(k.toLowerCase) && !Shaping.contains(k.toLowerCase) && !k.equalsIgnoreCase(StableRowIds) &&
+        !k.startsWith("option.")
     }
     NewTable(root, SparkSchemas.toLance(shaped),
-      options.fileFormatVersion.orElse(current).getOrElse(FileVersion.V2_2), config)
+      options.fileFormatVersion.orElse(current).getOrElse(FileVersion.V2_2), config, stableRowIds)
   }
 
   /**
@@ -106,7 +117,7 @@ final class LanceStagedTable(tableName: String, table: NewTable, readVersion: Lo
         // `writeTo(...).option("file_format_version", ...)` picks the version as a table property would.
         val version = writeOptions.fileFormatVersion.getOrElse(table.version)
         val w = new LanceBatchWrite(WriteSpec(table.root, table.schema, version, merged, conf), info.schema(),
-          readVersion, overwrite = true, Some(table.schema), table.config)
+          readVersion, overwrite = true, Some(table))
         write = Some(w)
         w
       }

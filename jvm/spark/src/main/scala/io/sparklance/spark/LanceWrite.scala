@@ -81,14 +81,17 @@ final class LanceDataWriterFactory(spec: WriteSpec, sparkSchema: StructType) ext
  * that replaces the table's data and, for a new or replaced table, its schema), or none.
  */
 final class LanceBatchWrite(spec: WriteSpec, sparkSchema: StructType, readVersion: Long, overwrite: Boolean,
-    newSchema: Option[LanceSchema], config: Map[String, String]) extends BatchWrite {
+    newTable: Option[NewTable]) extends BatchWrite {
 
   @volatile var committedVersion: Option[Long] = None
 
   private val pending: lance.DataCommit = {
     val table = spec.table
-    (if (overwrite || readVersion == 0) table.newOverwrite(readVersion, newSchema.getOrElse(spec.schema), spec.version, config)
-     else table.newAppend(readVersion)).withCommitRetries(spec.options.commitRetries)
+    (newTable match {
+      case Some(t) => t.overwrite(table, readVersion, spec.version)
+      case None if overwrite || readVersion == 0 => table.newOverwrite(readVersion, spec.schema, spec.version, Map.empty)
+      case None => table.newAppend(readVersion)
+    }).withCommitRetries(spec.options.commitRetries)
   }
 
   private val watch = JobWatch.start()
@@ -137,9 +140,9 @@ final class LanceWriteBuilder(table: LanceTable, info: LogicalWriteInfo) extends
       WriteOptions.checkWriteMode(passed, if (overwrite) "overwrite" else "append", table.tableName)
       val options = WriteOptions(passed, table.snapshot.config)
       val version = table.snapshot.fileVersion
-      options.checkKeeps(version, table.tableName)
+      options.checkKeeps(version, table.snapshot.hasStableRowIds, table.tableName)
       val spec = WriteSpec(table.snapshot.root, table.snapshot.schema, version, options, table.hadoopConf)
-      new LanceBatchWrite(spec, info.schema(), table.snapshot.version, overwrite, None, Map.empty)
+      new LanceBatchWrite(spec, info.schema(), table.snapshot.version, overwrite, None)
     }
 
     override def toStreaming: StreamingWrite = LanceStreamingWrite.forTable(table, info, complete = overwrite)
@@ -160,15 +163,25 @@ final class LanceWriteBuilder(table: LanceTable, info: LogicalWriteInfo) extends
  *    U+FFFD in place of each invalid sequence (`replace`).
  */
 final case class WriteOptions(maxRowsPerFile: Long, maxPageBytes: Long, batchRows: Int, commitRetries: Int,
-    fileFormatVersion: Option[FileVersion], invalidUtf8: ArrowRowWriter.InvalidUtf8 = ArrowRowWriter.InvalidUtf8.Refuse) {
+    fileFormatVersion: Option[FileVersion], invalidUtf8: ArrowRowWriter.InvalidUtf8 = ArrowRowWriter.InvalidUtf8.Refuse,
+    stableRowIds: Option[Boolean] = None) {
 
-  /** Rows added to an existing table are written in its file version: another one asked for is an error. */
-  def checkKeeps(tableVersion: FileVersion, table: String): Unit =
+  /**
+   * Rows added to an existing table are written in its file version and get row ids its way (stable or not): another
+   * one asked for is an error.
+   */
+  def checkKeeps(tableVersion: FileVersion, tableStableRowIds: Boolean, table: String): Unit = {
     fileFormatVersion.filter(_ != tableVersion).foreach { v =>
       throw new LanceSparkException(new InvalidArgumentException(s"Option file_format_version is $v but $table " +
         s"keeps its files in version $tableVersion, which rows added to it are written in. Leave the option out, " +
         "or replace the table (mode overwrite, CREATE OR REPLACE) to change its file version."))
     }
+    stableRowIds.filter(_ != tableStableRowIds).foreach { v =>
+      throw new LanceSparkException(new InvalidArgumentException(s"Option enable_stable_row_ids is $v but $table " +
+        s"${if (tableStableRowIds) "has" else "has no"} stable row ids, which are chosen when a table is created. " +
+        "Leave the option out."))
+    }
+  }
 }
 
 object WriteOptions {
@@ -177,7 +190,12 @@ object WriteOptions {
     val settings = lance.Settings.of(options, tableConfig)
     val core = lance.WriteSettings(settings)
     val invalidUtf8 = ArrowRowWriter.InvalidUtf8.parse(settings.choice("error", Seq("error", "replace"), "invalid_utf8")).get
-    WriteOptions(core.maxRowsPerFile, core.maxPageBytes, core.batchRows, core.commitRetries, core.fileVersion, invalidUtf8)
+    val stableRowIds = LanceOptions.value(options, "enable_stable_row_ids").map { v =>
+      io.sparklance.core.util.Parse.boolean(v).getOrElse(throw new InvalidArgumentException(
+        s"Option enable_stable_row_ids must be true or false, not '$v'."))
+    }
+    WriteOptions(core.maxRowsPerFile, core.maxPageBytes, core.batchRows, core.commitRetries, core.fileVersion, invalidUtf8,
+      stableRowIds)
   }
 
   /**

@@ -52,16 +52,16 @@ object PathWrites {
         val aligned = align(data, SparkSchemas.toSpark(s.schema), path)
         val options0 = WriteOptions(options, s.config)
         val version = s.fileVersion
-        options0.checkKeeps(version, path)
-        run(spark, WriteSpec(path, s.schema, version, options0, conf), aligned, s.version, overwrite = false, None, Map.empty)
+        options0.checkKeeps(version, s.hasStableRowIds, path)
+        run(spark, WriteSpec(path, s.schema, version, options0, conf), aligned, s.version, overwrite = false, None)
       case (Some(s), SaveMode.Overwrite) =>
         val table = NewTable(path, SparkSchemas.asNullable(data.schema), options, Some(s.fileVersion))
         run(spark, WriteSpec(path, table.schema, table.version, WriteOptions(options, Map.empty), conf), data, s.version,
-          overwrite = true, Some(table.schema), table.config)
+          overwrite = true, Some(table))
       case (None, _) =>
         val table = NewTable(path, SparkSchemas.asNullable(data.schema), options)
         run(spark, WriteSpec(path, table.schema, table.version, WriteOptions(options, Map.empty), conf), data, 0L,
-          overwrite = true, Some(table.schema), table.config)
+          overwrite = true, Some(table))
     }
   }
 
@@ -95,8 +95,8 @@ object PathWrites {
 
   /** Runs the write job and commits its fragments as one version, or deletes them when anything fails. */
   private def run(spark: SparkSession, spec: WriteSpec, data: DataFrame, readVersion: Long, overwrite: Boolean,
-      newSchema: Option[io.sparklance.core.schema.LanceSchema], config: Map[String, String]): Long = {
-    val batch = new LanceBatchWrite(spec, data.schema, readVersion, overwrite, newSchema, config)
+      newTable: Option[NewTable]): Long = {
+    val batch = new LanceBatchWrite(spec, data.schema, readVersion, overwrite, newTable)
     val factory = batch.writerFactory
     val rdd = data.queryExecution.toRdd
     // Indexed by partition, so that fragments are committed (and get row ids) in the DataFrame's order.

@@ -77,6 +77,7 @@ final class DataCommit private[table] (table: Table, readVersion: Long, replace:
 
   private var properties = Map.empty[String, String]
   private var rebases = true
+  private var stableRowIds = Option.empty[Boolean]
 
   /**
    * Commits only as the version right after `readVersion`: if another writer commits first, the commit fails with
@@ -86,6 +87,12 @@ final class DataCommit private[table] (table: Table, readVersion: Long, replace:
 
   /** Attempts at a new version when other writers commit first (default 20). */
   def withCommitRetries(n: Int): DataCommit = { commitRetries = n; this }
+
+  /**
+   * Creates the table with stable row ids or without (pylance's `enable_stable_row_ids`; with them rows keep their row
+   * id through updates and compaction). Replacing a table keeps what it has: asking for the other is refused.
+   */
+  def withStableRowIds(on: Boolean): DataCommit = { stableRowIds = Some(on); this }
 
   /** Properties stored in the version's transaction file ([[Table.committedProperties]] reads them back). */
   def withProperties(p: Map[String, String]): DataCommit = { properties = p; this }
@@ -99,7 +106,8 @@ final class DataCommit private[table] (table: Table, readVersion: Long, replace:
     }
     val fileVersion = replace.map(_.version).getOrElse(FileVersion.V2_2)
     table.commit(Transaction.create(readVersion, op).copy(properties = properties),
-      Committer.Options(maxRetries = commitRetries, newTableFileVersion = fileVersion.toString, rebases = rebases))
+      Committer.Options(maxRetries = commitRetries, newTableFileVersion = fileVersion.toString, rebases = rebases,
+        stableRowIds = stableRowIds))
   }
 }
 

@@ -23,10 +23,13 @@ object Committer {
    * `maxRetries`: how many attempts may lose the race for a version before the commit gives up as a conflict.
    * `rebases`: whether the transaction may be rebased over versions committed since it read the table; when not,
    * any such version is a conflict (for a change computed from every row it read, such as a namespace's
-   * `__manifest` rewritten whole, which a rebased Overwrite would silently undo).
+   * `__manifest` rewritten whole, which a rebased Overwrite would silently undo). `stableRowIds`: whether a table
+   * this commit creates has stable row ids (pylance's `enable_stable_row_ids`; None: not); an existing table must
+   * have them or not as asked.
    */
   final case class Options(maxRetries: Int = 20, newTableFileVersion: String = "2.2",
-      writerLibrary: String = "sparklance", writerVersion: String = "0.1.0", rebases: Boolean = true)
+      writerLibrary: String = "sparklance", writerVersion: String = "0.1.0", rebases: Boolean = true,
+      stableRowIds: Option[Boolean] = None)
 
   /**
    * Commits `txn` to the table at `root`, deciding versions as [[CommitHandler.forStorage]] does for `storage`;

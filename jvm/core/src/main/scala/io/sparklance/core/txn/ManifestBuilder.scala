@@ -28,7 +28,7 @@ object ManifestBuilder {
       restored: Option[TableProtos.Manifest] = None): TableProtos.Manifest = {
     val b = header(current, txn, version, now, options)
     val ids = new Ids(current.flatMap(_.maxFragmentId).map(_ + 1).getOrElse(0L), b.getNextRowId,
-      current.exists(_.hasStableRowIds), version)
+      current.map(_.hasStableRowIds).getOrElse(options.stableRowIds.contains(true)), version)
     txn.operation match {
       case op: Operation.Append => b.addAllFragments(op.fragments.map(ids.add).asJava)
       case op: Operation.Overwrite => overwrite(b, op, ids)
@@ -125,8 +125,14 @@ object ManifestBuilder {
   /** The current manifest (or a new table's) with this version's number, time, transaction and writer. */
   private def header(current: Option[Manifest], txn: Transaction, version: Long, now: Instant,
       options: Committer.Options): TableProtos.Manifest.Builder = {
+    current.filter(c => options.stableRowIds.exists(_ != c.hasStableRowIds)).foreach { c =>
+      throw new InvalidArgumentException(s"The table ${if (c.hasStableRowIds) "has" else "has no"} stable row ids, " +
+        "and they cannot be turned on or off for a table that exists: they are chosen when a table is created.")
+    }
     val b = current.map(_.proto.toBuilder).getOrElse {
+      val flags = if (options.stableRowIds.contains(true)) FeatureFlags.StableRowIds else 0L
       TableProtos.Manifest.newBuilder().setDataFormat(dataFormat(options.newTableFileVersion))
+        .setReaderFeatureFlags(flags).setWriterFeatureFlags(flags)
     }
     b.setVersion(version)
       .setTimestamp(Timestamp.newBuilder().setSeconds(now.getEpochSecond).setNanos(now.getNano))

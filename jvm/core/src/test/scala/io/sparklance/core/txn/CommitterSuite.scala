@@ -51,6 +51,28 @@ class CommitterSuite extends AnyFunSuite {
     assert(recorded.contains("2.2"))
   }
 
+  test("a table created with stable row ids has the feature and row ids from 0; an existing table keeps its choice") {
+    val storage = new InMemoryStorage
+    val stable = Committer.Options(stableRowIds = Some(true))
+    Committer.commit(storage, root, Transaction.create(0, Operation.overwrite(Seq(fragment("a.lance", 3)), schema)), stable)
+    Committer.commit(storage, root, Transaction.create(1, Operation.Append(Seq(fragment("b.lance", 2)))))
+    val s = Dataset.open(storage, root).checkoutLatest()
+    assert(s.manifest.hasStableRowIds && (s.manifest.proto.getWriterFeatureFlags & FeatureFlags.StableRowIds) != 0)
+    assert(s.fragments.map(f => RowIdSequence.decode("t", f.proto.getInlineRowIds, f.physicalRows).toArray.toSeq) ==
+      Seq(Seq(0L, 1L, 2L), Seq(3L, 4L)))
+    assert(s.manifest.proto.getNextRowId == 5)
+    // Asking for the other choice on a table that exists is refused; asking for its own is not.
+    val refused = intercept[io.sparklance.core.InvalidArgumentException](Committer.commit(storage, root,
+      Transaction.create(2, Operation.overwrite(Seq(fragment("c.lance", 1)), schema)), Committer.Options(stableRowIds = Some(false))))
+    assert(refused.getMessage.contains("has stable row ids"))
+    assert(Committer.commit(storage, root, Transaction.create(2, Operation.overwrite(Seq(fragment("c.lance", 1)), schema)), stable) == 3)
+    val plain = "mem://plain.lance"
+    Committer.commit(storage, plain, Transaction.create(0, Operation.overwrite(Seq(fragment("a.lance", 3)), schema)))
+    assert(!Dataset.open(storage, plain).checkoutLatest().manifest.hasStableRowIds)
+    assert(intercept[io.sparklance.core.InvalidArgumentException](Committer.commit(storage, plain,
+      Transaction.create(1, Operation.Append(Seq(fragment("b.lance", 1)))), stable)).getMessage.contains("has no stable row ids"))
+  }
+
   test("racing appends all commit exactly once, in contiguous versions") {
     val storage = new InMemoryStorage
     create(storage)
