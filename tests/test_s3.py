@@ -284,3 +284,56 @@ def test_credentials_never_reach_logs_or_errors(stand, tmp_path):
     errors = [line for line in out.splitlines() if line.startswith("RESULT ")]
     assert len(errors) == 2 and all("s3a://" in e for e in errors), errors
     assert secret not in out and secret not in err
+
+
+def test_lance_spark_storage_options_and_s3_uris(stand, tmp_path):
+    """lance-spark's catalog example over S3: a dir namespace rooted at s3://, credentials and endpoint as Lance's
+    storage options (spark.sql.catalog.<c>.storage.*) and no fs.s3a.* setting at all; pylance, given the same
+    options, reads what Spark wrote and Spark reads what pylance wrote, through s3:// paths on both sides."""
+    bucket = stand.bucket("storage-options")
+    root = f"s3://{bucket}/lance-data"
+    conf = {k: v for k, v in stand.spark_conf().items() if not k.startswith("spark.hadoop.fs.s3a.")}
+    so = stand.storage_options
+    conf.update({
+        "spark.sql.catalog.lns": "io.sparklance.spark.LanceCatalog",
+        "spark.sql.catalog.lns.impl": "dir",
+        "spark.sql.catalog.lns.root": root,
+        "spark.sql.catalog.lns.storage.endpoint": so["aws_endpoint"],
+        "spark.sql.catalog.lns.storage.aws_allow_http": "true",
+        "spark.sql.catalog.lns.storage.access_key_id": so["aws_access_key_id"],
+        "spark.sql.catalog.lns.storage.secret_access_key": so["aws_secret_access_key"],
+        "spark.sql.catalog.lns.storage.region": so["aws_region"],
+    })
+    lance.write_dataset(events(0, 300), f"{root}/theirs.lance", storage_options=so, max_rows_per_file=100)
+    out = stand.run_job("""
+        spark.sql("CREATE NAMESPACE lns.db")
+        spark.sql("CREATE TABLE lns.db.ours AS SELECT id, concat('n', id) AS name FROM range(250)")
+        spark.sql("DELETE FROM lns.db.ours WHERE id >= 200")
+        emit(spark.table("lns.db.ours").count())
+        emit(sorted(r.tableName for r in spark.sql("SHOW TABLES IN lns").collect()))
+        emit(spark.table("lns.theirs").where("id % 100 = 7").orderBy("id").select("id", "name").collect())
+    """, warehouse=str(tmp_path / "wh"), conf=conf, workdir=tmp_path)
+    assert out[0] == 200
+    assert "theirs" in out[1]
+    assert out[2] == [[7, "n7"], [107, "n107"], [207, "n207"]]
+    import lance_namespace as ln
+    ns = ln.connect("dir", {"root": root, **{f"storage.{k}": v for k, v in so.items()}})
+    location = ns.describe_table(ln.DescribeTableRequest(id=["db", "ours"])).location
+    ds = lance.dataset(location, storage_options=so)
+    ds.validate()
+    assert sorted(ds.to_table().column("id").to_pylist()) == list(range(200))
+
+
+def test_unknown_storage_options_are_refused(stand, tmp_path):
+    conf = {k: v for k, v in stand.spark_conf().items() if not k.startswith("spark.hadoop.fs.s3a.")}
+    conf.update({"spark.sql.catalog.lns": "io.sparklance.spark.LanceCatalog",
+                 "spark.sql.catalog.lns.warehouse": str(tmp_path / "lns"),
+                 "spark.sql.catalog.lns.storage.google_service_account": "x"})
+    out = stand.run_job("""
+        try:
+            spark.sql("SHOW NAMESPACES IN lns").collect()
+            emit("accepted")
+        except Exception as e:
+            emit(str(e))
+    """, warehouse=str(tmp_path / "wh"), conf=conf, workdir=tmp_path)
+    assert "Storage option google_service_account" in out[0] and "not supported" in out[0], out[0]

@@ -558,9 +558,9 @@ object LanceCatalog {
 
   /**
    * Checks a catalog's options (`spark.sql.catalog.<name>.<key>`) as [[LanceOptions]] checks those of a read: a
-   * Lance Namespace (`impl = dir` or `rest` and their properties, the other connector's names) is accepted, a
-   * namespace property without `impl` and other namespaces and storage options are refused, since they would be
-   * ignored.
+   * Lance Namespace (`impl = dir` or `rest` and their properties, the other connector's names) and Lance's S3
+   * options (`storage.<key>`) are accepted; a namespace property without `impl`, other namespaces and other storage
+   * options are refused, since they would be ignored.
    */
   def checkOptions(name: String, options: Map[String, String]): Unit =
     options.toSeq.sortBy { case (k, _) => !k.equalsIgnoreCase("impl") }.foreach { case (key, value) => // impl first
@@ -575,8 +575,8 @@ object LanceCatalog {
       refuse(s"catalog '$name' keeps its tables in a directory, or in a Lance Namespace of impl dir or rest; " +
         s"namespaces '$value' are not supported")
     } else if (k.startsWith("storage.")) {
-      refuse("object-store settings are Hadoop settings here: set fs.s3a.* keys on the catalog " +
-        s"(spark.sql.catalog.$name.fs.s3a.endpoint, ...) as docs/object-stores.md shows")
+      LanceSparkException.translate(io.sparklance.core.storage.StorageOptions.hadoopSettings(
+        Map(key.drop("storage.".length) -> value), s"catalog '$name' (spark.sql.catalog.$name.$key)"))
     } else if (k == "parent" || k == "parent_delimiter") {
       refuse(s"it anchors a catalog below the root of a namespace deeper than Spark's levels (Hive 3's), and " +
         "sparklance's Lance Namespaces (dir, rest) are used from their root")

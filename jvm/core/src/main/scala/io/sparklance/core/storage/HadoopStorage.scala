@@ -31,6 +31,9 @@ final class HadoopStorage(val conf: Configuration) extends Storage {
 
   def this() = this(new Configuration())
 
+  // `s3://` (as pylance and Lance name S3) is served by S3A too, unless the configuration maps it elsewhere.
+  conf.setIfUnset("fs.s3.impl", HadoopStorage.S3A)
+
   // A path Hadoop or the local file system cannot represent (a NUL byte, a bad URI) fails like any storage error.
   private def hadoopPath(path: String): Path =
     try new Path(path)
@@ -41,7 +44,14 @@ final class HadoopStorage(val conf: Configuration) extends Storage {
     try hadoopPath(path).getFileSystem(conf) match {
       case local: LocalFileSystem => local.getRaw
       case other => other
-    } catch { case e: IOException => throw new StorageException(path, "access the file system of", e) }
+    } catch {
+      case e: IOException => throw new StorageException(path, "access the file system of", e)
+      // Hadoop names the class of a scheme's file system that is not on the class path (S3A without hadoop-aws).
+      case e: RuntimeException if e.getCause.isInstanceOf[ClassNotFoundException] =>
+        throw new StorageException(path, "access the file system of", new IOException(s"${e.getCause.getMessage}: " +
+          "put its connector on the class path (for s3:// and s3a://, org.apache.hadoop:hadoop-aws at the version of " +
+          "Spark's Hadoop; docs/object-stores.md)", e))
+    }
 
   private def wrap[T](path: String, operation: String)(body: => T): T =
     try body
@@ -200,6 +210,9 @@ final class HadoopStorage(val conf: Configuration) extends Storage {
 object HadoopStorage {
   /** The Hadoop stream option (and path capability) of a create that the store refuses when the file exists. */
   val ConditionalCreate = "fs.option.create.conditional.overwrite"
+
+  /** Hadoop's S3 connector, which serves `s3a://` and here `s3://` too. */
+  private val S3A = "org.apache.hadoop.fs.s3a.S3AFileSystem"
 
   /** Ranged reads of a remote file closer than this many bytes are read as one (default 1 MiB). */
   val CoalesceGap = "sparklance.read.coalesce-gap-bytes"
