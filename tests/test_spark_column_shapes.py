@@ -147,3 +147,18 @@ def test_bad_column_properties_are_refused_naming_them(spark, wh, prop, cls, mat
     with lance_raises(cls, match=match):
         spark.sql(f"CREATE TABLE lance.db.bad (id INT, content BINARY) TBLPROPERTIES ('{prop}')")
     assert not (wh / "db" / "bad.lance").exists()
+
+
+def test_a_blob_column_is_not_added_to_an_existing_table(spark, wh):
+    """ADD COLUMNS ... FROM a view whose column carries lance-encoding:blob is refused, naming the column; the table
+    keeps its version."""
+    spark.sql("CREATE TABLE lance.db.addblob (id INT)")
+    spark.sql("INSERT INTO lance.db.addblob VALUES (1), (2)")
+    addr = spark.sql("SELECT _rowaddr, id FROM lance.db.addblob").collect()
+    schema = T.StructType([T.StructField("_rowaddr", T.LongType()),
+                           T.StructField("content", T.BinaryType(), True, {"lance-encoding:blob": "true"})])
+    spark.createDataFrame([(r._rowaddr, bytes([r.id])) for r in addr], schema).createOrReplaceTempView("blob_backfill")
+    with lance_raises(sparklance.UnsupportedFeatureError, match="Column content carries field metadata lance-encoding:blob"):
+        spark.sql("ALTER TABLE lance.db.addblob ADD COLUMNS content FROM blob_backfill")
+    ds = lance.dataset(str(wh / "db" / "addblob.lance"))
+    assert ds.version == 2 and ds.schema.names == ["id"]
