@@ -259,6 +259,17 @@ def check(step, rows, ns, wh: Path, paths) -> list:
         path, col, lengths = step["lengths"]
         got = {r["id"]: len(r[col]) for r in dataset(wh, path).to_table(columns=["id", col]).to_pylist()}
         expect(got == lengths, f"{path}.{col} lengths {got}, expected {lengths}")
+    if "blob_lengths" in step:
+        path, col, lengths = step["blob_lengths"]
+        ds = dataset(wh, path)
+        ids = ds.to_table(columns=["id"]).column("id").to_pylist()
+        blobs = ds.take_blobs(col, indices=list(range(len(ids))))
+        got = {i: None if b is None else len(b.readall()) for i, b in zip(ids, blobs)}
+        expect(got == lengths, f"{path}.{col} blob lengths {got}, expected {lengths}")
+    if "versions" in step:
+        path, n = step["versions"]
+        got = dataset(wh, path).version
+        expect(got == n, f"{path} is at version {got}, expected {n}")
     if "tags" in step:
         path, wanted = step["tags"]
         tags = dataset(wh, path).tags.list()

@@ -183,7 +183,8 @@ def test_extension_statements_resolve_names_like_spark(spark, wh):
 
 def test_column_properties_of_the_other_connector(spark, wh):
     """TBLPROPERTIES '<column>.arrow.fixed-size-list.size' makes a vector column (the other connector's way);
-    the column properties sparklance does not apply are refused, never stored as config and forgotten."""
+    the column properties sparklance does not apply are refused, never stored as config and forgotten
+    (test_spark_column_shapes.py tests those it applies)."""
     spark.sql("CREATE TABLE lance.db.emb (id INT NOT NULL, embeddings ARRAY<FLOAT> NOT NULL) "
               "TBLPROPERTIES ('embeddings.arrow.fixed-size-list.size' = '3', 'team' = 'search')")
     spark.sql("INSERT INTO lance.db.emb VALUES (1, array(1.0, 2.0, 3.0))")
@@ -192,12 +193,12 @@ def test_column_properties_of_the_other_connector(spark, wh):
     assert ds.schema.field("embeddings").type == pa.list_(pa.float32(), 3)
     assert ds.to_table().column("embeddings").to_pylist() == [[1.0, 2.0, 3.0]]
     assert ds.config() == {"team": "search"}
-    for prop in ["content.lance.encoding' = 'blob", "content.arrow.large_var_char' = 'true",
-                 "content.lance.compression' = 'zstd"]:
+    for prop in ["content.lance.dict-divisor' = '2", "content.lance.minichunk-size' = '4096",
+                 "content.lance.dict-values-compression' = 'zstd"]:
         with lance_raises(sparklance.UnsupportedFeatureError, match="is not supported"):
             spark.sql(f"CREATE TABLE lance.db.docs (id INT, content BINARY) TBLPROPERTIES ('{prop}')")
         assert not (wh / "db" / "docs.lance").exists()
-    blob = T.StructType([T.StructField("content", T.BinaryType(), True, {"lance-encoding:blob": "true"})])
+    blob = T.StructType([T.StructField("content", T.BinaryType(), True, {"lance-encoding:dict-divisor": "2"})])
     with lance_raises(sparklance.UnsupportedFeatureError, match="lance-encoding:"):
         spark.createDataFrame([(b"x",)], blob).writeTo("lance.db.docs").create()
 

@@ -176,6 +176,44 @@ def test_merge_update_delete_insert(spark, wh):
     assert lance.dataset(path).version == 2
 
 
+@needs_update_and_merge
+@pytest.mark.parametrize("seed", [3, 4])
+def test_replace_where_deletes_the_matching_rows_and_appends_the_querys_in_one_version(spark, wh, seed):
+    """lance-spark's REPLACE t WHERE cond AS SELECT: one new version; rows matching cond gone (whole fragments
+    dropped, others by deletion vector), the query's rows appended whether or not they match cond."""
+    import random
+    rng = random.Random(seed)
+    name = f"repl{seed}"
+    path = make(wh, name, n=2000, rows_per_file=500)
+    lo = rng.randrange(0, 1500)
+    hi = lo + rng.randrange(1, 600)
+    new = [(i, f"n{i}", rng.uniform(-1, 1)) for i in rng.sample(range(5000, 9000), 50)]
+    spark.createDataFrame(new, "id BIGINT, s STRING, x DOUBLE").createOrReplaceTempView(f"staging{seed}")
+    spark.sql(f"""REPLACE lance.db.{name}
+                  WHERE id >= {lo} AND CAST(x AS BIGINT) < {hi // 2}
+                  AS SELECT s, id, x FROM staging{seed}""")   # columns by name, as INSERT *
+    want = {i: (f"s{i}", i * 0.5) for i in range(2000) if not (i >= lo and int(i * 0.5) < hi // 2)}
+    want.update({i: (s, x) for i, s, x in new})
+    assert rows(path) == want
+    ds = lance.dataset(path)
+    assert ds.version == 2
+    assert ds.count_rows() == len(want)
+    # A condition matching nothing is a plain append.
+    spark.sql(f"REPLACE lance.db.{name} WHERE id < 0 AS SELECT 9999 AS id, 'one' AS s, 1.5 AS x")
+    assert rows(path) == {**want, 9999: ("one", 1.5)} and lance.dataset(path).version == 3
+
+
+@needs_update_and_merge
+def test_a_failing_replace_where_changes_nothing(spark, wh):
+    path = make(wh, "repl_fail", n=1000, rows_per_file=400)
+    with pytest.raises(Exception, match="USER_RAISED_EXCEPTION.*boom"):
+        spark.sql("REPLACE lance.db.repl_fail WHERE id < 500 AS SELECT id + 5000 AS id, s, "
+                  "CASE WHEN id = 990 THEN raise_error('boom') ELSE x END AS x FROM lance.db.repl_fail")
+    ds = lance.dataset(path)
+    ds.validate()
+    assert ds.version == 1 and sorted(rows(path)) == list(range(1000))
+
+
 def test_row_level_operations_need_the_catalog(spark, wh):
     path = make(wh, "by_path", n=10)
     # A path identifier in the lance catalog works ...

@@ -12,7 +12,7 @@ import org.apache.spark.sql.functions.{col, expr, lit, shiftrightunsigned, when}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.util.SerializableConfiguration
 
-import io.sparklance.core.{InvalidArgumentException, table => lance}
+import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException, table => lance}
 import io.sparklance.core.table.TimeTravel
 
 /**
@@ -127,6 +127,11 @@ object AddColumns {
     val Latest(conf, path, snapshot, table) = latest(spark, location)
     val computed = compute(table)
     val newColumns = StructType(computed.schema.fields.tail.map(f => f.copy(nullable = true)))
+    newColumns.fields.find(f => ColumnProperties.encodingMetadata(f.metadata).contains(ColumnProperties.BlobKey)).foreach { f =>
+      throw new LanceSparkException(new UnsupportedFeatureException(s"Column ${f.name} carries field metadata " +
+        s"${ColumnProperties.BlobKey}: sparklance does not add blob columns to an existing table. Create the table " +
+        "with the blob column (<column>.lance.encoding = 'blob'), or add it with pylance."))
+    }
     val change = snapshot.table.newColumns(snapshot, newColumns.fields.toSeq.map(f => SparkSchemas.toLance(StructType(Seq(f)))))
     write(spark, conf, path, snapshot, computed, change.spec, change.commit, change.abort)
   }

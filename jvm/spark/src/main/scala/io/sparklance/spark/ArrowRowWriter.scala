@@ -144,6 +144,12 @@ object ArrowRowWriter {
     def reset(): Unit = ()
   }
 
+  private def setChildNull(v: ValueVector, slot: Int): Unit = v match {
+    case b: BaseVariableWidthVector => b.setNull(slot)
+    case b: BaseLargeVariableWidthVector => b.setNull(slot)
+    case other => throw new IllegalStateException(s"no null for ${other.getClass}")
+  }
+
   private def fail(column: String, what: String): Nothing =
     throw new LanceSparkException(new ValueOutOfRangeException(s"Cannot write column '$column': $what."))
 
@@ -289,6 +295,21 @@ object ArrowRowWriter {
       case (v: NullVector, _) => new ValueWriter(v) {
         def set(in: SpecializedGetters, o: Int, s: Int): Unit = fail(column, "a non-null value in a column of Lance type null")
       }
+      // A blob v2 column filled from BINARY values (a table created with a blob property from a BINARY column):
+      // the bytes are the blob's data, and it names no external blob.
+      case (v: StructVector, BinaryType) if v.getChild("data").isInstanceOf[LargeVarBinaryVector] && v.getChild("uri") != null =>
+        val data = v.getChild("data").asInstanceOf[LargeVarBinaryVector]
+        val uri = v.getChild("uri")
+        new ValueWriter(v) {
+          override def setNull(slot: Int): Unit = { data.setNull(slot); setChildNull(uri, slot); v.setNull(slot) }
+          override def vacant(slot: Int): Unit = { data.setNull(slot); setChildNull(uri, slot); v.setIndexDefined(slot) }
+          def set(in: SpecializedGetters, o: Int, s: Int): Unit = {
+            data.setSafe(s, in.getBinary(o))
+            setChildNull(uri, s)
+            v.setIndexDefined(s)
+          }
+          override def finish(count: Int): Unit = { data.setValueCount(count); uri.setValueCount(count); v.setValueCount(count) }
+        }
       case (v: StructVector, st: StructType) =>
         val children = st.fields.map { f =>
           val child = v.getChild(f.name)

@@ -42,9 +42,9 @@ import io.sparklance.core.util.Parse
  *   SHOW INDEXES FROM t                                           -- or IN t
  *   DROP INDEX name ON t                                          -- or ALTER TABLE t DROP INDEX name
  *   ALTER TABLE t SET UNENFORCED PRIMARY KEY (c1, c2)             -- recorded in the schema, never checked; set once
+ *   REPLACE t WHERE cond AS SELECT ...                           -- rows matching cond replaced, one version ([[ReplaceWhere]])
  * }}}
- * Statements of the other Lance connector that sparklance does not run (`REPLACE t WHERE ... AS SELECT`) fail with an
- * error saying so. A statement may start with `--` comment lines.
+ * A statement may start with `--` comment lines.
  * Anything else goes to Spark's parser. The extensions also add the table function `vector_search` (nearest neighbours,
  * [[VectorSearch]]), the other connector's full-text filters `lance_match`, `lance_match_phrase` and
  * `lance_multi_match` (refusing its `search` and `hybrid_search` as not supported: [[FullTextSearch]]), and let reads of Lance tables search label list indexes with
@@ -128,10 +128,7 @@ final class LanceSqlParser(delegate: ParserInterface) extends ParserShim(delegat
       case ShowIndexes(t) => Some(ShowIndexesCommand(ident(t)))
       case DropIndex(name, t) => Some(DropIndexCommand(ident(t), unquote(name)))
       case AlterDropIndex(t, name) => Some(DropIndexCommand(ident(t), unquote(name)))
-      case ReplaceWhere(t) => throw new LanceSparkException(new UnsupportedFeatureException(s"REPLACE $t WHERE ... AS " +
-        "SELECT ... (rows matching a condition replaced by a query's rows in one version) is not supported by " +
-        "sparklance yet. Run DELETE FROM ... WHERE and then INSERT INTO ... SELECT (two versions), or INSERT OVERWRITE " +
-        "to replace every row."))
+      case ReplaceWhereStatement(t, rest) => Some(delegate.parsePlan(ReplaceWhere.merge(t, rest)))
       case PrimaryKey(t, columns) =>
         Some(PrimaryKeyCommand(ident(t), columns.split(",").toSeq.map(c => unquote(c.trim))))
       case AnyPrimaryKey(t) => throw new LanceSparkException(new InvalidArgumentException(s"Cannot read the columns " +
@@ -180,7 +177,7 @@ object LanceSqlParser {
   private val ShowIndexes = (s"(?is)SHOW\\s+INDEX(?:ES)?\\s+(?:(?:IN|FROM|ON)\\s+)?$Table").r
   private val DropIndex = (s"(?is)DROP\\s+INDEX\\s+$Name\\s+ON\\s+$Table").r
   private val AlterDropIndex = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+DROP\\s+INDEX\\s+$Name").r
-  private val ReplaceWhere = (s"(?is)REPLACE\\s+$Table\\s+WHERE\\s+.+\\s+AS\\s+(?:SELECT|WITH|\\().*").r
+  private val ReplaceWhereStatement = (s"(?is)REPLACE\\s+$Table\\s+WHERE\\s+(.+)").r
   private val Columns = """((?:`[^`]+`|\w+)(?:\s*,\s*(?:`[^`]+`|\w+))*)"""
   private val Paths = """((?:`[^`]+`|[\w.]+)(?:\s*,\s*(?:`[^`]+`|[\w.]+))*)"""
   private val AnyPrimaryKey = (s"(?is)ALTER\\s+TABLE\\s+$Table\\s+SET\\s+UNENFORCED\\s+PRIMARY\\s+KEY\\b.*").r

@@ -7,10 +7,10 @@ import scala.jdk.CollectionConverters._
 import org.apache.hadoop.conf.Configuration
 import org.apache.spark.sql.connector.catalog.{StagedTable, SupportsWrite, TableCapability}
 import org.apache.spark.sql.connector.write.{BatchWrite, LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.types.{BinaryType, StructType}
 
 import io.sparklance.core.{FileVersion, InvalidArgumentException, UnsupportedFeatureException, table => lance}
-import io.sparklance.core.schema.LanceSchema
+import io.sparklance.core.schema.{BlobColumns, LanceSchema}
 
 /**
  * How a new Lance table is made from Spark: its schema, file version and table config from `TBLPROPERTIES` /
@@ -63,8 +63,8 @@ object NewTable {
       !Reserved.contains(k.toLowerCase) && !Shaping.contains(k.toLowerCase) && !k.equalsIgnoreCase(StableRowIds) &&
         !k.startsWith("option.")
     }
-    NewTable(root, SparkSchemas.toLance(shaped),
-      options.fileFormatVersion.orElse(current).getOrElse(FileVersion.V2_2), config, stableRowIds)
+    val version = options.fileFormatVersion.orElse(current).getOrElse(FileVersion.V2_2)
+    NewTable(root, BlobColumns.forVersion(SparkSchemas.toLance(shaped), version), version, config, stableRowIds)
   }
 
   /**
@@ -100,7 +100,14 @@ final class LanceStagedTable(tableName: String, table: NewTable, readVersion: Lo
 
   override def name(): String = tableName
 
-  override def schema(): StructType = SparkSchemas.toSpark(table.schema)
+  /**
+   * The new table's columns as the rows to write give them: a blob v2 column comes from a `BINARY` column with a blob
+   * property (file version 2.2), whose values are the blobs' bytes.
+   */
+  override def schema(): StructType = {
+    val spark = SparkSchemas.toSpark(table.schema)
+    StructType(spark.fields.zip(table.schema.fields).map { case (f, l) => if (l.isBlobV2) f.copy(dataType = BinaryType) else f })
+  }
 
   override def capabilities(): util.Set[TableCapability] =
     util.EnumSet.of(TableCapability.BATCH_WRITE, TableCapability.TRUNCATE)

@@ -45,7 +45,10 @@ object SparkSchemas {
    * `timestamp:us:UTC`, TIMESTAMP_NTZ `timestamp:us:-`, INTERVAL DAY TO SECOND `duration:us`, TIME `time64:us`),
    * field ids depth first from 0. A field that came from a Lance table keeps its Lance type (its
    * `lance.logical_type` metadata) when that type reads back as the same Spark type; an `ARRAY` with
-   * `arrow.fixed-size-list.size` metadata becomes a fixed-size list (a vector).
+   * `arrow.fixed-size-list.size` metadata becomes a fixed-size list (a vector), of float16 items with `arrow.float16`;
+   * a `STRING` with `arrow:large-var-char` a large_string, a `BINARY` with `lance-encoding:blob` a blob column (a
+   * blob-marked large_binary: [[io.sparklance.core.schema.BlobColumns]] makes it blob v2 in file version 2.2), and
+   * Lance's other encoding hints (`lance-encoding:*`, see [[ColumnProperties]]) stay in the field's metadata.
    */
   def toLance(schema: StructType): LanceSchema = LanceSparkException.translate {
     import org.apache.arrow.vector.types.{DateUnit, FloatingPointPrecision, TimeUnit => AU}
@@ -54,8 +57,12 @@ object SparkSchemas {
     def unsupported(path: String, dt: DataType): Nothing = throw new UnsupportedFeatureException(
       s"Column '$path' has Spark type ${dt.sql}, which Lance tables cannot store. Cast it to a supported type first.")
     def field(name: String, dt: DataType, nullable: Boolean, meta: Metadata, path: String): AField = {
-      def leaf(t: ArrowType) = new AField(name, new FieldType(nullable, t, null), null)
-      val kept = if (meta.contains(LogicalTypeKey)) LogicalType.tryParse(meta.getString(LogicalTypeKey)) else None
+      // Lance's encoding hints (`lance-encoding:*`) go to the field's metadata, as pylance keeps them.
+      val hints = ColumnProperties.encodingMetadata(meta)
+      def leaf(t: ArrowType) = new AField(name, new FieldType(nullable, t, null, if (hints.isEmpty) null else hints.asJava), null)
+      def flag(key: String) = meta.contains(key) && meta.getString(key).equalsIgnoreCase("true")
+      val shaped = flag(ColumnProperties.LargeVarCharKey) || flag(ColumnProperties.BlobKey) || flag(ColumnProperties.Float16Key)
+      val kept = if (meta.contains(LogicalTypeKey) && !shaped) LogicalType.tryParse(meta.getString(LogicalTypeKey)) else None
       val keptTree = kept.filter(t => t.isNested && meta.contains(FieldTreeKey)).flatMap(t =>
         FieldTrees.keep(name, t, nullable, meta.getString(FieldTreeKey), probe => Try(dataType(probe, NanosecondMapping.TruncateToMicros)).toOption.exists(sameShape(_, dt))))
       keptTree.orElse(kept.filter(t => !t.isNested && !t.isInstanceOf[LogicalType.Dictionary] && t != LogicalType.Json).flatMap { t =>
@@ -72,7 +79,9 @@ object SparkSchemas {
         case LongType => leaf(new ArrowType.Int(64, true))
         case FloatType => leaf(new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE))
         case DoubleType => leaf(new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE))
+        case StringType if flag(ColumnProperties.LargeVarCharKey) => leaf(ArrowType.LargeUtf8.INSTANCE)
         case StringType => leaf(ArrowType.Utf8.INSTANCE)
+        case BinaryType if flag(ColumnProperties.BlobKey) => leaf(ArrowType.LargeBinary.INSTANCE)
         case BinaryType => leaf(ArrowType.Binary.INSTANCE)
         case d: DecimalType => leaf(new ArrowType.Decimal(d.precision, d.scale, 128))
         case DateType => leaf(new ArrowType.Date(DateUnit.DAY))
@@ -84,9 +93,12 @@ object SparkSchemas {
         case ArrayType(et, containsNull) if meta.contains(FixedSizeListKey) =>
           val dim = meta.getLong(FixedSizeListKey).toInt
           if (dim <= 0) throw new io.sparklance.core.InvalidArgumentException(s"Column '$path': $FixedSizeListKey must be positive, not $dim.")
-          val item = field("item", et, nullable = true, Metadata.empty, s"$path.item")
+          val item = if (flag(ColumnProperties.Float16Key) && et == FloatType) {
+            new AField("item", new FieldType(true, new ArrowType.FloatingPoint(FloatingPointPrecision.HALF), null), null)
+          } else field("item", et, nullable = true, Metadata.empty, s"$path.item")
           if (item.getType.isComplex) unsupported(path, dt)
-          new AField(name, new FieldType(nullable, new ArrowType.FixedSizeList(dim), null), java.util.Collections.singletonList(item))
+          new AField(name, new FieldType(nullable, new ArrowType.FixedSizeList(dim), null, if (hints.isEmpty) null else hints.asJava),
+            java.util.Collections.singletonList(item))
         case ArrayType(et, containsNull) =>
           new AField(name, new FieldType(nullable, ArrowType.List.INSTANCE, null),
             java.util.Collections.singletonList(field("item", et, containsNull, Metadata.empty, s"$path.element")))
