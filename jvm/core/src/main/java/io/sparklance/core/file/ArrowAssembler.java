@@ -3,6 +3,7 @@ package io.sparklance.core.file;
 import io.sparklance.core.encoding.Blocks;
 import io.sparklance.core.encoding.DataBlock;
 import io.sparklance.core.encoding.EncodingException;
+import io.sparklance.core.encoding.LittleEndian;
 import io.sparklance.core.encoding.RepDef;
 import io.sparklance.core.util.Utf8;
 
@@ -114,10 +115,75 @@ public final class ArrowAssembler {
     RepDef.Validity validity = leaf.levels.unravelValidity(n);
     if (leaf.values instanceof DataBlock.FixedWidth || leaf.values instanceof DataBlock.VariableWidth || isPlainVectors(leaf.values)) {
       fillLeafRange(v, leaf.values, leaf.from, leaf.to, validity);
+    } else if (expandsInPlace(v, leaf.values)) {
+      fillFromDictionary((BaseFixedWidthVector) v, (DataBlock.Dictionary) leaf.values, leaf.from, leaf.to, validity);
     } else {
       fillLeafValues(v, leaf.block(), validity);
     }
     return leaf.levels;
+  }
+
+  /** Whether `b` is dictionary-encoded whole-byte fixed-width values that `v`, a fixed-width vector, holds as they are. */
+  private static boolean expandsInPlace(FieldVector v, DataBlock b) {
+    if (!(b instanceof DataBlock.Dictionary) || !(v instanceof BaseFixedWidthVector) || v instanceof BitVector) return false;
+    DataBlock.Dictionary d = (DataBlock.Dictionary) b;
+    int ib = d.indices.bitsPerValue;
+    return d.items instanceof DataBlock.FixedWidth && ((DataBlock.FixedWidth) d.items).bitsPerValue % 8 == 0
+        && (ib == 8 || ib == 16 || ib == 32 || ib == 64);
+  }
+
+  /**
+   * Values [from, to) of a dictionary-encoded block of whole-byte fixed-width items, written straight into a fresh
+   * fixed-width vector: each index is read, checked and replaced by its item in one pass, where
+   * {@link Blocks#materialize} makes the item positions and the expanded values as arrays of their own first. An
+   * index to the null slot just past the items leaves zeros (the levels make the row null); one beyond it is an
+   * EncodingException, as in {@code materialize}.
+   */
+  private static void fillFromDictionary(BaseFixedWidthVector fv, DataBlock.Dictionary d, int from, int to, RepDef.Validity validity) {
+    DataBlock.FixedWidth items = (DataBlock.FixedWidth) d.items;
+    int width = fv.getTypeWidth();
+    if (items.bitsPerValue != width * 8) {
+      throw new EncodingException("field '" + fv.getField().getName() + "' holds " + (width * 8) + "-bit values, the page "
+          + items.bitsPerValue + "-bit dictionary items");
+    }
+    if (from < 0 || to < from || to > d.numValues) throw new EncodingException("a slice [" + from + ", " + to + ") of " + d.numValues + " values");
+    int n = to - from;
+    if (validity != null && validity.count != n) {
+      throw new EncodingException("field '" + fv.getField().getName() + "': " + validity.count + " validity bits for " + n + " values");
+    }
+    int size = items.numValues;
+    if ((long) size * width > items.data.length) {
+      throw new EncodingException("a dictionary of " + size + " items of " + width + " bytes in " + items.data.length + " bytes");
+    }
+    int ib = d.indices.bitsPerValue / 8;
+    byte[] idx = d.indices.data;
+    if ((long) to * ib > idx.length) {
+      throw new EncodingException(d.indices.bitsPerValue + "-bit dictionary indices of " + d.numValues + " values in " + idx.length + " bytes");
+    }
+    byte[] src = items.data;
+    fv.allocateNew(n);
+    ArrowBuf out = fv.getDataBuffer();
+    for (int i = 0; i < n; i++) {
+      int j = from + i;
+      long k = ib == 1 ? idx[j] & 0xFF : ib == 2 ? LittleEndian.getUnsignedShort(idx, 2 * j)
+          : ib == 4 ? LittleEndian.getInt(idx, 4 * j) & 0xFFFFFFFFL : LittleEndian.getUnsigned(idx, j * ib, ib);
+      if (k < 0 || k >= size) {
+        if (k == size) continue;
+        throw new EncodingException("dictionary index " + Long.toUnsignedString(k) + " of a dictionary of " + size + " items");
+      }
+      int p = (int) k;
+      switch (width) {
+        case 16:
+          out.setLong(16L * i, LittleEndian.getLong(src, 16 * p));
+          out.setLong(16L * i + 8, LittleEndian.getLong(src, 16 * p + 8));
+          break;
+        case 8: out.setLong(8L * i, LittleEndian.getLong(src, 8 * p)); break;
+        case 4: out.setInt(4L * i, LittleEndian.getInt(src, 4 * p)); break;
+        default: out.setBytes((long) i * width, src, p * width, width);
+      }
+    }
+    writeValidity(fv.getValidityBuffer(), validity, n);
+    fv.setValueCount(n);
   }
 
   private static Leaf next(Iterator<Leaf> leaves, FieldVector v) {
