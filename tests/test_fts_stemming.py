@@ -118,6 +118,22 @@ def jvm_tokens(spark, index: Path, texts: List[str]) -> Set[str]:
     return out
 
 
+# pylance's default analysis (simple, lower case, stem, stop words, folding, 40 bytes), and stemming alone on the
+# whitespace tokenizer's tokens (apostrophes, upper case and accents reach the stemmer).
+SETTINGS = [dict(), dict(base_tokenizer="whitespace", lower_case=False, remove_stop_words=False, ascii_folding=False,
+                         max_token_length=None)]
+
+
+@pytest.mark.parametrize("settings", range(len(SETTINGS)), ids=["defaults", "stem_only"])
+def test_stemmed_tokens_equal_pylance(spark, texts, tmp_path, settings):
+    index = build(tmp_path, texts, stem=True, **SETTINGS[settings])
+    theirs = dictionary(spark, index)
+    assert len(theirs) > 30000
+    ours = jvm_tokens(spark, index, texts)
+    assert len(set(theirs)) == len(theirs)
+    assert ours == set(theirs), (sorted(ours - set(theirs))[:20], sorted(set(theirs) - ours)[:20])
+
+
 def test_english_stop_words_equal_pylance(spark, texts, tmp_path):
     """pylance 14's English stop words are the tokens its index drops with stop words on and keeps with them off,
     over the vocabulary plus the JVM's list, Lucene's and Snowball's English stop words."""

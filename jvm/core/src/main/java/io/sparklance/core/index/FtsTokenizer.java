@@ -12,8 +12,8 @@ import org.apache.lucene.analysis.miscellaneous.ASCIIFoldingFilter;
 /**
  * The text analysis of a Lance INVERTED (full-text) index, as pylance 14 runs it through tantivy 0.24
  * (docs/dev/fts-index-format.md §2): a base tokenizer, then, in this order, the filters remove-long, lower-case,
- * stop words and ASCII folding, each where the index's parameters turn it on. pylance's stem filter (between
- * lower-case and stop words) is not implemented: {@link FtsParams} refuses indexes that stem.
+ * stem, stop words and ASCII folding, each where the index's parameters turn it on. The stemmer is Snowball
+ * 3.1.1's English ({@link EnglishStemmer}); {@link FtsParams} refuses stemming in other languages.
  *
  * <ul>
  *   <li>{@code simple}: a token is a maximal run of alphanumeric code points (Rust's {@code char::is_alphanumeric}:
@@ -22,9 +22,9 @@ import org.apache.lucene.analysis.miscellaneous.ASCIIFoldingFilter;
  *   <li>A token's position is its ordinal among the base tokenizer's tokens: tokens a filter drops leave a gap, which
  *       phrase queries see.</li>
  *   <li>remove-long drops tokens of {@code maxTokenLength} or more UTF-8 bytes; lower-case maps each code point by
- *       its full Unicode lower case mapping, with no context (so no final-sigma rule); the English stop words are
- *       pylance 14's {@link #ENGLISH_STOP_WORDS}; ASCII folding is Lucene's folding table, which tantivy's filter
- *       copies, applied to tokens that are not all ASCII.</li>
+ *       its full Unicode lower case mapping, with no context (so no final-sigma rule); stop words are matched
+ *       against the stemmed token, the English ones being pylance 14's {@link #ENGLISH_STOP_WORDS}; ASCII folding is
+ *       Lucene's folding table, which tantivy's filter copies, applied to tokens that are not all ASCII.</li>
  * </ul>
  *
  * Instances hold no mutable state.
@@ -72,14 +72,20 @@ public final class FtsTokenizer {
   private final Base base;
   private final int maxTokenLength;
   private final boolean lowerCase;
+  private final boolean stem;
   private final Set<String> stopWords;
   private final boolean asciiFolding;
 
-  /** An analysis; {@code maxTokenLength} &lt;= 0 means no limit, {@code stopWords} is the set to remove (or empty). */
-  public FtsTokenizer(Base base, int maxTokenLength, boolean lowerCase, Set<String> stopWords, boolean asciiFolding) {
+  /**
+   * An analysis; {@code maxTokenLength} &lt;= 0 means no limit, {@code stem} runs the English stemmer, {@code
+   * stopWords} is the set to remove (or empty).
+   */
+  public FtsTokenizer(Base base, int maxTokenLength, boolean lowerCase, boolean stem, Set<String> stopWords,
+      boolean asciiFolding) {
     this.base = base;
     this.maxTokenLength = maxTokenLength;
     this.lowerCase = lowerCase;
+    this.stem = stem;
     this.stopWords = new HashSet<>(stopWords);
     this.asciiFolding = asciiFolding;
   }
@@ -124,6 +130,7 @@ public final class FtsTokenizer {
     if (maxTokenLength > 0 && utf8Length(token) >= maxTokenLength) return;
     String t = token;
     if (lowerCase) t = lowerCase(t);
+    if (stem) t = EnglishStemmer.stem(t);
     if (stopWords.contains(t)) return;
     if (asciiFolding) t = fold(t);
     out.add(t);
