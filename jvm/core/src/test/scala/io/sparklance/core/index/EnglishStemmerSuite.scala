@@ -4,7 +4,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 /**
  * The rules of Snowball 3.1.1's English stemmer, one case each, above all those where it differs from Snowball 2.x
- * (Lucene's). tests/test_fts_stemming.py proves the stemmer equal to pylance 14's on some 56,000 words.
+ * (Lucene's). tests/test_fts_stemming.py proves the stemmer equal to pylance 14's on 65,000 distinct words.
  */
 class EnglishStemmerSuite extends AnyFunSuite {
   private def stems(pairs: (String, String)*): Unit =
