@@ -76,12 +76,18 @@ public final class EnglishStemmer {
     int n = word.codePointCount(0, word.length());
     if (n < 3) return word;
     int[] codePoints = new int[n + 2];
-    for (int i = 0, k = 0; i < word.length(); k++) {
-      int c = word.codePointAt(i);
-      codePoints[k] = c;
-      i += Character.charCount(c);
+    if (n == word.length()) {
+      for (int i = 0; i < n; i++) codePoints[i] = word.charAt(i);
+    } else {
+      for (int i = 0, k = 0; i < word.length(); k++) {
+        int c = word.codePointAt(i);
+        codePoints[k] = c;
+        i += Character.charCount(c);
+      }
     }
-    return new Word(codePoints, n).stem();
+    Word w = new Word(codePoints, n);
+    w.stem();
+    return w.sameAs(word) ? word : new String(w.w, 0, w.len);
   }
 
   /** Snowball's {@code exception1}: whole words with a fixed stem. */
@@ -127,7 +133,8 @@ public final class EnglishStemmer {
       this.len = len;
     }
 
-    String stem() {
+    /** Stems the word in place. */
+    void stem() {
       prelude();
       markRegions();
       step1a();
@@ -140,7 +147,13 @@ public final class EnglishStemmer {
       if (yFound) {
         for (int i = 0; i < len; i++) if (w[i] == 'Y') w[i] = 'y';
       }
-      return new String(w, 0, len);
+    }
+
+    /** Whether the stem is {@code word} itself (most words of a text are their own stem: no new string then). */
+    boolean sameAs(String word) {
+      if (len != word.length()) return false;
+      for (int i = 0; i < len; i++) if (w[i] != word.charAt(i)) return false;
+      return true;
     }
 
     /** A leading apostrophe goes; y at the start or after a vowel becomes Y (a consonant). */
