@@ -6,7 +6,7 @@ Texts and queries are drawn at random from ``SPARKLANCE_FUZZ_SEED`` out of a sma
 stop words, inflected forms for the stemmer, upper case, accented and other non-ASCII letters, digits,
 punctuation, tokens over the length limit, empty strings and nulls. The analysis itself is checked apart: the
 number of tokens pylance's index recorded for every row (``_num_tokens`` of ``part_0_docs.lance``) against the JVM
-tokenizer's. Indexes that stem (pylance's default) are refused, so every index here is built with ``stem=False``.
+tokenizer's. Indexes are built with and without stemming (pylance's default; Snowball 3.1.1's English).
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ WORDS = ["machine", "machines", "learning", "learned", "learns", "Machine", "LEA
          "Café", "cafe", "CAFÉ", "naïve", "résumé", "Straße", "ÉCOLE", "über", "Ärger", "ﬁle", "İstanbul",
          "ΣΟΦΙΑ", "σοφία", "数据", "検索", "x2", "42", "3d", "½", "don't", "e-mail", "U.S.A.",
          "generalization", "generalizations", "happily", "happiness", "connection", "connected",
-         "supercalifragilisticexpialidociousandthensome", "databases", "database", "vector", "vectors"]
+         "supercalifragilisticexpialidociousandthensome", "databases", "database", "vector", "vectors",
+         "about", "not", "no", "should", "having", "yourselves", "universal", "university", "added", "dying"]
 PUNCT = [" ", " ", " ", ", ", ". ", "! ", " - ", "\t", "\n", "  ", "/"]
 
 
@@ -99,6 +100,8 @@ PARAMS = [
     dict(with_position=True, stem=False, remove_stop_words=False, ascii_folding=False, max_token_length=None),
     dict(with_position=True, stem=False, base_tokenizer="raw"),
     dict(with_position=True, stem=False, custom_stop_words=["machine", "deep", "café"]),
+    dict(with_position=True),
+    dict(with_position=True, base_tokenizer="whitespace", lower_case=False, custom_stop_words=["machin", "the"]),
 ]
 
 
@@ -210,14 +213,14 @@ def test_appended_and_deleted_rows(spark, tmp_path):
     assert not any(i % 7 == 3 for i in spark_ids(spark, path, "lance_match(text, 'machine learning spark')"))
 
 
-def test_stemming_index_refused(spark, tmp_path):
-    """pylance's default index stems (Snowball 3.1 English in pylance 14), which the JVM analysis does not do yet:
-    the search is refused, naming the setting, rather than answered with other stems."""
+def test_stemming_in_other_languages_refused(spark, tmp_path):
+    """Stemming is implemented for English only: an index that stems French is refused, naming the setting, rather
+    than searched with other stems."""
     path = tmp_path / "t.lance"
-    ds = lance.write_dataset(pa.table({"id": [1], "text": ["universational interesting"]}), str(path))
-    ds.create_scalar_index("text", "INVERTED")
-    with pytest.raises(Exception, match="stem = true"):
-        spark_ids(spark, path, "lance_match(text, 'universal')")
+    ds = lance.write_dataset(pa.table({"id": [1], "text": ["les chevaux"]}), str(path))
+    ds.create_scalar_index("text", "INVERTED", language="French", remove_stop_words=False)
+    with pytest.raises(Exception, match="stem = true and language 'French'"):
+        spark_ids(spark, path, "lance_match(text, 'cheval')")
 
 
 def test_refusals(spark, tmp_path):

@@ -12,8 +12,8 @@ import org.apache.lucene.analysis.miscellaneous.ASCIIFoldingFilter;
 /**
  * The text analysis of a Lance INVERTED (full-text) index, as pylance 14 runs it through tantivy 0.24
  * (docs/dev/fts-index-format.md §2): a base tokenizer, then, in this order, the filters remove-long, lower-case,
- * stop words and ASCII folding, each where the index's parameters turn it on. pylance's stem filter (between
- * lower-case and stop words) is not implemented: {@link FtsParams} refuses indexes that stem.
+ * stem, stop words and ASCII folding, each where the index's parameters turn it on. The stemmer is Snowball
+ * 3.1.1's English ({@link EnglishStemmer}); {@link FtsParams} refuses stemming in other languages.
  *
  * <ul>
  *   <li>{@code simple}: a token is a maximal run of alphanumeric code points (Rust's {@code char::is_alphanumeric}:
@@ -22,19 +22,34 @@ import org.apache.lucene.analysis.miscellaneous.ASCIIFoldingFilter;
  *   <li>A token's position is its ordinal among the base tokenizer's tokens: tokens a filter drops leave a gap, which
  *       phrase queries see.</li>
  *   <li>remove-long drops tokens of {@code maxTokenLength} or more UTF-8 bytes; lower-case maps each code point by
- *       its full Unicode lower case mapping, with no context (so no final-sigma rule); the English stop words are
- *       Lucene's 33 (tantivy's list for English); ASCII folding is Lucene's folding table, which tantivy's filter
- *       copies, applied to tokens that are not all ASCII.</li>
+ *       its full Unicode lower case mapping, with no context (so no final-sigma rule); stop words are matched
+ *       against the stemmed token, the English ones being pylance 14's {@link #ENGLISH_STOP_WORDS}; ASCII folding is
+ *       Lucene's folding table, which tantivy's filter copies, applied to tokens that are not all ASCII.</li>
  * </ul>
  *
  * Instances hold no mutable state.
  */
 public final class FtsTokenizer {
-  /** The English stop words of tantivy's {@code StopWordFilter::new(Language::English)}. */
+  /**
+   * The English stop words pylance 14 removes: 149 words, pronouns and their contractions ({@code he'd}, {@code
+   * should've}) among them, but not {@code no}, {@code nor}, {@code not}. They are not the 33 of tantivy 0.24's
+   * {@code StopWordFilter::new(Language::English)}, which the mirrored Lance sources name; the list is what pylance
+   * 14 drops of a vocabulary of some 45,000 words holding Lucene's and Snowball's English stop words and their
+   * contractions (indexed with stop words on and off; tests/test_fts_stemming.py checks it the same way).
+   */
   public static final List<String> ENGLISH_STOP_WORDS = Collections.unmodifiableList(java.util.Arrays.asList(
-      "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of",
-      "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will",
-      "with"));
+      "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at",
+      "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "did", "do",
+      "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have",
+      "having", "he", "he'd", "he'll", "he's", "her", "here", "hers", "herself", "him", "himself", "his", "how",
+      "i", "i'd", "i'll", "i'm", "i've", "if", "in", "into", "is", "it", "it'd", "it'll", "it's", "its",
+      "itself", "just", "me", "more", "most", "my", "myself", "now", "of", "off", "on", "once", "only", "or",
+      "other", "our", "ours", "ourselves", "out", "over", "own", "re", "same", "she", "she'd", "she'll",
+      "she's", "should", "should've", "so", "some", "such", "than", "that", "that'll", "the", "their", "theirs",
+      "them", "themselves", "then", "there", "these", "they", "they'd", "they'll", "they're", "they've", "this",
+      "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "we'd", "we'll", "we're",
+      "we've", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "you",
+      "you'd", "you'll", "you're", "you've", "your", "yours", "yourself", "yourselves"));
 
   /** The base tokenizers this analysis implements. */
   public enum Base { SIMPLE, WHITESPACE, RAW }
@@ -57,14 +72,20 @@ public final class FtsTokenizer {
   private final Base base;
   private final int maxTokenLength;
   private final boolean lowerCase;
+  private final boolean stem;
   private final Set<String> stopWords;
   private final boolean asciiFolding;
 
-  /** An analysis; {@code maxTokenLength} &lt;= 0 means no limit, {@code stopWords} is the set to remove (or empty). */
-  public FtsTokenizer(Base base, int maxTokenLength, boolean lowerCase, Set<String> stopWords, boolean asciiFolding) {
+  /**
+   * An analysis; {@code maxTokenLength} &lt;= 0 means no limit, {@code stem} runs the English stemmer, {@code
+   * stopWords} is the set to remove (or empty).
+   */
+  public FtsTokenizer(Base base, int maxTokenLength, boolean lowerCase, boolean stem, Set<String> stopWords,
+      boolean asciiFolding) {
     this.base = base;
     this.maxTokenLength = maxTokenLength;
     this.lowerCase = lowerCase;
+    this.stem = stem;
     this.stopWords = new HashSet<>(stopWords);
     this.asciiFolding = asciiFolding;
   }
@@ -109,6 +130,7 @@ public final class FtsTokenizer {
     if (maxTokenLength > 0 && utf8Length(token) >= maxTokenLength) return;
     String t = token;
     if (lowerCase) t = lowerCase(t);
+    if (stem) t = EnglishStemmer.stem(t);
     if (stopWords.contains(t)) return;
     if (asciiFolding) t = fold(t);
     out.add(t);

@@ -25,7 +25,7 @@ final case class FtsParams(baseTokenizer: String, language: String, withPosition
     }
     val stopWords = if (!removeStopWords) Set.empty[String]
       else customStopWords.getOrElse(FtsTokenizer.ENGLISH_STOP_WORDS.asScala.toSeq).toSet
-    new FtsTokenizer(base, maxTokenLength.getOrElse(0), lowerCase, stopWords.asJava, asciiFolding)
+    new FtsTokenizer(base, maxTokenLength.getOrElse(0), lowerCase, stem, stopWords.asJava, asciiFolding)
   }
 }
 
@@ -53,9 +53,9 @@ object FtsParams {
   /**
    * Parameters from pylance's JSON; `what` names the index in errors, `path` the file it came from. Settings this
    * reader does not implement are refused by name: a `lance_tokenizer` other than `text`, a base tokenizer other
-   * than simple, whitespace or raw (ngram, lindera, jieba), stemming (pylance 14 stems with Snowball 3.1's
-   * algorithms, which no JVM library here implements: Lucene's Snowball English is 2.x, and stems words such as
-   * "universational" or "interesting" otherwise), built-in stop words in a language other than English, and any
+   * than simple, whitespace or raw (ngram, lindera, jieba), stemming in a language other than English (pylance 14
+   * stems with Snowball 3.1.1's algorithms; [[EnglishStemmer]] is its English one), built-in stop words in a
+   * language other than English, and any
    * other switch turned on (pylance 14's split_identifiers, split_on_numerics, preserve_original, index_operators).
    */
   def parse(json: String, what: String, path: String): FtsParams = {
@@ -88,10 +88,10 @@ object FtsParams {
     val p = FtsParams(base, text("language", "English"), flag("with_position", default = false), maxLength,
       flag("lower_case", default = true), flag("stem", default = true), flag("remove_stop_words", default = true),
       custom, flag("ascii_folding", default = true))
-    if (p.stem) {
-      throw new UnsupportedFeatureException(s"$what is built with stem = true (pylance's default), which " +
-        "sparklance's full-text search does not implement yet (pylance stems with Snowball 3.1's algorithm, which " +
-        "no JVM library here follows). Search it with pylance, or rebuild the index with stem = false.")
+    if (p.stem && p.language != "English") {
+      throw new UnsupportedFeatureException(s"$what is built with stem = true and language '${p.language}'; " +
+        "sparklance's full-text search stems English only (Snowball 3.1.1's English algorithm, as pylance 14). " +
+        "Search it with pylance, or rebuild the index with stem = false.")
     }
     if (p.removeStopWords && p.customStopWords.isEmpty && p.language != "English") {
       throw new UnsupportedFeatureException(s"$what removes the stop words of language '${p.language}'; " +

@@ -24,6 +24,11 @@ class FullTextSuite extends AnyFunSuite {
       Seq("running" -> 1, "foxes" -> 2, "dogs" -> 5))
   }
 
+  test("stemming (Snowball 3.1.1 English) runs after lower case and before stop words and folding") {
+    val t = params("""{"with_position":true}""").tokenizer().tokenize("Having RUNNING dogs, yourselves Cafés")
+    assert(t.texts.toSeq.zip(t.positions.toSeq) == Seq("run" -> 1, "dog" -> 2, "yourselv" -> 3, "cafe" -> 4))
+  }
+
   test("simple splits on every code point that is neither Alphabetic nor a number; whitespace on ASCII whitespace only") {
     assert(tokens("""{"stem":false,"remove_stop_words":false}""", "don't e-mail x2 ½ 数据\u00A0検索").map(_._1) ==
       Seq("don", "t", "e", "mail", "x2", "½", "数据", "検索"))
@@ -53,7 +58,7 @@ class FullTextSuite extends AnyFunSuite {
     assert(refused("""{"base_tokenizer":"ngram"}""").contains("base_tokenizer 'ngram'"))
     assert(refused("""{"base_tokenizer":"jieba/default"}""").contains("base_tokenizer 'jieba/default'"))
     assert(refused("""{"lance_tokenizer":"json"}""").contains("lance_tokenizer 'json'"))
-    assert(refused("{}").contains("stem = true (pylance's default)"))
+    assert(refused("""{"language":"French"}""").contains("stem = true and language 'French'"))
     assert(refused("""{"stem":false,"language":"French"}""").contains("language 'French'"))
     assert(refused("""{"split_identifiers":true,"preserve_original":false}""").contains("split_identifiers = true"))
     params("""{"language":"French","stem":false,"remove_stop_words":false}""")

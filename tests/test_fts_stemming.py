@@ -1,0 +1,159 @@
+"""The JVM's text analysis against pylance 14's token dictionaries: pylance builds INVERTED indexes over a large
+vocabulary, the JVM reads each index's dictionary (``_token_fst_bytes`` of ``part_0_tokens.lance``, an FST of the
+Rust ``fst`` crate) and the token sets must be equal: the tokens of every text by the JVM analysis are exactly the
+dictionary's keys.
+
+The vocabulary is the English-like words of the venv's Python sources (docstrings, comments, names: tens of
+thousands of distinct words, drawn from ``SPARKLANCE_FUZZ_SEED``) plus generated cases for the stemmer's rules:
+suffixes added to stems (-ly, -ing, -ed, -ies, -sses, ...), y after vowels, the R1 prefixes (gener, commun, arsen,
+past, univers, later, emerg, organ, inter), the exceptional forms, apostrophes, upper case and non-ASCII letters.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import sys
+import sysconfig
+from pathlib import Path
+from typing import List, Set
+
+import lance
+import pyarrow as pa
+import pytest
+from lance.file import LanceFileReader
+from py4j.java_gateway import get_field
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "python"))
+
+from conftest import start_spark, warehouse_with  # noqa: E402
+
+SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261126"))
+
+STEMS = ["gener", "commun", "arsen", "past", "univers", "later", "emerg", "organ", "inter", "hop", "add", "egg",
+         "off", "cry", "pony", "caress", "agree", "feed", "proc", "exc", "succ", "happy", "say", "play", "geolog",
+         "luxuri", "sky", "ski", "die", "ly", "ty", "vy", "hy", "inn", "out", "cann", "herr", "earr", "even",
+         "relat", "condition", "rational", "valen", "hesit", "digit", "conform", "radic", "differ", "vietnam",
+         "analog", "sensitiv", "formal", "bright", "rate", "sens", "fer", "y", "yy", "ay", "oy", "eye", "bye"]
+SUFFIXES = ["", "s", "es", "ies", "ied", "sses", "ss", "us", "'", "'s", "'s'", "ed", "eed", "edly", "eedly", "ing",
+            "ingly", "ly", "ily", "y", "ity", "ogist", "ogy", "ogi", "al", "ance", "ence", "er", "ic", "able",
+            "ible", "ant", "ement", "ment", "ent", "ism", "ate", "iti", "ous", "ive", "ize", "ion", "tion", "sion",
+            "ational", "tional", "enci", "anci", "abli", "entli", "izer", "ization", "ation", "ator", "alism",
+            "aliti", "alli", "fulness", "ousli", "ousness", "iveness", "iviti", "biliti", "bli", "fulli", "lessli",
+            "li", "alize", "icate", "iciti", "ical", "ful", "ness", "ative", "e", "l", "ll", "at", "bl", "iz"]
+EXCEPTIONS = ["skis", "skies", "sky", "idly", "gently", "ugly", "early", "only", "singly", "news", "howe", "atlas",
+              "cosmos", "bias", "andes", "dying", "lying", "tying", "vying", "hying", "inning", "outing", "canning",
+              "herring", "earring", "evening", "proceed", "exceed", "succeed", "proceeding", "exceedingly", "'tis",
+              "o'clock", "rock'n'roll", "y", "yy", "yyy", "yyyy", "Yay", "YELLOW", "ayyy", "i", "a", "s", "'"]
+UNICODE = ["café", "cafés", "naïvely", "résumés", "Straße", "straßes", "über", "façades", "ﬁles", "İstanbul",
+           "σοφίας", "数据s", "naïveties", "coöperation", "Émigrés", "ångströms"]
+
+
+def vocabulary(rng: random.Random, limit: int = 60000) -> List[str]:
+    """Words of the venv's Python sources (files in a seeded order), then the generated cases."""
+    words: Set[str] = set()
+    files = sorted(Path(sysconfig.get_paths()["purelib"]).rglob("*.py"))
+    rng.shuffle(files)
+    pattern = re.compile(r"[A-Za-z\u00C0-\u024F']+")
+    for f in files:
+        words.update(w for w in pattern.findall(f.read_text(encoding="utf-8", errors="ignore")) if len(w) > 1)
+        if len(words) > limit:
+            break
+    words.update(stem + suffix for stem in STEMS for suffix in SUFFIXES)
+    words.update(EXCEPTIONS + UNICODE)
+    words.update(w.upper() for w in rng.sample(sorted(words), 500))
+    return sorted(words)
+
+
+def texts_of(words: List[str], rng: random.Random) -> List[str]:
+    shuffled = list(words)
+    rng.shuffle(shuffled)
+    return [" ".join(shuffled[i:i + 100]) for i in range(0, len(shuffled), 100)]
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory):
+    session = start_spark("sparklance-fts-stem-tests", warehouse_with(tmp_path_factory, "fts_stem_wh", "db"))
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def texts() -> List[str]:
+    rng = random.Random(SEED)
+    return texts_of(vocabulary(rng), rng)
+
+
+def index_dir(path: Path) -> Path:
+    ds = lance.dataset(str(path))
+    return path / "_indices" / ds.list_indices()[0]["uuid"]
+
+
+def build(tmp_path: Path, texts: List[str], **params) -> Path:
+    path = tmp_path / "t.lance"
+    ds = lance.write_dataset(pa.table({"id": list(range(len(texts))), "text": texts}), str(path))
+    ds.create_scalar_index("text", "INVERTED", **params)
+    return index_dir(path)
+
+
+def dictionary(spark, index: Path) -> List[str]:
+    """The keys of the index's token dictionary, read by the JVM; checks the ids are 0..n-1 as the file says."""
+    tokens = LanceFileReader(str(index / "part_0_tokens.lance")).read_all().to_table()
+    fst = tokens.column("_token_fst_bytes")[0].as_py()
+    entries = spark._jvm.io.sparklance.core.index.TokenFst.read(bytearray(fst), str(index))
+    keys = list(get_field(entries, "keys"))
+    assert sorted(get_field(entries, "values")) == list(range(tokens.column("_token_next_id")[0].as_py()))
+    assert sum(len(k.encode()) for k in keys) == tokens.column("_token_total_length")[0].as_py()
+    return keys
+
+
+def jvm_tokens(spark, index: Path, texts: List[str]) -> Set[str]:
+    params = LanceFileReader(str(index / "metadata.lance")).metadata().schema.metadata[b"params"].decode()
+    tokenizer = spark._jvm.io.sparklance.core.index.FtsParams.parse(params, "test", "test").tokenizer()
+    out: Set[str] = set()
+    for text in texts:
+        out.update(get_field(tokenizer.tokenize(text), "texts"))
+    return out
+
+
+# pylance's default analysis (simple, lower case, stem, stop words, folding, 40 bytes), and stemming alone on the
+# whitespace tokenizer's tokens (apostrophes, upper case and accents reach the stemmer).
+SETTINGS = [dict(), dict(base_tokenizer="whitespace", lower_case=False, remove_stop_words=False, ascii_folding=False,
+                         max_token_length=None)]
+
+
+@pytest.mark.parametrize("settings", range(len(SETTINGS)), ids=["defaults", "stem_only"])
+def test_stemmed_tokens_equal_pylance(spark, texts, tmp_path, settings):
+    index = build(tmp_path, texts, stem=True, **SETTINGS[settings])
+    theirs = dictionary(spark, index)
+    assert len(theirs) > 30000
+    ours = jvm_tokens(spark, index, texts)
+    assert len(set(theirs)) == len(theirs)
+    assert ours == set(theirs), (sorted(ours - set(theirs))[:20], sorted(set(theirs) - ours)[:20])
+
+
+def test_english_stop_words_equal_pylance(spark, texts, tmp_path):
+    """pylance 14's English stop words are the tokens its index drops with stop words on and keeps with them off,
+    over the vocabulary plus the JVM's list, Lucene's and Snowball's English stop words."""
+    jvm_list = list(spark._jvm.io.sparklance.core.index.FtsTokenizer.ENGLISH_STOP_WORDS)
+    snowball = ("i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her "
+                "hers herself it its itself they them their theirs themselves what which who whom this that these "
+                "those am is are was were be been being have has had having do does did doing would should could "
+                "ought i'm you're he's she's it's we're they're i've you've we've they've i'd you'd he'd she'd we'd "
+                "they'd i'll you'll he'll she'll we'll they'll isn't aren't wasn't weren't hasn't haven't hadn't "
+                "doesn't don't didn't won't wouldn't shan't shouldn't can't cannot couldn't mustn't let's that's "
+                "who's what's here's there's when's where's why's how's a an the and but if or because as until while "
+                "of at by for with about against between into through during before after above below to from up "
+                "down in out on off over under again further then once here there when where why how all any both "
+                "each few more most other some such no nor not only own same so than too very").split()
+    lucene = ("a an and are as at be but by for if in into is it no not of on or such that the their then there "
+              "these they this to was will with").split()
+    words = sorted({w.lower() for t in texts for w in t.split()} | set(jvm_list) | set(snowball) | set(lucene))
+    rng = random.Random(SEED + 1)
+    candidates = texts_of(words, rng)
+    on = set(dictionary(spark, build(tmp_path / "on", candidates, stem=False, base_tokenizer="whitespace")))
+    off = set(dictionary(spark, build(tmp_path / "off", candidates, stem=False, base_tokenizer="whitespace",
+                                      remove_stop_words=False)))
+    assert off - on == set(jvm_list)
