@@ -9,8 +9,8 @@ with nprobes=20 (issue #17's bar: within 2x of pylance), and a batch of 1,000 qu
 pylance: one call per query, as it has no batch search), its throughput in queries per second; each with equal
 results checked (the 1,000-query batch on every 50th query). Then one IVF_PQ query warm, through each Python API
 (``search(...).collect()``, ``to_table(nearest=...)``) against pylance's ``to_table(nearest=...)``: the median wall
-time and CPU time per query (the driver JVM's and this Python process's) over WARM queries after as many of warm-up,
-with the load average.
+time and CPU time per query (the driver JVM's and this Python process's) over WARM queries after WARMUP of warm-up
+(the JVM's compiler still compiles for the first thousand or so), with the load average.
 Usage: python integration/bench/vector_bench.py OUT_DIR [--latency] (--latency: the warm latencies alone)
 """
 
@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from spark_write_bench import best  # noqa: E402
 
-ROWS, DIM, CENTRES, K, BATCH, MANY, WARM = 1_000_000, 128, 256, 10, 10, 1000, 300
+ROWS, DIM, CENTRES, K, BATCH, MANY, WARM, WARMUP = 1_000_000, 128, 256, 10, 10, 1000, 300, 1500
 PARTITIONS, SUB_VECTORS, NPROBES = 256, 16, 20
 
 
@@ -128,7 +128,7 @@ def main():
 
 
 def warm_latency(spark, ds, table, queries):
-    """Median wall and CPU time of one warm IVF_PQ query per API, WARM queries after WARM of warm-up each."""
+    """Median wall and CPU time of one warm IVF_PQ query per API, WARM queries after WARMUP of warm-up each."""
     import subprocess
 
     pid = spark._jvm.java.lang.ProcessHandle.current().pid()
@@ -148,15 +148,15 @@ def warm_latency(spark, ds, table, queries):
     for i in range(0, len(queries), 100):
         theirs = apis["pylance to_table"](queries[i])
         assert all(f(queries[i]) == theirs for f in apis.values()), f"different IVF_PQ neighbours for query {i}"
-    print(f"one IVF_PQ query warm, {WARM} queries after {WARM} of warm-up; load average "
+    print(f"one IVF_PQ query warm, {WARM} queries after {WARMUP} of warm-up; load average "
           f"{os.getloadavg()[0]:.1f} before")
     print(f"{'API':<22}{'median wall ms':>16}{'mean wall ms':>14}{'JVM CPU ms':>12}{'Python CPU ms':>15}")
     for name, f in apis.items():
-        for q in queries[:WARM]:
-            f(q)
+        for i in range(WARMUP):
+            f(queries[i % len(queries)])
         walls = []
         jvm0, py0 = jvm_cpu(), time.process_time()
-        for q in queries[WARM:2 * WARM]:
+        for q in queries[len(queries) - WARM:]:
             t0 = time.perf_counter()
             f(q)
             walls.append(time.perf_counter() - t0)
