@@ -114,11 +114,10 @@ def test_to_table_runs_no_job_and_gives_pylance_rows(spark, tmp_path):
             theirs = ds.to_table(nearest=nearest, columns=["id"], with_row_id=True)
             what = f"table {t} {index_type} k {k}"
             pairs = [list(zip(x["_rowid"].to_pylist(), x["_distance"].to_pylist())) for x in (ours, theirs)]
+            compare(pairs[0], pairs[1], what)
             if index_type == "IVF_PQ":
-                assert pairs[0] == pairs[1], what
-                assert ours["id"].to_pylist() == theirs["id"].to_pylist(), what
-            else:
-                compare(pairs[0], pairs[1], what)
+                # The index's float32 sums exactly; rows as near as another may be either (compare allows it).
+                assert [d for _, d in pairs[0]] == [d for _, d in pairs[1]], what
 
 
 def test_to_table_after_the_table_changes(spark, tmp_path):
@@ -186,7 +185,8 @@ def test_to_table_over_an_index_pylance_optimized(spark, tmp_path):
             pairs = [list(zip(x["_rowid"].to_pylist(), x["_distance"].to_pylist())) for x in (ours, theirs)]
             compare(pairs[0], pairs[1], f"{index_type} after optimize_indices()")
             if index_type == "IVF_PQ":
-                assert pairs[0] == pairs[1], f"{index_type} after optimize_indices()"
+                # The index's float32 sums exactly; rows as near as another may be either (compare allows it).
+                assert [d for _, d in pairs[0]] == [d for _, d in pairs[1]], f"{index_type} after optimize_indices()"
         lance.write_dataset(pa.table({"id": pa.array([10 ** 6], pa.int64()), "tag": pa.array(["a"]),
                                       "emb": pa.FixedSizeListArray.from_arrays(pa.array(q), dim)}),
                             str(path), mode="append")
