@@ -7,13 +7,18 @@ after a warm-up: one query's exact top 10 (l2; sparklance with bypass_vector_ind
 batch of 10 queries' exact top 10 (pylance: one call per query), one query's top 10 through the IVF_PQ index
 with nprobes=20 (issue #17's bar: within 2x of pylance), and a batch of 1,000 queries through it (one ``search`` call;
 pylance: one call per query, as it has no batch search), its throughput in queries per second; each with equal
-results checked (the 1,000-query batch on every 50th query).
-Usage: python integration/bench/vector_bench.py OUT_DIR
+results checked (the 1,000-query batch on every 50th query). Then one IVF_PQ query warm, through each Python API
+(``search(...).collect()``, ``to_table(nearest=...)``) against pylance's ``to_table(nearest=...)``: the median wall
+time and CPU time per query (the driver JVM's and this Python process's) over WARM queries after WARMUP of warm-up
+(the JVM's compiler still compiles for the first thousand or so), with the load average.
+Usage: python integration/bench/vector_bench.py OUT_DIR [--latency] (--latency: the warm latencies alone)
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from spark_write_bench import best  # noqa: E402
 
-ROWS, DIM, CENTRES, K, BATCH, MANY = 1_000_000, 128, 256, 10, 10, 1000
+ROWS, DIM, CENTRES, K, BATCH, MANY, WARM, WARMUP = 1_000_000, 128, 256, 10, 10, 1000, 300, 1500
 PARTITIONS, SUB_VECTORS, NPROBES = 256, 16, 20
 
 
@@ -56,7 +61,8 @@ def indexed(path: str):
 
 
 def main():
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "build/bench/vector").resolve()
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    out = Path(args[0] if args else "build/bench/vector").resolve()
     path = write(out)
     import lance
     import sparklance
@@ -69,6 +75,10 @@ def main():
     spark = sparklance.session(warehouse=str(out / "warehouse"), **{"spark.driver.memory": "6g"})
     spark.sparkContext.setLogLevel("ERROR")
     table = LanceTable.for_path(spark, path)
+    if "--latency" in sys.argv:
+        warm_latency(spark, ds, table, many_queries)
+        spark.stop()
+        return
 
     def theirs(q):
         return ds.to_table(nearest={"column": "emb", "q": q, "k": K, "use_index": False}, columns=["id"])["id"].to_pylist()
@@ -113,7 +123,47 @@ def main():
     a, b = pq_many
     print(f"{f'{MANY} queries, IVF_PQ':<24}{a:>14.3f}{b:>12.3f}{a / b:>8.2f}   "
           f"({MANY / a:.0f} queries/s against {MANY / b:.0f})")
+    warm_latency(spark, ds, table, many_queries)
     spark.stop()
+
+
+def warm_latency(spark, ds, table, queries):
+    """Median wall and CPU time of one warm IVF_PQ query per API, WARM queries after WARMUP of warm-up each."""
+    import subprocess
+
+    pid = spark._jvm.java.lang.ProcessHandle.current().pid()
+
+    def jvm_cpu():
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    nearest = {"column": "emb", "k": K, "nprobes": NPROBES}
+    apis = {
+        "pylance to_table": lambda q: ds.to_table(nearest={**nearest, "q": q}, columns=["id"])["id"].to_pylist(),
+        "search().collect()": lambda q: [r.id for r in table.search([float(x) for x in q], k=K, column="emb",
+                                                                    columns=["id"], nprobes=NPROBES).collect()],
+        "to_table(nearest=)": lambda q: table.to_table(nearest={**nearest, "q": q}, columns=["id"])["id"].to_pylist(),
+    }
+    for i in range(0, len(queries), 100):
+        theirs = apis["pylance to_table"](queries[i])
+        assert all(f(queries[i]) == theirs for f in apis.values()), f"different IVF_PQ neighbours for query {i}"
+    print(f"one IVF_PQ query warm, {WARM} queries after {WARMUP} of warm-up; load average "
+          f"{os.getloadavg()[0]:.1f} before")
+    print(f"{'API':<22}{'median wall ms':>16}{'mean wall ms':>14}{'JVM CPU ms':>12}{'Python CPU ms':>15}")
+    for name, f in apis.items():
+        for i in range(WARMUP):
+            f(queries[i % len(queries)])
+        walls = []
+        jvm0, py0 = jvm_cpu(), time.process_time()
+        for q in queries[len(queries) - WARM:]:
+            t0 = time.perf_counter()
+            f(q)
+            walls.append(time.perf_counter() - t0)
+        jvm, py = (jvm_cpu() - jvm0) / WARM, (time.process_time() - py0) / WARM
+        print(f"{name:<22}{1000 * float(np.median(walls)):>16.1f}{1000 * float(np.mean(walls)):>14.1f}"
+              f"{1000 * jvm:>12.1f}{1000 * py:>15.1f}")
+    print("load average after:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
 
 
 if __name__ == "__main__":

@@ -157,6 +157,13 @@ class LanceTable:
             return cls(spark, spark._jvm.io.sparklance.spark.LanceTableOps.locate(spark._jsparkSession, name))
 
     @property
+    def _vector_search(self):
+        """The JVM's ``VectorSearch``, looked up once: py4j resolves each part of a dotted name by reflection."""
+        if self.__dict__.get("_vector_search_class") is None:
+            self._vector_search_class = self._spark._jvm.io.sparklance.spark.VectorSearch
+        return self._vector_search_class
+
+    @property
     def _sql_name(self) -> str:
         return f"{self._catalog}.{_quote(self.path)}"
 
@@ -341,6 +348,65 @@ class LanceTable:
         ``ef`` (``k * refine_factor * 1.5`` if not given) and, with ``refine_factor``, measuring ``k * refine_factor``
         rows it finds exactly; ``bypass_vector_index=True`` searches exactly instead. Needs sparklance's SQL extensions
         (:func:`sparklance.session` configures them)."""
+        batch, values, dim, arguments = self._search_arguments(
+            vector, k=k, column=column, metric=metric, filter=filter, prefilter=prefilter, columns=columns,
+            with_row_id=with_row_id, offset=offset, version=version, distance_range=distance_range, nprobes=nprobes,
+            refine_factor=refine_factor, bypass_vector_index=bypass_vector_index, ef=ef)
+        search = self._vector_search
+        with translated():
+            if batch:
+                return self._df(search.searchBatch(self._jspark, values, dim, arguments))
+            return self._df(search.search(self._jspark, values, arguments))
+
+    def to_table(self, nearest: dict, columns: Optional[List[str]] = None, filter: Optional[str] = None,
+                 prefilter: bool = False, with_row_id: bool = False, offset: int = 0,
+                 version: Union[int, str, None] = None) -> "pyarrow.Table":
+        """The nearest-neighbour search of :meth:`search` as a ``pyarrow.Table``, as pylance's
+        ``LanceDataset.to_table(nearest=...)`` takes it, without a Spark DataFrame: a search a vector index serves
+        whose rows are few (``driver_lookup_rows``) is computed on the driver and its rows come back as Arrow, with no
+        Spark planning or job; any other search runs as :meth:`search` would. The rows are those of
+        ``search(...).collect()``; each column keeps its Lance type (a vector column stays a fixed-size list).
+
+        ``nearest`` holds pylance's keys: ``column``, ``q`` (a vector, or a list of vectors for a batch, which adds a
+        leading ``query_index`` column), ``k`` (10), ``metric`` (or ``distance_type``; ``l2``), ``nprobes``,
+        ``refine_factor``, ``ef``, ``use_index`` (True; False searches exactly) and ``distance_range``."""
+        import pyarrow as pa
+
+        if not isinstance(nearest, dict):
+            raise InvalidArgumentError(f"nearest must be a dict of the search's settings, not {type(nearest).__name__}.")
+        known = {"column", "q", "k", "metric", "distance_type", "nprobes", "refine_factor", "ef", "use_index",
+                 "distance_range"}
+        unknown = sorted(set(nearest) - known)
+        if unknown:
+            raise InvalidArgumentError(f"nearest has unknown keys {', '.join(unknown)}; it takes {', '.join(sorted(known))}.")
+        if "q" not in nearest:
+            raise InvalidArgumentError("nearest needs the query vector 'q'.")
+        if "metric" in nearest and "distance_type" in nearest:
+            raise InvalidArgumentError("nearest gives both 'metric' and 'distance_type'; give one.")
+        q = nearest["q"]
+        if hasattr(q, "tolist"):
+            q = q.tolist()
+        batch, values, dim, arguments = self._search_arguments(
+            q, k=nearest.get("k", 10), column=nearest.get("column"),
+            metric=nearest.get("metric", nearest.get("distance_type", "l2")), filter=filter, prefilter=prefilter,
+            columns=columns, with_row_id=with_row_id, offset=offset, version=version,
+            distance_range=nearest.get("distance_range"), nprobes=nearest.get("nprobes"),
+            refine_factor=nearest.get("refine_factor"), bypass_vector_index=not nearest.get("use_index", True),
+            ef=nearest.get("ef"))
+        search = self._vector_search
+        with translated():
+            if batch:
+                data = search.searchBatchArrow(self._jspark, values, dim, arguments)
+            else:
+                data = search.searchArrow(self._jspark, values, arguments)
+        return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+
+    def _search_arguments(self, vector: Any, k: int, column: Optional[str], metric: str, filter: Optional[str],
+                          prefilter: bool, columns: Optional[List[str]], with_row_id: bool, offset: int,
+                          version: Union[int, str, None], distance_range: Optional[tuple], nprobes: Optional[int],
+                          refine_factor: Optional[int], bypass_vector_index: bool, ef: Optional[int]):
+        """The query vectors (whether a batch, their float64 bytes, their length) and the other arguments of a
+        search as JSON, checked as far as Python can."""
         items = list(vector)
         if not items:
             raise InvalidArgumentError("The query vector is empty.")
@@ -377,11 +443,7 @@ class LanceTable:
                      "with_row_id": bool(with_row_id)}
         # One py4j call: the arguments as one JSON string (a dict would cost a call per entry), the vectors as bytes.
         arguments = json.dumps({key: value for key, value in arguments.items() if value is not None})
-        search = self._spark._jvm.io.sparklance.spark.VectorSearch
-        with translated():
-            if batch:
-                return self._df(search.searchBatch(self._jspark, values.tobytes(), dims[0], arguments))
-            return self._df(search.search(self._jspark, values.tobytes(), arguments))
+        return batch, values.tobytes(), dims[0], arguments
 
     def __repr__(self) -> str:
         return f"LanceTable({self.path!r})"

@@ -96,17 +96,48 @@ object VectorSearch {
    * The search of a batch of query vectors, as [[search]] does one: `vectors` holds the queries' values one query
    * after the other, `dim` each, as little-endian float64s; a leading `query_index` column (0-based) numbers them.
    */
-  def searchBatch(spark: SparkSession, vectors: Array[Byte], dim: Int, arguments: String): DataFrame = {
+  def searchBatch(spark: SparkSession, vectors: Array[Byte], dim: Int, arguments: String): DataFrame =
+    frame(spark, batchQueries(vectors, dim), batch = true, arguments)
+
+  /** The query vectors of a batch: `vectors` holds them one after the other, `dim` little-endian float64s each. */
+  private def batchQueries(vectors: Array[Byte], dim: Int): Seq[Array[Double]] = {
     if (dim <= 0 || vectors.isEmpty || vectors.length % (8L * dim) != 0) {
       invalid(s"the query vectors hold ${vectors.length / 8} values, which is not a non-empty batch of vectors of $dim.")
     }
     val count = (vectors.length / (8L * dim)).toInt
-    frame(spark, (0 until count).map(i => doubles(vectors, dim, i, s"query vector $i")), batch = true, arguments)
+    (0 until count).map(i => doubles(vectors, dim, i, s"query vector $i"))
   }
+
+  /**
+   * [[search]]'s rows as Arrow IPC stream bytes, with no DataFrame: the entry point of the Python
+   * `LanceTable.to_table(nearest=...)`. A search whose rows are computed on the driver ([[DriverVectorSearch]]) is
+   * written out as computed, with no Spark planning or collection; any other search runs its plan and its rows are
+   * written out alike. The columns are [[search]]'s, each of its Lance type where it has one ([[SearchArrow]]).
+   */
+  def searchArrow(spark: SparkSession, vector: Array[Byte], arguments: String): Array[Byte] =
+    arrow(spark, Seq(doubles(vector, vector.length / 8, 0, "the query vector")), batch = false, arguments)
+
+  /** [[searchBatch]]'s rows as Arrow IPC stream bytes, as [[searchArrow]] gives one query's. */
+  def searchBatchArrow(spark: SparkSession, vectors: Array[Byte], dim: Int, arguments: String): Array[Byte] =
+    arrow(spark, batchQueries(vectors, dim), batch = true, arguments)
+
+  private def arrow(spark: SparkSession, queries: Seq[Array[Double]], batch: Boolean, arguments: String): Array[Byte] =
+    LanceSparkException.translate {
+      call(spark, queries, batch, arguments).plan match {
+        case local: LocalRelation => SearchArrow.bytes(local.schema, local.data)
+        case plan =>
+          val executed = PlanFrames.of(spark, plan).queryExecution
+          SearchArrow.bytes(executed.analyzed.schema, executed.executedPlan.executeCollect().toSeq)
+      }
+    }
 
   private val json = new com.fasterxml.jackson.databind.ObjectMapper()
 
   private def frame(spark: SparkSession, queries: Seq[Array[Double]], batch: Boolean, arguments: String): DataFrame =
+    LanceSparkException.translate(PlanFrames.of(spark, call(spark, queries, batch, arguments).plan))
+
+  /** The call of `arguments` (a JSON object of the arguments by name, but the query vectors), checked. */
+  private def call(spark: SparkSession, queries: Seq[Array[Double]], batch: Boolean, arguments: String): Call =
     LanceSparkException.translate {
       val parsed = try json.readValue(arguments, classOf[java.util.LinkedHashMap[String, Any]]) catch {
         case e: com.fasterxml.jackson.core.JsonProcessingException =>
@@ -118,7 +149,7 @@ object VectorSearch {
       checkNames(pairs.map(_._1))
       val supplied = pairs.collect { case (k, v) if v != null => k -> argument(k, v) }.toMap
       Required.filterNot(k => k == "query_vector" || supplied.contains(k)).foreach(k => invalid(s"the argument '$k' is required."))
-      PlanFrames.of(spark, new Call(spark, supplied, queries, batch, onDriver = true).plan)
+      new Call(spark, supplied, queries, batch, onDriver = true)
     }
 
   /** Query vector `i` of `bytes` (little-endian float64s, `dim` per vector), each value checked to be finite. */
