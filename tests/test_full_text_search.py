@@ -329,13 +329,18 @@ def test_index_reader_equals_analysis(spark, tmp_path, params):
     assert {a: n for a, n in doc_counts.items() if n > 0} == {a: n for a, n in counts.items() if n > 0}
 
 
-def test_filters_read_posting_lists(spark, tmp_path):
-    """The filters select rows through the index (EXPLAIN names it), and rows appended since the index was built
-    are still searched by their text."""
+@pytest.mark.parametrize("stable", [False, True], ids=["addresses", "stable_row_ids"])
+def test_filters_read_posting_lists(spark, tmp_path, stable):
+    """The filters select rows through the index (EXPLAIN names it), on tables with stable row ids too (whose
+    index holds row ids), and rows appended since the index was built are still searched by their text."""
     rng = random.Random(SEED + 300)
     path = tmp_path / "t.lance"
     texts = reader_table(rng, 400)
-    ds = lance.write_dataset(pa.table({"id": list(range(400)), "text": texts}), str(path))
+    ds = lance.write_dataset(pa.table({"id": list(range(400)), "text": texts}), str(path), max_rows_per_file=150,
+                             enable_stable_row_ids=stable)
+    ds.delete("id % 5 = 1")
+    ds.optimize.compact_files(target_rows_per_fragment=400)
+    ds = lance.dataset(str(path))
     ds.create_scalar_index("text", "INVERTED", with_position=True, stem=False)
     more = reader_table(rng, 50)
     lance.write_dataset(pa.table({"id": list(range(400, 450)), "text": more}), str(path), mode="append")
@@ -344,4 +349,6 @@ def test_filters_read_posting_lists(spark, tmp_path):
     assert "using INVERTED index" in plan and "match('prefixed c1', AND)" in plan, plan
     expected = pylance_ids(path, MatchQuery("prefixed c1", "text", operator=FullTextOperator.AND))
     assert {r.id for r in df.select("id").collect()} == expected
+    for q in ("alpha c2", "prefix σοφία", "beta"):
+        assert spark_ids(spark, path, f"lance_match(text, '{q}')") == pylance_ids(path, MatchQuery(q, "text")), q
     assert any(i >= 400 for i in expected) or not any(t and "prefixed" in t and "c1" in t for t in more)
