@@ -30,6 +30,9 @@ sys.path.insert(0, str(HERE.parent / "python"))
 from conftest import start_spark, warehouse_with  # noqa: E402
 
 SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261126"))
+# The budget: `make test` runs N = 1; `make fuzz` sets SPARKLANCE_FUZZ_N (TABLES, 12 by default) for more queries
+# per index and larger tables for the index reader.
+N = int(os.environ.get("SPARKLANCE_FUZZ_N", "1"))
 
 WORDS = ["machine", "machines", "learning", "learned", "learns", "Machine", "LEARNING", "deep", "networks", "network", "spark", "lance",
          "running", "runs", "ran", "run", "the", "a", "is", "of", "and", "this", "was", "with", "into",
@@ -114,7 +117,7 @@ def indexed(request, tmp_path_factory):
     return path, rng, PARAMS[i]
 
 
-def check_queries(spark, path: Path, rng: random.Random, params: Dict, rounds: int = 12) -> None:
+def check_queries(spark, path: Path, rng: random.Random, params: Dict, rounds: int = 12 * max(1, N // 4)) -> None:
     for _ in range(rounds):
         q = random_query(rng)
         for op in ("OR", "AND"):
@@ -292,7 +295,7 @@ def test_index_reader_equals_analysis(spark, tmp_path, params):
     tail blocks, the documents' row ids and token counts) equals what the JVM analysis of every row gives: the same
     tokens, and for each token the same rows with the same frequencies."""
     rng = random.Random(SEED + 200)
-    rows = 150 + int(os.environ.get("SPARKLANCE_FUZZ_ROWS", "700"))
+    rows = 850 * N
     texts = reader_table(rng, rows)
     path = tmp_path / "t.lance"
     ds = lance.write_dataset(pa.table({"id": list(range(rows)), "text": texts}), str(path), max_rows_per_file=rows // 3)

@@ -27,7 +27,7 @@ class FstReaderSuite extends AnyFunSuite {
   test("seeded random bytes after a valid header: every lookup and walk answers or fails as corrupt") {
     val r = new Random(20261126)
     (0 until 2000).foreach { _ =>
-      val bytes = header(3, 36 + r.nextInt(64))
+      val bytes = header(3, 48 + r.nextInt(64))
       (8 until bytes.length).foreach(i => bytes(i) = r.nextInt(256).toByte)
       // A root address inside the nodes, most of the time.
       val end = bytes.length - 4
