@@ -355,3 +355,35 @@ def test_filters_read_posting_lists(spark, tmp_path, stable):
     for q in ("alpha c2", "prefix σοφία", "beta"):
         assert spark_ids(spark, path, f"lance_match(text, '{q}')") == pylance_ids(path, MatchQuery(q, "text")), q
     assert any(i >= 400 for i in expected) or not any(t and "prefixed" in t and "c1" in t for t in more)
+
+
+def test_bm25_scores_equal_pylance(spark, tmp_path):
+    """jvm/core InvertedIndex.scores gives pylance's `_score` for every row a match query finds over indexed
+    fragments (OR and AND, with a boost), and finds the same rows. pylance computes scores in 32-bit floats: a few
+    roundings of about 6e-8 each, so a relative difference of 1e-6 is allowed (measured: at most 2e-7)."""
+    rng = random.Random(SEED + 400)
+    rows = 900 * N
+    texts = reader_table(rng, rows)
+    path = tmp_path / "t.lance"
+    ds = lance.write_dataset(pa.table({"id": list(range(rows)), "text": texts}), str(path), max_rows_per_file=rows // 3)
+    ds.create_scalar_index("text", "INVERTED", with_position=False, stem=False)
+    ds = lance.dataset(str(path))
+    uuid = ds.list_indices()[0]["uuid"]
+    jvm = spark._jvm
+    index = jvm.io.sparklance.core.index.InvertedIndex.open(jvm.io.sparklance.core.storage.HadoopStorage(),
+                                                            str(path / "_indices" / uuid), "text_idx")
+    tokenizer = index.params().tokenizer()
+    for _ in range(10 * N):
+        q = " ".join(rng.choice(READER_WORDS) for _ in range(rng.randint(1, 3)))
+        boost = rng.choice([1.0, 1.0, 2.5])
+        for op in ("OR", "AND"):
+            t = ds.to_table(full_text_query=MatchQuery(q, "text", operator=FullTextOperator(op), boost=boost),
+                            with_row_id=True, columns=["id", "_score"])
+            theirs = dict(zip(t.column("_rowid").to_pylist(), t.column("_score").to_pylist()))
+            tokens = jvm.scala.jdk.javaapi.CollectionConverters.asScala(
+                jvm.java.util.ArrayList(list(get_field(tokenizer.tokenize(q), "texts")))).toSeq()
+            found = index.scores(tokens, op == "AND", boost)
+            ours = {e.getKey(): e.getValue() for e in found.entrySet().toArray()}
+            assert set(ours) == set(theirs), (q, op)
+            for row, score in theirs.items():
+                assert abs(ours[row] - score) <= 1e-6 * abs(score), (q, op, row, ours[row], score)

@@ -29,6 +29,52 @@ final class InvertedIndex private (val dir: String, val params: FtsParams, val p
   def totalTokens: Long = partitions.map(_.totalTokens).sum
 
   /**
+   * The BM25 score of every document holding any (`all = false`) or every (`all = true`) one of `tokens`, by row
+   * id, as Lance scores a match query over its indexed documents (docs/dev/fts-index-format.md §3): k1 = 1.2,
+   * b = 0.75; a token's idf is ln((N - n + 0.5) / (n + 0.5) + 1), with N the documents of every partition and n those
+   * holding the token in any; a document's part is (k1 + 1) f / (f + k1 (1 - b + b len / avgdl)), with avgdl the
+   * tokens of every document over N; the score sums the parts of the query's tokens, a token the query repeats
+   * counting as often (as pylance 14 scores it), times `boost`.
+   */
+  def scores(tokens: Seq[String], all: Boolean, boost: Double): java.util.HashMap[java.lang.Long, java.lang.Double] = {
+    val out = new java.util.HashMap[java.lang.Long, java.lang.Double]()
+    val distinct = tokens.distinct
+    if (distinct.isEmpty) return out
+    val repeats = distinct.map(t => tokens.count(_ == t).toDouble)
+    val n = numDocs.toDouble
+    val avgdl = totalTokens / n
+    val perPartition = partitions.map(p => distinct.map(p.postings))
+    val idf = distinct.indices.map { k =>
+      val holding = perPartition.map(_(k).map(_.size.toLong).getOrElse(0L)).sum.toDouble
+      repeats(k) * math.log((n - holding + 0.5) / (holding + 0.5) + 1)
+    }
+    partitions.zip(perPartition).foreach { case (p, lists) =>
+      if (!all || lists.forall(_.isDefined)) {
+        val sums = new java.util.HashMap[Integer, Array[Double]]()
+        lists.zipWithIndex.foreach { case (list, k) =>
+          list.foreach { l =>
+            var i = 0
+            while (i < l.size) {
+              val doc = l.docs(i)
+              val f = l.frequencies(i).toDouble
+              val len = p.numTokens(doc).toDouble
+              val part = idf(k) * (InvertedIndex.K1 + 1) * f / (f + InvertedIndex.K1 * (1 - InvertedIndex.B + InvertedIndex.B * len / avgdl))
+              val acc = sums.computeIfAbsent(doc, _ => new Array[Double](2))
+              acc(0) += part
+              acc(1) += 1
+              i += 1
+            }
+          }
+        }
+        sums.forEach { (doc, acc) =>
+          if (!all || acc(1) == distinct.size) out.put(p.rowId(doc), acc(0) * boost)
+        }
+      }
+    }
+    out
+  }
+
+  /**
    * Whether a search for `tokens` may miss rows pylance would find because the JVM analysis of the query differs
    * from pylance's: some token holds a non-ASCII code point and no partition's dictionary holds it. pylance 14 folds
    * some letters the JVM analysis keeps (`ª`, `½`, modifier and letterlike symbols, roman numerals) and knows letters
@@ -64,6 +110,10 @@ final class InvertedIndex private (val dir: String, val params: FtsParams, val p
 }
 
 object InvertedIndex {
+  /** BM25's parameters as Lance sets them (`scorer.rs`). */
+  val K1 = 1.2
+  val B = 0.75
+
   val TokensFile = "part_%d_tokens.lance"
   val InvertFile = "part_%d_invert.lance"
   val DocsFile = "part_%d_docs.lance"
