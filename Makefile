@@ -148,7 +148,7 @@ test: test-jvm test-python test-lines
 
 # Round-trip fuzzing against pylance with a long budget: `make fuzz SEED=7 N=400` (N cases per file version and
 # direction), then the seeded differential suites with TABLES random tables each (indexes, driver-side lookups,
-# data evolution, vector search; properties and tag sequences take the seed). `make test` runs the same modules with
+# data evolution, vector and full-text search; properties and tag sequences take the seed). `make test` runs the same modules with
 # their small fixed budgets.
 SEED ?= 20261123
 N ?= 200
@@ -156,7 +156,8 @@ TABLES ?= 12
 SEEDED_TESTS := tests/test_scalar_indexes.py tests/test_index_types.py tests/test_index_life.py \
   tests/test_driver_lookups.py tests/test_add_columns_from.py tests/test_vector_search.py \
   tests/test_vector_index_search.py tests/test_spark_alter.py tests/test_spark_maintenance_sql.py \
-  tests/test_streaming_write.py tests/test_streaming_read.py tests/test_branches.py tests/test_vector_index_build.py
+  tests/test_streaming_write.py tests/test_streaming_read.py tests/test_branches.py tests/test_vector_index_build.py \
+  tests/test_full_text_search.py
 fuzz: venv jar
 	SPARKLANCE_FUZZ_SEED=$(SEED) SPARKLANCE_FUZZ_N=$(N) $(VPY) -m pytest tests/fuzz -q -p no:cacheprovider
 	SPARKLANCE_FUZZ_SEED=$(SEED) SPARKLANCE_FUZZ_N=$(TABLES) $(VPY) -m pytest $(SEEDED_TESTS) -q -p no:cacheprovider

@@ -30,6 +30,9 @@ sys.path.insert(0, str(HERE.parent / "python"))
 from conftest import start_spark, warehouse_with  # noqa: E402
 
 SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261126"))
+# The budget: `make test` runs N = 1; `make fuzz` sets SPARKLANCE_FUZZ_N (TABLES, 12 by default) for more queries
+# per index and larger tables for the index reader.
+N = int(os.environ.get("SPARKLANCE_FUZZ_N", "1"))
 
 WORDS = ["machine", "machines", "learning", "learned", "learns", "Machine", "LEARNING", "deep", "networks", "network", "spark", "lance",
          "running", "runs", "ran", "run", "the", "a", "is", "of", "and", "this", "was", "with", "into",
@@ -117,7 +120,7 @@ def indexed(request, tmp_path_factory):
     return path, rng, PARAMS[i]
 
 
-def check_queries(spark, path: Path, rng: random.Random, params: Dict, rounds: int = 12) -> None:
+def check_queries(spark, path: Path, rng: random.Random, params: Dict, rounds: int = 12 * max(1, N // 4)) -> None:
     for _ in range(rounds):
         q = random_query(rng)
         for op in ("OR", "AND"):
@@ -262,3 +265,128 @@ def test_empty_texts_and_queries(spark, tmp_path, base):
     for q in ["", " ", "a b", "b", "x"]:
         expected = pylance_ids(path, MatchQuery(q, "text"))
         assert spark_ids(spark, path, f"lance_match(text, {sql_str(q)})") == expected, (base, q)
+
+
+# A vocabulary for the index reader: a few words in most rows (posting lists of several full blocks of 128), words
+# that start with 36 different bytes (an FST node with more than 32 transitions, which carries a byte index), long
+# shared prefixes, and non-ASCII words the JVM analysis and pylance's agree on.
+READER_WORDS = (["alpha", "beta", "gamma"] + [f"{c}{i}" for c in "abcdefghijklmnopqrstuvwxyz0123456789" for i in range(3)]
+                + ["prefix", "prefixed", "prefixes", "prefixing", "café", "σοφία", "数据", "naïve", "Straße"])
+
+
+def reader_table(rng: random.Random, n: int) -> List[Optional[str]]:
+    out = []
+    for _ in range(n):
+        roll = rng.random()
+        if roll < 0.04:
+            out.append(None)
+        elif roll < 0.07:
+            out.append("")
+        else:
+            words = [rng.choice(["alpha", "alpha", "beta"])] * rng.randint(1, 3)
+            words += [rng.choice(READER_WORDS) for _ in range(rng.randint(0, 6))]
+            rng.shuffle(words)
+            out.append(" ".join(words))
+    return out
+
+
+@pytest.mark.parametrize("params", [dict(with_position=False, stem=False), dict(with_position=True, stem=False),
+                                    dict(with_position=True, stem=False, remove_stop_words=False, lower_case=False)],
+                         ids=["plain", "positions", "cased"])
+def test_index_reader_equals_analysis(spark, tmp_path, params):
+    """The JVM reading of pylance's index (jvm/core InvertedIndex: the FST dictionary, the posting lists' full and
+    tail blocks, the documents' row ids and token counts) equals what the JVM analysis of every row gives: the same
+    tokens, and for each token the same rows with the same frequencies."""
+    rng = random.Random(SEED + 200)
+    rows = 850 * N
+    texts = reader_table(rng, rows)
+    path = tmp_path / "t.lance"
+    ds = lance.write_dataset(pa.table({"id": list(range(rows)), "text": texts}), str(path), max_rows_per_file=rows // 3)
+    ds.create_scalar_index("text", "INVERTED", **params)
+    ds = lance.dataset(str(path))
+    uuid = next(i for i in ds.list_indices() if i["fields"] == ["text"])["uuid"]
+    jvm = spark._jvm
+    index = jvm.io.sparklance.core.index.InvertedIndex.open(jvm.io.sparklance.core.storage.HadoopStorage(),
+                                                            str(path / "_indices" / uuid), "text_idx")
+    tokenizer = index.params().tokenizer()
+    addresses = ds.to_table(columns=["text"], with_row_address=True).column("_rowaddr").to_pylist()
+    expected: Dict[str, Dict[int, int]] = {}
+    counts = {}
+    for addr, text in zip(addresses, texts):
+        if text is None:
+            continue
+        tokens = list(get_field(tokenizer.tokenize(text), "texts"))
+        counts[addr] = len(tokens)
+        for t in tokens:
+            expected.setdefault(t, {}).setdefault(addr, 0)
+            expected[t][addr] += 1
+    got: Dict[str, Dict[int, int]] = {}
+    doc_counts = {}
+    for p in range(index.partitions().size()):
+        part = index.partitions().apply(p)
+        for doc in range(part.numDocs()):
+            doc_counts[part.rowId(doc)] = part.numTokens()[doc]
+        for token_id, token in enumerate(part.tokensById()):
+            postings = part.postingsOf(token_id)
+            for doc, freq in zip(get_field(postings, "docs"), get_field(postings, "frequencies")):
+                got.setdefault(token, {})[part.rowId(doc)] = freq
+    assert max(len(v) for v in got.values()) > 2 * 128  # full blocks were read
+    assert got == expected
+    assert {a: n for a, n in doc_counts.items() if n > 0} == {a: n for a, n in counts.items() if n > 0}
+
+
+@pytest.mark.parametrize("stable", [False, True], ids=["addresses", "stable_row_ids"])
+def test_filters_read_posting_lists(spark, tmp_path, stable):
+    """The filters select rows through the index (EXPLAIN names it), on tables with stable row ids too (whose
+    index holds row ids), and rows appended since the index was built are still searched by their text."""
+    rng = random.Random(SEED + 300)
+    path = tmp_path / "t.lance"
+    texts = reader_table(rng, 400)
+    ds = lance.write_dataset(pa.table({"id": list(range(400)), "text": texts}), str(path), max_rows_per_file=150,
+                             enable_stable_row_ids=stable)
+    ds.delete("id % 5 = 1")
+    ds.optimize.compact_files(target_rows_per_fragment=400)
+    ds = lance.dataset(str(path))
+    ds.create_scalar_index("text", "INVERTED", with_position=True, stem=False)
+    more = reader_table(rng, 50)
+    lance.write_dataset(pa.table({"id": list(range(400, 450)), "text": more}), str(path), mode="append")
+    df = spark.read.format("lance").load(str(path)).where("lance_match(text, 'prefixed c1', 'operator=AND')")
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    assert "using INVERTED index" in plan and "match('prefixed c1', AND)" in plan, plan
+    expected = pylance_ids(path, MatchQuery("prefixed c1", "text", operator=FullTextOperator.AND))
+    assert {r.id for r in df.select("id").collect()} == expected
+    for q in ("alpha c2", "prefix σοφία", "beta"):
+        assert spark_ids(spark, path, f"lance_match(text, '{q}')") == pylance_ids(path, MatchQuery(q, "text")), q
+    assert any(i >= 400 for i in expected) or not any(t and "prefixed" in t and "c1" in t for t in more)
+
+
+def test_bm25_scores_equal_pylance(spark, tmp_path):
+    """jvm/core InvertedIndex.scores gives pylance's `_score` for every row a match query finds over indexed
+    fragments (OR and AND, with a boost), and finds the same rows. pylance computes scores in 32-bit floats: a few
+    roundings of about 6e-8 each, so a relative difference of 1e-6 is allowed (measured: at most 2e-7)."""
+    rng = random.Random(SEED + 400)
+    rows = 900 * N
+    texts = reader_table(rng, rows)
+    path = tmp_path / "t.lance"
+    ds = lance.write_dataset(pa.table({"id": list(range(rows)), "text": texts}), str(path), max_rows_per_file=rows // 3)
+    ds.create_scalar_index("text", "INVERTED", with_position=False, stem=False)
+    ds = lance.dataset(str(path))
+    uuid = ds.list_indices()[0]["uuid"]
+    jvm = spark._jvm
+    index = jvm.io.sparklance.core.index.InvertedIndex.open(jvm.io.sparklance.core.storage.HadoopStorage(),
+                                                            str(path / "_indices" / uuid), "text_idx")
+    tokenizer = index.params().tokenizer()
+    for _ in range(10 * N):
+        q = " ".join(rng.choice(READER_WORDS) for _ in range(rng.randint(1, 3)))
+        boost = rng.choice([1.0, 1.0, 2.5])
+        for op in ("OR", "AND"):
+            t = ds.to_table(full_text_query=MatchQuery(q, "text", operator=FullTextOperator(op), boost=boost),
+                            with_row_id=True, columns=["id", "_score"])
+            theirs = dict(zip(t.column("_rowid").to_pylist(), t.column("_score").to_pylist()))
+            tokens = jvm.scala.jdk.javaapi.CollectionConverters.asScala(
+                jvm.java.util.ArrayList(list(get_field(tokenizer.tokenize(q), "texts")))).toSeq()
+            found = index.scores(tokens, op == "AND", boost)
+            ours = {e.getKey(): e.getValue() for e in found.entrySet().toArray()}
+            assert set(ours) == set(theirs), (q, op)
+            for row, score in theirs.items():
+                assert abs(ours[row] - score) <= 1e-6 * abs(score), (q, op, row, ours[row], score)

@@ -19,7 +19,9 @@ import io.sparklance.core.table.FullTextIndexUse
  * `lance_multi_match(query [, options], column, column, ...)`, which select the rows whose text matches (no
  * score: they are filters, as in the other connector). Each column must be a string column of a Lance table with an
  * INVERTED index; the query and each row's text are analysed as that index says ([[FullTextIndexUse]]), so rows the
- * index does not cover yet match as the covered ones do, and deleted rows are never read.
+ * index does not cover yet match as the covered ones do, and deleted rows are never read. [[ListItemFilters]] hands
+ * each [[FullTextSearch.Matches]] over a Lance scan to the scan, which then reads only the rows the index's posting
+ * lists give in the fragments it covers.
  *
  * The function builder makes a [[FullTextSearch.Call]], which [[FullTextSearch.Resolution]] turns into a
  * [[FullTextSearch.Matches]] once its columns are resolved and the Lance table they come from is known. The table

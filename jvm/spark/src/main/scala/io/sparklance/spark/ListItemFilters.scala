@@ -13,7 +13,9 @@ import io.sparklance.core.table.Predicate
  * Hands the conditions of a filter on a Lance scan that test a list column's items to the scan, which searches a
  * label list index with them: `array_contains(column, literal)` and `arrays_overlap(column, array(literals))` (either
  * order) of a top-level list of strings, integers or booleans, as [[Predicate.ListHasAny]]. Several such conditions
- * each search the index, and the rows found are intersected.
+ * each search the index, and the rows found are intersected. The full-text filters of [[FullTextSearch]]
+ * (`lance_match`, `lance_match_phrase`, `lance_multi_match`) are handed over the same way, as
+ * [[Predicate.FullTextMatch]], for the scan to read only the rows their full-text indexes' posting lists give.
  *
  * Spark's filter push-down translates neither function (not into V1 filters, nor into V2 predicates up to 4.3), and
  * the optimizer rules that extensions can add all run before the push-down builds the scan. So this is a planner
@@ -44,7 +46,9 @@ object ListItemFilters extends SparkStrategy with PredicateHelper {
     case _ => None
   }
 
-  private def listPredicate(e: Expression): Option[Predicate.ListHasAny] = e match {
+  private def listPredicate(e: Expression): Option[Predicate] = e match {
+    case m: FullTextSearch.Matches if m.children.forall(_.isInstanceOf[AttributeReference]) =>
+      Some(Predicate.FullTextMatch(m.children.map(_.asInstanceOf[AttributeReference].name).zip(m.queries)))
     case ArrayContains(a: AttributeReference, Literal(v, t)) if v != null => item(v, t).map(x => Predicate.ListHasAny(a.name, Seq(x)))
     case ArraysOverlap(a: AttributeReference, l: Literal) => overlap(a, l)
     case ArraysOverlap(l: Literal, a: AttributeReference) => overlap(a, l)

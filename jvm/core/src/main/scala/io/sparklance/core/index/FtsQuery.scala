@@ -27,9 +27,12 @@ object FtsQuery {
   case object Or extends Operator
   case object And extends Operator
 
-  final case class Match(text: String, operator: Operator, boost: Float) extends FtsQuery
+  final case class Match(text: String, operator: Operator, boost: Float) extends FtsQuery {
+    override def toString: String = s"match('$text', ${operator.toString.toUpperCase(Locale.ROOT)})"
+  }
   final case class Phrase(text: String, slop: Int) extends FtsQuery {
     if (slop < 0) throw new InvalidArgumentException(s"Phrase query '$text': slop is $slop; it must be 0 or more.")
+    override def toString: String = s"phrase('$text', slop $slop)"
   }
 
   private val MatchOptions = Set("fuzziness", "operator", "boost", "prefix_length", "max_expansions")

@@ -15,19 +15,18 @@ object BlobColumns {
     if (version != FileVersion.V2_2 || !schema.fields.exists(isBlobV1)) schema
     else {
       val protos = IndexedSeq.newBuilder[FileProtos.Field]
-      var next = schema.allFields.map(_.id).minOption.getOrElse(0)
+      val ids = schema.allFields.map(_.id)
+      val next = Iterator.from(if (ids.isEmpty) 0 else ids.min)
       def add(f: LanceField, parent: Int): Unit = {
-        val id = next
-        next += 1
+        val id = next.next()
         if (isBlobV1(f)) {
           protos += f.proto.toBuilder.setId(id).setParentId(parent).setLogicalType("struct").clearEncoding()
             .removeMetadata("lance-encoding:blob")
             .putMetadata("ARROW:extension:name", com.google.protobuf.ByteString.copyFromUtf8(LanceField.BlobV2Extension))
             .build()
           Seq("data" -> "large_binary", "uri" -> "string").foreach { case (name, t) =>
-            protos += FileProtos.Field.newBuilder().setName(name).setId(next).setParentId(id).setLogicalType(t)
+            protos += FileProtos.Field.newBuilder().setName(name).setId(next.next()).setParentId(id).setLogicalType(t)
               .setNullable(true).build()
-            next += 1
           }
         } else {
           protos += f.proto.toBuilder.setId(id).setParentId(parent).build()

@@ -41,7 +41,7 @@ object StorageOptions {
 
   /** The Hadoop settings `options` stand for; `where` names where they were given, for errors. */
   def hadoopSettings(options: Map[String, String], where: String): Map[String, String] = {
-    val byName = options.map { case (k, v) => name(k) -> (k, v) }
+    val byName = options.map { case (k, v) => name(k) -> ((k, v)) }
     byName.values.toSeq.sortBy(_._1).find { case (k, _) => !isKnown(k) }.foreach { case (k, _) =>
       throw new UnsupportedFeatureException(s"Storage option $k of $where is not supported: sparklance reaches object " +
         s"stores through Hadoop (S3 through S3A), and takes the S3 options ${Names.mkString(", ")} (with or without " +

@@ -125,7 +125,7 @@ object BatchPredicate {
       case Some(LogicalType.Utf8(_)) => StringPattern(c, op, text.getBytes(StandardCharsets.UTF_8))
       case _ => Everything
     }
-    case Predicate.ListHasAny(_, _) => Everything
+    case Predicate.ListHasAny(_, _) | Predicate.FullTextMatch(_) => Everything
   }
 
   private def compare(c: String, t: LogicalType, op: Predicate.Op, v: Any): Node =

@@ -6,14 +6,19 @@ import org.apache.arrow.memory.RootAllocator
 import org.roaringbitmap.RoaringBitmap
 
 import io.sparklance.core.file.LanceFileReader
-import io.sparklance.core.index.{BitmapIndex, BloomFilterIndex, BTreeIndex, IndexKind, IndexMetadata, IndexQuery, RowSelection, ZoneMapIndex}
+import io.sparklance.core.index.{BitmapIndex, BloomFilterIndex, BTreeIndex, FtsQuery, IndexKind, IndexMetadata, IndexQuery, InvertedIndex, RowSelection, ZoneMapIndex}
 import io.sparklance.core.schema.{LanceField, LogicalType}
 
 /**
  * The scalar indexes a scan's predicates can use, and the rows they select: for each top-level conjunct on an
- * indexed column (`=`, `<`, `<=`, `>`, `>=`, `IN`, `IS NULL`), and each [[Predicate.ListHasAny]] on a list column
- * with a label list index, the rows of the fragments the index covers that can match. A fragment no used index
- * covers (appended after the index was built, or rewritten since) is read whole.
+ * indexed column (`=`, `<`, `<=`, `>`, `>=`, `IN`, `IS NULL`), each [[Predicate.ListHasAny]] on a list column
+ * with a label list index, and each [[Predicate.FullTextMatch]] whose columns all have a full-text (INVERTED) index,
+ * the rows of the fragments the index covers that can match. A fragment no used index covers (appended after the
+ * index was built, or rewritten since) is read whole.
+ *
+ * A full-text index gives the documents holding any (OR) or all (AND) of the query's tokens from its posting lists;
+ * a phrase takes the documents holding all its tokens, and the caller's evaluation of the phrase on the rows read
+ * checks their order and distance.
  *
  * The selection only narrows what is read: the scan's filters are still applied to the rows read, by the batch
  * filter and by the engine, so an index that selects too many rows costs time, never results. An index that
@@ -21,10 +26,11 @@ import io.sparklance.core.schema.{LanceField, LogicalType}
  * this reader knows are used; any failure to search one is a reason to scan instead.
  *
  * @param used        each index used, with the query it answered, for EXPLAIN
+ * @param usedText    each full-text index used, with the column and query it answered, for EXPLAIN
  * @param selections  per used conjunct: the fragments its index covers, and the rows in them that can match
  */
 final class IndexUse private (val used: Seq[(IndexMetadata, String, IndexQuery)],
-    selections: Seq[(RoaringBitmap, RowSelection)]) {
+    val usedText: Seq[(IndexMetadata, String, FtsQuery)], selections: Seq[(RoaringBitmap, RowSelection)]) {
 
   /** The physical offsets of fragment `id` to read, or None to read it all (no used index covers it). */
   def rows(fragmentId: Long): Option[RoaringBitmap] = {
@@ -33,13 +39,14 @@ final class IndexUse private (val used: Seq[(IndexMetadata, String, IndexQuery)]
     else Some(covering.map(_._2.rows(fragmentId)).reduce((a, b) => RoaringBitmap.and(a, b)))
   }
 
-  def isEmpty: Boolean = used.isEmpty
+  def isEmpty: Boolean = used.isEmpty && usedText.isEmpty
 
-  override def toString: String = used.map { case (i, column, q) => s"${i.kind} index '${i.name}' on $column $q" }.mkString(", ")
+  override def toString: String = (used.map { case (i, column, q) => s"${i.kind} index '${i.name}' on $column $q" } ++
+    usedText.map { case (i, column, q) => s"${i.kind} index '${i.name}' on $column $q" }).mkString(", ")
 }
 
 object IndexUse {
-  val None: IndexUse = new IndexUse(Nil, Nil)
+  val None: IndexUse = new IndexUse(Nil, Nil, Nil)
 
   /** Kinds searched for conditions on a column's values, in order of preference when one column has several. */
   private val Searchable: Seq[IndexKind] = Seq(IndexKind.BTree, IndexKind.Bitmap, IndexKind.ZoneMap, IndexKind.BloomFilter)
@@ -52,15 +59,18 @@ object IndexUse {
    * fragments. B-trees hold row addresses, on tables with stable row ids too.
    */
   def plan(snapshot: Snapshot, predicates: Seq[Predicate]): IndexUse = {
-    val indexes = snapshot.indexes.filter(i => Searchable.contains(i.kind) || ItemsSearchable.contains(i.kind))
+    val indexes = snapshot.indexes.filter(i => Searchable.contains(i.kind) || ItemsSearchable.contains(i.kind) ||
+      i.kind == IndexKind.Inverted)
     if (indexes.isEmpty) return None
     val fragments = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
+    val (texts, others) = predicates.flatMap(conjuncts).partition(_.isInstanceOf[Predicate.FullTextMatch])
+    val foundText = texts.collect { case m: Predicate.FullTextMatch => m }.flatMap(fullText(snapshot, indexes, fragments, _))
     def usable(ps: Seq[Predicate]): Seq[(String, IndexQuery)] = ps.flatMap { p =>
       queryOf(p).filter { case (column, _) =>
         !column.contains('.') && snapshot.schema.field(column).exists(keysComparable(_, p))
       }
     }
-    val (onItems, onValues) = predicates.flatMap(conjuncts).partition(_.isInstanceOf[Predicate.ListHasAny])
+    val (onItems, onValues) = others.partition(_.isInstanceOf[Predicate.ListHasAny])
     // One query per column on its values: conjuncts on the same column (a range's two ends) are searched together.
     // A query on a list's items is searched alone: two of them intersect the rows found (`array_has_all`).
     val byColumn = usable(onValues).groupBy(_._1).toSeq.sortBy(_._1).map { case (column, qs) =>
@@ -78,8 +88,59 @@ object IndexUse {
         ((group.head, column, query), (covered, selection))
       }
     }
-    if (found.isEmpty) None else new IndexUse(found.map(_._1), found.map(_._2))
+    if (found.isEmpty && foundText.isEmpty) None
+    else new IndexUse(found.map(_._1), foundText.flatMap(_._1), found.map(_._2) ++ foundText.map(_._2))
   }
+
+  /**
+   * The rows a full-text match can select, through the INVERTED index of each of its columns: in the fragments
+   * every one of those indexes covers, the union of the documents each finds. None (read every row) when a column
+   * has no such index or one cannot be searched.
+   */
+  private def fullText(snapshot: Snapshot, indexes: Seq[IndexMetadata], fragments: RoaringBitmap,
+      m: Predicate.FullTextMatch): Option[(Seq[(IndexMetadata, String, FtsQuery)], (RoaringBitmap, RowSelection))] = {
+    val perColumn = m.targets.map { case (column, query) =>
+      for {
+        field <- snapshot.schema.field(column) if !column.contains('.')
+        (_, group) <- groups(indexes, field, Seq(IndexKind.Inverted))
+        if group.exists(i => RoaringBitmap.intersects(fragments, i.fragmentBitmap))
+        selection <- searchText(snapshot, group, query)
+      } yield {
+        val covered = RoaringBitmap.and(fragments, group.map(_.fragmentBitmap).reduce((a, b) => RoaringBitmap.or(a, b)))
+        ((group.head, column, query), covered, selection)
+      }
+    }
+    if (perColumn.isEmpty || perColumn.exists(_.isEmpty)) scala.None
+    else {
+      val all = perColumn.flatten
+      Some((all.map(_._1), (all.map(_._2).reduce((a, b) => RoaringBitmap.and(a, b)), all.map(_._3).reduce(_ union _))))
+    }
+  }
+
+  /**
+   * The rows of `group`'s documents that can match `query`, or None (scan instead) when one cannot be searched or
+   * may miss rows ([[InvertedIndex.mayMissRows]]).
+   */
+  private def searchText(snapshot: Snapshot, group: Seq[IndexMetadata], query: FtsQuery): Option[RowSelection] =
+    try {
+      val indexes = group.map(i => i -> InvertedIndex.open(snapshot.storage, snapshot.indexDir(i), i.name))
+      val tokens = indexes.head._2.params.tokenizer().tokenize(query.text).texts.toSeq
+      if (indexes.exists(_._2.mayMissRows(tokens))) scala.None
+      else Some(indexes.map { case (i, index) =>
+        val all = query match {
+          case FtsQuery.Match(_, FtsQuery.Or, _) => false
+          case _ => true
+        }
+        val builder = new RowSelection.Builder(exact = false)
+        index.documentsWith(tokens, all)(builder.addAddress)
+        // Documents of tables with stable row ids are row ids, not addresses.
+        if (snapshot.hasStableRowIds) addressesOf(snapshot, builder.result(), i) else builder.result()
+      }.reduce(_ union _))
+    } catch {
+      case NonFatal(e) =>
+        IndexUse.log.warn(s"Not using full-text index '${group.head.name}' of ${snapshot.root}@${snapshot.version}: ${e.getMessage}")
+        scala.None
+    }
 
   private def conjuncts(p: Predicate): Seq[Predicate] = p match {
     case Predicate.And(l, r) => conjuncts(l) ++ conjuncts(r)

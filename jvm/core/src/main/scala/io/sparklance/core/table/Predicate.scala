@@ -1,5 +1,6 @@
 package io.sparklance.core.table
 
+import io.sparklance.core.index.FtsQuery
 import io.sparklance.core.schema.LogicalType
 
 /**
@@ -19,6 +20,7 @@ sealed trait Predicate extends Serializable {
     case Predicate.IsNotNull(c) => Set(c)
     case Predicate.StringMatch(c, _, _) => Set(c)
     case Predicate.ListHasAny(c, _) => Set(c)
+    case Predicate.FullTextMatch(targets) => targets.map(_._1).toSet
     case Predicate.And(l, r) => l.columns ++ r.columns
     case Predicate.Or(l, r) => l.columns ++ r.columns
   }
@@ -67,6 +69,15 @@ object Predicate {
    */
   final case class ListHasAny(column: String, values: Seq[Any]) extends Predicate {
     override def toString = s"array_has_any($column, [${values.map(show).mkString(", ")}])"
+  }
+  /**
+   * The text of one of the columns matches the full-text query given with it (`lance_match`, `lance_match_phrase`,
+   * and `lance_multi_match`, which gives several columns), as the column's INVERTED index analyses texts
+   * ([[FtsQuery]]). A scan uses it only through the columns' full-text indexes (batches do not evaluate it), to read
+   * the rows of indexed fragments that can match: the caller still evaluates it on the rows read.
+   */
+  final case class FullTextMatch(targets: Seq[(String, FtsQuery)]) extends Predicate {
+    override def toString = targets.map { case (c, q) => s"$q on $c" }.mkString("full_text(", " or ", ")")
   }
   final case class And(left: Predicate, right: Predicate) extends Predicate { override def toString = s"($left AND $right)" }
   final case class Or(left: Predicate, right: Predicate) extends Predicate { override def toString = s"($left OR $right)" }

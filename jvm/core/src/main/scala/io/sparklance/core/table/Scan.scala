@@ -113,8 +113,9 @@ final class Scan private[table] (
    */
   def planTasks(rowsPerTask: Long): Seq[ScanTask] = {
     val fieldsBytes = LanceSchema(projection.toIndexedSeq, Map.empty).toBytes
-    // Batches do not evaluate a list's items: a label list index alone uses those predicates.
-    val readable = dataFilters.filter(p => !p.isInstanceOf[Predicate.ListHasAny] && p.columns.forall(c => projection.exists(_.name == c)))
+    // Batches evaluate neither a list's items nor full-text queries: indexes alone use those predicates.
+    val readable = dataFilters.filter(p => !p.isInstanceOf[Predicate.ListHasAny] && !p.isInstanceOf[Predicate.FullTextMatch] &&
+      p.columns.forall(c => projection.exists(_.name == c)))
     val context = ScanTask.Context(snapshot.layout, snapshot.manifest.path, fieldsBytes, metadataColumns.map(_.name),
       snapshot.manifest.hasStableRowIds, batchRows, limit, readable)
     val slices = fragments.flatMap { fragment =>
@@ -180,9 +181,9 @@ object Scan {
    * What a scan of a table with `schema` does with `p`. Row skipping takes `=`, `<`, `<=`, `>`, `>=` and `IN` of a
    * top-level column with literals it can compare ([[Predicate.comparable]]), `IS NULL` and `IS NOT NULL` of a
    * top-level column of one of those types, [[Predicate.StringMatch]] of a top-level string column, and `AND`/`OR`
-   * of those; and [[Predicate.ListHasAny]] of a top-level
+   * of those; [[Predicate.ListHasAny]] of a top-level
    * list column with literals its items compare with, which only a label list index uses (batches do not evaluate
-   * it).
+   * it); and [[Predicate.FullTextMatch]] of top-level string columns, which only full-text indexes use.
    */
   def filterUse(schema: LanceSchema, p: Predicate): FilterUse =
     if (selectsFragments(p)) FilterUse.SelectsFragments
@@ -216,6 +217,8 @@ object Scan {
     case Predicate.StringMatch(c, _, _) => column(schema, c).exists(_.isInstanceOf[LogicalType.Utf8])
     case Predicate.ListHasAny(c, vs) => vs.nonEmpty && column(schema, c).exists(_.isInstanceOf[LogicalType.List]) &&
       schema.field(c).flatMap(_.children.headOption).exists(item => vs.forall(Predicate.comparable(item.logicalType, _)))
+    case Predicate.FullTextMatch(targets) => targets.nonEmpty &&
+      targets.forall { case (c, _) => column(schema, c).exists(_.isInstanceOf[LogicalType.Utf8]) }
     case Predicate.And(l, r) => skipsBatches(schema, l) && skipsBatches(schema, r)
     case Predicate.Or(l, r) => skipsBatches(schema, l) && skipsBatches(schema, r)
   }

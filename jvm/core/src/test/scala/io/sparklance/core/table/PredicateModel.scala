@@ -24,6 +24,8 @@ object PredicateModel {
       case items: Seq[_] => items.exists(i => i != None && vs.exists(compare(c, i, _) == 0))
       case other => throw new IllegalArgumentException(s"column $c holds $other, not a list")
     }
+    case m: Predicate.FullTextMatch => throw new UnsupportedOperationException(s"$m depends on an index's text " +
+      "analysis, which this model does not hold; tests/test_full_text_search.py checks it against pylance")
     case Predicate.Compare(c, op, literal) => value(c).exists { v =>
       val k = compare(c, v, literal)
       op match {
