@@ -51,7 +51,7 @@ object ColumnProperties {
     "compression" -> (v => Set("zstd", "lz4", "fsst", "none").contains(v.toLowerCase)),
     "compression-level" -> (v => Parse.int(v).isDefined),
     "structural-encoding" -> (v => Set("miniblock", "fullzip").contains(v.toLowerCase)),
-    "rle-threshold" -> (v => v.toDoubleOption.exists(d => d > 0 && d <= 1)),
+    "rle-threshold" -> (v => scala.util.Try(v.trim.toDouble).toOption.exists(d => d > 0 && d <= 1)),
     "bss" -> (v => Set("off", "on", "auto").contains(v.toLowerCase)))
   private val HintValues = Map("compression" -> "zstd, lz4, fsst or none", "compression-level" -> "an integer",
     "structural-encoding" -> "miniblock or fullzip", "rle-threshold" -> "a number in (0, 1]", "bss" -> "off, on or auto")
@@ -70,7 +70,7 @@ object ColumnProperties {
     val (mine, rest) = properties.partition { case (key, _) => isColumnProperty(key, schema.fieldNames.toSeq) }
     val byColumn = mine.toSeq.collect { case (key @ ColumnKey(column, kind, name), value) =>
       (column.toLowerCase, (key, kind.toLowerCase, name.toLowerCase, value.trim))
-    }.groupMap(_._1)(_._2)
+    }.groupBy(_._1).map { case (column, props) => column -> props.map(_._2) }
     val shaped = StructType(schema.fields.map { f =>
       val props = byColumn.getOrElse(f.name.toLowerCase, Nil)
       val meta = new MetadataBuilder().withMetadata(f.metadata)
