@@ -7,8 +7,8 @@ import org.scalatest.funsuite.AnyFunSuite
 import io.sparklance.core.CorruptFileException
 
 /**
- * The token dictionary reader on FSTs laid out by hand from the `fst` crate's format (tests/test_fts_stemming.py
- * reads pylance's dictionaries of tens of thousands of tokens), and on damaged ones.
+ * The listing of a token dictionary (through [[FstReader]]) on FSTs laid out by hand from the `fst` crate's format
+ * (tests/test_fts_stemming.py reads pylance's dictionaries of tens of thousands of tokens), and on damaged ones.
  */
 class TokenFstSuite extends AnyFunSuite {
   /** An FST of format version 3: header, `nodes` (their first byte at address 16), key count, root, checksum. */
@@ -33,10 +33,10 @@ class TokenFstSuite extends AnyFunSuite {
 
   test("damaged dictionaries are refused with the file named") {
     def refused(bytes: Array[Byte]) = intercept[CorruptFileException](TokenFst.read(bytes, "part_0_tokens.lance")).getMessage
-    assert(refused(oneKey.take(20)).contains("part_0_tokens.lance") && refused(oneKey.take(20)).contains("shorter than the 36"))
-    assert(refused(fst(Array[Byte](5, 0, 0x11, 0x85.toByte), 1, 19, version = 9)).contains("format version is 9"))
+    assert(refused(oneKey.take(20)).contains("part_0_tokens.lance") && refused(oneKey.take(20)).contains("fewer than 32"))
+    assert(refused(fst(Array[Byte](5, 0, 0x11, 0x85.toByte), 1, 19, version = 9)).contains("FST of version 9"))
     assert(refused(fst(Array[Byte](5, 0, 0x11, 0x85.toByte), 2, 19)).contains("holds 1 keys where its footer says 2"))
     assert(refused(fst(Array[Byte](5, 0, 0x11, 0x85.toByte), 1, 900)).contains("root address 900"))
-    assert(refused(fst(Array[Byte](5, 0x30, 0x11, 0x85.toByte), 1, 19)).contains("points before the start"))
+    assert(refused(fst(Array[Byte](5, 0x30, 0x11, 0x85.toByte), 1, 19)).contains("leads to address"))
   }
 }
