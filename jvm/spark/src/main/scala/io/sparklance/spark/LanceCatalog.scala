@@ -575,7 +575,7 @@ object LanceCatalog {
       refuse(s"catalog '$name' keeps its tables in a directory, or in a Lance Namespace of impl dir or rest; " +
         s"namespaces '$value' are not supported")
     } else if (k.startsWith("storage.")) {
-      LanceSparkException.translate(io.sparklance.core.storage.StorageOptions.hadoopSettings(
+      LanceSparkException.translate(io.sparklance.core.table.Settings.hadoopSettingsOfStorageOptions(
         Map(key.drop("storage.".length) -> value), s"catalog '$name' (spark.sql.catalog.$name.$key)"))
     } else if (k == "parent" || k == "parent_delimiter") {
       refuse(s"it anchors a catalog below the root of a namespace deeper than Spark's levels (Hive 3's), and " +

@@ -63,6 +63,14 @@ final class Settings private (options: Map[String, String], properties: Map[Stri
 }
 
 object Settings {
+  /**
+   * The Hadoop settings that Lance's object-store options stand for (pylance's `storage_options`, the other
+   * connector's `storage.<key>`): S3A's, see [[io.sparklance.core.storage.StorageOptions]]. `where` names where the
+   * options were given, for errors.
+   */
+  def hadoopSettingsOfStorageOptions(options: Map[String, String], where: String): Map[String, String] =
+    io.sparklance.core.storage.StorageOptions.hadoopSettings(options, where)
+
   def of(options: Map[String, String], properties: Map[String, String]): Settings =
     new Settings(lower(options), lower(properties))
 
