@@ -9,7 +9,7 @@ import org.apache.spark.sql.connector.catalog.{StagedTable, SupportsWrite, Table
 import org.apache.spark.sql.connector.write.{BatchWrite, LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
 import org.apache.spark.sql.types.{BinaryType, StructType}
 
-import io.sparklance.core.{FileVersion, InvalidArgumentException, UnsupportedFeatureException, table => lance}
+import io.sparklance.core.{FileVersion, UnsupportedFeatureException, table => lance}
 import io.sparklance.core.schema.{BlobColumns, LanceSchema}
 
 /**
@@ -54,17 +54,13 @@ object NewTable {
         s"Lance catalog lives at $root. To write a table elsewhere, name it by path: lance.`$l`."))
     }
     val options = WriteOptions(properties, Map.empty)
-    val stableRowIds = properties.collectFirst { case (k, v) if k.equalsIgnoreCase(StableRowIds) =>
-      io.sparklance.core.util.Parse.boolean(v).getOrElse(throw new LanceSparkException(new InvalidArgumentException(
-        s"Table property $k must be true or false, not '$v'.")))
-    }
     val (shaped, tableProperties) = ColumnProperties(sparkSchema, properties)
     val config = tableProperties.filter { case (k, _) =>
       !Reserved.contains(k.toLowerCase) && !Shaping.contains(k.toLowerCase) && !k.equalsIgnoreCase(StableRowIds) &&
         !k.startsWith("option.")
     }
     val version = options.fileFormatVersion.orElse(current).getOrElse(FileVersion.V2_2)
-    NewTable(root, BlobColumns.forVersion(SparkSchemas.toLance(shaped), version), version, config, stableRowIds)
+    NewTable(root, BlobColumns.forVersion(SparkSchemas.toLance(shaped), version), version, config, options.stableRowIds)
   }
 
   /**
