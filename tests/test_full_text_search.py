@@ -251,9 +251,6 @@ def test_refusals(spark, tmp_path):
     assert spark_ids(spark, path, "lance_match(text, 'machine zzz', 'operator=AND')") == pylance_ids(path, and_query) == set()
     # fuzziness=0, prefix_length and max_expansions (which shape fuzzy matching only) and boost are accepted.
     assert spark_ids(spark, path, "lance_match(text, 'machine', 'fuzziness=0,boost=2.0,prefix_length=2')") == {2}
-    for table_function in ("search", "hybrid_search"):
-        with pytest.raises(Exception, match="ranked full-text search"):
-            spark.sql(f"SELECT * FROM {table_function}('x', 'y', 5)").collect()
 
 
 @pytest.mark.parametrize("base", ["simple", "raw"])

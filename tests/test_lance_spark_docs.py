@@ -334,6 +334,20 @@ def check(step, rows, ns, wh: Path, paths) -> list:
         for qi, query in enumerate(queries):
             got = [r["id"] for r in sorted((r for r in last if r["query_index"] == qi), key=lambda r: r["_distance"])]
             expect(got == nearest_ids(vectors, query, k), f"query {qi}: nearest ids {got}")
+    if "ranked" in step:
+        path, query, columns, k = step["ranked"]
+        fts = {"query": query, "columns": columns} if columns else query
+        want = dataset(wh, path).to_table(full_text_query=fts, columns=["id", "_score"], limit=k).to_pylist()
+        got = [(r["id"], r["_score"]) for r in last]
+        expect([i for i, _ in got] == [r["id"] for r in want] and
+               all(abs(s - r["_score"]) <= 1e-5 * r["_score"] for (_, s), r in zip(got, want)),
+               f"ranked rows {got}, pylance's {[(r['id'], r['_score']) for r in want]}")
+    if "fused" in step:
+        path, n = step["fused"]
+        relevance = [r["_relevance_score"] for r in last]
+        expect(len(last) == n and relevance == sorted(relevance, reverse=True) and
+               all((r["_distance"] is not None) or (r["_score"] is not None) for r in last),
+               f"hybrid rows {last}, expected {n} rows by falling relevance, each found by a search")
     if "knn_join" in step:
         k, predicate = step["knn_join"]
         docs_rows = dataset(wh, "db/documents").to_table().to_pylist()

@@ -9,7 +9,7 @@ import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
 import org.apache.spark.sql.types.{BooleanType, DataType, StringType}
 import org.apache.spark.unsafe.types.UTF8String
 
-import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException}
+import io.sparklance.core.InvalidArgumentException
 import io.sparklance.core.index.FtsQuery
 import io.sparklance.core.table.FullTextIndexUse
 
@@ -24,21 +24,15 @@ import io.sparklance.core.table.FullTextIndexUse
  * lists give in the fragments it covers.
  *
  * The function builder makes a [[FullTextSearch.Call]], which [[FullTextSearch.Resolution]] turns into a
- * [[FullTextSearch.Matches]] once its columns are resolved and the Lance table they come from is known. The table
- * functions `search` and `hybrid_search` (ranked search with `_score`) are refused as not supported yet.
+ * [[FullTextSearch.Matches]] once its columns are resolved and the Lance table they come from is known. Ranked search
+ * (`search`, `hybrid_search`, with `_score`) is [[RankedSearch]]'s.
  */
 object FullTextSearch {
   val Functions: Seq[String] = Seq("lance_match", "lance_match_phrase", "lance_multi_match")
-  val TableFunctions: Seq[String] = Seq("search", "hybrid_search")
 
   def info(name: String): ExpressionInfo = new ExpressionInfo(getClass.getCanonicalName, name)
 
   def call(name: String)(args: Seq[Expression]): Expression = Call(name, args)
-
-  def refuseTable(name: String)(args: Seq[Expression]): LogicalPlan = throw new LanceSparkException(
-    new UnsupportedFeatureException(s"$name: ranked full-text search (a table of rows with _score) is not supported " +
-      "by sparklance yet; filter rows with lance_match, lance_match_phrase or lance_multi_match, or search the " +
-      "table with pylance."))
 
   /** A call of one of [[Functions]] before its columns are known to be a Lance table's: never resolved. */
   final case class Call(name: String, children: Seq[Expression]) extends Expression with Unevaluable {

@@ -47,7 +47,7 @@ import io.sparklance.core.util.Parse
  * A statement may start with `--` comment lines.
  * Anything else goes to Spark's parser. The extensions also add the table function `vector_search` (nearest neighbours,
  * [[VectorSearch]]), the other connector's full-text filters `lance_match`, `lance_match_phrase` and
- * `lance_multi_match` (refusing its `search` and `hybrid_search` as not supported: [[FullTextSearch]]), and let reads of Lance tables search label list indexes with
+ * `lance_multi_match` and its ranked `search` and `hybrid_search` table functions ([[RankedSearch]]), and let reads of Lance tables search label list indexes with
  * `array_contains` and `arrays_overlap` conditions ([[ListItemFilters]]), which Spark does not push to scans, and
  * run index lookups that read a few rows on the driver, without a job ([[DriverLookups]]).
  */
@@ -62,9 +62,10 @@ final class LanceSqlExtensions extends (SparkSessionExtensions => Unit) {
       e.injectFunction((FunctionIdentifier(name), FullTextSearch.info(name), FullTextSearch.call(name) _))
     }
     e.injectResolutionRule(_ => FullTextSearch.Resolution)
-    FullTextSearch.TableFunctions.foreach { name =>
-      e.injectTableFunction((FunctionIdentifier(name), FullTextSearch.info(name), FullTextSearch.refuseTable(name) _))
-    }
+    e.injectTableFunction((FunctionIdentifier(RankedSearch.SearchName),
+      new ExpressionInfo(RankedSearch.getClass.getCanonicalName, RankedSearch.SearchName), RankedSearch.searchPlan _))
+    e.injectTableFunction((FunctionIdentifier(RankedSearch.HybridName),
+      new ExpressionInfo(RankedSearch.getClass.getCanonicalName, RankedSearch.HybridName), RankedSearch.hybridPlan _))
   }
 }
 

@@ -12,7 +12,6 @@ import org.apache.spark.sql.catalyst.parser.CatalystSqlParser
 import org.apache.spark.sql.catalyst.plans.Cross
 import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.catalyst.util.{ArrayData, GenericArrayData}
-import org.apache.spark.sql.connector.catalog.Identifier
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
 import org.apache.spark.sql.sparklance.PlanFrames
 import org.apache.spark.sql.types._
@@ -79,6 +78,12 @@ object VectorSearch {
     val supplied = values(args)
     val (queries, batch) = queryVectors(supplied("query_vector"))
     new Call(SparkSession.active, supplied, queries, batch).plan
+  }
+
+  /** The plan of a search of one query vector with `args` (the other arguments, evaluated, by name): [[RankedSearch]]'s hybrid search. */
+  private[spark] def planOf(spark: SparkSession, args: Map[String, (Any, DataType)], query: Array[Double]): LogicalPlan = {
+    checkNames(args.keys.toSeq)
+    new Call(spark, args, Seq(query), batch = false).plan
   }
 
   /**
@@ -214,7 +219,7 @@ object VectorSearch {
   }
 
   /** One query vector, or several (a batch): each a non-empty array of numbers without nulls, all of one length. */
-  private def queryVectors(value: (Any, DataType)): (Seq[Array[Double]], Boolean) = value match {
+  private[spark] def queryVectors(value: (Any, DataType)): (Seq[Array[Double]], Boolean) = value match {
     case (a: ArrayData, ArrayType(inner: ArrayType, _)) =>
       if (a.numElements() == 0) invalid("argument 'query_vector' is an empty array of query vectors.")
       val qs = (0 until a.numElements()).map { i =>
@@ -341,33 +346,9 @@ object VectorSearch {
     private val queryIndex = UnresolvedAttribute("query_index")
     private val rest = UnresolvedAttribute("__sparklance_rest")
     private val order = Seq(SortOrder(distance, Ascending, NullsLast, Seq.empty), SortOrder(rowId, Ascending))
-    private val sqlName = table.map(p => "`" + p.replace("`", "``") + "`").mkString(".")
-    private val asOf = version.fold("")(v => s" VERSION AS OF '${v.replace("'", "\\'")}'")
+    private val sqlName = SearchTables.sqlName(table)
 
-    /** The analyzed plan of a query on the table (at `version`), resolved through the session's catalogs. */
-    private def analyzed(select: String): LogicalPlan =
-      spark.sql(s"SELECT $select FROM $sqlName$asOf").queryExecution.analyzed
-
-    /**
-     * The table (at `version`) with its columns, `_rowid` and `_fragid`, resolved here: left unresolved, a
-     * `lance.`/path`` name would be taken for a query on files by a rule that runs before the catalogs see it. A name
-     * in one of the session's Lance catalogs is loaded from it, as Spark's analysis of a query on it would load it,
-     * without that analysis; any other name is resolved by Spark's analysis of such a query.
-     */
-    private def relation(): LogicalPlan = table match {
-      case Seq(name, parts @ _*) if parts.nonEmpty => PlanFrames.catalog(spark, name) match {
-        case Some(catalog: LanceCatalog) =>
-          val ident = Identifier.of(parts.init.toArray, parts.last)
-          val loaded = version.fold(catalog.loadTable(ident))(v => catalog.loadTable(ident, v))
-          val columns = DataSourceV2Relation.create(loaded, Some(catalog), Some(ident))
-          val withMetadata = columns.withMetadataColumns()
-          val metadata = Seq("_rowid", "_fragid").map(n => withMetadata.output.find(_.name == n).getOrElse(
-            throw new IllegalStateException(s"the Lance table ${table.mkString(".")} has no metadata column $n")))
-          Project(columns.output ++ metadata, withMetadata)
-        case _ => analyzed("*, _rowid, _fragid")
-      }
-      case _ => analyzed("*, _rowid, _fragid")
-    }
+    private def relation(): LogicalPlan = SearchTables.relation(spark, table, version)
 
     def plan: LogicalPlan = {
       // Resolved once: an index search reads the version whose index it searched.

@@ -45,8 +45,7 @@ final class InvertedIndex private (val dir: String, val params: FtsParams, val p
     val avgdl = totalTokens / n
     val perPartition = partitions.map(p => distinct.map(p.postings))
     val idf = distinct.indices.map { k =>
-      val holding = perPartition.map(_(k).map(_.size.toLong).getOrElse(0L)).sum.toDouble
-      repeats(k) * math.log((n - holding + 0.5) / (holding + 0.5) + 1)
+      repeats(k) * InvertedIndex.idf(n, perPartition.map(_(k).map(_.size.toLong).getOrElse(0L)).sum.toDouble)
     }
     partitions.zip(perPartition).foreach { case (p, lists) =>
       if (!all || lists.forall(_.isDefined)) {
@@ -58,7 +57,7 @@ final class InvertedIndex private (val dir: String, val params: FtsParams, val p
               val doc = l.docs(i)
               val f = l.frequencies(i).toDouble
               val len = p.numTokens(doc).toDouble
-              val part = idf(k) * (InvertedIndex.K1 + 1) * f / (f + InvertedIndex.K1 * (1 - InvertedIndex.B + InvertedIndex.B * len / avgdl))
+              val part = idf(k) * InvertedIndex.termWeight(f, len, avgdl)
               val acc = sums.computeIfAbsent(doc, _ => new Array[Double](2))
               acc(0) += part
               acc(1) += 1
@@ -73,6 +72,9 @@ final class InvertedIndex private (val dir: String, val params: FtsParams, val p
     }
     out
   }
+
+  /** The documents of every partition holding `token`. */
+  def documentFrequency(token: String): Long = partitions.map(_.postings(token).map(_.size.toLong).getOrElse(0L)).sum
 
   /**
    * Whether a search for `tokens` may miss rows pylance would find because the JVM analysis of the query differs
@@ -113,6 +115,12 @@ object InvertedIndex {
   /** BM25's parameters as Lance sets them (`scorer.rs`). */
   val K1 = 1.2
   val B = 0.75
+
+  /** A token's BM25 idf among `n` documents, `holding` of which hold it: ln((n - holding + 0.5) / (holding + 0.5) + 1). */
+  def idf(n: Double, holding: Double): Double = math.log((n - holding + 0.5) / (holding + 0.5) + 1)
+
+  /** The BM25 weight of a token `f` times in a document of `len` tokens, where documents average `avgdl` tokens. */
+  def termWeight(f: Double, len: Double, avgdl: Double): Double = (K1 + 1) * f / (f + K1 * (1 - B + B * len / avgdl))
 
   val TokensFile = "part_%d_tokens.lance"
   val InvertFile = "part_%d_invert.lance"
