@@ -5,6 +5,7 @@ nullable, nested, listed twice) are refused naming the column, and nothing is co
 
 from __future__ import annotations
 
+import os
 import random
 import sys
 from pathlib import Path
@@ -20,6 +21,10 @@ from conftest import start_spark, warehouse_with  # noqa: E402
 
 KEY = "lance-schema:unenforced-primary-key"
 
+
+# Seeded statements: `make test` runs a small budget, `make fuzz` more (SPARKLANCE_FUZZ_SEED, SPARKLANCE_FUZZ_N).
+SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "1"))
+N = int(os.environ.get("SPARKLANCE_FUZZ_N", "1"))
 
 @pytest.fixture(scope="module")
 def wh(tmp_path_factory) -> Path:
@@ -110,7 +115,7 @@ def test_bad_columns_are_refused_and_nothing_is_committed(spark, wh, columns, me
     assert pylance_key(path) == []
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [SEED + i for i in range(3 * N)])
 def test_seeded_keys_read_by_pylance_in_order(spark, wh, seed):
     """Random keys over random NOT NULL leaf columns (top level and in NOT NULL structs): pylance's order is ours."""
     rnd = random.Random(seed)

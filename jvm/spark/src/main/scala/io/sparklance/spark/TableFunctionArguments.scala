@@ -20,7 +20,7 @@ import io.sparklance.core.InvalidArgumentException
  * whose errors name the function and the argument. [[TableFunctionArguments.of]] reads them from the call's named
  * and positional arguments.
  */
-private[spark] final class TableFunctionArguments(function: String, values: Map[String, (Any, DataType)]) {
+private[spark] final class TableFunctionArguments(function: String, val values: Map[String, (Any, DataType)]) {
   private def get(k: String): Option[(Any, DataType)] = values.get(k).filter(_._1 != null)
 
   def has(k: String): Boolean = get(k).isDefined

@@ -188,26 +188,9 @@ object VectorSearch {
 
   /** Argument name -> value, from named and positional arguments; unknown, repeated or missing ones are errors. */
   private def values(args: Seq[Expression]): Map[String, (Any, DataType)] = {
-    var named = false
-    val shortForm = args.size == ShortForm.size && args.forall(NamedArgument.unapply(_).isEmpty) &&
-      (args(2).dataType match { case ByteType | ShortType | IntegerType | LongType => true; case _ => false })
-    val order = if (shortForm) ShortForm else Parameters
-    val pairs = args.zipWithIndex.map {
-      case (NamedArgument(key, value), _) =>
-        named = true
-        key.toLowerCase(Locale.ROOT) -> value
-      case (value, i) =>
-        if (named) invalid(s"positional argument ${i + 1} follows a named one; name it too (the arguments are ${Parameters.mkString(", ")}).")
-        if (i >= Parameters.size) invalid(s"there are at most ${Parameters.size} arguments (${Parameters.mkString(", ")}).")
-        order(i) -> value
-    }
-    checkNames(pairs.map(_._1))
-    val supplied = pairs.map { case (k, e) =>
-      if (!e.foldable) invalid(s"argument '$k' must be a constant, not ${e.sql}.")
-      (k, (e.eval(InternalRow.empty), e.dataType))
-    }.toMap
-    Required.filterNot(k => supplied.get(k).exists(_._1 != null)).foreach(k => invalid(s"the argument '$k' is required."))
-    supplied
+    val shortForm = (args: Seq[Expression]) =>
+      args(2).dataType match { case ByteType | ShortType | IntegerType | LongType => true; case _ => false }
+    TableFunctionArguments.of(Name, args, Parameters, Map.empty, Required, Some((ShortForm, shortForm))).values
   }
 
   /** Names given twice, and names of no argument, are errors. */
@@ -252,48 +235,19 @@ object VectorSearch {
   /** One call's arguments, checked, and the plan they make. */
   private final class Call(spark: SparkSession, args: Map[String, (Any, DataType)], val queries: Seq[Array[Double]],
       val batch: Boolean, onDriver: Boolean = false) {
-    private def get(k: String): Option[(Any, DataType)] = args.get(k).filter(_._1 != null)
-
-    private def string(k: String): Option[String] = get(k).map {
-      case (s: UTF8String, StringType) => s.toString
-      case (s: UTF8String, _) => s.toString
-      case (v, t) => invalid(s"argument '$k' must be a string, not ${t.catalogString} $v.")
-    }
-
-    private def long(k: String): Option[Long] = get(k).map {
-      case (v: java.lang.Number, ByteType | ShortType | IntegerType | LongType) => v.longValue()
-      case (d: Decimal, _) if d.scale == 0 || d.toBigDecimal.isWhole => d.toLong
-      case (v, t) => invalid(s"argument '$k' must be a whole number, not ${t.catalogString} $v.")
-    }
-
-    private def double(k: String): Option[Double] = get(k).map {
-      case (v: java.lang.Number, _: NumericType) => v.doubleValue()
-      case (d: Decimal, _) => d.toDouble
-      case (v, t) => invalid(s"argument '$k' must be a number, not ${t.catalogString} $v.")
-    }
-
-    private def bool(k: String): Option[Boolean] = get(k).map {
-      case (b: java.lang.Boolean, BooleanType) => b.booleanValue()
-      case (v, t) => invalid(s"argument '$k' must be true or false, not ${t.catalogString} $v.")
-    }
-
-    private def positive(k: String): Option[Long] = long(k).map { n =>
-      if (n <= 0 || n > Int.MaxValue) invalid(s"argument '$k' must be positive and at most ${Int.MaxValue}, not $n.")
-      n
-    }
+    private val arguments = new TableFunctionArguments(Name, args)
+    private def get(k: String): Option[(Any, DataType)] = arguments.raw(k)
+    private def string(k: String): Option[String] = arguments.string(k)
+    private def double(k: String): Option[Double] = arguments.double(k)
+    private def bool(k: String): Option[Boolean] = arguments.bool(k)
+    private def positive(k: String): Option[Long] = arguments.positive(k).map(_.toLong)
 
     val table: Seq[String] = CatalystSqlParser.parseMultipartIdentifier(string("table").get)
     val column: String = string("vector_column").getOrElse(DefaultColumn)
     val k: Long = positive("num_results").getOrElse(10L)
     val metric: Distance = Distance.named(string("distance_type").getOrElse("l2"), s"$Name distance_type")
-    val offset: Long = long("offset").map { n =>
-      if (n < 0 || n > Int.MaxValue) invalid(s"argument 'offset' must be between 0 and ${Int.MaxValue}, not $n.")
-      n
-    }.getOrElse(0L)
-    val version: Option[String] = get("version").map {
-      case (s: UTF8String, _) => s.toString
-      case _ => long("version").get.toString
-    }
+    val offset: Long = arguments.count("offset").getOrElse(0).toLong
+    val version: Option[String] = arguments.version("version")
     val lower: Option[Double] = double("lower_bound")
     val upper: Option[Double] = double("upper_bound")
     val prefilter: Boolean = bool("prefilter").getOrElse(false)

@@ -30,22 +30,7 @@ final class VectorIndexUse private (snapshot: Snapshot, val index: IndexMetadata
     IndexCache.getOrLoad[Roaring64NavigableMap](VectorIndexUse.LiveRowsKey(snapshot.root, snapshot.version, index.uuid.toString),
       _.serializedSizeInBytes() + 64)(computeLiveRowIds())
 
-  private def computeLiveRowIds(): Roaring64NavigableMap = {
-    val live = new Roaring64NavigableMap()
-    snapshot.fragments.filter(f => index.covers(f.id)).foreach { f =>
-      val deleted = snapshot.deletionVector(f)
-      snapshot.rowIds(f) match {
-        case Some(ids) =>
-          var i = 0
-          while (i < ids.length) { if (!deleted.contains(i)) live.addLong(ids(i)); i += 1 }
-        case None =>
-          val base = f.id << 32
-          live.addRange(base, base + f.physicalRows)
-          deleted.toSortedArray.foreach(o => live.removeLong(base + (o & 0xFFFFFFFFL)))
-      }
-    }
-    live
-  }
+  private def computeLiveRowIds(): Roaring64NavigableMap = LiveRowIds.of(snapshot, f => index.covers(f.id))
 
   def numPartitions: Int = ivf.numPartitions
 
