@@ -188,3 +188,34 @@ def test_replace_and_refusals(spark, tmp_path):
         spark.sql(f"ALTER TABLE lance.`{ours}` OPTIMIZE INDEX text_idx").collect()
     with pytest.raises(Exception, match="full-text \\(FTS / INVERTED\\) indexes take string columns"):
         spark.sql(f"ALTER TABLE lance.`{ours}` CREATE INDEX y USING fts (id)").collect()
+
+
+@pytest.mark.parametrize("stable", [False, True], ids=["addresses", "stable_row_ids"])
+def test_deleted_rows_and_stable_row_ids(spark, tmp_path, stable):
+    """Rows deleted before the build are not indexed, and on tables with stable row ids the documents hold row
+    ids, as in pylance's index: its search over ours gives its rows and scores."""
+    rng = random.Random(SEED + 40)
+    texts = [random_text(rng) for _ in range(400)]
+    table = pa.table({"id": list(range(400)), "text": texts})
+    paths = []
+    for name in ("ours", "theirs"):
+        path = tmp_path / f"{name}.lance"
+        ds = lance.write_dataset(table, str(path), max_rows_per_file=150, enable_stable_row_ids=stable)
+        ds.delete("id % 7 = 3")
+        ds.optimize.compact_files(target_rows_per_fragment=250)
+        ds = lance.dataset(str(path))
+        ds.delete("id % 11 = 5")
+        paths.append(path)
+    ours, theirs = paths
+    lance.dataset(str(theirs)).create_scalar_index("text", "INVERTED")
+    create(spark, ours, {})
+    lance.dataset(str(ours)).validate()
+    for _ in range(10 * N):
+        q = random_query(rng)
+        expected = hits(theirs, q)
+        got = hits(ours, q)
+        assert got.keys() == expected.keys(), q
+        assert all(got[k] == pytest.approx(s, rel=1e-5) for k, s in expected.items()), q
+        spark_rows = {r.id for r in spark.read.format("lance").load(str(ours)).where(f"lance_match(text, {sql_str(q)})")
+                      .select("id").collect()}
+        assert spark_rows == set(expected), q

@@ -28,7 +28,7 @@ object InvertedIndexWriter {
   private def field(name: String, t: ArrowType): Field = new Field(name, FieldType.notNullable(t), null)
 
   private def listOf(name: String, t: ArrowType): Field =
-    new Field(name, FieldType.notNullable(ArrowType.List.INSTANCE), java.util.List.of(new Field("item", FieldType.nullable(t), null)))
+    new Field(name, FieldType.notNullable(ArrowType.List.INSTANCE), Seq(new Field("item", FieldType.nullable(t), null)).asJava)
 
   /** The codec keys every file of the index records, as pylance 14 writes them. */
   private def codecs(withPosition: Boolean): Map[String, String] =
@@ -110,7 +110,7 @@ object InvertedIndexWriter {
 
     private def writeDocs(storage: Storage, dir: String, id: Int, allocator: BufferAllocator): (String, Long) = {
       val name = InvertedIndex.DocsFile.format(id)
-      val schema = new Schema(java.util.List.of(field("_rowid", U64), field("_num_tokens", U32)))
+      val schema = new Schema(Seq(field("_rowid", U64), field("_num_tokens", U32)).asJava)
       val root = VectorSchemaRoot.create(schema, allocator)
       try {
         val r = root.getVector(0).asInstanceOf[UInt8Vector]
@@ -133,8 +133,8 @@ object InvertedIndexWriter {
       val fst = new FstWriter()
       keys.foreach { case (k, v) => fst.add(k, v.toLong) }
       val bytes = fst.finish()
-      val schema = new Schema(java.util.List.of(field("_token_fst_bytes", LargeBinary), field("_token_next_id", U32),
-        field("_token_total_length", U64)))
+      val schema = new Schema(Seq(field("_token_fst_bytes", LargeBinary), field("_token_next_id", U32),
+        field("_token_total_length", U64)).asJava)
       val root = VectorSchemaRoot.create(schema, allocator)
       try {
         root.getVector(0).asInstanceOf[LargeVarBinaryVector].setSafe(0, bytes)
@@ -220,7 +220,7 @@ object InvertedIndexWriter {
    */
   def writeMetadata(storage: Storage, dir: String, params: FtsParams, partitions: Seq[Int],
       allocator: BufferAllocator): (String, Long) = {
-    val schema = new Schema(java.util.List.of(field("deleted_fragments", ArrowType.Binary.INSTANCE)))
+    val schema = new Schema(Seq(field("deleted_fragments", ArrowType.Binary.INSTANCE)).asJava)
     val root = VectorSchemaRoot.create(schema, allocator)
     try {
       val empty = new java.io.ByteArrayOutputStream()

@@ -5,7 +5,7 @@ import java.util.{Locale, UUID}
 import scala.util.control.NonFatal
 
 import org.apache.arrow.memory.RootAllocator
-import org.apache.arrow.vector.{BaseLargeVariableWidthVector, BaseVariableWidthVector, BigIntVector}
+import org.apache.arrow.vector.{BigIntVector, LargeVarCharVector, VarCharVector}
 import org.roaringbitmap.RoaringBitmap
 
 import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException}
@@ -123,8 +123,8 @@ object FullTextIndexBuild {
 
   private def text(v: org.apache.arrow.vector.FieldVector, i: Int): String = {
     val bytes = v match {
-      case s: BaseVariableWidthVector => s.get(i)
-      case l: BaseLargeVariableWidthVector => l.get(i)
+      case s: VarCharVector => s.get(i)
+      case l: LargeVarCharVector => l.get(i)
       case other => throw new IllegalStateException(s"a full-text index reads strings, not ${other.getField.getType}")
     }
     new String(bytes, java.nio.charset.StandardCharsets.UTF_8)
