@@ -219,3 +219,20 @@ def test_deleted_rows_and_stable_row_ids(spark, tmp_path, stable):
         spark_rows = {r.id for r in spark.read.format("lance").load(str(ours)).where(f"lance_match(text, {sql_str(q)})")
                       .select("id").collect()}
         assert spark_rows == set(expected), q
+
+
+def test_fragments_without_documents(spark, tmp_path):
+    """Fragments whose texts are all null, empty or stop words write no partition; pylance reads the index with
+    the partitions the others wrote, or none."""
+    for texts, query, expected in ([None, "", "the"], "the", []), ([None, "a b", "the of"], "b", [1]):
+        path = tmp_path / f"t{len(expected)}.lance"
+        lance.write_dataset(pa.table({"id": [0, 1, 2], "text": pa.array(texts, pa.string())}), str(path),
+                            max_rows_per_file=1)
+        create(spark, path, {})
+        ds = lance.dataset(str(path))
+        ds.validate()
+        (d,) = glob.glob(str(path / "_indices" / "*"))
+        parts = sorted(os.path.basename(f) for f in glob.glob(d + "/part_*"))
+        assert parts == ([] if not expected else ["part_1_docs.lance", "part_1_invert.lance", "part_1_tokens.lance"])
+        assert sorted(hits(path, query)) == expected
+        assert spark.read.format("lance").load(str(path)).where(f"lance_match(text, '{query}')").count() == len(expected)
