@@ -236,3 +236,20 @@ def test_fragments_without_documents(spark, tmp_path):
         assert parts == ([] if not expected else ["part_1_docs.lance", "part_1_invert.lance", "part_1_tokens.lance"])
         assert sorted(hits(path, query)) == expected
         assert spark.read.format("lance").load(str(path)).where(f"lance_match(text, '{query}')").count() == len(expected)
+
+
+def test_wide_dictionary(spark, tmp_path):
+    """Dictionary nodes of more than 32 transitions (the fst crate's indexed form): tokens starting with every
+    letter and digit, each followed by every one; pylance finds every token's rows through our dictionary."""
+    rng = random.Random(SEED + 50)
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+    tokens = [a + b for a in alphabet for b in alphabet] + list(alphabet)
+    texts = [" ".join(rng.choice(tokens) for _ in range(rng.randint(1, 8))) for _ in range(600)]
+    ours, theirs = tmp_path / "ours.lance", tmp_path / "theirs.lance"
+    for p in (ours, theirs):
+        lance.write_dataset(pa.table({"id": list(range(600)), "text": texts}), str(p))
+    kwargs = {"stem": False, "remove_stop_words": False}
+    lance.dataset(str(theirs)).create_scalar_index("text", "INVERTED", **kwargs)
+    create(spark, ours, {"stem": "false", "remove_stop_words": "false"})
+    for t in rng.sample(tokens, 80 * N):
+        assert hits(ours, MatchQuery(t, "text")).keys() == hits(theirs, MatchQuery(t, "text")).keys(), t
