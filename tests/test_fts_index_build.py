@@ -108,6 +108,7 @@ def test_pylance_searches_our_index_as_its_own(spark, tmp_path, setting):
     listed = [i for i in ds.list_indices() if i["name"] == "text_idx"]
     assert len(listed) == 1 and listed[0]["type"] == "Inverted" and listed[0]["fields"] == ["text"]
     assert sorted(listed[0]["fragment_ids"]) == [0, 1, 2]
+    assert index_details(ours) == index_details(theirs)
     ds.validate()
     phrases = kwargs.get("with_position", False)
     for _ in range(15 * N):
@@ -126,11 +127,13 @@ def test_pylance_searches_our_index_as_its_own(spark, tmp_path, setting):
             assert hits(ours, PhraseQuery(p, "text")).keys() == hits(theirs, PhraseQuery(p, "text")).keys(), p
 
 
-def test_one_partition_holds_pylance_bytes(spark, tmp_path):
+@pytest.mark.parametrize("rows", [600, 9000])
+def test_one_partition_holds_pylance_bytes(spark, tmp_path, rows):
     """On a one-fragment table, the partition's files hold pylance's values, column by column (token ids follow
-    first occurrence in both), and the index records pylance's details."""
+    first occurrence in both), and the index records pylance's details. With 9,000 rows the common tokens' lists
+    have more than 32 blocks, so several level-1 impact entries."""
     rng = random.Random(SEED + 10)
-    ours, theirs = twin_tables(tmp_path, rng, 600, 1000)
+    ours, theirs = twin_tables(tmp_path, rng, rows, 10000)
     lance.dataset(str(theirs)).create_scalar_index("text", "INVERTED", with_position=True, stem=False)
     create(spark, ours, {"with_position": "true", "stem": "false"})
 
@@ -148,6 +151,24 @@ def test_one_partition_holds_pylance_bytes(spark, tmp_path):
         assert a["part_0_tokens.lance"].column(col).to_pylist() == b["part_0_tokens.lance"].column(col).to_pylist()
     assert a["metadata.lance"].schema.metadata == b["metadata.lance"].schema.metadata
     assert a["metadata.lance"].to_pylist() == b["metadata.lance"].to_pylist()
+    assert index_details(ours) == index_details(theirs)
+
+
+def index_details(path: Path):
+    """The index's `index_details` value and `index_version`, as the manifest records them."""
+    sys.path.insert(0, str(HERE.parent / "integration"))
+    import contextlib
+    import io
+    import re
+
+    import dump_scalar_indexes
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        dump_scalar_indexes.print_index_section(str(path), "index")
+    text = out.getvalue()
+    return (re.search(r"value \(#2\) = \d+ bytes hex=(\w+)", text).group(1),
+            re.search(r"index_version \(#7, wt0\): (\d+)", text).group(1))
 
 
 def test_spark_filters_use_our_index(spark, tmp_path):
