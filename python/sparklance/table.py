@@ -279,7 +279,8 @@ class LanceTable:
         """Builds an index on ``column`` and commits it as one new version (``ALTER TABLE ... CREATE INDEX``).
 
         ``index_type`` is the kind: a scalar one (``"btree"``, ``"bitmap"``, ...) or a vector one (``"ivf_flat"``,
-        ``"ivf_pq"``, ``"ivf_sq"`` on a float32 vector column); ``name`` defaults to ``"<column>_idx"``, as pylance
+        ``"ivf_pq"``, ``"ivf_sq"`` on a float32 vector column) or ``"fts"`` (a full-text INVERTED index on a string
+        column, e.g. ``with_position=True, stem=False``); ``name`` defaults to ``"<column>_idx"``, as pylance
         names them. ``options`` are the kind's parameters, e.g. ``zone_size=4096`` (rows per B-tree page), or
         ``num_partitions=256, num_sub_vectors=16, distance_type="cosine"`` for IVF_PQ; an unknown one is an
         error. With ``replace=True`` an index of the same name is replaced, otherwise that name raises

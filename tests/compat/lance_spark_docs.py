@@ -1134,7 +1134,8 @@ SCENARIOS = [
                 remove_stop_words = false,
                 ascii_folding = false,
                 with_position = true
-            );""", expect=unsupported(UNSUPPORTED, "fts")),
+            );""", indexes=("db/documents", {"doc_fts": "Inverted"})),
+        ours("ALTER TABLE lance.db.documents DROP INDEX doc_fts"),
         sql("operations/ddl/create-scalar-index.md", """
             ALTER TABLE lance.db.documents CREATE INDEX doc_fts USING fts (content) WITH (
                 base_tokenizer = 'simple',
@@ -1146,7 +1147,8 @@ SCENARIOS = [
                 ascii_folding = false,
                 with_position = true,
                 num_segments = 8
-            );""", expect=unsupported(UNSUPPORTED, "fts")),
+            );""", indexes=("db/documents", {"doc_fts": "Inverted"}),
+            filter_check=("lance.db.documents", "lance_match(content, 'columnar')", 1)),
         ours("CREATE TABLE lance.db.places (id BIGINT, geometry STRUCT<x: DOUBLE, y: DOUBLE>)"),
         sql("operations/ddl/create-scalar-index.md", """
             ALTER TABLE lance.db.places CREATE INDEX idx_geometry
@@ -1273,13 +1275,7 @@ SCENARIOS = [
                 remove_stop_words = false,
                 ascii_folding = false,
                 with_position = true
-            );""", expect=unsupported(UNSUPPORTED, "fts")),
-        # sparklance builds no INVERTED index yet: pylance builds the one the statement above asks for.
-        ours_py("import lance\n"
-                "ds = lance.dataset(spark.conf.get('spark.sql.catalog.lance.warehouse') + '/default/documents.lance')\n"
-                "if not any(i['name'] == 'body_fts' for i in ds.list_indices()):\n"
-                "    ds.create_scalar_index('body', 'INVERTED', name='body_fts', with_position=True, stem=False, "
-                "remove_stop_words=False, ascii_folding=False, max_token_length=40)"),
+            );""", indexes=("default/documents", {"body_fts": "Inverted"})),
         sql("operations/dql/search.md", """
             SELECT id, body, _score
             FROM SEARCH(
@@ -1318,12 +1314,12 @@ SCENARIOS = [
         ours("CREATE TABLE lance.db.documents (id BIGINT, title STRING, body STRING)"),
         ours("INSERT INTO lance.db.documents VALUES (1, 'machine learning', 'deep networks for machine learning'), "
              "(2, 'spark guide', 'spark and lance'), (3, 'networks', 'deep learning networks')"),
-        # sparklance builds no INVERTED index yet: pylance builds them as the pages' CREATE INDEX would (no stemming,
-        # which sparklance's search refuses; positions for the phrase queries).
-        ours_py("import lance\n"
-                "ds = lance.dataset(spark.conf.get('spark.sql.catalog.lance.warehouse') + '/db/documents.lance')\n"
-                "for column in ('title', 'body'):\n"
-                "    ds.create_scalar_index(column, 'INVERTED', with_position=True, stem=False)"),
+        # The pages build no index for these queries: sparklance builds them as create-index.md's statement does
+        # (no stemming; positions for the phrase queries).
+        ours("ALTER TABLE lance.db.documents CREATE INDEX title_fts USING fts (title) WITH (with_position = true, "
+             "stem = false)"),
+        ours("ALTER TABLE lance.db.documents CREATE INDEX body_fts USING fts (body) WITH (with_position = true, "
+             "stem = false)"),
         sql("operations/dql/fts.md", """
             -- Basic keyword search
             SELECT * FROM lance.db.documents WHERE lance_match(body, 'machine learning');""",

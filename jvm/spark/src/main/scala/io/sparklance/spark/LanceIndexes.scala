@@ -9,7 +9,7 @@ import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.util.SerializableConfiguration
 
 import io.sparklance.core.index.IndexMetadata
-import io.sparklance.core.table.{IndexBuild, Table, TimeTravel, VectorIndexBuild}
+import io.sparklance.core.table.{FullTextIndexBuild, IndexBuild, Table, TimeTravel, VectorIndexBuild}
 
 /**
  * Scalar indexes from Spark: built with one Spark task per fragment (each sorts its fragment's keys; the driver
@@ -28,6 +28,8 @@ object LanceIndexes {
     val snapshot = TableAccess.load(conf, path, TimeTravel.Latest)
     if (VectorIndexBuild.isVector(kind)) {
       runVector(spark, conf, snapshot.table.newVectorIndex(snapshot, name, column, kind, options, replace))
+    } else if (FullTextIndexBuild.isFullText(kind)) {
+      runFullText(spark, conf, snapshot.table.newFullTextIndex(snapshot, name, column, options, replace))
     } else run(spark, conf, snapshot.table.newIndex(snapshot, name, column, kind, options, replace))
   }
 
@@ -41,6 +43,17 @@ object LanceIndexes {
       if (sc.isLocal) (build.tasksInThisProcess, new RunInThisProcess(VectorIndexBuild.runInThisProcess))
       else (build.tasks, new RunAnywhere[VectorIndexBuild.Task](build.root, new SerializableConfiguration(conf),
         _.runVectorIndexTask(_)))
+    }
+
+  /**
+   * Runs a full-text index build: one Spark task per fragment analyses its rows and writes them as a partition of
+   * the index; the driver writes the index's metadata and commits.
+   */
+  private def runFullText(spark: SparkSession, conf: org.apache.hadoop.conf.Configuration,
+      build: FullTextIndexBuild): Seq[Row] =
+    indexJob(spark, build.column.name, build.commit, () => build.abort()) { _ =>
+      (build.tasks, new RunAnywhere[FullTextIndexBuild.Task](build.root, new SerializableConfiguration(conf),
+        _.runFullTextIndexTask(_)))
     }
 
   /** The graphs of an IVF_HNSW_* build's partitions, built by one Spark job, one task per partition (none otherwise). */

@@ -33,7 +33,8 @@ object FullTextIndexUse {
       snapshot.indexes.filter(i => i.kind == IndexKind.Inverted && i.fieldIds == Seq(f.id))
     }.headOption.getOrElse(throw new InvalidArgumentException(s"$function: column $column of ${snapshot.root} has " +
       "no full-text (INVERTED) index, which full-text search needs (as in pylance and the other Lance connector). " +
-      s"Create one with pylance: dataset.create_scalar_index('$column', 'INVERTED')."))
+      s"Create one: ALTER TABLE ... CREATE INDEX ${column}_idx USING fts ($column), or with pylance's " +
+      s"create_scalar_index('$column', 'INVERTED')."))
     new FullTextIndexUse(column, index.name, FtsParams.read(snapshot.storage, snapshot.indexDir(index), index.name))
   }
 }

@@ -313,6 +313,18 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
   def runIndexTask(task: IndexBuild.Task): String = IndexBuild.run(storage, task)
 
   /**
+   * A full-text (INVERTED) index named `name` on string column `column` of `snapshot`, to build
+   * ([[FullTextIndexBuild]], one partition per fragment) and commit as one version; checked now like [[newIndex]].
+   */
+  def newFullTextIndex(snapshot: Snapshot, name: String, column: String, options: Map[String, String],
+      replace: Boolean): FullTextIndexBuild =
+    FullTextIndexBuild.create(this, snapshot, name, column,
+      options.map { case (k, v) => k.toLowerCase(java.util.Locale.ROOT) -> v }, replace)
+
+  /** Runs a task of a full-text index build (on any machine); returns what its commit takes. */
+  def runFullTextIndexTask(task: FullTextIndexBuild.Task): String = FullTextIndexBuild.run(storage, task)
+
+  /**
    * A vector index of type `kind` (`ivf_flat`, `ivf_pq`, `ivf_sq`) named `name` on vector column `column` of
    * `snapshot`, to build ([[VectorIndexBuild]]) and commit as one version. Checked now like [[newIndex]]; a vector
    * index type not built here is an [[io.sparklance.core.UnsupportedFeatureException]].
@@ -349,6 +361,11 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
       throw new io.sparklance.core.UnsupportedFeatureException(s"Cannot optimize index '$name' of $root: it is a " +
         "vector index, which sparklance does not extend yet. Rebuild it over every fragment with CREATE INDEX ... " +
         "WITH (replace = true), or optimize it with pylance (optimize_indices).")
+    }
+    if (existing.kind == IndexKind.Inverted) {
+      throw new io.sparklance.core.UnsupportedFeatureException(s"Cannot optimize index '$name' of $root: it is a " +
+        "full-text (INVERTED) index, which sparklance does not extend yet. Rebuild it over every fragment with " +
+        "CREATE INDEX ... USING fts ... WITH (replace = true), or optimize it with pylance (optimize_indices).")
     }
     if (!IndexKind.buildable.contains(existing.kind)) {
       throw new io.sparklance.core.UnsupportedFeatureException(s"Cannot rebuild index '$name' of $root: it is a " +

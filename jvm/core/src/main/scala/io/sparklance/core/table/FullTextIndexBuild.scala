@@ -1,0 +1,186 @@
+package io.sparklance.core.table
+
+import java.util.{Locale, UUID}
+
+import scala.util.control.NonFatal
+
+import org.apache.arrow.memory.RootAllocator
+import org.apache.arrow.vector.{BigIntVector, LargeVarCharVector, VarCharVector}
+import org.roaringbitmap.RoaringBitmap
+
+import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException}
+import io.sparklance.core.format.{Fragment, TableLayout}
+import io.sparklance.core.index.{FtsParams, IndexKind, IndexMetadata, InvertedIndexWriter}
+import io.sparklance.core.schema.{LanceSchema, LogicalType}
+import io.sparklance.core.storage.Storage
+import io.sparklance.core.txn.{Committer, Operation, Transaction}
+
+/**
+ * A full-text (INVERTED) index being built on one string column of a pinned version ([[Table.newFullTextIndex]]),
+ * committed as one CreateIndex version in pylance 14's layout (docs/dev/fts-index-format.md). Each [[tasks]] entry
+ * analyses one fragment's live rows and writes them as one partition of the index (its documents, token dictionary
+ * and posting lists, with their BM25 bounds computed from the partition, as pylance computes a partition's);
+ * [[commit]] writes `metadata.lance` naming the partitions and commits. Queries score with the statistics of every
+ * partition together, so the partitioning changes no score. Nothing is visible until the commit; [[abort]] removes
+ * what was written. A build under the name of an existing index replaces it in the same commit (`replace`).
+ *
+ * Options (`WITH (...)`, pylance's names and defaults): `base_tokenizer` (simple; whitespace, raw), `language`
+ * (English), `with_position` (false), `max_token_length` (40), `lower_case`, `stem`, `remove_stop_words`,
+ * `ascii_folding` (true). Analyses the JVM does not implement (stemming other languages, n-grams) are refused.
+ */
+final class FullTextIndexBuild private[table] (table: Table, snapshot: Snapshot, val name: String,
+    val column: io.sparklance.core.schema.LanceField, val params: FtsParams) extends PendingCommit(table) {
+
+  retriesFrom(snapshot)
+
+  def root: String = table.root
+
+  val uuid: UUID = UUID.randomUUID()
+
+  private val dir = Storage.join(table.root, s"_indices/$uuid")
+
+  private val replaced: Seq[IndexMetadata] = snapshot.indexes.filter(_.name == name)
+
+  /** One task per fragment, to run anywhere ([[FullTextIndexBuild.run]]); partition ids follow the fragments' order. */
+  def tasks: Seq[FullTextIndexBuild.Task] = snapshot.fragments.zipWithIndex.map { case (f, i) =>
+    FullTextIndexBuild.Task(snapshot.layout, snapshot.manifest.path, f.proto.toByteArray,
+      LanceSchema(IndexedSeq(column), Map.empty).toBytes, dir, i, InvertedIndexWriter.paramsJson(params),
+      snapshot.hasStableRowIds)
+  }
+
+  /**
+   * Writes `metadata.lance` for the partitions the tasks wrote (their results: the partition's files and sizes, or
+   * nothing for a fragment without documents) and commits the index; returns its metadata.
+   */
+  def commit(results: Seq[String]): IndexMetadata = committing {
+    val files = results.filter(_.nonEmpty).flatMap(FullTextIndexBuild.decodeFiles)
+    val partitions = results.zipWithIndex.filter(_._1.nonEmpty).map(_._2)
+    val allocator = new RootAllocator()
+    val metadata = try InvertedIndexWriter.writeMetadata(table.storage, dir, params, partitions, allocator)
+      finally allocator.close()
+    val present = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
+    val meta = IndexMetadata.create(uuid, name, Seq(column.id), snapshot.version, present, IndexKind.Inverted,
+      InvertedIndexWriter.details(params), indexVersion = 2, (files :+ metadata).sortBy(_._1))
+    table.commit(Transaction.create(snapshot.version, Operation.CreateIndex(Seq(meta), replaced.map(_.proto))),
+      Committer.Options(maxRetries = commitRetries))
+    new IndexMetadata(meta, snapshot.manifest.path)
+  }
+
+  /** Removes the index directory written so far (unless a commit's outcome is unknown). */
+  def abort(): Unit = abort(table.storage.list(dir).map(_.path) :+ dir)
+
+  /** Runs every task here and commits: the index built by one process. */
+  def runAndCommit(): IndexMetadata =
+    try commit(tasks.map(FullTextIndexBuild.run(table.storage, _)))
+    catch { case NonFatal(e) => abort(); throw e }
+}
+
+object FullTextIndexBuild {
+
+  /** The names CREATE INDEX takes for this kind. */
+  def isFullText(kind: String): Boolean = Set("FTS", "INVERTED").contains(kind.toUpperCase(Locale.ROOT))
+
+  /** The options it takes, with pylance's defaults. */
+  private val Defaults: Map[String, String] = Map("base_tokenizer" -> "simple", "language" -> "English",
+    "with_position" -> "false", "max_token_length" -> "40", "lower_case" -> "true", "stem" -> "true",
+    "remove_stop_words" -> "true", "ascii_folding" -> "true")
+
+  /**
+   * The work on one fragment: where the version's files are, the fragment and column, the index directory, the
+   * partition to write and the analysis (`params`, as JSON).
+   */
+  final case class Task(layout: TableLayout, manifestPath: String, fragment: Array[Byte], column: Array[Byte],
+      dir: String, partition: Int, params: String, rowIds: Boolean)
+
+  /** Runs a task (anywhere): the partition's files and sizes as one string for [[FullTextIndexBuild.commit]]. */
+  def run(storage: Storage, task: Task): String = {
+    val fragment = new Fragment(io.sparklance.proto.TableProtos.DataFragment.parseFrom(task.fragment))
+    val params = FtsParams.parse(task.params, "a full-text index being built", task.dir)
+    val partition = new InvertedIndexWriter.Partition(params)
+    val allocator = new RootAllocator()
+    try {
+      // A fragment is read in slices, so a large one never sits in memory as text.
+      val slice = 65536L
+      var from = 0L
+      while (from < fragment.physicalRows) {
+        val to = math.min(fragment.physicalRows, from + slice)
+        IndexBuild.readIndexed(storage, task.layout, task.manifestPath, fragment, task.column, task.rowIds, from, to,
+          allocator) { root =>
+          val texts = root.getVector(0)
+          val ids = root.getVector(1).asInstanceOf[BigIntVector]
+          var i = 0
+          while (i < root.getRowCount) {
+            if (!texts.isNull(i)) partition.add(ids.get(i), text(texts, i))
+            i += 1
+          }
+        }
+        from = to
+      }
+      if (partition.numDocs == 0) ""
+      else encodeFiles(partition.write(storage, task.dir, task.partition, allocator))
+    } finally allocator.close()
+  }
+
+  private def text(v: org.apache.arrow.vector.FieldVector, i: Int): String = {
+    val bytes = v match {
+      case s: VarCharVector => s.get(i)
+      case l: LargeVarCharVector => l.get(i)
+      case other => throw new IllegalStateException(s"a full-text index reads strings, not ${other.getField.getType}")
+    }
+    new String(bytes, java.nio.charset.StandardCharsets.UTF_8)
+  }
+
+  private def encodeFiles(files: Seq[(String, Long)]): String = files.map { case (n, s) => s"$n:$s" }.mkString(",")
+
+  private def decodeFiles(s: String): Seq[(String, Long)] = s.split(',').toSeq.map { f =>
+    val at = f.lastIndexOf(':')
+    f.substring(0, at) -> f.substring(at + 1).toLong
+  }
+
+  /** Checks a new full-text index's name, column and options against `snapshot`; the build. */
+  private[table] def create(table: Table, snapshot: Snapshot, name: String, column: String, options: Map[String, String],
+      replace: Boolean): FullTextIndexBuild = {
+    val root = snapshot.root
+    io.sparklance.core.format.FeatureFlags.checkWritable(root, snapshot.version, snapshot.manifest.proto.getWriterFeatureFlags)
+    if (name.isEmpty || name.exists(c => c.isControl || c == '/')) {
+      throw new InvalidArgumentException(s"'$name' is not a valid index name: use letters, digits and underscores.")
+    }
+    val field = snapshot.schema.field(column).getOrElse(throw new InvalidArgumentException(
+      s"Cannot create index '$name' on $root: it has no column '$column' (its columns: " +
+        s"${snapshot.schema.fields.map(_.name).mkString(", ")})."))
+    field.logicalType match {
+      case LogicalType.Utf8(_) =>
+      case other => throw new UnsupportedFeatureException(s"Cannot create full-text index '$name' on column " +
+        s"'$column' of $root: it is $other; full-text (FTS / INVERTED) indexes take string columns.")
+    }
+    val unknown = options.keySet -- Defaults.keySet
+    if (unknown.nonEmpty) {
+      throw new InvalidArgumentException(s"Unknown option${if (unknown.size > 1) "s" else ""} " +
+        s"${unknown.toSeq.sorted.mkString(", ")} for full-text index '$name'; it takes: " +
+        s"${Defaults.keySet.toSeq.sorted.mkString(", ")}.")
+    }
+    val settings = Defaults ++ options
+    val json = new com.fasterxml.jackson.databind.ObjectMapper().createObjectNode()
+    settings.foreach { case (k, v) =>
+      if (k == "base_tokenizer" || k == "language") json.put(k, v.trim)
+      else if (k == "max_token_length") {
+        val n = scala.util.Try(v.trim.toInt).toOption.filter(_ > 0).getOrElse(throw new InvalidArgumentException(
+          s"Option max_token_length of full-text index '$name' must be a positive whole number, not '$v'."))
+        json.put(k, n)
+      } else {
+        val b = v.trim.toLowerCase(Locale.ROOT) match {
+          case "true" => true
+          case "false" => false
+          case _ => throw new InvalidArgumentException(s"Option $k of full-text index '$name' must be true or false, not '$v'.")
+        }
+        json.put(k, b)
+      }
+    }
+    val params = FtsParams.parse(json.toString, s"Full-text index '$name' (to create on $root)", root)
+    if (!replace && snapshot.indexes.exists(_.name == name)) {
+      throw new InvalidArgumentException(s"Table $root already has an index named '$name'. Drop it first " +
+        "(DROP INDEX), or create it with replace = true.")
+    }
+    new FullTextIndexBuild(table, snapshot, name, field, params)
+  }
+}

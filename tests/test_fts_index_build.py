@@ -1,0 +1,276 @@
+"""Full-text (INVERTED) indexes built by Spark (``ALTER TABLE ... CREATE INDEX n USING fts (col) WITH (...)``),
+proved against pylance 14: pylance lists the index and ``validate()`` passes; pylance's full-text search over our
+index returns the rows and ``_score`` that it returns over the index it builds itself with the same settings, on
+a copy of the same table; on a one-fragment table our index files hold what pylance's hold, column by column; and
+Spark's ``lance_match`` reads our index (EXPLAIN names it) and selects pylance's rows.
+
+Texts are drawn from ``SPARKLANCE_FUZZ_SEED`` out of an ASCII vocabulary with repeated words, stop words and
+inflected forms (letters the JVM analyses otherwise than pylance are another suite's concern).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import random
+import shutil
+import sys
+from pathlib import Path
+
+import lance
+import pyarrow as pa
+import pytest
+from lance.file import LanceFileReader
+from lance.query import FullTextOperator, MatchQuery, PhraseQuery
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "python"))
+
+from conftest import start_spark, warehouse_with  # noqa: E402
+
+SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261126"))
+N = int(os.environ.get("SPARKLANCE_FUZZ_N", "1"))
+
+WORDS = ["machine", "machines", "learning", "learned", "Learning", "deep", "networks", "network", "spark", "lance",
+         "running", "runs", "ran", "the", "a", "is", "of", "and", "this", "with", "into", "x2", "42", "3d",
+         "don't", "e-mail", "generalization", "happily", "connection", "connected", "database", "databases",
+         "vector", "about", "not", "should", "yourselves", "university", "supercalifragilisticexpialidociousandthensome"]
+PUNCT = [" ", " ", " ", ", ", ". ", " - ", "\t", "/"]
+
+
+def random_text(rng: random.Random):
+    roll = rng.random()
+    if roll < 0.04:
+        return None
+    if roll < 0.07:
+        return ""
+    if roll < 0.09:
+        return "the a of"
+    return "".join(rng.choice(WORDS) + rng.choice(PUNCT) for _ in range(rng.randint(1, 30))).strip()
+
+
+def random_query(rng: random.Random, words: int = 3) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, words)))
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory):
+    session = start_spark("sparklance-fts-build-tests", warehouse_with(tmp_path_factory, "fts_build_wh", "db"))
+    yield session
+    session.stop()
+
+
+# CREATE INDEX options, and pylance's create_scalar_index arguments for the same index.
+SETTINGS = [
+    ({}, {}),
+    ({"with_position": "true", "stem": "false"}, {"with_position": True, "stem": False}),
+    ({"base_tokenizer": "'whitespace'", "lower_case": "false", "remove_stop_words": "false", "max_token_length": "12",
+      "ascii_folding": "false"},
+     {"base_tokenizer": "whitespace", "lower_case": False, "remove_stop_words": False, "max_token_length": 12,
+      "ascii_folding": False}),
+]
+
+
+def twin_tables(tmp_path: Path, rng: random.Random, rows: int, rows_per_file: int):
+    """The same table twice, written by pylance: one for pylance's index, one for ours."""
+    texts = [random_text(rng) for _ in range(rows)]
+    table = pa.table({"id": list(range(rows)), "text": texts})
+    ours, theirs = tmp_path / "ours.lance", tmp_path / "theirs.lance"
+    lance.write_dataset(table, str(theirs), max_rows_per_file=rows_per_file)
+    shutil.copytree(theirs, ours)
+    return ours, theirs
+
+
+def create(spark, path: Path, options: dict, name: str = "text_idx"):
+    with_ = ", ".join(f"{k} = {v}" for k, v in options.items())
+    return spark.sql(f"ALTER TABLE lance.`{path}` CREATE INDEX {name} USING fts (text)"
+                     + (f" WITH ({with_})" if with_ else "")).collect()
+
+
+def sql_str(s: str) -> str:
+    return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def hits(path: Path, query):
+    t = lance.dataset(str(path)).to_table(full_text_query=query, columns=["id", "_score"])
+    return dict(zip(t.column("id").to_pylist(), t.column("_score").to_pylist()))
+
+
+@pytest.mark.parametrize("setting", range(len(SETTINGS)), ids=lambda i: f"settings{i}")
+def test_pylance_searches_our_index_as_its_own(spark, tmp_path, setting):
+    options, kwargs = SETTINGS[setting]
+    rng = random.Random(SEED + setting)
+    ours, theirs = twin_tables(tmp_path, rng, 700, 250)
+    lance.dataset(str(theirs)).create_scalar_index("text", "INVERTED", **kwargs)
+    rows = create(spark, ours, options)
+    assert rows[0][0] == "text_idx" and rows[0][4] == 3
+    ds = lance.dataset(str(ours))
+    listed = [i for i in ds.list_indices() if i["name"] == "text_idx"]
+    assert len(listed) == 1 and listed[0]["type"] == "Inverted" and listed[0]["fields"] == ["text"]
+    assert sorted(listed[0]["fragment_ids"]) == [0, 1, 2]
+    assert index_details(ours) == index_details(theirs)
+    ds.validate()
+    phrases = kwargs.get("with_position", False)
+    for _ in range(15 * N):
+        q = random_query(rng)
+        for op in ("OR", "AND"):
+            expected = hits(theirs, MatchQuery(q, "text", operator=FullTextOperator(op)))
+            got = hits(ours, MatchQuery(q, "text", operator=FullTextOperator(op)))
+            assert got.keys() == expected.keys(), (op, q)
+            for k, s in expected.items():
+                assert got[k] == pytest.approx(s, rel=1e-5), (op, q, k)
+        top = lance.dataset(str(ours)).to_table(full_text_query=q, limit=5, columns=["id", "_score"])
+        best = sorted(hits(theirs, q).values(), reverse=True)[:5]
+        assert sorted(top.column("_score").to_pylist(), reverse=True) == pytest.approx(best, rel=1e-5), q
+        if phrases:
+            p = random_query(rng, 2)
+            assert hits(ours, PhraseQuery(p, "text")).keys() == hits(theirs, PhraseQuery(p, "text")).keys(), p
+
+
+@pytest.mark.parametrize("rows", [600, 9000])
+def test_one_partition_holds_pylance_bytes(spark, tmp_path, rows):
+    """On a one-fragment table, the partition's files hold pylance's values, column by column (token ids follow
+    first occurrence in both), and the index records pylance's details. With 9,000 rows the common tokens' lists
+    have more than 32 blocks, so several level-1 impact entries."""
+    rng = random.Random(SEED + 10)
+    ours, theirs = twin_tables(tmp_path, rng, rows, 10000)
+    lance.dataset(str(theirs)).create_scalar_index("text", "INVERTED", with_position=True, stem=False)
+    create(spark, ours, {"with_position": "true", "stem": "false"})
+
+    def files(path):
+        (d,) = glob.glob(str(path / "_indices" / "*"))
+        return {os.path.basename(f): LanceFileReader(f).read_all().to_table() for f in glob.glob(d + "/*.lance")}
+
+    a, b = files(ours), files(theirs)
+    assert sorted(a) == sorted(b)
+    for name in ("part_0_docs.lance", "part_0_invert.lance"):
+        assert a[name].schema.metadata == b[name].schema.metadata, name
+        for col in b[name].column_names:
+            assert a[name].column(col).to_pylist() == b[name].column(col).to_pylist(), (name, col)
+    for col in ("_token_next_id", "_token_total_length"):
+        assert a["part_0_tokens.lance"].column(col).to_pylist() == b["part_0_tokens.lance"].column(col).to_pylist()
+    assert a["metadata.lance"].schema.metadata == b["metadata.lance"].schema.metadata
+    assert a["metadata.lance"].to_pylist() == b["metadata.lance"].to_pylist()
+    assert index_details(ours) == index_details(theirs)
+
+
+def index_details(path: Path):
+    """The index's `index_details` value and `index_version`, as the manifest records them."""
+    sys.path.insert(0, str(HERE.parent / "integration"))
+    import contextlib
+    import io
+    import re
+
+    import dump_scalar_indexes
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        dump_scalar_indexes.print_index_section(str(path), "index")
+    text = out.getvalue()
+    return (re.search(r"value \(#2\) = \d+ bytes hex=(\w+)", text).group(1),
+            re.search(r"index_version \(#7, wt0\): (\d+)", text).group(1))
+
+
+def test_spark_filters_use_our_index(spark, tmp_path):
+    rng = random.Random(SEED + 20)
+    ours, theirs = twin_tables(tmp_path, rng, 500, 200)
+    lance.dataset(str(theirs)).create_scalar_index("text", "INVERTED", with_position=True)
+    create(spark, ours, {"with_position": "true"}, name="body_fts")
+    for _ in range(8 * N):
+        q = random_query(rng)
+        df = spark.read.format("lance").load(str(ours)).where(f"lance_match(text, {sql_str(q)}, 'operator=AND')")
+        plan = df._jdf.queryExecution().executedPlan().toString()
+        assert "INVERTED index 'body_fts'" in plan, plan
+        expected = set(hits(theirs, MatchQuery(q, "text", operator=FullTextOperator.AND)))
+        assert {r.id for r in df.select("id").collect()} == expected, q
+        p = random_query(rng, 2)
+        got = {r.id for r in spark.read.format("lance").load(str(ours)).where(f"lance_match_phrase(text, {sql_str(p)})")
+               .select("id").collect()}
+        assert got == set(hits(theirs, PhraseQuery(p, "text"))), p
+
+
+def test_replace_and_refusals(spark, tmp_path):
+    rng = random.Random(SEED + 30)
+    ours, _ = twin_tables(tmp_path, rng, 100, 60)
+    first = create(spark, ours, {})[0][3]
+    with pytest.raises(Exception, match="already has an index named 'text_idx'"):
+        create(spark, ours, {})
+    second = create(spark, ours, {"replace": "true", "stem": "false"})[0][3]
+    listed = lance.dataset(str(ours)).list_indices()
+    assert [i["uuid"] for i in listed if i["name"] == "text_idx"] == [second] and second != first
+    lance.dataset(str(ours)).validate()
+    with pytest.raises(Exception, match="Unknown option tokenizer for full-text index 'x'"):
+        create(spark, ours, {"tokenizer": "'simple'"}, name="x")
+    with pytest.raises(Exception, match="stem = true and language 'French'"):
+        create(spark, ours, {"language": "'French'"}, name="x")
+    with pytest.raises(Exception, match="with_position of full-text index 'x' must be true or false"):
+        create(spark, ours, {"with_position": "maybe"}, name="x")
+    with pytest.raises(Exception, match="full-text \\(INVERTED\\) index, which sparklance does not extend yet"):
+        spark.sql(f"ALTER TABLE lance.`{ours}` OPTIMIZE INDEX text_idx").collect()
+    with pytest.raises(Exception, match="full-text \\(FTS / INVERTED\\) indexes take string columns"):
+        spark.sql(f"ALTER TABLE lance.`{ours}` CREATE INDEX y USING fts (id)").collect()
+
+
+@pytest.mark.parametrize("stable", [False, True], ids=["addresses", "stable_row_ids"])
+def test_deleted_rows_and_stable_row_ids(spark, tmp_path, stable):
+    """Rows deleted before the build are not indexed, and on tables with stable row ids the documents hold row
+    ids, as in pylance's index: its search over ours gives its rows and scores."""
+    rng = random.Random(SEED + 40)
+    texts = [random_text(rng) for _ in range(400)]
+    table = pa.table({"id": list(range(400)), "text": texts})
+    paths = []
+    for name in ("ours", "theirs"):
+        path = tmp_path / f"{name}.lance"
+        ds = lance.write_dataset(table, str(path), max_rows_per_file=150, enable_stable_row_ids=stable)
+        ds.delete("id % 7 = 3")
+        ds.optimize.compact_files(target_rows_per_fragment=250)
+        ds = lance.dataset(str(path))
+        ds.delete("id % 11 = 5")
+        paths.append(path)
+    ours, theirs = paths
+    lance.dataset(str(theirs)).create_scalar_index("text", "INVERTED")
+    create(spark, ours, {})
+    lance.dataset(str(ours)).validate()
+    for _ in range(10 * N):
+        q = random_query(rng)
+        expected = hits(theirs, q)
+        got = hits(ours, q)
+        assert got.keys() == expected.keys(), q
+        assert all(got[k] == pytest.approx(s, rel=1e-5) for k, s in expected.items()), q
+        spark_rows = {r.id for r in spark.read.format("lance").load(str(ours)).where(f"lance_match(text, {sql_str(q)})")
+                      .select("id").collect()}
+        assert spark_rows == set(expected), q
+
+
+def test_fragments_without_documents(spark, tmp_path):
+    """Fragments whose texts are all null, empty or stop words write no partition; pylance reads the index with
+    the partitions the others wrote, or none."""
+    for texts, query, expected in ([None, "", "the"], "the", []), ([None, "a b", "the of"], "b", [1]):
+        path = tmp_path / f"t{len(expected)}.lance"
+        lance.write_dataset(pa.table({"id": [0, 1, 2], "text": pa.array(texts, pa.string())}), str(path),
+                            max_rows_per_file=1)
+        create(spark, path, {})
+        ds = lance.dataset(str(path))
+        ds.validate()
+        (d,) = glob.glob(str(path / "_indices" / "*"))
+        parts = sorted(os.path.basename(f) for f in glob.glob(d + "/part_*"))
+        assert parts == ([] if not expected else ["part_1_docs.lance", "part_1_invert.lance", "part_1_tokens.lance"])
+        assert sorted(hits(path, query)) == expected
+        assert spark.read.format("lance").load(str(path)).where(f"lance_match(text, '{query}')").count() == len(expected)
+
+
+def test_wide_dictionary(spark, tmp_path):
+    """Dictionary nodes of more than 32 transitions (the fst crate's indexed form): tokens starting with every
+    letter and digit, each followed by every one; pylance finds every token's rows through our dictionary."""
+    rng = random.Random(SEED + 50)
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+    tokens = [a + b for a in alphabet for b in alphabet] + list(alphabet)
+    texts = [" ".join(rng.choice(tokens) for _ in range(rng.randint(1, 8))) for _ in range(600)]
+    ours, theirs = tmp_path / "ours.lance", tmp_path / "theirs.lance"
+    for p in (ours, theirs):
+        lance.write_dataset(pa.table({"id": list(range(600)), "text": texts}), str(p))
+    kwargs = {"stem": False, "remove_stop_words": False}
+    lance.dataset(str(theirs)).create_scalar_index("text", "INVERTED", **kwargs)
+    create(spark, ours, {"stem": "false", "remove_stop_words": "false"})
+    for t in rng.sample(tokens, 80 * N):
+        assert hits(ours, MatchQuery(t, "text")).keys() == hits(theirs, MatchQuery(t, "text")).keys(), t
