@@ -7,6 +7,7 @@ scores its best column), a filter after the search (pylance's default) or before
 tables with stable row ids. Rows of equal score come in no fixed order in pylance, so where the k-th score is tied
 only the rows scoring above it are compared by id; all scores are compared.
 
+Indexes are built by pylance, and by sparklance (``CREATE INDEX ... USING fts``, searched by pylance as the oracle).
 ``HYBRID_SEARCH`` is the other connector's reciprocal rank fusion of a vector search and a full-text search; the
 fusion is recomputed here from pylance's two searches.
 
@@ -84,17 +85,24 @@ def spark(wh):
 PARAMS = [dict(), dict(with_position=False, stem=False, remove_stop_words=False)]
 
 
-@pytest.fixture(scope="module", params=[(p, stable) for p in range(len(PARAMS)) for stable in (False, True)],
-                ids=lambda x: f"params{x[0]}{'-stable' if x[1] else ''}")
-def table(request, wh):
-    """A pylance table in the warehouse: indexed rows, rows appended after the index, deletions in both parts."""
-    i, stable = request.param
+@pytest.fixture(scope="module", params=[(p, stable, "pylance") for p in range(len(PARAMS)) for stable in (False, True)]
+                + [(0, False, "spark"), (1, True, "spark")],
+                ids=lambda x: f"params{x[0]}{'-stable' if x[1] else ''}-{x[2]}")
+def table(request, wh, spark):
+    """A pylance table in the warehouse, its indexes built by pylance or by Spark (`CREATE INDEX ... USING fts`):
+    indexed rows, rows appended after the index, deletions in both parts."""
+    i, stable, builder = request.param
     rng = random.Random(SEED * 7 + i * 2 + int(stable))
-    name = f"t{i}{'s' if stable else ''}"
+    name = f"t{i}{'s' if stable else ''}{builder[0]}"
     path = wh / "db" / f"{name}.lance"
     ds = lance.write_dataset(rows(rng, 0, 240), str(path), max_rows_per_file=100, enable_stable_row_ids=stable)
     for col in ("title", "body"):
-        ds.create_scalar_index(col, "INVERTED", **PARAMS[i])
+        if builder == "pylance":
+            ds.create_scalar_index(col, "INVERTED", **PARAMS[i])
+        else:
+            options = ", ".join(f"{k} = {str(v).lower()}" for k, v in PARAMS[i].items())
+            spark.sql(f"ALTER TABLE lance.db.{name} CREATE INDEX {col}_fts USING fts ({col})"
+                      + (f" WITH ({options})" if options else ""))
     ds = lance.write_dataset(rows(rng, 240, 60), str(path), mode="append", max_rows_per_file=40)
     ds.delete("id % 17 = 3")
     return f"lance.db.{name}", path, rng
