@@ -49,8 +49,9 @@ import io.sparklance.core.txn.{Committer, Operation, Transaction}
  * trained: the old segments' model and quantizer place and encode the rows of the fragments they do not cover,
  * which alone the tasks read, and [[commit]] writes them with the old segments' live rows into one segment under a
  * new uuid covering every fragment, in place of the old segments, as upstream's `optimize_indices` does when it
- * merges (`rust/lance/src/index/append.rs`, `optimize_vector_indices_v2`). Rows deleted, or of fragments no longer
- * in the table, are left out.
+ * merges segments and keeps the partitions (`rust/lance/src/index/append.rs`, `optimize_vector_indices_v2`; upstream
+ * also splits partitions grown past 4× its target size and joins those under a quarter of it, with new centroids,
+ * which this update never does). Rows deleted, or of fragments no longer in the table, are left out.
  */
 final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, val name: String, val column: LanceField,
     val dim: Int, params: IvfModel.Params, hnsw: Option[VectorIndexBuild.Hnsw], seed: Long,

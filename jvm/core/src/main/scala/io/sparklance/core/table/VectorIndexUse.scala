@@ -21,7 +21,7 @@ import io.sparklance.core.index.{Distance, IndexCache, IndexKind, IndexMetadata,
  */
 final class VectorIndexUse private (snapshot: Snapshot, segments: Seq[(IndexMetadata, IvfIndex)], val column: String) {
 
-  /** The index's newest segment (the first the manifest lists of its name). */
+  /** The index's first segment, as the manifest lists its segments. */
   val index: IndexMetadata = segments.head._1
 
   private val ivf: IvfIndex = segments.head._2
