@@ -198,17 +198,18 @@ def test_replace_and_errors(spark, tmp_path):
     assert lance.dataset(str(path)).version == version + 1
     assert sorted(p.name for p in (path / "_indices").iterdir()) == sorted([first["uuid"], second["uuid"]])
 
-    # After an append, OPTIMIZE INDEX does not extend our vector index (a clear error); pylance's optimize_indices does.
+    # After an append, OPTIMIZE INDEX extends our vector index with the fragment appended (more in
+    # test_vector_index_optimize.py); pylance's optimize_indices then has nothing left to do.
     lance.write_dataset(data.rows(1200, 150), str(path), mode="append")
-    with lance_raises(UnsupportedFeatureError, match="vector index, which sparklance does not extend yet"):
-        lt.optimize_index("emb_idx")
+    made = lt.optimize_index("emb_idx")
     ds = lance.dataset(str(path))
-    ds.optimize.optimize_indices()
-    ds = lance.dataset(str(path))
+    assert [i["uuid"] for i in ds.list_indices()] == [made["uuid"]] != [second["uuid"]]
     ds.validate()
     assert ds.stats.index_stats("emb_idx")["num_unindexed_rows"] == 0
+    ds.optimize.optimize_indices()
+    ds = lance.dataset(str(path))
     q = data.vectors(1)[0].astype(np.float64)
-    search_both(spark, ds, path, q, 10, "l2", "after pylance's optimize_indices", nprobes=2)
+    search_both(spark, ds, path, q, 10, "l2", "after OPTIMIZE INDEX", nprobes=2)
 
 
 def test_float64_vectors_are_refused(spark, tmp_path):

@@ -323,8 +323,9 @@ class LanceTable:
         """Brings the index ``name`` up to date with the latest version, as pylance's ``optimize_indices`` does:
         the fragments it does not cover (appended or compacted since it was built) are read and merged with it,
         with the options it was built with, into a new index committed in its place; returns it as
-        :meth:`list_indices` describes it. An index that already covers every fragment is returned as it is, and
-        nothing is committed."""
+        :meth:`list_indices` describes it. A vector index (IVF_FLAT, IVF_PQ, IVF_SQ) keeps its model: the new rows are
+        placed and encoded with its centroids and quantizer, and written with its old rows into one segment. An index
+        that already covers every fragment, in one segment, is returned as it is, and nothing is committed."""
         with translated():
             statement = f"ALTER TABLE {self._sql_name} OPTIMIZE INDEX {_index_word('index name', name)}"
             return _index_rows(self._spark.sql(statement))[0]

@@ -124,14 +124,17 @@ object LanceIndexes {
   /**
    * Brings index `name` up to date with the latest version: the fragments it does not cover (appended since it was
    * built, or rewritten by compaction) are read, one Spark task each, and merged with the old index into a new one
-   * committed in its place, with the same kind, column and options (`options` given must be those). An index that
-   * covers every fragment is returned as it is, and nothing is committed.
+   * committed in its place, with the same kind, column and options (`options` given must be those). A vector index's
+   * new rows are placed and encoded with its model, one Spark task per slice of a fragment, and written with its
+   * old rows into one segment on the driver (options are refused). An index that covers every fragment, in one
+   * segment, is returned as it is, and nothing is committed.
    */
   def optimize(spark: SparkSession, location: String, name: String, options: Map[String, String] = Map.empty): Seq[Row] =
     LanceSparkException.translate {
       val conf = LanceCatalog.settingsFor(spark, location)
       val snapshot = TableAccess.load(conf, TableAccess.qualify(conf, location), TimeTravel.Latest)
-      run(spark, conf, snapshot.table.newIndexUpdate(snapshot, name, options))
+      if (snapshot.table.isVectorIndex(snapshot, name)) runVector(spark, conf, snapshot.table.newVectorIndexUpdate(snapshot, name, options))
+      else run(spark, conf, snapshot.table.newIndexUpdate(snapshot, name, options))
     }
 
   /**

@@ -31,8 +31,8 @@ import io.sparklance.proto.IndexProtos
  * @param distance   the distance the index was built for
  */
 final class IvfIndex private (val dir: String, val indexType: String, val distance: Distance, val dim: Int,
-    centroids: Array[Float], offsets: Array[Long], lengths: Array[Int], storage: IvfStorage, graphs: Option[IvfIndex.Graphs],
-    store: Storage) {
+    centroids: Array[Float], loss: Double, offsets: Array[Long], lengths: Array[Int], storage: IvfStorage,
+    graphs: Option[IvfIndex.Graphs], store: Storage) {
 
   def numPartitions: Int = lengths.length
 
@@ -86,30 +86,12 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
     // The queries that probe each partition.
     val probing = Array.fill(numPartitions)(List.empty[Int])
     qs.indices.reverse.foreach(j => probed(qs(j), nprobes).foreach(p => probing(p) = j :: probing(p)))
-    val path = Storage.join(dir, IvfIndex.AuxiliaryFile)
     val wanted = (0 until numPartitions).filter(p => lengths(p) > 0 && probing(p).nonEmpty)
     val found = scala.collection.mutable.HashMap.empty[Int, Partition]
     wanted.foreach(p => IndexCache.get[Partition](IvfIndex.PartitionKey(dir, p)).foreach(found(p) = _))
-    if (wanted.exists(p => !found.contains(p))) {
-      IndexFiles.withReader(store, path) { reader =>
-        val fields = IndexFiles.fields(reader, "_rowid", storage.column)
-        wanted.filterNot(found.contains).foreach { p =>
-          val rows = lengths(p)
-          if (offsets(p) < 0 || offsets(p) + rows > reader.numRows) {
-            throw new CorruptFileException(path, s"partition $p spans rows [${offsets(p)}, ${offsets(p) + rows}), past its ${reader.numRows} rows")
-          }
-          val root = reader.read(fields, offsets(p), offsets(p) + rows, allocator)
-          val partition = try {
-            val ids = root.getVector(0).asInstanceOf[UInt8Vector]
-            val rowIds = new Array[Long](rows)
-            var i = 0
-            while (i < rows) { rowIds(i) = ids.get(i); i += 1 }
-            Partition(rowIds, storage.decode(path, root.getVector(1), rows))
-          } finally root.close()
-          IndexCache.put(IvfIndex.PartitionKey(dir, p), partition, partition.bytes)
-          found(p) = partition
-        }
-      }
+    read(wanted.filterNot(found.contains), allocator) { (p, partition) =>
+      IndexCache.put(IvfIndex.PartitionKey(dir, p), partition, partition.bytes)
+      found(p) = partition
     }
     val centroid = new Array[Float](dim)
     if (graphs.isDefined) searchGraphs(graphs.get, qs, probing, wanted, found, k, ef, allowed, tops, allocator)
@@ -130,6 +112,88 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
       }
     }
     tops.toSeq.map(_.result())
+  }
+
+  /** Reads partitions `ps` of `auxiliary.idx` (opened once, if any is asked for), each handed to `use` as read. */
+  private def read(ps: Seq[Int], allocator: BufferAllocator)(use: (Int, IvfIndex.Partition) => Unit): Unit =
+    if (ps.nonEmpty) {
+      val path = Storage.join(dir, IvfIndex.AuxiliaryFile)
+      IndexFiles.withReader(store, path) { reader =>
+        val fields = IndexFiles.fields(reader, "_rowid", storage.column)
+        ps.foreach { p =>
+          val rows = lengths(p)
+          if (offsets(p) < 0 || offsets(p) + rows > reader.numRows) {
+            throw new CorruptFileException(path, s"partition $p spans rows [${offsets(p)}, ${offsets(p) + rows}), past its ${reader.numRows} rows")
+          }
+          val root = reader.read(fields, offsets(p), offsets(p) + rows, allocator)
+          val partition = try {
+            val ids = root.getVector(0).asInstanceOf[UInt8Vector]
+            val rowIds = new Array[Long](rows)
+            var i = 0
+            while (i < rows) { rowIds(i) = ids.get(i); i += 1 }
+            IvfIndex.Partition(rowIds, storage.decode(path, root.getVector(1), rows))
+          } finally root.close()
+          use(p, partition)
+        }
+      }
+    }
+
+  /**
+   * The segment's IVF model and quantizer, to place and encode more rows as this segment holds its own (an index
+   * optimized: upstream's `optimize_vector_indices_v2` reuses them). The segment's type must be IVF_FLAT, IVF_PQ with
+   * 8-bit codes, or IVF_SQ; graphs (IVF_HNSW_*) are not part of the model.
+   */
+  def model: IvfModel = storage match {
+    case _: IvfStorage.Flat => IvfModel("IVF_FLAT", distance, dim, centroids, loss, 0, Array.emptyFloatArray, 0, 0)
+    case pq: IvfStorage.Pq if pq.nbits == 8 =>
+      IvfModel("IVF_PQ", distance, dim, centroids, loss, pq.m, pq.codebook, 0, 0)
+    case sq: IvfStorage.Sq => IvfModel("IVF_SQ", distance, dim, centroids, loss, 0, Array.emptyFloatArray, sq.start, sq.end)
+    case _ => throw new UnsupportedFeatureException(s"The vector index at $dir is $indexType with 4-bit codes, whose " +
+      "model sparklance does not reuse.")
+  }
+
+  /**
+   * The rows of partition `p` whose row id `keep` accepts, as an index build's run holds them: row ids and payloads of
+   * [[model]]`.width` bytes each (the float32 vector, little-endian; the PQ codes, row by row; the SQ codes). Read
+   * from the file, not kept in [[IndexCache]]: an optimized segment's partitions are read once, to be merged.
+   */
+  def payloadRows(p: Int, keep: LongPredicate, allocator: BufferAllocator): (Array[Long], Array[Byte]) = {
+    var out = (Array.emptyLongArray, Array.emptyByteArray)
+    read(if (lengths(p) > 0) Seq(p) else Nil, allocator) { (_, partition) =>
+      val rows = partition.rowIds.length
+      val width = model.width
+      val ids = new Array[Long](rows)
+      val payload = new Array[Byte](rows * width)
+      var kept = 0
+      var i = 0
+      while (i < rows) {
+        if (keep.test(partition.rowIds(i))) {
+          ids(kept) = partition.rowIds(i)
+          val at = kept * width
+          partition.payload match {
+            case v: Array[Float] =>
+              var d = 0
+              while (d < dim) {
+                val bits = java.lang.Float.floatToRawIntBits(v(i * dim + d))
+                val o = at + 4 * d
+                payload(o) = bits.toByte; payload(o + 1) = (bits >> 8).toByte
+                payload(o + 2) = (bits >> 16).toByte; payload(o + 3) = (bits >> 24).toByte
+                d += 1
+              }
+            case codes: Array[Byte] if storage.isInstanceOf[IvfStorage.Pq] =>
+              // Decoded PQ codes are sub-vector by sub-vector ([m][rows]); a run holds them row by row.
+              var j = 0
+              while (j < width) { payload(at + j) = codes(j * rows + i); j += 1 }
+            case codes: Array[Byte] => System.arraycopy(codes, i * width, payload, at, width)
+            case other => throw new IllegalStateException(s"Unexpected payload ${other.getClass} of $dir")
+          }
+          kept += 1
+        }
+        i += 1
+      }
+      out = (java.util.Arrays.copyOf(ids, kept), java.util.Arrays.copyOf(payload, kept * width))
+    }
+    out
   }
 
   /** Each probed partition searched through its HNSW graph, the nodes found offered to their queries' tops. */
@@ -209,7 +273,7 @@ object IvfIndex {
   private final case class DescriptionKey(dir: String)
 
   /** What `open` reads of an index segment, kept in [[IndexCache]]. */
-  private final case class Model(indexType: String, distance: Distance, dim: Int, centroids: Array[Float],
+  private final case class Model(indexType: String, distance: Distance, dim: Int, centroids: Array[Float], loss: Double,
       offsets: Array[Long], lengths: Array[Int], storage: IvfStorage, graphs: Option[Graphs]) {
     def bytes: Long = centroids.length * 4L + offsets.length * 12L + (storage match {
       case pq: IvfStorage.Pq => pq.codebook.length * 4L
@@ -297,12 +361,12 @@ object IvfIndex {
    */
   def open(store: Storage, dir: String): IvfIndex = {
     val m = IndexCache.getOrLoad[Model](ModelKey(dir), _.bytes)(model(store, dir))
-    new IvfIndex(dir, m.indexType, m.distance, m.dim, m.centroids, m.offsets, m.lengths, m.storage, m.graphs, store)
+    new IvfIndex(dir, m.indexType, m.distance, m.dim, m.centroids, m.loss, m.offsets, m.lengths, m.storage, m.graphs, store)
   }
 
   private def model(store: Storage, dir: String): Model = {
     val indexPath = Storage.join(dir, IndexFile)
-    val (indexType, distance, centroidTensor, graphLayout) = IndexFiles.withReader(store, indexPath) { reader =>
+    val (indexType, distance, centroidTensor, loss, graphLayout) = IndexFiles.withReader(store, indexPath) { reader =>
       val (t, d) = typeAndDistance(indexPath, reader)
       if (!Searchable.contains(t)) {
         throw new UnsupportedFeatureException(s"Cannot search the vector index at $dir: it is $t, and sparklance searches " +
@@ -325,7 +389,7 @@ object IvfIndex {
         }
         Some(Graphs(offsets, lengths, HnswGraph.metas(indexPath, meta, lengths.length)))
       }
-      (t, d, model.getCentroidsTensor, layout)
+      (t, d, model.getCentroidsTensor, model.getLoss, layout)
     }
     val shape = centroidTensor.getShapeList.asScala.map(_.longValue & 0xFFFFFFFFL)
     if (shape.size != 2 || shape(0) <= 0 || shape(1) <= 0) {
@@ -391,7 +455,7 @@ object IvfIndex {
           }
           IvfStorage.Sq(dim, start, end, distance)
       }
-      Model(indexType, distance, dim, centroids, offsets, lengths, storage, graphLayout)
+      Model(indexType, distance, dim, centroids, loss, offsets, lengths, storage, graphLayout)
     }
   }
 }

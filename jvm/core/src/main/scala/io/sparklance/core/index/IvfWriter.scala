@@ -165,14 +165,16 @@ object IvfWriter {
   /**
    * Writes `auxiliary.idx` and `index.idx` of `model` under `dir` from the runs, in file format `version` (the
    * table's, §1.1); the files written with their sizes, `auxiliary.idx` first (as the manifest lists them, §3).
+   * `carried` gives more rows of each partition, in a run's form (an old segment's, when an index is optimized:
+   * [[IvfIndex.payloadRows]]), written before the runs' rows.
    */
-  def merge(storage: Storage, runs: Seq[String], dir: String, model: IvfModel, version: FileVersion,
-      allocator: BufferAllocator): Seq[(String, Long)] =
-    mergeWith(storage, runs, dir, model, version, allocator)(writeIndexFile(storage, dir, model, version))
+  def merge(storage: Storage, runs: Seq[String], carried: Seq[Int => (Array[Long], Array[Byte])], dir: String,
+      model: IvfModel, version: FileVersion, allocator: BufferAllocator): Seq[(String, Long)] =
+    mergeWith(storage, runs, carried, dir, model, version, allocator)(writeIndexFile(storage, dir, model, version))
 
   /** [[merge]] with `index.idx` written by `indexFile` (which returns its size), after `auxiliary.idx`. */
-  def mergeWith(storage: Storage, runs: Seq[String], dir: String, model: IvfModel, version: FileVersion,
-      allocator: BufferAllocator)(indexFile: => Long): Seq[(String, Long)] = {
+  def mergeWith(storage: Storage, runs: Seq[String], carried: Seq[Int => (Array[Long], Array[Byte])], dir: String,
+      model: IvfModel, version: FileVersion, allocator: BufferAllocator)(indexFile: => Long): Seq[(String, Long)] = {
     val parts = model.numPartitions
     val width = model.width
     val opened = scala.collection.mutable.ArrayBuffer.empty[Run]
@@ -193,7 +195,10 @@ object IvfWriter {
       val auxSize = try {
         var p = 0
         while (p < parts) {
-          val (rowIds, payload) = partitionRows(opened.toSeq, p, width, allocator)
+          val (rowIds, payload) = if (carried.isEmpty) partitionRows(opened.toSeq, p, width, allocator) else {
+            val parts = carried.map(_(p)) :+ partitionRows(opened.toSeq, p, width, allocator)
+            (Array.concat(parts.map(_._1): _*), Array.concat(parts.map(_._2): _*))
+          }
           val n = rowIds.length
           lengths(p) = n
           if (n > 0) {

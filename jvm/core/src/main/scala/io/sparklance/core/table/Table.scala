@@ -358,9 +358,8 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
       s"Table $root has no index named '$name'. Its indexes: " +
         (if (snapshot.indexes.isEmpty) "none." else snapshot.indexes.map(_.name).distinct.mkString(", ") + ".")))
     if (existing.kind == IndexKind.Vector) {
-      throw new io.sparklance.core.UnsupportedFeatureException(s"Cannot optimize index '$name' of $root: it is a " +
-        "vector index, which sparklance does not extend yet. Rebuild it over every fragment with CREATE INDEX ... " +
-        "WITH (replace = true), or optimize it with pylance (optimize_indices).")
+      throw new InvalidArgumentException(s"Index '$name' of $root is a vector index: bring it up to date with " +
+        "newVectorIndexUpdate.")
     }
     if (existing.kind == IndexKind.Inverted) {
       throw new io.sparklance.core.UnsupportedFeatureException(s"Cannot optimize index '$name' of $root: it is a " +
@@ -400,6 +399,23 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
     }
     new IndexBuild(this, snapshot, name, field, kind, options, replace = true, if (mergeable) segments else Nil)
   }
+
+  /**
+   * Vector index `name` brought up to date with `snapshot` (OPTIMIZE INDEX), to build ([[VectorIndexBuild]]) and
+   * commit in its place: the rows of the fragments its segments do not cover, which alone are read, placed and
+   * encoded with the model its segments share, written with their live rows into one segment, as upstream's
+   * `optimize_indices` does. Segments of a type not extended (IVF_HNSW_*, 4-bit PQ, ...) are an
+   * [[io.sparklance.core.UnsupportedFeatureException]]; options given are refused (the model is kept).
+   */
+  def newVectorIndexUpdate(snapshot: Snapshot, name: String, requested: Map[String, String]): VectorIndexBuild =
+    VectorIndexBuild.update(this, snapshot, name, requested)
+
+  /** [[newVectorIndexUpdate]] without options. */
+  def newVectorIndexUpdate(snapshot: Snapshot, name: String): VectorIndexBuild = newVectorIndexUpdate(snapshot, name, Map.empty)
+
+  /** Whether `name` is a vector index of `snapshot` (updated with [[newVectorIndexUpdate]], not [[newIndexUpdate]]). */
+  def isVectorIndex(snapshot: Snapshot, name: String): Boolean =
+    snapshot.indexes.exists(i => i.name == name && i.kind == IndexKind.Vector)
 
   /**
    * Drops every index named `name` (all its delta indexes) as one version: the manifest stops listing them; their

@@ -11,11 +11,12 @@ import org.apache.arrow.vector.complex.FixedSizeListVector
 import org.apache.arrow.vector.types.FloatingPointPrecision
 import org.apache.arrow.vector.types.pojo.ArrowType
 import org.roaringbitmap.RoaringBitmap
+import org.roaringbitmap.longlong.Roaring64NavigableMap
 
 import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException}
 import io.sparklance.core.file.LanceFileReader
 import io.sparklance.core.format.{Fragment, TableLayout}
-import io.sparklance.core.index.{Distance, HnswBuilder, HnswWriter, IndexKind, IndexMetadata, IvfModel, IvfWriter}
+import io.sparklance.core.index.{Distance, HnswBuilder, HnswWriter, IndexKind, IndexMetadata, IvfIndex, IvfModel, IvfWriter}
 import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.schema.{LanceField, LanceSchema}
 import io.sparklance.core.storage.Storage
@@ -43,9 +44,18 @@ import io.sparklance.core.txn.{Committer, Operation, Transaction}
  * `num_bits` (8), for IVF_SQ `num_bits` (8); for IVF_HNSW_* also `m` (default 20), `ef_construction` (150) and
  * `max_level` (7), and
  * `num_partitions` defaults to rows / 1,048,576 (Lance's targets).
+ *
+ * Built as an update of an existing index (`update`: [[Table.newVectorIndexUpdate]], OPTIMIZE INDEX), nothing is
+ * trained: the old segments' model and quantizer place and encode the rows of the fragments they do not cover,
+ * which alone the tasks read, and [[commit]] writes them with the old segments' live rows into one segment under a
+ * new uuid covering every fragment, in place of the old segments, as upstream's `optimize_indices` does when it
+ * merges segments and keeps the partitions (`rust/lance/src/index/append.rs`, `optimize_vector_indices_v2`; upstream
+ * also splits partitions grown past 4× its target size and joins those under a quarter of it, with new centroids,
+ * which this update never does). Rows deleted, or of fragments no longer in the table, are left out.
  */
 final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, val name: String, val column: LanceField,
-    val dim: Int, params: IvfModel.Params, hnsw: Option[VectorIndexBuild.Hnsw], seed: Long) extends PendingCommit(table) {
+    val dim: Int, params: IvfModel.Params, hnsw: Option[VectorIndexBuild.Hnsw], seed: Long,
+    update: Option[VectorIndexBuild.Update] = None) extends PendingCommit(table) {
 
   retriesFrom(snapshot)
 
@@ -75,10 +85,26 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
 
   private val replaced: Seq[IndexMetadata] = snapshot.indexes.filter(_.name == name)
 
-  private lazy val model: IvfModel = {
+  private lazy val model: IvfModel = update.map(_.model).getOrElse {
     val (sample, n) = VectorIndexBuild.sample(snapshot, column, dim, params.sampleSize, seed)
     IvfModel.train(column.name, params, dim, sample, n, seed)
   }
+
+  /** The fragments the old segments cover, when updating an index. */
+  private val covered = update.fold(new RoaringBitmap())(_.segments.foldLeft(new RoaringBitmap())((b, s) =>
+    RoaringBitmap.or(b, s._1.fragmentBitmap)))
+
+  private val present = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
+
+  /** The fragments whose rows the tasks read: every fragment, or those the old segments do not cover. */
+  val fragments: IndexedSeq[Fragment] = snapshot.fragments.filter(f => !covered.contains(f.id.toInt))
+
+  /**
+   * Whether committing an update would change nothing: the old index is one segment covering every fragment of the
+   * version and no other. [[commit]] then returns it as it is.
+   */
+  def upToDate: Boolean = update.exists(u => u.segments.size == 1 && fragments.isEmpty &&
+    RoaringBitmap.andNot(covered, present).isEmpty)
 
   /** The trained model (centroids, quantizer), trained on first use. */
   def trained: IvfModel = model
@@ -87,7 +113,7 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
   def tasks: Seq[VectorIndexBuild.Task] = {
     val m = model
     val schema = LanceSchema(IndexedSeq(column), Map.empty).toBytes
-    snapshot.fragments.flatMap { f =>
+    fragments.flatMap { f =>
       (0L until f.physicalRows by VectorIndexBuild.SliceRows.toLong).map { from =>
         VectorIndexBuild.Task(snapshot.layout, snapshot.manifest.path, f.proto.toByteArray, schema, from,
           math.min(f.physicalRows, from + VectorIndexBuild.SliceRows), snapshot.hasStableRowIds, m,
@@ -108,27 +134,46 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
    * Writes the index files from the tasks' runs (and for an IVF_HNSW_* index the graph tasks' graphs, one per
    * partition) and commits the index; returns its metadata.
    */
-  def commit(runs: Seq[String], graphs: Seq[String] = Nil): IndexMetadata = committing {
+  def commit(runs: Seq[String], graphs: Seq[String] = Nil): IndexMetadata =
+    if (upToDate) {
+      VectorIndexBuild.inThisProcess.remove(uuid.toString)
+      update.get.segments.head._1
+    } else written(runs, graphs)
+
+  private def written(runs: Seq[String], graphs: Seq[String]): IndexMetadata = committing {
     VectorIndexBuild.inThisProcess.remove(uuid.toString)
     val allocator = new RootAllocator()
     val files = try {
-      if (hnsw.isEmpty) IvfWriter.merge(storage, runs, dir, model, snapshot.fileVersion, allocator)
+      if (hnsw.isEmpty) IvfWriter.merge(storage, runs, carried(allocator), dir, model, snapshot.fileVersion, allocator)
       else {
         val byPartition = (0 until model.numPartitions).map { p =>
           if (!graphs.contains(graphPath(p))) throw new IllegalStateException(s"The graph of partition $p was not built.")
           Some(graphPath(p))
         }
-        IvfWriter.mergeWith(storage, runs, dir, model, snapshot.fileVersion, allocator)(
+        IvfWriter.mergeWith(storage, runs, Nil, dir, model, snapshot.fileVersion, allocator)(
           HnswWriter.writeIndexFile(storage, dir, model, indexType, byPartition, snapshot.fileVersion, allocator))
       }
     } finally allocator.close()
     (runs ++ graphs).foreach(storage.delete)
-    val fragments = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
-    val meta = IndexMetadata.create(uuid, name, Seq(column.id), snapshot.version, fragments, IndexKind.Vector,
-      VectorIndexBuild.details(params, hnsw), indexVersion = 1, files)
+    val meta = IndexMetadata.create(uuid, name, Seq(column.id), snapshot.version, present, IndexKind.Vector,
+      update.fold(VectorIndexBuild.details(params, hnsw))(_.details), update.fold(1)(_.indexVersion), files)
     table.commit(Transaction.create(snapshot.version, Operation.CreateIndex(Seq(meta), replaced.map(_.proto))),
       Committer.Options(maxRetries = commitRetries))
     new IndexMetadata(meta, snapshot.manifest.path)
+  }
+
+  /**
+   * For an update, the old segments' rows the new segment keeps, partition by partition: those of the live rows of
+   * the fragments each covers (a row two segments hold, from the newer only).
+   */
+  private def carried(allocator: RootAllocator): Seq[Int => (Array[Long], Array[Byte])] = update.toSeq.flatMap { u =>
+    val taken = new Roaring64NavigableMap()
+    u.segments.map { case (meta, segment) =>
+      val keep = VectorIndexUse.liveRowIds(snapshot, meta)
+      keep.andNot(taken)
+      taken.or(keep)
+      (p: Int) => segment.payloadRows(p, id => keep.contains(id), allocator)
+    }
   }
 
   /** Removes the index directory written so far (unless a commit's outcome is unknown). */
@@ -155,6 +200,12 @@ object VectorIndexBuild {
 
   /** Vector index types pylance builds that this builder does not yet. */
   private val NotYet: Set[String] = Set("IVF_RQ", "HNSW", "IVF_HNSW", "IVF")
+
+  /**
+   * An existing index being brought up to date: its segments (newest first) with their files opened, the model they
+   * share, and the `index_details` and `index_version` the new segment records as theirs.
+   */
+  final case class Update(segments: Seq[(IndexMetadata, IvfIndex)], model: IvfModel, details: ByteString, indexVersion: Int)
 
   /**
    * The HNSW graph's build options: `m` links per node (2m on level 0), `ef_construction` candidates per insert,
@@ -391,6 +442,63 @@ object VectorIndexBuild {
   private def positive(index: String, params: Map[String, String], key: String): Option[Int] = params.get(key).map { v =>
     scala.util.Try(v.trim.toInt).toOption.filter(_ > 0).getOrElse(
       throw new InvalidArgumentException(s"Index option $key of $index must be a positive whole number, not '$v'."))
+  }
+
+  /** The index types whose segments an update extends ([[update]]). */
+  private val Extended: Set[String] = Set("IVF_FLAT", "IVF_PQ", "IVF_SQ")
+
+  /**
+   * The update of vector index `name` of `snapshot` (OPTIMIZE INDEX), checked before anything is written: its
+   * segments must be of a type it extends (IVF_FLAT, IVF_PQ with 8-bit codes, IVF_SQ) and share one model, as the
+   * segments pylance's `optimize_indices` adds do. `requested` options are refused: the model is kept.
+   */
+  private[table] def update(table: Table, snapshot: Snapshot, name: String, requested: Map[String, String]): VectorIndexBuild = {
+    val root = snapshot.root
+    io.sparklance.core.format.FeatureFlags.checkWritable(root, snapshot.version, snapshot.manifest.proto.getWriterFeatureFlags)
+    val segments = snapshot.indexes.filter(_.name == name).sortBy(-_.datasetVersion)
+    val newest = segments.headOption.getOrElse(throw new InvalidArgumentException(s"Table $root has no index named " +
+      s"'$name'. Its indexes: ${if (snapshot.indexes.isEmpty) "none" else snapshot.indexes.map(_.name).distinct.mkString(", ")}."))
+    def refuse(why: String) = new UnsupportedFeatureException(s"Cannot optimize vector index '$name' of $root: $why " +
+      "Re-create it over every fragment with CREATE INDEX ... WITH (replace = true), or optimize it with pylance " +
+      "(optimize_indices).")
+    if (requested.nonEmpty) {
+      throw new InvalidArgumentException(s"Cannot optimize vector index '$name' of $root with options " +
+        s"${requested.keys.toSeq.sorted.mkString(", ")}: OPTIMIZE INDEX keeps its model (centroids and quantizer) and " +
+        "takes no options of its own. Leave them out, or re-create it with CREATE INDEX ... WITH (replace = true, ...).")
+    }
+    val field = (newest.fieldIds match {
+      case Seq(id) => snapshot.schema.field(id)
+      case _ => None
+    }).getOrElse(throw refuse("it does not index one column of the table."))
+    val arrow = LanceFileReader.readField(field)
+    arrow.getType match {
+      case _: ArrowType.FixedSizeList if arrow.getChildren.get(0).getType == new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE) =>
+      case other => throw refuse(s"its column '${field.name}' holds $other vectors, and sparklance extends indexes of " +
+        "float32 vectors only (not supported yet for other types).")
+    }
+    val opened = segments.map { s =>
+      val dir = snapshot.indexDir(s)
+      val (indexType, distance) = IvfIndex.describe(snapshot.storage, dir)
+      if (!Extended.contains(indexType) || (indexType == "IVF_SQ" && distance != Distance.L2)) {
+        throw refuse(s"it is $indexType for ${distance.lanceName()}, and sparklance extends ${Extended.toSeq.sorted.mkString(", ")} " +
+          "indexes (IVF_SQ for l2) only (not supported yet for the others, e.g. the graphs of IVF_HNSW_*).")
+      }
+      val ivf = try IvfIndex.open(snapshot.storage, dir) catch { case e: UnsupportedFeatureException => throw refuse(e.getMessage) }
+      val model = try ivf.model catch { case e: UnsupportedFeatureException => throw refuse(e.getMessage) }
+      (s, ivf, model)
+    }
+    val model = opened.head._3
+    opened.tail.foreach { case (s, _, other) =>
+      if (other.indexType != model.indexType || other.distance != model.distance || other.dim != model.dim ||
+          !java.util.Arrays.equals(other.centroids, model.centroids) || !java.util.Arrays.equals(other.codebook, model.codebook) ||
+          other.sqStart != model.sqStart || other.sqEnd != model.sqEnd) {
+        throw refuse(s"its segments ${newest.uuid} and ${s.uuid} were trained apart (other centroids or quantizer), so " +
+          "their rows cannot share one segment (not supported yet).")
+      }
+    }
+    val params = IvfModel.Params(model.indexType, model.distance, model.numPartitions, 256, 50, model.numSubVectors)
+    new VectorIndexBuild(table, snapshot, name, field, model.dim, params, None, new java.util.Random().nextLong(),
+      Some(Update(opened.map(o => (o._1, o._2)), model, newest.proto.getIndexDetails.getValue, newest.indexVersion)))
   }
 
   /**

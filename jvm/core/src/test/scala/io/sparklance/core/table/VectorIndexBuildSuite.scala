@@ -54,20 +54,23 @@ class VectorIndexBuildSuite extends AnyFunSuite with BeforeAndAfterAll {
     val storage = new InMemoryStorage
     val t = Table.open(storage, CommitHandler.forStorage(storage), "mem://v.lance")
     val centres = Array.fill(12, dim)(r.nextGaussian().toFloat * 4)
-    var all = Map.empty[Long, Array[Float]]
-    (0 until fragments).foreach { f =>
-      val vectors = Seq.fill(rows)(centres(r.nextInt(centres.length)).map(_ + r.nextGaussian().toFloat))
-      val w = t.newDataWriter(schema(dim), FileVersion.V2_2, rows, 1L << 20)
-      val written = try {
-        val b = batch(vectors, f.toLong * rows, dim)
-        try w.write(b) finally b.close()
-        w.finish()
-      } finally w.close()
-      if (f == 0) t.newOverwrite(0, schema(dim), FileVersion.V2_2, Map.empty).commit(Seq(written))
-      else t.newAppend(t.latestVersion()).commit(Seq(written))
-      all ++= vectors.zipWithIndex.map { case (v, i) => ((f.toLong << 32) | i) -> v }
-    }
+    val all = (0 until fragments).map(f => append(t, r, centres, f, rows)).reduce(_ ++ _)
     (t, all)
+  }
+
+  /** Appends fragment `f` of `rows` vectors near `centres` (the first creates the table); its vectors by row address. */
+  private def append(t: Table, r: Random, centres: Array[Array[Float]], f: Int, rows: Int): Map[Long, Array[Float]] = {
+    val dim = centres.head.length
+    val vectors = Seq.fill(rows)(centres(r.nextInt(centres.length)).map(_ + r.nextGaussian().toFloat))
+    val w = t.newDataWriter(schema(dim), FileVersion.V2_2, rows, 1L << 20)
+    val written = try {
+      val b = batch(vectors, f.toLong * rows, dim)
+      try w.write(b) finally b.close()
+      w.finish()
+    } finally w.close()
+    if (f == 0) t.newOverwrite(0, schema(dim), FileVersion.V2_2, Map.empty).commit(Seq(written))
+    else t.newAppend(t.latestVersion()).commit(Seq(written))
+    vectors.zipWithIndex.map { case (v, i) => ((f.toLong << 32) | i) -> v }.toMap
   }
 
   private def use(t: Table, distance: Distance): VectorIndexUse =
@@ -193,6 +196,86 @@ class VectorIndexBuildSuite extends AnyFunSuite with BeforeAndAfterAll {
         assert(index.search(Seq(v.map(_.toDouble)), vectors.size, 1, None).head.rowIds.contains(id), s"$kind $distance: row $id")
       }
     }
+  }
+
+  test("OPTIMIZE INDEX of a vector index: appended rows placed and encoded with the old model, old rows' codes kept, " +
+      "deleted rows left out, one segment over every fragment; up to date, it commits nothing") {
+    val r = new Random(11)
+    for ((kind, distance) <- Seq("ivf_flat" -> Distance.L2, "ivf_flat" -> Distance.COSINE, "ivf_pq" -> Distance.L2,
+        "ivf_pq" -> Distance.DOT, "ivf_sq" -> Distance.L2)) {
+      val dim = 4 * (2 + r.nextInt(3))
+      val rows = 300 + r.nextInt(100)
+      val (t, before) = table(r, dim, 2, rows)
+      val partitions = 2 + r.nextInt(4)
+      val options = Map("num_partitions" -> partitions.toString, "distance_type" -> distance.lanceName()) ++
+        (if (kind == "ivf_pq") Map("num_sub_vectors" -> "4") else Map.empty)
+      val build = t.newVectorIndex(t.latest(), "emb_idx", "emb", kind, options, replace = false)
+      val model = build.trained
+      val old = build.runAndCommit()
+      val queries = Seq.fill(3)(Array.fill(dim)(r.nextGaussian() * 4))
+      val oldDistances = queries.map { q =>
+        val f = use(t, distance).search(Seq(q), before.size, partitions, None).head
+        f.rowIds.zip(f.distances).toMap
+      }
+      val centres = Array.fill(6, dim)(r.nextGaussian().toFloat * 4)
+      val added = append(t, r, centres, 2, 50 + r.nextInt(100)) ++ append(t, r, centres, 3, 50 + r.nextInt(100))
+      val doomed = new DeletedRows
+      val gone = r.shuffle((before ++ added).keys.toSeq).take(40)
+      gone.foreach(doomed.add)
+      t.newDelete(t.latest()).delete(DeletedRows.fromBytes(doomed.toBytes)).commit()
+      val live = (before ++ added) -- gone
+
+      val update = t.newVectorIndexUpdate(t.latest(), "emb_idx")
+      assert(update.tasks.map(task => new io.sparklance.core.format.Fragment(
+        io.sparklance.proto.TableProtos.DataFragment.parseFrom(task.fragment)).id).distinct == Seq(2L, 3L), "reads only the appended fragments")
+      val made = update.runAndCommit()
+      val snapshot = t.latest()
+      assert(snapshot.indexes.map(_.uuid) == Seq(made.uuid) && made.uuid != old.uuid)
+      assert(made.fragmentBitmap.toArray.toSeq == Seq(0, 1, 2, 3))
+      val index = use(t, distance)
+      assert(index.unindexedFragments.isEmpty)
+      queries.zip(oldDistances).foreach { case (q, was) =>
+        val all = index.search(Seq(q), live.size + 10, partitions, None).head
+        assert(all.rowIds.sorted.toSeq == live.keys.toSeq.sorted, s"$kind $distance: each live row once, no deleted row")
+        val qf = io.sparklance.core.index.IvfIndex.preprocess(q, distance)
+        all.rowIds.zip(all.distances).foreach { case (id, d) =>
+          if (before.contains(id)) assert(d == was(id), s"$kind $distance: old row $id keeps its codes")
+          else if (kind == "ivf_flat") {
+            val v = added(id).clone()
+            model.prepare(v, 0)
+            assert(math.abs(d - distance.between(qf.map(_.toDouble), v, 0)) <= 1e-4 * math.max(1.0, math.abs(d)),
+              s"$kind $distance: new row $id")
+          }
+        }
+      }
+      // Each new row is in the partition the old model places it in: one probe with its own vector finds it.
+      added.keys.filter(live.contains).take(10).foreach { id =>
+        val v = added(id).clone()
+        model.prepare(v, 0)
+        val p = model.partition(v, 0, new Array[Float](model.scratchSize))
+        val found = index.search(Seq(added(id).map(_.toDouble)), live.size, 1, None).head.rowIds
+        assert(found.contains(id), s"$kind $distance: new row $id in partition $p")
+      }
+      val version = t.latestVersion()
+      assert(t.newVectorIndexUpdate(t.latest(), "emb_idx").runAndCommit().uuid == made.uuid)
+      assert(t.latestVersion() == version, "an index up to date commits nothing")
+    }
+  }
+
+  test("OPTIMIZE INDEX refuses IVF_HNSW_* indexes and options, before anything is written") {
+    val r = new Random(5)
+    val (t, _) = table(r, 8, 2, 200)
+    t.newVectorIndex(t.latest(), "emb_idx", "emb", "ivf_hnsw_flat", Map("num_partitions" -> "2"), replace = false).runAndCommit()
+    append(t, r, Array.fill(3, 8)(r.nextGaussian().toFloat), 2, 50)
+    val version = t.latestVersion()
+    val e = intercept[UnsupportedFeatureException](t.newVectorIndexUpdate(t.latest(), "emb_idx"))
+    assert(e.getMessage.contains("vector index 'emb_idx'") && e.getMessage.contains("it is IVF_HNSW_FLAT") &&
+      e.getMessage.contains("Re-create it"), e.getMessage)
+    t.newVectorIndex(t.latest(), "emb_idx", "emb", "ivf_flat", Map("num_partitions" -> "2"), replace = true).runAndCommit()
+    val o = intercept[InvalidArgumentException](t.newVectorIndexUpdate(t.latest(), "emb_idx", Map("num_partitions" -> "4")))
+    assert(o.getMessage.contains("with options num_partitions") && o.getMessage.contains("takes no options"), o.getMessage)
+    assert(intercept[InvalidArgumentException](t.newVectorIndexUpdate(t.latest(), "nope")).getMessage.contains("no index named 'nope'"))
+    assert(t.latestVersion() == version + 1)
   }
 
   test("bad options are refused before anything is written") {
