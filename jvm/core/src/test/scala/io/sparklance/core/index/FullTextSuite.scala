@@ -31,15 +31,26 @@ class FullTextSuite extends AnyFunSuite {
 
   test("simple splits on every code point that is neither Alphabetic nor a number; whitespace on ASCII whitespace only") {
     assert(tokens("""{"stem":false,"remove_stop_words":false}""", "don't e-mail x2 ½ 数据\u00A0検索").map(_._1) ==
-      Seq("don", "t", "e", "mail", "x2", "½", "数据", "検索"))
+      Seq("don", "t", "e", "mail", "x2", "12", "数据", "検索"))
     assert(tokens("""{"base_tokenizer":"whitespace","stem":false,"remove_stop_words":false}""", "don't e-mail\u00A0x\tY").map(_._1) ==
-      Seq("don't", "e-mail\u00A0x", "y"))
+      Seq("don't", "e-mail x", "y"))
+    // The no-break space stays in the token, which folding (pylance's, the default) turns into a space.
+    assert(tokens("""{"base_tokenizer":"whitespace","stem":false,"ascii_folding":false}""", "e-mail\u00A0x").map(_._1) ==
+      Seq("e-mail\u00A0x"))
   }
 
   test("remove-long drops tokens of max_token_length UTF-8 bytes or more, before lower-casing") {
     val p = """{"max_token_length":4,"stem":false,"remove_stop_words":false}"""
     assert(tokens(p, "abc abcd éa éab").map(_._1) == Seq("abc", "ea"))
     assert(tokens("""{"max_token_length":null,"stem":false}""", "a" * 100).map(_._1) == Seq("a" * 100))
+  }
+
+  test("letters of Unicode versions newer than the JVM's, lower case and folding are pylance 14's (Unicode 17)") {
+    val plain = """{"stem":false,"remove_stop_words":false,"ascii_folding":false}"""
+    // U+0870 (Unicode 14) and U+31350 (17) are letters; U+2C2F (Ⱟ, 14) lower-cases to U+2C5F; ª, ℓ, Ⅽ, ① fold, ƀ does not.
+    assert(tokens(plain, "a\u0870b \ud884\udf50 \u2c2f").map(_._1) == Seq("a\u0870b", "\ud884\udf50", "\u2c5f"))
+    assert(tokens("""{"stem":false,"remove_stop_words":false}""", "ªb ℓ Ⅽ ① ƀ İ").map(_._1) ==
+      Seq("ab", "l", "c", "1", "ƀ", "i\u0307"))
   }
 
   test("lower case maps each code point alone (no final sigma), folding comes last") {
