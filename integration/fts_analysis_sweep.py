@@ -3,8 +3,8 @@ generator of the JVM's character tables (jvm/core FtsCharacters.java) from pylan
 
 Every code point c (U+0080 to U+10FFFF, surrogates and ASCII aside) is written as the one-token text
 ``q<six letters a-p: the row number in hex>x<c>``: the ASCII marker survives every filter (lower-case, ASCII
-folding) and names the row, so the token set of pylance's dictionary alone (read with jvm/core InvertedIndex) says what pylance made
-of c. pylance builds INVERTED indexes (stem=False, stop words kept) with the settings of ANALYSES; the JVM analyses
+folding) and names the row, so the token set of pylance's dictionary alone (read with jvm/core InvertedIndex) says
+what pylance made of c. pylance builds INVERTED indexes (stem=False, stop words kept) with the settings of ANALYSES; the JVM analyses
 the same texts with each index's own parameters, and every token must be the same.
 
   python integration/fts_analysis_sweep.py OUT_DIR          sweep every code point, print the differences per
