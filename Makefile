@@ -157,7 +157,7 @@ SEEDED_TESTS := tests/test_scalar_indexes.py tests/test_index_types.py tests/tes
   tests/test_driver_lookups.py tests/test_add_columns_from.py tests/test_vector_search.py \
   tests/test_vector_index_search.py tests/test_spark_alter.py tests/test_spark_maintenance_sql.py \
   tests/test_streaming_write.py tests/test_streaming_read.py tests/test_branches.py tests/test_vector_index_build.py \
-  tests/test_full_text_search.py tests/test_ranked_search.py tests/test_vector_index_hnsw.py \
+  tests/test_full_text_search.py tests/test_fts_characters.py tests/test_ranked_search.py tests/test_vector_index_hnsw.py \
   tests/test_vector_search_arrow.py tests/test_vector_search_driver.py tests/test_stable_row_ids.py tests/test_primary_key.py
 fuzz: venv jar
 	SPARKLANCE_FUZZ_SEED=$(SEED) SPARKLANCE_FUZZ_N=$(N) $(VPY) -m pytest tests/fuzz -q -p no:cacheprovider

@@ -7,8 +7,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 
-import org.apache.lucene.analysis.miscellaneous.ASCIIFoldingFilter;
-
 /**
  * The text analysis of a Lance INVERTED (full-text) index, as pylance 14 runs it through tantivy 0.24
  * (docs/dev/fts-index-format.md §2): a base tokenizer, then, in this order, the filters remove-long, lower-case,
@@ -16,16 +14,19 @@ import org.apache.lucene.analysis.miscellaneous.ASCIIFoldingFilter;
  * 3.1.1's English ({@link EnglishStemmer}); {@link FtsParams} refuses stemming in other languages.
  *
  * <ul>
- *   <li>{@code simple}: a token is a maximal run of alphanumeric code points (Rust's {@code char::is_alphanumeric}:
- *       the Unicode property Alphabetic, or a number of category Nd, Nl or No); {@code whitespace}: a maximal run of
- *       code points that are not ASCII whitespace; {@code raw}: the whole text is one token.</li>
+ *   <li>{@code simple}: a token is a maximal run of alphanumeric code points (Rust's {@code char::is_alphanumeric}
+ *       at Rust's Unicode version, 17: Alphabetic, or a number of category Nd, Nl or No); {@code whitespace}: a
+ *       maximal run of code points that are not ASCII whitespace; {@code raw}: the whole text is one token.</li>
  *   <li>A token's position is its ordinal among the base tokenizer's tokens: tokens a filter drops leave a gap, which
  *       phrase queries see.</li>
  *   <li>remove-long drops tokens of {@code maxTokenLength} or more UTF-8 bytes; lower-case maps each code point by
- *       its full Unicode lower case mapping, with no context (so no final-sigma rule); stop words are matched
- *       against the stemmed token, the English ones being pylance 14's {@link #ENGLISH_STOP_WORDS}; ASCII folding is
- *       Lucene's folding table, which tantivy's filter copies, applied to tokens that are not all ASCII.</li>
+ *       Rust's {@code char::to_lowercase}, with no context (so no final-sigma rule); stop words are matched against
+ *       the stemmed token, the English ones being pylance 14's {@link #ENGLISH_STOP_WORDS}; ASCII folding maps each
+ *       code point by pylance 14's table, applied to tokens that are not all ASCII.</li>
  * </ul>
+ *
+ * The non-ASCII facts (alphanumeric, lower case, folding) come from {@link FtsCharacters}, tables generated from
+ * pylance 14, so the analysis does not depend on the JVM's Unicode version.
  *
  * Instances hold no mutable state.
  */
@@ -137,13 +138,10 @@ public final class FtsTokenizer {
     positions.add(position);
   }
 
-  /** Rust's {@code char::is_alphanumeric}: Alphabetic, or a number (Nd, Nl, No). */
+  /** Rust's {@code char::is_alphanumeric} (Alphabetic, or a number of category Nd, Nl or No) at Unicode 17. */
   static boolean isAlphanumeric(int cp) {
     if (cp < 0x80) return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || (cp >= '0' && cp <= '9');
-    if (Character.isAlphabetic(cp)) return true;
-    int type = Character.getType(cp);
-    return type == Character.DECIMAL_DIGIT_NUMBER || type == Character.LETTER_NUMBER
-        || type == Character.OTHER_NUMBER;
+    return FtsCharacters.isAlphanumeric(cp);
   }
 
   /** Rust's {@code char::is_ascii_whitespace}: space, tab, line feed, form feed, carriage return. */
@@ -162,30 +160,42 @@ public final class FtsTokenizer {
     return bytes;
   }
 
-  /** Each code point by its own full lower-case mapping (tantivy's LowerCaser: no context, so no final sigma). */
+  /** Each code point by its own lower case (Rust's {@code char::to_lowercase}: no context, so no final sigma). */
   static String lowerCase(String s) {
-    boolean ascii = true;
-    for (int i = 0; i < s.length() && ascii; i++) ascii = s.charAt(i) < 0x80;
-    if (ascii) return s.toLowerCase(Locale.ROOT);
+    if (isAscii(s)) return s.toLowerCase(Locale.ROOT);
     StringBuilder b = new StringBuilder(s.length());
     for (int i = 0; i < s.length(); ) {
       int cp = s.codePointAt(i);
-      int len = Character.charCount(cp);
-      if (cp == 0x03A3) b.append('\u03C3');
-      else b.append(s.substring(i, i + len).toLowerCase(Locale.ROOT));
-      i += len;
+      if (cp < 0x80) {
+        b.append(cp >= 'A' && cp <= 'Z' ? (char) (cp + 32) : (char) cp);
+      } else {
+        String lower = FtsCharacters.lowerCase(cp);
+        if (lower == null) b.appendCodePoint(cp);
+        else b.append(lower);
+      }
+      i += Character.charCount(cp);
     }
     return b.toString();
   }
 
-  /** Lucene's ASCII folding of every code point that has one; tantivy folds only tokens that are not all ASCII. */
+  /** Each code point by its ASCII folding where it has one; tokens that are all ASCII are left as they are. */
   static String fold(String s) {
-    boolean ascii = true;
-    for (int i = 0; i < s.length() && ascii; i++) ascii = s.charAt(i) < 0x80;
-    if (ascii) return s;
-    char[] in = s.toCharArray();
-    char[] out = new char[in.length * 4];
-    int len = ASCIIFoldingFilter.foldToASCII(in, 0, out, 0, in.length);
-    return new String(out, 0, len);
+    if (isAscii(s)) return s;
+    StringBuilder b = new StringBuilder(s.length());
+    for (int i = 0; i < s.length(); ) {
+      int cp = s.codePointAt(i);
+      String folded = cp < 0x80 ? null : FtsCharacters.folding(cp);
+      if (folded == null) b.appendCodePoint(cp);
+      else b.append(folded);
+      i += Character.charCount(cp);
+    }
+    return b.toString();
+  }
+
+  private static boolean isAscii(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      if (s.charAt(i) >= 0x80) return false;
+    }
+    return true;
   }
 }

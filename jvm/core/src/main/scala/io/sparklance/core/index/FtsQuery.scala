@@ -11,10 +11,12 @@ import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException
  * A row (a text) matches
  *  - [[FtsQuery.Match]] with operator OR if it holds at least one of the query's tokens, with AND if it holds every
  *    one of them;
- *  - [[FtsQuery.Phrase]] if it holds the query's tokens in order, the i-th (at position q_i in the query) at
- *    position p_i, with r_i = p_i - q_i non-decreasing and r_{i+1} - r_i at most `slop` (Lance's
- *    `check_positions`: slop 0 is the exact phrase). Positions count the tokens a filter dropped, in the text as in
- *    the query: a stop word between two words is a gap, which the same stop word in the query fills.
+ *  - [[FtsQuery.Phrase]] with slop 0 if it holds the query's tokens at the same positions relative to each other
+ *    as in the query (the exact phrase); with a slop above 0 if Lance's search of positions finds the i-th token (at
+ *    position q_i in the query) at a position p_i with r_i = p_i - q_i non-decreasing and r_{i+1} - r_i at most
+ *    `slop` (the slop bounds each gap, not their sum, and the order never changes). That search is greedy and misses
+ *    some such choices, as pylance 14 does: see [[Matcher]]. Positions count the tokens a filter dropped, in the
+ *    text as in the query: a stop word between two words is a gap, which the same stop word in the query fills.
  * A query with no token (empty, or only stop words) matches no row; nor does a null text or one with no token.
  * (With the raw base tokenizer an empty text is one empty token, which the empty query matches, as in pylance.)
  */
@@ -116,21 +118,91 @@ object FtsQuery {
       false
     }
 
-    /**
-     * Whether some choice of positions p_i (the i-th query token's, in the text) has r_i = p_i - q_i
-     * non-decreasing with steps of at most `slop`: the reachable r_i are carried forward token by token.
-     */
-    private def phrase(doc: FtsTokenizer.Tokens, slop: Int): Boolean = {
-      var reachable: Array[Int] = null
-      var i = 0
-      while (i < queryTokens.length) {
+    private def phrase(doc: FtsTokenizer.Tokens, slop: Int): Boolean =
+      if (slop == 0) exactPhrase(doc) else sloppyPhrase(doc, slop)
+
+    /** Whether the text holds every query token i at position s + q_i for one s (r_i all equal). */
+    private def exactPhrase(doc: FtsTokenizer.Tokens): Boolean = {
+      var reachable = relativePositions(doc, queryTokens(0), analysed.positions(0))
+      var i = 1
+      while (i < queryTokens.length && reachable.nonEmpty) {
         val rs = relativePositions(doc, queryTokens(i), analysed.positions(i))
-        val next = if (reachable == null) rs else rs.filter(r => reachable.exists(f => f <= r && r <= f + slop))
-        if (next.isEmpty) return false
-        reachable = next
+        reachable = reachable.filter(r => rs.contains(r))
         i += 1
       }
-      true
+      reachable.nonEmpty
+    }
+
+    /**
+     * pylance 14's search of positions for a phrase with a slop above 0 (its `check_positions`, found equal to
+     * pylance on every text of up to 7 tokens over a 4-word vocabulary, for phrases of 2 to 4 tokens, repeated or
+     * not, slops 1 to 3). Each query token has a cursor on its positions in the text, at first its first position.
+     * A round looks at the relative positions r_i of the cursors pair by pair, in query order, up to the first pair
+     * with not (r_i <= r_{i+1} <= r_i + slop); if there is none, the text matches. Otherwise every cursor moves to
+     * its first position with r at least the largest of the pairs' targets looked at (r_i if r_i > r_{i+1}, else
+     * max(r_i + 1, r_{i+1} - slop)); a cursor past its last position means no match. The target grows from the
+     * second round on, so the search ends. It misses matches: a query token that also occurs before the phrase
+     * (`a b c` with slop 1 in `c a b c`) or a first choice that moves the search past the one that works
+     * (`a b c` with slop 1 in `a c b c`).
+     */
+    private def sloppyPhrase(doc: FtsTokenizer.Tokens, slop: Int): Boolean = {
+      val n = queryTokens.length
+      val positions = new Array[Array[Int]](n)
+      val cursor = new Array[Int](n)
+      var i = 0
+      while (i < n) {
+        positions(i) = positionsOf(doc, queryTokens(i))
+        if (positions(i).isEmpty) return false
+        i += 1
+      }
+      var matched = false
+      var exhausted = false
+      while (!matched && !exhausted) {
+        var target = Int.MinValue
+        var ok = true
+        i = 0
+        while (ok && !exhausted && i + 1 < n) {
+          if (cursor(i) >= positions(i).length || cursor(i + 1) >= positions(i + 1).length) {
+            exhausted = true
+          } else {
+            val last = positions(i)(cursor(i)) - analysed.positions(i)
+            val next = positions(i + 1)(cursor(i + 1)) - analysed.positions(i + 1)
+            target = math.max(target, if (last > next) last else math.max(last + 1, next - slop))
+            ok = last <= next && next <= last + slop
+          }
+          i += 1
+        }
+        if (ok && !exhausted) {
+          matched = true
+        } else if (!exhausted) {
+          i = 0
+          while (i < n) {
+            cursor(i) = firstAtLeast(positions(i), target + analysed.positions(i))
+            i += 1
+          }
+        }
+      }
+      matched
+    }
+
+    private def firstAtLeast(sorted: Array[Int], least: Int): Int = {
+      var lo = 0
+      var hi = sorted.length
+      while (lo < hi) {
+        val mid = (lo + hi) >>> 1
+        if (sorted(mid) < least) lo = mid + 1 else hi = mid
+      }
+      lo
+    }
+
+    private def positionsOf(doc: FtsTokenizer.Tokens, token: String): Array[Int] = {
+      val out = Array.newBuilder[Int]
+      var k = 0
+      while (k < doc.texts.length) {
+        if (doc.texts(k) == token) out += doc.positions(k)
+        k += 1
+      }
+      out.result()
     }
 
     private def relativePositions(doc: FtsTokenizer.Tokens, token: String, at: Int): Array[Int] = {

@@ -77,17 +77,6 @@ final class InvertedIndex private (val dir: String, val params: FtsParams, val p
   def documentFrequency(token: String): Long = partitions.map(_.postings(token).map(_.size.toLong).getOrElse(0L)).sum
 
   /**
-   * Whether a search for `tokens` may miss rows pylance would find because the JVM analysis of the query differs
-   * from pylance's: some token holds a non-ASCII code point and no partition's dictionary holds it. pylance 14 folds
-   * some letters the JVM analysis keeps (`ª`, `½`, modifier and letterlike symbols, roman numerals) and knows letters
-   * of newer Unicode versions than the JVM's; such tokens never reach the dictionary, so the caller should read the
-   * rows and analyse their text instead.
-   */
-  def mayMissRows(tokens: Seq[String]): Boolean = tokens.exists { t =>
-    !t.forall(_ < 0x80) && partitions.forall(_.tokenId(t).isEmpty)
-  }
-
-  /**
    * The row ids (row addresses, or stable row ids on tables that have them) of the documents holding any of
    * `tokens` (`all = false`) or every one of them (`all = true`), passed to `found` partition by partition. No
    * token matches nothing.

@@ -118,15 +118,15 @@ object IndexUse {
   }
 
   /**
-   * The rows of `group`'s documents that can match `query`, or None (scan instead) when one cannot be searched or
-   * may miss rows ([[InvertedIndex.mayMissRows]]).
+   * The rows of `group`'s documents that can match `query`, or None (scan instead) when one cannot be searched. The
+   * query is analysed as pylance analyses it (tests/test_fts_characters.py), so a token the dictionary does not
+   * hold is in no indexed row.
    */
   private def searchText(snapshot: Snapshot, group: Seq[IndexMetadata], query: FtsQuery): Option[RowSelection] =
     try {
       val indexes = group.map(i => i -> InvertedIndex.open(snapshot.storage, snapshot.indexDir(i), i.name))
       val tokens = indexes.head._2.params.tokenizer().tokenize(query.text).texts.toSeq
-      if (indexes.exists(_._2.mayMissRows(tokens))) scala.None
-      else Some(indexes.map { case (i, index) =>
+      Some(indexes.map { case (i, index) =>
         val all = query match {
           case FtsQuery.Match(_, FtsQuery.Or, _) => false
           case _ => true
