@@ -79,9 +79,6 @@ object FullTextRanking {
     val tokens = tokenizer.tokenize(query).texts.toSeq
     val out = new java.util.HashMap[java.lang.Long, java.lang.Double]()
     if (tokens.isEmpty) return out
-    if (index.mayMissRows(tokens)) throw new UnsupportedFeatureException(s"$function on column $column: the query " +
-      s"'$query' holds a token with a letter sparklance may analyse otherwise than pylance 14, so its ranking could " +
-      "differ from pylance's (docs/full-text-search.md). Search with pylance, or filter with lance_match.")
     val live = LiveRowIds.of(snapshot, f => meta.covers(f.id))
     index.scores(tokens, all = false, boost = 1.0).forEach { (id, score) =>
       if (live.contains(id) && allowed.forall(_.contains(id))) out.put(id, score)
