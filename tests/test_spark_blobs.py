@@ -1,9 +1,11 @@
 """Blob columns read through Spark: the bytes of every blob (stored in the data file, a shared sidecar or a
-dedicated one), equal to what pylance's take_blobs returns; for file version 2.2 the column is
-`struct<data: binary, uri: string>` as the table's schema says, for 2.0/2.1 `binary`."""
+dedicated one), equal to what pylance's take_blobs returns. Every blob column is `BINARY` (blob v2 of file version
+2.2 as well), with lance-spark's virtual columns `<column>__blob_pos` and `<column>__blob_size` in 2.2."""
 
 from __future__ import annotations
 
+import os
+import random
 import sys
 from pathlib import Path
 
@@ -17,13 +19,81 @@ sys.path.insert(0, str(HERE.parent / "python"))
 from conftest import start_spark  # noqa: E402
 
 SIZES = [0, 10, 100, 5000, 70000, None, 1, 5_500_000]
+SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261126"))
+N = int(os.environ.get("SPARKLANCE_FUZZ_N", "1"))
+
+
+def random_blobs(rng: random.Random, n: int) -> list:
+    """Blobs of sizes on both sides of pylance 14's thresholds: inline up to 64 KiB, a shared sidecar up to 4 MiB,
+    a file of their own above; some null."""
+    def size():
+        return rng.choice([0, rng.randrange(1, 100), 65536, 65537, rng.randrange(65537, 300_000),
+                           4 * 1024 * 1024, 4 * 1024 * 1024 + 1, rng.randrange(4_194_305, 4_500_000)])
+    return [None if rng.random() < 0.1 else rng.randbytes(size()) for _ in range(n)]
 
 
 @pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    session = start_spark("sparklance-blob-tests", tmp_path_factory.mktemp("blobs_wh"))
+def wh(tmp_path_factory):
+    root = tmp_path_factory.mktemp("blobs_wh")
+    (root / "db").mkdir()
+    return root
+
+
+@pytest.fixture(scope="module")
+def spark(wh):
+    session = start_spark("sparklance-blob-tests", wh)
     yield session
     session.stop()
+
+
+def pylance_blobs(path) -> dict:
+    ds = lance.dataset(str(path))
+    ds.validate()
+    ids = ds.to_table(columns=["id"]).column("id").to_pylist()
+    return dict(zip(ids, [None if b is None else b.readall()
+                          for b in ds.take_blobs("content", indices=list(range(len(ids))))]))
+
+
+@pytest.mark.parametrize("case", range(N))
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_binary_writes_into_a_blob_column(spark, wh, version, case):
+    """BINARY values written into a blob column by INSERT, a DataFrame append, UPDATE and MERGE (which rewrite the
+    column) and CREATE TABLE ... AS SELECT from the table are blobs: pylance's take_blobs returns their bytes, and
+    Spark reads the same bytes back, with their sizes in content__blob_size (2.2)."""
+    rng = random.Random(SEED * 100 + case)
+    name = f"w{version.replace('.', '')}_{case}"
+    table = f"lance.db.{name}"
+    spark.sql(f"CREATE TABLE {table} (id INT, content BINARY) TBLPROPERTIES ('content.lance.encoding' = 'blob', "
+              f"'file_format_version' = '{version}')")
+    assert spark.table(table).schema["content"].dataType.simpleString() == "binary"
+    want = {}
+    first = random_blobs(rng, 3)
+    spark.sql(f"INSERT INTO {table} VALUES " + ", ".join(
+        f"({i}, {'NULL' if b is None else 'X' + repr(b.hex())})" for i, b in enumerate(first)))
+    want.update(enumerate(first))
+    more = random_blobs(rng, 5)
+    spark.createDataFrame([(10 + i, b) for i, b in enumerate(more)], "id INT, content BINARY") \
+        .writeTo(table).append()
+    want.update({10 + i: b for i, b in enumerate(more)})
+    assert pylance_blobs(wh / "db" / f"{name}.lance") == want
+    # UPDATE rewrites the rows it changes; MERGE updates one row and inserts another.
+    new = random_blobs(rng, 2)
+    spark.createDataFrame([(0, new[0]), (99, new[1])], "id INT, content BINARY").createOrReplaceTempView("src")
+    spark.sql(f"UPDATE {table} SET content = CAST(concat(coalesce(content, X''), X'00') AS BINARY) WHERE id = 1")
+    want[1] = (want[1] or b"") + b"\x00"
+    spark.sql(f"MERGE INTO {table} t USING src s ON t.id = s.id WHEN MATCHED THEN UPDATE SET content = s.content "
+              "WHEN NOT MATCHED THEN INSERT *")
+    want[0], want[99] = new[0], new[1]
+    assert pylance_blobs(wh / "db" / f"{name}.lance") == want
+    rows = spark.table(table).collect()
+    assert {r.id: None if r.content is None else bytes(r.content) for r in rows} == want
+    if version == "2.2":
+        sizes = {r.id: r.content__blob_size for r in spark.table(table).select("id", "content__blob_size").collect()}
+        assert sizes == {i: None if b is None else len(b) for i, b in want.items()}
+    # A table made from it keeps the blob column (its field metadata says so).
+    spark.sql(f"CREATE TABLE lance.db.{name}_copy TBLPROPERTIES ('file_format_version' = '{version}') "
+              f"AS SELECT * FROM {table}")
+    assert pylance_blobs(wh / "db" / f"{name}_copy.lance") == want
 
 
 @pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
@@ -36,13 +106,11 @@ def test_blob_bytes(spark, tmp_path, version):
     ds = lance.write_dataset(table, path, data_storage_version=version)
     want = [None if b is None else b.readall() for b in ds.take_blobs("b", indices=list(range(len(blobs))))]
     assert want == blobs
-    rows = sorted(spark.read.format("lance").load(path).collect(), key=lambda r: r.id)
-    if version == "2.2":
-        got = [None if r.b is None else bytes(r.b.data) for r in rows]
-        assert all(r.b is None or r.b.uri is None for r in rows)
-    else:
-        got = [None if r.b is None else bytes(r.b) for r in rows]
-    assert got == want
+    df = spark.read.format("lance").load(path)
+    assert df.schema["b"].dataType.simpleString() == "binary"
+    assert df.schema["b"].metadata.get("lance-encoding:blob") == "true"
+    rows = sorted(df.collect(), key=lambda r: r.id)
+    assert [None if r.b is None else bytes(r.b) for r in rows] == want
     # A projection of other columns does not touch the blobs.
     assert spark.read.format("lance").load(path).select("id").count() == len(blobs)
 
@@ -63,32 +131,33 @@ def test_blob_bytes_written_by_spark(spark, tmp_path, version):
     got = dict(zip(ids, [None if b is None else b.readall() for b in ds.take_blobs("b", indices=list(range(len(ids))))]))
     assert got == {**dict(enumerate(blobs)), **{i + 100: b for i, b in enumerate(blobs)}}
     rows = sorted(spark.read.format("lance").load(path).collect(), key=lambda r: r.id)
-    spark_bytes = [None if r.b is None else bytes(r.b.data if version == "2.2" else r.b) for r in rows]
+    spark_bytes = [None if r.b is None else bytes(r.b) for r in rows]
     assert spark_bytes == blobs + blobs
 
 
 def test_blob_field_of_pylance_14(spark, tmp_path):
-    """`lance.blob_field` columns (blob v2 with position and size in the table's struct): every field reads, alone
-    or together, as docs/types.md says; `data` equals pylance's take_blobs and `size` the blob's length."""
-    blobs = [b"abc", None, b"", bytes(range(256)) * 300, b"x" * 70000]
+    """`lance.blob_field` columns (blob v2 with position and size in the table's struct) read as BINARY; the
+    virtual columns give the descriptors' position and size (pylance's to_table of the column), alone, with the
+    bytes, and in a filter."""
+    blobs = [b"abc", None, b"", bytes(range(256)) * 300, b"x" * 70000, b"y" * 4_200_000]
     schema = pa.schema([pa.field("id", pa.int32()), lance.blob_field("blob")])
     table = pa.table({"id": pa.array(range(len(blobs)), pa.int32()), "blob": lance.blob_array(blobs)}, schema=schema)
     path = str(tmp_path / "bf.lance")
     ds = lance.write_dataset(table, path, data_storage_version="2.2")
     want = [None if b is None else b.readall() for b in ds.take_blobs("blob", indices=list(range(len(blobs))))]
     assert want == blobs
+    descriptors = ds.to_table(columns=["blob"]).column("blob").to_pylist()
     df = spark.read.format("lance").load(path)
-    assert df.schema["blob"].dataType.simpleString() == \
-        "struct<data:binary,uri:string,position:decimal(20,0),size:decimal(20,0)>"
+    assert df.schema["blob"].dataType.simpleString() == "binary"
     rows = sorted(df.collect(), key=lambda r: r.id)
-    assert [None if r.blob is None else bytes(r.blob.data) for r in rows] == blobs
-    assert [None if r.blob is None else int(r.blob.size) for r in rows] == [None if b is None else len(b) for b in blobs]
-    assert all(r.blob is None or r.blob.uri is None for r in rows)
-    # Each field alone (nested projection), and a filter on the size.
-    for field in ["data", "size", "position", "uri"]:
-        got = sorted(df.selectExpr("id", f"blob.{field} AS f").collect(), key=lambda r: r.id)
-        assert [r.f for r in got] == [None if r.blob is None else r.blob[field] for r in rows], field
-    assert sorted(r.id for r in df.where("blob.size > 1000").select("id").collect()) == [3, 4]
+    assert [None if r.blob is None else bytes(r.blob) for r in rows] == blobs
+    meta = sorted(df.select("id", "blob__blob_pos", "blob__blob_size").collect(), key=lambda r: r.id)
+    assert [(r.blob__blob_pos, r.blob__blob_size) for r in meta] == \
+        [(None, None) if b is None else (d["position"], d["size"]) for b, d in zip(blobs, descriptors)]
+    both = sorted(df.select("id", "blob", "blob__blob_size").collect(), key=lambda r: r.id)
+    assert [None if r.blob is None else (bytes(r.blob), r.blob__blob_size) for r in both] == \
+        [None if b is None else (b, len(b)) for b in blobs]
+    assert sorted(r.id for r in df.where("blob__blob_size > 1000").select("id").collect()) == [3, 4, 5]
     # Rows read from it append back; pylance reads the same bytes.
     df.selectExpr("id + 100 AS id", "blob").write.format("lance").mode("append").save(path)
     ds = lance.dataset(path)
@@ -96,3 +165,17 @@ def test_blob_field_of_pylance_14(spark, tmp_path):
     ids = ds.to_table(columns=["id"]).column("id").to_pylist()
     got = dict(zip(ids, [None if b is None else b.readall() for b in ds.take_blobs("blob", indices=list(range(len(ids))))]))
     assert got == {**dict(enumerate(blobs)), **{i + 100: b for i, b in enumerate(blobs)}}
+
+
+@pytest.mark.parametrize("version", ["2.1"])
+def test_virtual_columns_of_older_blob_columns_are_refused(spark, tmp_path, version):
+    """Blob columns of 2.0/2.1 have no virtual columns here: selecting one is refused, naming the column."""
+    import sparklance
+    from conftest import lance_raises
+    table = pa.table({"id": pa.array([1], pa.int32()), "b": pa.array([b"abc"], pa.large_binary())},
+                     schema=pa.schema([pa.field("id", pa.int32()),
+                                       pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"})]))
+    path = str(tmp_path / "old.lance")
+    lance.write_dataset(table, path, data_storage_version=version)
+    with lance_raises(sparklance.UnsupportedFeatureError, match="Cannot read column 'b__blob_size'"):
+        spark.read.format("lance").load(path).select("b__blob_size").collect()
