@@ -246,3 +246,24 @@ def test_delete_optimize_vacuum_keep_and_remove_sidecars(spark, wh, tmp_path):
     assert sorted(v for k, v in ours_tree.items() if "/" in k) == sorted(v for k, v in their_tree.items() if "/" in k)
     rows = spark.table("lance.db.life").collect()
     assert {r.id: None if r.content is None else bytes(r.content) for r in rows} == want
+
+
+def test_external_blobs_are_refused_naming_the_uri(spark, tmp_path):
+    """A blob v2 row pointing at an external object (pylance's Blob.from_uri, kind 3): its bytes, position and size
+    are refused naming the URI (sparklance does not fetch it, and the descriptor does not give its size); the
+    table's other columns read."""
+    import sparklance
+    from conftest import lance_raises
+    external = tmp_path / "ext.bin"
+    external.write_bytes(b"external-bytes")
+    uri = external.as_uri()
+    schema = pa.schema([pa.field("id", pa.int32()), lance.blob_field("b")])
+    path = str(tmp_path / "ext.lance")
+    lance.write_dataset(pa.table({"id": pa.array([0, 1], pa.int32()),
+                                  "b": lance.blob_array([b"inline", lance.Blob.from_uri(uri)])}, schema=schema),
+                        path, data_storage_version="2.2", allow_external_blob_outside_bases=True)
+    df = spark.read.format("lance").load(path)
+    assert sorted(r.id for r in df.select("id").collect()) == [0, 1]
+    for column in ["b", "b__blob_size", "b__blob_pos"]:
+        with lance_raises(sparklance.UnsupportedFeatureError, match=f"external URI {uri}"):
+            df.select(column).collect()

@@ -192,7 +192,7 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
   def blobBytes(kind: Int, position: Long, size: Long, blobId: Long, uri: String): Array[Byte] = {
     if (uri != null && uri.nonEmpty) {
       throw new UnsupportedFeatureException(s"Cannot read a blob of $path: it lives at the external URI $uri, which " +
-        "this version of sparklance does not fetch.")
+        "this version of sparklance does not fetch. Leave the column out of the query, or read it with pylance.")
     }
     kind match {
       case 0 => pages.bytes(position, size)

@@ -328,6 +328,12 @@ final class FragmentReader(
               case (v: org.apache.arrow.vector.BaseVariableWidthVector, "uri") =>
                 val u = uriOf(i)
                 if (u.isEmpty) v.setNull(i) else v.setSafe(i, u.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+              // An external blob's descriptor says nothing of the object's size (pylance leaves 0 for a whole
+              // object): refused as its bytes are, never a made-up size.
+              case (_: org.apache.arrow.vector.UInt8Vector, part) if uriOf(i).nonEmpty =>
+                throw new UnsupportedFeatureException(s"Cannot read the $part of a blob of blob column '${f.name}' " +
+                  s"in ${r.path}: it lives at the external URI ${uriOf(i)}, which this version of sparklance does " +
+                  "not fetch. Leave the column out, or filter out rows whose blobs are external.")
               case (v: org.apache.arrow.vector.UInt8Vector, "position") => v.setSafe(i, num(position, i))
               case (v: org.apache.arrow.vector.UInt8Vector, "size") => v.setSafe(i, num(size, i))
               case (v, name) => throw new UnsupportedFeatureException(s"Cannot read field '$name' " +
