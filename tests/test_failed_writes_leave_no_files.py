@@ -64,9 +64,9 @@ def leftovers(path: str) -> list:
     return sorted(set(os.listdir(data)) - referenced(path)) if os.path.isdir(data) else []
 
 
-def refused_without_trace(wh, name: str, run, make=make) -> None:
-    """A table ``name`` made by ``make``; ``run(path)`` fails with the planted error and leaves no version and no
-    file (nor blob sidecar directory)."""
+def refused_without_trace(wh, name: str, run) -> None:
+    """A table ``name`` made by :func:`make`; ``run(path)`` fails with the planted error and leaves no version and no
+    file."""
     path = str(wh / "db" / f"{name}.lance")
     make(path)
     version = lance.dataset(path).version
@@ -98,15 +98,3 @@ def test_add_columns_from_a_view(spark, wh):
         spark.sql(f"SELECT _rowaddr, {SLOW} AS x FROM lance.db.by_add_columns").createOrReplaceTempView("failing")
         spark.sql("ALTER TABLE lance.db.by_add_columns ADD COLUMNS x FROM failing").collect()
     refused_without_trace(wh, "by_add_columns", run)
-
-
-def test_insert_with_blobs_in_sidecars(spark, wh):
-    """The slow task writes blobs to its data file's sidecar (rows before its last are over 64 KiB): the abort
-    deletes the sidecar directory with the data file."""
-    def make_blobs(path):
-        schema = pa.schema([pa.field("id", pa.int64()), lance.blob_field("content")])
-        lance.write_dataset(pa.table({"id": pa.array(range(2), pa.int64()), "content": lance.blob_array([b"a", b"b"])},
-                                     schema=schema), path, data_storage_version="2.2")
-    big = f"CASE WHEN id > {ROWS - 5} THEN CAST(repeat('x', 70000) AS BINARY) ELSE X'01' END"
-    refused_without_trace(wh, "by_blobs", lambda _: spark.sql(
-        f"INSERT INTO lance.db.by_blobs SELECT {SLOW}, {big} FROM range(0, {ROWS}, 1, 2)").collect(), make_blobs)
