@@ -1,9 +1,11 @@
 """Blob columns read through Spark: the bytes of every blob (stored in the data file, a shared sidecar or a
-dedicated one), equal to what pylance's take_blobs returns; for file version 2.2 the column is
-`struct<data: binary, uri: string>` as the table's schema says, for 2.0/2.1 `binary`."""
+dedicated one), equal to what pylance's take_blobs returns. Every blob column is `BINARY` (blob v2 of file version
+2.2 as well), with lance-spark's virtual columns `<column>__blob_pos` and `<column>__blob_size` in 2.2."""
 
 from __future__ import annotations
 
+import os
+import random
 import sys
 from pathlib import Path
 
@@ -17,13 +19,81 @@ sys.path.insert(0, str(HERE.parent / "python"))
 from conftest import start_spark  # noqa: E402
 
 SIZES = [0, 10, 100, 5000, 70000, None, 1, 5_500_000]
+SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261126"))
+N = int(os.environ.get("SPARKLANCE_FUZZ_N", "1"))
+
+
+def random_blobs(rng: random.Random, n: int) -> list:
+    """Blobs of sizes on both sides of pylance 14's thresholds: inline up to 64 KiB, a shared sidecar up to 4 MiB,
+    a file of their own above; some null."""
+    def size():
+        return rng.choice([0, rng.randrange(1, 100), 65536, 65537, rng.randrange(65537, 300_000),
+                           4 * 1024 * 1024, 4 * 1024 * 1024 + 1, rng.randrange(4_194_305, 4_500_000)])
+    return [None if rng.random() < 0.1 else rng.randbytes(size()) for _ in range(n)]
 
 
 @pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    session = start_spark("sparklance-blob-tests", tmp_path_factory.mktemp("blobs_wh"))
+def wh(tmp_path_factory):
+    root = tmp_path_factory.mktemp("blobs_wh")
+    (root / "db").mkdir()
+    return root
+
+
+@pytest.fixture(scope="module")
+def spark(wh):
+    session = start_spark("sparklance-blob-tests", wh)
     yield session
     session.stop()
+
+
+def pylance_blobs(path) -> dict:
+    ds = lance.dataset(str(path))
+    ds.validate()
+    ids = ds.to_table(columns=["id"]).column("id").to_pylist()
+    return dict(zip(ids, [None if b is None else b.readall()
+                          for b in ds.take_blobs("content", indices=list(range(len(ids))))]))
+
+
+@pytest.mark.parametrize("case", range(N))
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_binary_writes_into_a_blob_column(spark, wh, version, case):
+    """BINARY values written into a blob column by INSERT, a DataFrame append, UPDATE and MERGE (which rewrite the
+    column) and CREATE TABLE ... AS SELECT from the table are blobs: pylance's take_blobs returns their bytes, and
+    Spark reads the same bytes back, with their sizes in content__blob_size (2.2)."""
+    rng = random.Random(SEED * 100 + case)
+    name = f"w{version.replace('.', '')}_{case}"
+    table = f"lance.db.{name}"
+    spark.sql(f"CREATE TABLE {table} (id INT, content BINARY) TBLPROPERTIES ('content.lance.encoding' = 'blob', "
+              f"'file_format_version' = '{version}')")
+    assert spark.table(table).schema["content"].dataType.simpleString() == "binary"
+    want = {}
+    first = random_blobs(rng, 3)
+    spark.sql(f"INSERT INTO {table} VALUES " + ", ".join(
+        f"({i}, {'NULL' if b is None else 'X' + repr(b.hex())})" for i, b in enumerate(first)))
+    want.update(enumerate(first))
+    more = random_blobs(rng, 5)
+    spark.createDataFrame([(10 + i, b) for i, b in enumerate(more)], "id INT, content BINARY") \
+        .writeTo(table).append()
+    want.update({10 + i: b for i, b in enumerate(more)})
+    assert pylance_blobs(wh / "db" / f"{name}.lance") == want
+    # UPDATE rewrites the rows it changes; MERGE updates one row and inserts another.
+    new = random_blobs(rng, 2)
+    spark.createDataFrame([(0, new[0]), (99, new[1])], "id INT, content BINARY").createOrReplaceTempView("src")
+    spark.sql(f"UPDATE {table} SET content = CAST(concat(coalesce(content, X''), X'00') AS BINARY) WHERE id = 1")
+    want[1] = (want[1] or b"") + b"\x00"
+    spark.sql(f"MERGE INTO {table} t USING src s ON t.id = s.id WHEN MATCHED THEN UPDATE SET content = s.content "
+              "WHEN NOT MATCHED THEN INSERT *")
+    want[0], want[99] = new[0], new[1]
+    assert pylance_blobs(wh / "db" / f"{name}.lance") == want
+    rows = spark.table(table).collect()
+    assert {r.id: None if r.content is None else bytes(r.content) for r in rows} == want
+    if version == "2.2":
+        sizes = {r.id: r.content__blob_size for r in spark.table(table).select("id", "content__blob_size").collect()}
+        assert sizes == {i: None if b is None else len(b) for i, b in want.items()}
+    # A table made from it keeps the blob column (its field metadata says so).
+    spark.sql(f"CREATE TABLE lance.db.{name}_copy TBLPROPERTIES ('file_format_version' = '{version}') "
+              f"AS SELECT * FROM {table}")
+    assert pylance_blobs(wh / "db" / f"{name}_copy.lance") == want
 
 
 @pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
@@ -36,13 +106,11 @@ def test_blob_bytes(spark, tmp_path, version):
     ds = lance.write_dataset(table, path, data_storage_version=version)
     want = [None if b is None else b.readall() for b in ds.take_blobs("b", indices=list(range(len(blobs))))]
     assert want == blobs
-    rows = sorted(spark.read.format("lance").load(path).collect(), key=lambda r: r.id)
-    if version == "2.2":
-        got = [None if r.b is None else bytes(r.b.data) for r in rows]
-        assert all(r.b is None or r.b.uri is None for r in rows)
-    else:
-        got = [None if r.b is None else bytes(r.b) for r in rows]
-    assert got == want
+    df = spark.read.format("lance").load(path)
+    assert df.schema["b"].dataType.simpleString() == "binary"
+    assert df.schema["b"].metadata.get("lance-encoding:blob") == "true"
+    rows = sorted(df.collect(), key=lambda r: r.id)
+    assert [None if r.b is None else bytes(r.b) for r in rows] == want
     # A projection of other columns does not touch the blobs.
     assert spark.read.format("lance").load(path).select("id").count() == len(blobs)
 
@@ -63,32 +131,33 @@ def test_blob_bytes_written_by_spark(spark, tmp_path, version):
     got = dict(zip(ids, [None if b is None else b.readall() for b in ds.take_blobs("b", indices=list(range(len(ids))))]))
     assert got == {**dict(enumerate(blobs)), **{i + 100: b for i, b in enumerate(blobs)}}
     rows = sorted(spark.read.format("lance").load(path).collect(), key=lambda r: r.id)
-    spark_bytes = [None if r.b is None else bytes(r.b.data if version == "2.2" else r.b) for r in rows]
+    spark_bytes = [None if r.b is None else bytes(r.b) for r in rows]
     assert spark_bytes == blobs + blobs
 
 
 def test_blob_field_of_pylance_14(spark, tmp_path):
-    """`lance.blob_field` columns (blob v2 with position and size in the table's struct): every field reads, alone
-    or together, as docs/types.md says; `data` equals pylance's take_blobs and `size` the blob's length."""
-    blobs = [b"abc", None, b"", bytes(range(256)) * 300, b"x" * 70000]
+    """`lance.blob_field` columns (blob v2 with position and size in the table's struct) read as BINARY; the
+    virtual columns give the descriptors' position and size (pylance's to_table of the column), alone, with the
+    bytes, and in a filter."""
+    blobs = [b"abc", None, b"", bytes(range(256)) * 300, b"x" * 70000, b"y" * 4_200_000]
     schema = pa.schema([pa.field("id", pa.int32()), lance.blob_field("blob")])
     table = pa.table({"id": pa.array(range(len(blobs)), pa.int32()), "blob": lance.blob_array(blobs)}, schema=schema)
     path = str(tmp_path / "bf.lance")
     ds = lance.write_dataset(table, path, data_storage_version="2.2")
     want = [None if b is None else b.readall() for b in ds.take_blobs("blob", indices=list(range(len(blobs))))]
     assert want == blobs
+    descriptors = ds.to_table(columns=["blob"]).column("blob").to_pylist()
     df = spark.read.format("lance").load(path)
-    assert df.schema["blob"].dataType.simpleString() == \
-        "struct<data:binary,uri:string,position:decimal(20,0),size:decimal(20,0)>"
+    assert df.schema["blob"].dataType.simpleString() == "binary"
     rows = sorted(df.collect(), key=lambda r: r.id)
-    assert [None if r.blob is None else bytes(r.blob.data) for r in rows] == blobs
-    assert [None if r.blob is None else int(r.blob.size) for r in rows] == [None if b is None else len(b) for b in blobs]
-    assert all(r.blob is None or r.blob.uri is None for r in rows)
-    # Each field alone (nested projection), and a filter on the size.
-    for field in ["data", "size", "position", "uri"]:
-        got = sorted(df.selectExpr("id", f"blob.{field} AS f").collect(), key=lambda r: r.id)
-        assert [r.f for r in got] == [None if r.blob is None else r.blob[field] for r in rows], field
-    assert sorted(r.id for r in df.where("blob.size > 1000").select("id").collect()) == [3, 4]
+    assert [None if r.blob is None else bytes(r.blob) for r in rows] == blobs
+    meta = sorted(df.select("id", "blob__blob_pos", "blob__blob_size").collect(), key=lambda r: r.id)
+    assert [(r.blob__blob_pos, r.blob__blob_size) for r in meta] == \
+        [(None, None) if b is None else (d["position"], d["size"]) for b, d in zip(blobs, descriptors)]
+    both = sorted(df.select("id", "blob", "blob__blob_size").collect(), key=lambda r: r.id)
+    assert [None if r.blob is None else (bytes(r.blob), r.blob__blob_size) for r in both] == \
+        [None if b is None else (b, len(b)) for b in blobs]
+    assert sorted(r.id for r in df.where("blob__blob_size > 1000").select("id").collect()) == [3, 4, 5]
     # Rows read from it append back; pylance reads the same bytes.
     df.selectExpr("id + 100 AS id", "blob").write.format("lance").mode("append").save(path)
     ds = lance.dataset(path)
@@ -96,3 +165,105 @@ def test_blob_field_of_pylance_14(spark, tmp_path):
     ids = ds.to_table(columns=["id"]).column("id").to_pylist()
     got = dict(zip(ids, [None if b is None else b.readall() for b in ds.take_blobs("blob", indices=list(range(len(ids))))]))
     assert got == {**dict(enumerate(blobs)), **{i + 100: b for i, b in enumerate(blobs)}}
+
+
+@pytest.mark.parametrize("version", ["2.1"])
+def test_virtual_columns_of_older_blob_columns_are_refused(spark, tmp_path, version):
+    """Blob columns of 2.0/2.1 have no virtual columns here: selecting one is refused, naming the column."""
+    import sparklance
+    from conftest import lance_raises
+    table = pa.table({"id": pa.array([1], pa.int32()), "b": pa.array([b"abc"], pa.large_binary())},
+                     schema=pa.schema([pa.field("id", pa.int32()),
+                                       pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"})]))
+    path = str(tmp_path / "old.lance")
+    lance.write_dataset(table, path, data_storage_version=version)
+    with lance_raises(sparklance.UnsupportedFeatureError, match="Cannot read column 'b__blob_size'"):
+        spark.read.format("lance").load(path).select("b__blob_size").collect()
+
+
+def data_tree(path) -> dict:
+    """The files under a table's data/ directory (relative path -> size)."""
+    root = Path(path) / "data"
+    return {str(p.relative_to(root)): p.stat().st_size for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("case", range(N))
+def test_sidecars_as_pylance_writes_them(spark, wh, tmp_path, case):
+    """Seeded blob sizes across pylance 14's thresholds (64 KiB inline, 4 MiB shared sidecar), written by Spark in
+    file version 2.2: every descriptor (kind, blob id, size, and position in a sidecar) equals the one pylance writes
+    for the same values in the same order, the sidecar files have the same names and sizes, pylance reads the bytes
+    (take_blobs, validate) and Spark reads pylance's table back equal."""
+    rng = random.Random(SEED * 100 + 50 + case)
+    blobs = random_blobs(rng, 12)
+    name = f"side_{case}"
+    spark.createDataFrame(list(enumerate(blobs)), "id INT, content BINARY").coalesce(1).writeTo(f"lance.db.{name}") \
+        .tableProperty("content.lance.encoding", "blob").tableProperty("file_format_version", "2.2").create()
+    ours = wh / "db" / f"{name}.lance"
+    assert pylance_blobs(ours) == dict(enumerate(blobs))
+    theirs = tmp_path / "theirs.lance"
+    schema = pa.schema([pa.field("id", pa.int32()), lance.blob_field("content")])
+    lance.write_dataset(pa.table({"id": pa.array(range(len(blobs)), pa.int32()), "content": lance.blob_array(blobs)},
+                                 schema=schema), str(theirs), data_storage_version="2.2")
+
+    def descriptors(path):
+        ds = lance.dataset(str(path))
+        rows = ds.to_table(columns=["id", "content"]).to_pylist()
+        return {r["id"]: None if r["content"] is None else
+                {k: v for k, v in r["content"].items() if k != "position" or r["content"]["kind"] != 0}
+                for r in rows}
+
+    assert descriptors(ours) == descriptors(theirs)
+    strip = lambda tree: sorted((k.split("/", 1)[1], v) for k, v in tree.items() if "/" in k)  # noqa: E731
+    assert strip(data_tree(ours)) == strip(data_tree(theirs))
+    rows = spark.read.format("lance").load(str(theirs)).collect()
+    assert {r.id: None if r.content is None else bytes(r.content) for r in rows} == dict(enumerate(blobs))
+
+
+def test_delete_optimize_vacuum_keep_and_remove_sidecars(spark, wh, tmp_path):
+    """DELETE, OPTIMIZE and VACUUM on a table with blob sidecars: compaction writes the kept rows' blobs to the new
+    data file's sidecars, and VACUUM removes the old data files' sidecar directories, as pylance's compact_files and
+    cleanup_old_versions do on a copy of the same table, while every blob still reads."""
+    import shutil
+    blobs = [b"a" * 10, b"b" * 100_000, b"c" * 5_000_000, None, b"d" * 70_000, b"e" * 4_194_305]
+    spark.createDataFrame(list(enumerate(blobs)), "id INT, content BINARY").repartition(3).writeTo("lance.db.life") \
+        .tableProperty("content.lance.encoding", "blob").tableProperty("file_format_version", "2.2").create()
+    path = wh / "db" / "life.lance"
+    spark.sql("DELETE FROM lance.db.life WHERE id = 1")
+    theirs = tmp_path / "theirs.lance"
+    shutil.copytree(path, theirs)
+    spark.sql("OPTIMIZE lance.db.life")
+    lance.dataset(str(theirs)).optimize.compact_files()
+    want = {i: b for i, b in enumerate(blobs) if i != 1}
+    assert pylance_blobs(path) == want == pylance_blobs(theirs)
+    spark.sql("VACUUM lance.db.life RETAIN 0 HOURS")
+    import datetime
+    lance.dataset(str(theirs)).cleanup_old_versions(older_than=datetime.timedelta(0), delete_unverified=True)
+    assert pylance_blobs(path) == want == pylance_blobs(theirs)
+    ours_tree, their_tree = data_tree(path), data_tree(theirs)
+    data_files = [k for k in ours_tree if "/" not in k]
+    assert len(data_files) == 1 and all(k.startswith(data_files[0][:-len(".lance")] + "/") or k == data_files[0]
+                                        for k in ours_tree)
+    assert sorted(v for k, v in ours_tree.items() if "/" in k) == sorted(v for k, v in their_tree.items() if "/" in k)
+    rows = spark.table("lance.db.life").collect()
+    assert {r.id: None if r.content is None else bytes(r.content) for r in rows} == want
+
+
+def test_external_blobs_are_refused_naming_the_uri(spark, tmp_path):
+    """A blob v2 row pointing at an external object (pylance's Blob.from_uri, kind 3): its bytes, position and size
+    are refused naming the URI (sparklance does not fetch it, and the descriptor does not give its size); the
+    table's other columns read."""
+    import sparklance
+    from conftest import lance_raises
+    external = tmp_path / "ext.bin"
+    external.write_bytes(b"external-bytes")
+    uri = external.as_uri()
+    schema = pa.schema([pa.field("id", pa.int32()), lance.blob_field("b")])
+    path = str(tmp_path / "ext.lance")
+    lance.write_dataset(pa.table({"id": pa.array([0, 1], pa.int32()),
+                                  "b": lance.blob_array([b"inline", lance.Blob.from_uri(uri)])}, schema=schema),
+                        path, data_storage_version="2.2", allow_external_blob_outside_bases=True)
+    df = spark.read.format("lance").load(path)
+    assert sorted(r.id for r in df.select("id").collect()) == [0, 1]
+    for column in ["b", "b__blob_size", "b__blob_pos"]:
+        with lance_raises(sparklance.UnsupportedFeatureError, match=f"external URI {uri}"):
+            df.select(column).collect()

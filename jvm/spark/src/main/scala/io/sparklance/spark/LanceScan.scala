@@ -15,7 +15,7 @@ import org.apache.spark.sql.types.{LongType, StructField, StructType}
 import org.apache.spark.util.SerializableConfiguration
 
 import io.sparklance.core.{MetadataColumn, table => lance}
-import io.sparklance.core.schema.{LanceField, LogicalType}
+import io.sparklance.core.schema.{BlobColumns, LanceField, LogicalType}
 
 /**
  * Plans a scan of a pinned table version: the projection Spark asks for (nested fields pruned), LIMIT, and
@@ -115,10 +115,23 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
       options, fragmentFilters, dataFilters, listFilters ++ added)
   }
 
-  /** The Lance fields the required schema names, pruned to the nested fields it keeps. */
-  private lazy val projection: Seq[LanceField] = required.fields.toSeq.flatMap { sf =>
-    snapshot.schema.field(sf.name).map(f => prune(f, sf.dataType))
+  /**
+   * The Lance fields the required schema names, pruned to the nested fields it keeps, each with its Spark field: a
+   * blob v2 column reads its bytes, and a blob column's virtual columns (`<column>__blob_pos`, `__blob_size`) the
+   * positions or sizes of its blobs ([[BlobColumns.virtualColumn]]).
+   */
+  private lazy val columns: Seq[(LanceField, StructField)] = required.fields.toSeq.flatMap { sf =>
+    snapshot.schema.field(sf.name) match {
+      case Some(f) if f.isBlobV2 => Some(BlobColumns.view(f, BlobColumns.Data) -> SparkSchemas.toSpark(f, table.nanoseconds))
+      case Some(f) =>
+        val pruned = prune(f, sf.dataType)
+        Some(pruned -> SparkSchemas.toSpark(pruned, table.nanoseconds))
+      case None => LanceSparkException.translate(BlobColumns.virtualColumn(snapshot.schema, sf.name))
+        .map(_ -> StructField(sf.name, LongType, nullable = true))
+    }
   }
+
+  private lazy val projection: Seq[LanceField] = columns.map(_._1)
 
   private lazy val metadataColumns: Seq[MetadataColumn] =
     required.fields.toSeq.flatMap(f => if (snapshot.schema.field(f.name).isEmpty) MetadataColumn.byName(f.name) else None)
@@ -136,7 +149,7 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
 
   override lazy val readSchema: StructType = LanceSparkException.translate {
     SparkSchemas.refuseHalfFloats(projection, "read")
-    StructType(projection.map(f => SparkSchemas.toSpark(f, table.nanoseconds)) ++
+    StructType(columns.map(_._2) ++
       metadataColumns.map(m => StructField(m.name, LongType, nullable = false)))
   }
 

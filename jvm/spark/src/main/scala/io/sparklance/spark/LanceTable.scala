@@ -15,6 +15,7 @@ import org.apache.spark.sql.types.{DataType, LongType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 import io.sparklance.core.{MetadataColumn, table => lance}
+import io.sparklance.core.schema.BlobColumns
 import io.sparklance.core.table.Snapshot
 
 /**
@@ -103,7 +104,17 @@ final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoop
         case _ => "fragment id"
       }
     }
-  }.toArray
+  }.toArray ++ BlobColumns.of(snapshot.schema).flatMap { blob =>
+    Seq(BlobColumns.PositionSuffix -> "position of each blob's bytes in the file holding them",
+      BlobColumns.SizeSuffix -> "size of each blob in bytes").map { case (suffix, what) =>
+      new SparkMetadataColumn {
+        override def name(): String = blob.name + suffix
+        override def dataType(): DataType = LongType
+        override def isNullable: Boolean = true
+        override def comment(): String = s"blob column ${blob.name}: the $what (null for a null blob)"
+      }
+    }
+  }
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = {
     val passed = options.asCaseSensitiveMap().asScala.toMap

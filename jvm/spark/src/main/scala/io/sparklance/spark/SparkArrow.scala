@@ -77,6 +77,15 @@ object SparkArrow {
       val child = convert(l.getDataVector, et, allocator)
       if (child eq l.getDataVector) l
       else list(l, offsetsOf(l.getValueCount)(i => l.getOffsetBuffer.getInt(4L * i).toLong), child, owned = true, allocator)
+    // One part of a blob v2 column (BlobColumns.view): its bytes, or its positions or sizes (uint64, below 2^63).
+    case (s: StructVector, BinaryType | LongType) if s.getChildrenFromFields.size == 1 =>
+      s.getChildrenFromFields.get(0) match {
+        case u: UInt8Vector => longs(u, u.get, allocator)
+        case c =>
+          val out = c.getField.createVector(allocator)
+          c.makeTransferPair(out).transfer()
+          out
+      }
     case (s: StructVector, st: StructType) =>
       val children = s.getChildrenFromFields.asScala.zip(st.fields).map { case (c, f) => convert(c, f.dataType, allocator) }
       if (children.zip(s.getChildrenFromFields.asScala).forall { case (a, b) => a eq b }) s

@@ -194,6 +194,9 @@ object SparkSchemas {
     // A bfloat16 column is `fixed_size_binary:2` with pylance's extension; its Spark field names the bfloat16 type.
     val logical = if (isBFloat16(field)) LogicalType.format(LogicalType.BFloat16) else field.logicalTypeName
     val meta = new MetadataBuilder().putLong(FieldIdKey, field.id.toLong).putString(LogicalTypeKey, logical)
+    if (field.parentId == -1 && (field.isBlobV2 || (field.isBlob && field.logicalType == LogicalType.Binary(true)))) {
+      meta.putString(ColumnProperties.BlobKey, "true")
+    }
     field.logicalType match {
       case LogicalType.List(_, _) | LogicalType.Map => meta.putString(FieldTreeKey, FieldTrees.encode(field.children))
       case _ =>
@@ -208,6 +211,8 @@ object SparkSchemas {
       case NanosecondMapping.TruncateToMicros => t
     }
     field.logicalType match {
+      // A blob v2 column is BINARY, as lance-spark shows it: its values are the blobs' bytes.
+      case Struct if field.isBlobV2 => BinaryType
       case Struct => StructType(field.children.map(toSpark(_, nanos)))
       case List(_, _) =>
         val elem = field.children.head

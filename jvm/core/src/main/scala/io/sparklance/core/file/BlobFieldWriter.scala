@@ -20,10 +20,12 @@ import io.sparklance.proto.Encodings21Protos.{CompressiveEncoding, Flat, PageLay
  *    position (`def << 16`).
  *  - 2.2 (blob v2): a `struct<data: large_binary, uri: string>` field; the file's schema declares the column as a
  *    packed struct of `(kind u8, position u64, size u64, blob_id u32, blob_uri string)` descriptors, written as a
- *    full-zip page of variable packed structs. Every blob is written inline (kind 0); a row with a `uri` (an external
- *    blob) is refused.
+ *    full-zip page of variable packed structs. As pylance 14 writes them, blobs of up to 64 KiB stay in the data
+ *    file (kind 0), larger ones go to the data file's sidecars ([[BlobSidecars]]: a shared file, kind 1, or one of
+ *    their own above 4 MiB, kind 2). A row with a `uri` (an external blob) is refused.
  */
-final class BlobFieldWriter(field: LanceField, version: FileVersion, options: LanceFileWriter.Options) extends FieldWriter {
+final class BlobFieldWriter(field: LanceField, version: FileVersion, options: LanceFileWriter.Options,
+    sidecars: BlobSidecars) extends FieldWriter {
 
   private val v22 = version == FileVersion.V2_2
   override val columnFieldIds: IndexedSeq[Int] = IndexedSeq(field.id)
@@ -31,6 +33,11 @@ final class BlobFieldWriter(field: LanceField, version: FileVersion, options: La
   private val data = new Growable.Bytes(1 << 16)
   private val ends = new Growable.Longs(1024)
   private val nulls = new Growable.Bytes(1024)
+  // 2.2: per row, the descriptor's kind, and for sidecar blobs their blob id, position and size.
+  private val kinds = new Growable.Bytes(1024)
+  private val blobIds = new Growable.Longs(1024)
+  private val sidePositions = new Growable.Longs(1024)
+  private val sideSizes = new Growable.Longs(1024)
   private var firstRow = 0L
 
   override def fileFields: Option[Seq[FileProtos.Field]] =
@@ -65,13 +72,38 @@ final class BlobFieldWriter(field: LanceField, version: FileVersion, options: La
     while (i < n) {
       val isNull = vector.isNull(i) || (v22 && b.isNull(i))
       nulls.add(if (isNull) 1.toByte else 0.toByte)
+      var kind = 0
       if (!isNull) {
         val s = b.getOffsetBuffer.getLong(8L * i)
         val e = b.getOffsetBuffer.getLong(8L * (i + 1))
+        if (e - s > Int.MaxValue - 64) {
+          throw new io.sparklance.core.InvalidArgumentException(s"Cannot write blob column '${field.name}': row $i " +
+            s"holds a blob of ${e - s} bytes; a blob holds at most 2 GiB.")
+        }
         val len = (e - s).toInt
-        data.ensure(len)
-        b.getDataBuffer.getBytes(s, data.data, data.size, len)
-        data.size += len
+        if (v22 && len > BlobSidecars.InlineMax) {
+          val bytes = new Array[Byte](len)
+          b.getDataBuffer.getBytes(s, bytes, 0, len)
+          if (len > BlobSidecars.DedicatedMin) {
+            kind = 2
+            blobIds.add(sidecars.dedicated(bytes, 0, len))
+            sidePositions.add(0L)
+          } else {
+            kind = 1
+            val (id, at) = sidecars.packed(bytes, 0, len)
+            blobIds.add(id)
+            sidePositions.add(at)
+          }
+          sideSizes.add(len.toLong)
+        } else {
+          data.ensure(len)
+          b.getDataBuffer.getBytes(s, data.data, data.size, len)
+          data.size += len
+        }
+      }
+      if (v22) {
+        kinds.add(kind.toByte)
+        if (kind == 0) { blobIds.add(0L); sidePositions.add(0L); sideSizes.add(0L) }
       }
       ends.add(data.size)
       if (data.size >= options.maxPageBytes) flush(sink)
@@ -100,6 +132,7 @@ final class BlobFieldWriter(field: LanceField, version: FileVersion, options: La
     sink.page(0, page.buffers, rows, firstRow, any)
     firstRow += rows
     data.clear(); ends.clear(); nulls.clear()
+    kinds.clear(); blobIds.clear(); sidePositions.clear(); sideSizes.clear()
   }
 
   private def size(i: Int): Long = ends.data(i) - (if (i == 0) 0L else ends.data(i - 1))
@@ -127,7 +160,7 @@ final class BlobFieldWriter(field: LanceField, version: FileVersion, options: La
     new StructuralPageEncoder.Page(inner.buffers, layout)
   }
 
-  /** 2.2: a full-zip page of variable packed struct descriptors, kind 0 (bytes in this file). */
+  /** 2.2: a full-zip page of variable packed struct descriptors: kind 0 (bytes in this file), 1 or 2 (a sidecar). */
   private def blobV2Page(rows: Int, anyNull: Boolean, positions: Array[Long]): StructuralPageEncoder.Page = {
     val zip = new Growable.Bytes(rows * 30)
     val index = new Growable.Longs(rows + 1)
@@ -137,10 +170,11 @@ final class BlobFieldWriter(field: LanceField, version: FileVersion, options: La
       if (anyNull) zip.add(if (nulls.data(i) != 0) 1.toByte else 0.toByte)
       if (nulls.data(i) == 0) {
         zip.u32(1 + 8 + 8 + 4 + 4)
-        zip.add(0.toByte)              // kind 0: the bytes are in this data file
-        zip.u64(positions(i))
-        zip.u64(size(i))
-        zip.u32(0)                     // blob_id
+        val kind = kinds.data(i)
+        zip.add(kind)
+        zip.u64(if (kind == 0) positions(i) else sidePositions.data(i))
+        zip.u64(if (kind == 0) size(i) else sideSizes.data(i))
+        zip.u32(blobIds.data(i))
         zip.u32(0)                     // blob_uri: empty
       }
       i += 1

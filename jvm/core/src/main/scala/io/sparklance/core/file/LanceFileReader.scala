@@ -187,20 +187,17 @@ final class LanceFileReader private (storage: Storage, in: InputFile, val metada
 
   /**
    * The bytes of a blob v2 value (2.2) from its descriptor: kind 0 lives in this file; kind 1 in a shared
-   * sidecar file `<data file stem>/<blob_id as 32 binary digits, least significant first>.blob` beside this file,
-   * at [position, position + size); kind 2 is a whole sidecar file of that name.
+   * sidecar file ([[BlobSidecars]]) at [position, position + size); kind 2 is a whole sidecar file.
    */
   def blobBytes(kind: Int, position: Long, size: Long, blobId: Long, uri: String): Array[Byte] = {
     if (uri != null && uri.nonEmpty) {
       throw new UnsupportedFeatureException(s"Cannot read a blob of $path: it lives at the external URI $uri, which " +
-        "this version of sparklance does not fetch.")
+        "this version of sparklance does not fetch. Leave the column out of the query, or read it with pylance.")
     }
     kind match {
       case 0 => pages.bytes(position, size)
       case 1 | 2 =>
-        val name = (0 until 32).map(i => if (((blobId >>> i) & 1) == 1) '1' else '0').mkString
-        val dir = path.stripSuffix(".lance")
-        val sidecar = Storage.join(dir, s"$name.blob")
+        val sidecar = Storage.join(BlobSidecars.directory(path), BlobSidecars.fileName(blobId))
         val file = storage.open(sidecar)
         try {
           val (from, len) = if (kind == 2) (0L, file.length) else (position, size)

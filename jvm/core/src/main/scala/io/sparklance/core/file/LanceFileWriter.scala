@@ -29,7 +29,8 @@ final class LanceFileWriter private (
     val schema: LanceSchema,
     val version: FileVersion,
     fieldWriters: IndexedSeq[FieldWriter],
-    out: OutputStream) extends AutoCloseable {
+    out: OutputStream,
+    sidecars: BlobSidecars) extends AutoCloseable {
 
   private var position = 0L
   private var rows = 0L
@@ -84,6 +85,7 @@ final class LanceFileWriter private (
     finished = true
     storing("write") {
       fieldWriters.zipWithIndex.foreach { case (w, i) => w.finish(sinkFor(i)) }
+      sidecars.finish()
       pad()
       val descriptor = FileProtos.FileDescriptor.newBuilder()
         .setSchema(FileProtos.Schema.newBuilder().addAllFields(schema.fields.zip(fieldWriters).flatMap { case (f, w) =>
@@ -123,10 +125,11 @@ final class LanceFileWriter private (
     position
   }
 
-  /** Abandons the file: closes the stream (the caller deletes the partial file). */
+  /** Abandons the file: closes the stream and deletes its blob sidecars (the caller deletes the partial file). */
   override def close(): Unit = if (!closed) {
     closed = true
     try out.close() catch { case NonFatal(_) => }
+    sidecars.abandon()
   }
 
   private def sinkFor(field: Int): PageSink = new PageSink {
@@ -205,8 +208,9 @@ object LanceFileWriter {
   /** Creates `path` (which must not exist) for a file of the given schema and version. */
   def create(storage: Storage, path: String, schema: LanceSchema, version: FileVersion,
       options: Options = Options()): LanceFileWriter = {
-    val writers = schema.fields.map(f => FieldWriters.create(f, version, options))
+    val sidecars = new BlobSidecars(storage, path)
+    val writers = schema.fields.map(f => FieldWriters.create(f, version, options, sidecars))
     val out = new BufferedOutputStream(storage.createStream(path), 1 << 16)
-    new LanceFileWriter(path, schema, version, writers, out)
+    new LanceFileWriter(path, schema, version, writers, out, sidecars)
   }
 }

@@ -35,8 +35,9 @@ final class FragmentReader(
     rowIds: Option[RowIdSequence]) extends Closeable {
 
   private val readers = mutable.HashMap.empty[String, LanceFileReader]
-  // The Arrow field of each projected field, built once rather than per batch.
-  private val targets = mutable.HashMap.empty[Int, Field]
+  // The Arrow field of each projected field (by id and the children kept: a blob v2 column may be read in parts,
+  // BlobColumns.view), built once rather than per batch.
+  private val targets = mutable.HashMap.empty[(Int, Seq[String]), Field]
 
   /** The reader of a data file, which must hold as many rows as the manifest says the fragment has. */
   private def reader(file: DataFile): LanceFileReader = {
@@ -81,7 +82,7 @@ final class FragmentReader(
       case Seq(file) if !isBlobV2(f) && holdsAll(file, f) =>
         val r = reader(file)
         r.metadata.schema.field(f.id).flatMap(ff => r.dictionaryCodes(prune(ff, f, r.path), from, to)).flatMap { c =>
-          val target = targets.getOrElseUpdate(f.id, LanceFileReader.readField(f))
+          val target = targets.getOrElseUpdate((f.id, f.children.map(_.name)), LanceFileReader.readField(f))
           val nullSlot = c.items.numValues
           val live = deletions.liveOffsets(from, to)
           val ids = live match {
@@ -213,7 +214,7 @@ final class FragmentReader(
 
   private def readField(f: LanceField, from: Long, to: Long, live: Option[Array[Long]], count: Int,
       allocator: BufferAllocator): FieldVector = {
-    val target = targets.getOrElseUpdate(f.id, LanceFileReader.readField(f))
+    val target = targets.getOrElseUpdate((f.id, f.children.map(_.name)), LanceFileReader.readField(f))
     filesHolding(f) match {
       case Seq() => nulls(target, count, allocator)
       case Seq(file) if isBlobV2(f) => blobV2(reader(file), f, target, from, to, live, count, allocator)
@@ -327,6 +328,12 @@ final class FragmentReader(
               case (v: org.apache.arrow.vector.BaseVariableWidthVector, "uri") =>
                 val u = uriOf(i)
                 if (u.isEmpty) v.setNull(i) else v.setSafe(i, u.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+              // An external blob's descriptor says nothing of the object's size (pylance leaves 0 for a whole
+              // object): refused as its bytes are, never a made-up size.
+              case (_: org.apache.arrow.vector.UInt8Vector, part) if uriOf(i).nonEmpty =>
+                throw new UnsupportedFeatureException(s"Cannot read the $part of a blob of blob column '${f.name}' " +
+                  s"in ${r.path}: it lives at the external URI ${uriOf(i)}, which this version of sparklance does " +
+                  "not fetch. Leave the column out, or filter out rows whose blobs are external.")
               case (v: org.apache.arrow.vector.UInt8Vector, "position") => v.setSafe(i, num(position, i))
               case (v: org.apache.arrow.vector.UInt8Vector, "size") => v.setSafe(i, num(size, i))
               case (v, name) => throw new UnsupportedFeatureException(s"Cannot read field '$name' " +

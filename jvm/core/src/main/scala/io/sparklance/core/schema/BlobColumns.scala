@@ -1,6 +1,6 @@
 package io.sparklance.core.schema
 
-import io.sparklance.core.FileVersion
+import io.sparklance.core.{FileVersion, UnsupportedFeatureException}
 import io.sparklance.proto.FileProtos
 
 /**
@@ -38,4 +38,59 @@ object BlobColumns {
     }
 
   private def isBlobV1(f: LanceField): Boolean = f.parentId == -1 && f.isBlob && f.logicalType == LogicalType.Binary(true)
+
+  /** The part of a blob v2 value that holds its bytes (large_binary). */
+  val Data = "data"
+  /** The part of a blob v2 descriptor that says where its bytes start in the object holding them (uint64). */
+  val Position = "position"
+  /** The part of a blob v2 descriptor that says how many bytes it has (uint64). */
+  val Size = "size"
+
+  /** The name suffix of the virtual column giving a blob column's positions, as lance-spark names it. */
+  val PositionSuffix = "__blob_pos"
+  /** The name suffix of the virtual column giving a blob column's sizes, as lance-spark names it. */
+  val SizeSuffix = "__blob_size"
+
+  /** The top-level blob columns of a schema: blob-marked large binaries (v1) and blob v2 columns. */
+  def of(schema: LanceSchema): Seq[LanceField] = schema.fields.filter(f => isBlobV1(f) || f.isBlobV2)
+
+  /**
+   * A projection of blob v2 column `field` that reads one `part` of each value (as a struct with that one child,
+   * null where the blob is null): its bytes ([[Data]]), or from its descriptor alone, without reading the bytes,
+   * their position ([[Position]]) or size ([[Size]]). Tables pylance 14 makes with `lance.blob_field` list
+   * position and size among the column's children; other blob v2 columns do not, and the part is then a child of
+   * a negative id, which only the read fills (`FragmentReader` fills a blob v2 column's children by name).
+   */
+  def view(field: LanceField, part: String): LanceField = {
+    require(field.isBlobV2 && Seq(Data, Position, Size).contains(part), s"part $part of blob column ${field.name}")
+    val child = field.child(part).getOrElse {
+      // An id no field has (ids are not negative), unique within the projection of this one field.
+      val id = -2 - Seq(Data, Position, Size).indexOf(part)
+      val proto = FileProtos.Field.newBuilder().setName(part).setId(id).setParentId(field.id)
+        .setLogicalType(if (part == Data) "large_binary" else "uint64").setNullable(true).build()
+      LanceField(id, field.id, part, if (part == Data) LogicalType.Binary(true) else LogicalType.Int(64, false),
+        nullable = true, Map.empty, IndexedSeq.empty, proto)
+    }
+    field.withChildren(IndexedSeq(child))
+  }
+
+  /**
+   * The projection that reads virtual column `name` of a schema, `<blob column>__blob_pos` or
+   * `<blob column>__blob_size` (lance-spark's names): the positions or sizes of a blob v2 column's values
+   * ([[view]]); None when `name` is no such column. Blob columns of file versions 2.0 and 2.1 have none: their
+   * descriptors are not read apart from their bytes, which is refused.
+   */
+  def virtualColumn(schema: LanceSchema, name: String): Option[LanceField] = {
+    val parts = Seq(PositionSuffix -> Position, SizeSuffix -> Size)
+    parts.collectFirst { case (suffix, part) if name.endsWith(suffix) =>
+      schema.field(name.stripSuffix(suffix)).filter(f => isBlobV1(f) || f.isBlobV2).map { f =>
+        if (!f.isBlobV2) {
+          throw new UnsupportedFeatureException(s"Cannot read column '$name': blob column '${f.name}' is a blob " +
+            "column of file version 2.0 or 2.1, whose positions and sizes this version of sparklance does not read " +
+            s"apart from the bytes. Read length(${f.name}) for the sizes, or use file version 2.2.")
+        }
+        view(f, part)
+      }
+    }.flatten
+  }
 }

@@ -12,7 +12,8 @@ import io.sparklance.core.storage.{FileEntry, Storage}
  * Kept: the latest version, every version committed at or after `olderThan`, every tagged version and every
  * version a branch was made from (its first version reads that version's files, as pylance keeps them), with
  * every file any of them references (data files, deletion files, transaction files, manifests). Removed: the
- * manifests of the other versions, and files under `data/`, `_deletions/` and `_transactions/` that no kept version
+ * manifests of the other versions, and files under `data/` (blob sidecar directories with their data files),
+ * `_deletions/` and `_transactions/` that no kept version
  * references and that were last modified before `olderThan`, so that the files of a write still in progress
  * (written but not yet committed) are never taken. Index directories under `_indices/` that no kept version lists,
  * whose files were all last modified before `olderThan`, are removed too (an index being built is newer). Files
@@ -84,13 +85,22 @@ object Cleanup {
       val p = normalize(e.path)
       !referenced.contains(p) && (verified.contains(p) || e.modificationTime < cutoff)
     } ++ indexFiles
+    // A blob sidecar directory (data/<data file without .lance>/, file version 2.2) goes with its data file: kept
+    // while a kept version references the data file, removed as the data file would be (as pylance 14 removes them).
+    val sidecarDirs = storage.list(Storage.join(root, "data")).filter(_.isDirectory).flatMap { d =>
+      val dataFile = normalize(d.path.stripSuffix("/") + ".lance")
+      val files = storage.list(d.path).filter(!_.isDirectory)
+      val gone = !referenced.contains(dataFile) && (verified.contains(dataFile) || files.forall(_.modificationTime < cutoff))
+      if (gone) Some(d -> files) else None
+    }
     val manifestEntries = storage.list(TableLayout.versionsDir(root)).filter(e => removedManifests.exists(m => normalize(m.path) == normalize(e.path)))
-    val doomed = manifestEntries ++ orphans
+    val doomed = manifestEntries ++ orphans ++ sidecarDirs.flatMap(_._2)
     if (!dryRun) {
       // Manifests first: once a version is gone, nothing can reach the files it alone referenced.
       manifestEntries.foreach(e => storage.delete(e.path))
       orphans.foreach(e => storage.delete(e.path))
       indexDirs.foreach { case (d, _) => storage.delete(d.path) }
+      sidecarDirs.foreach { case (d, files) => files.foreach(f => storage.delete(f.path)); storage.delete(d.path) }
     }
     Result(removed.map(_.version), doomed.map(_.path), doomed.map(_.size).sum)
   }

@@ -112,7 +112,8 @@ final class Scan private[table] (
    * `rowsPerTask` physical rows.
    */
   def planTasks(rowsPerTask: Long): Seq[ScanTask] = {
-    val fieldsBytes = LanceSchema(projection.toIndexedSeq, Map.empty).toBytes
+    // One schema per projected field: a field may be projected more than once (the parts of a blob column).
+    val fieldsBytes = projection.map(f => LanceSchema(IndexedSeq(f), Map.empty).toBytes)
     // Batches evaluate neither a list's items nor full-text queries: indexes alone use those predicates.
     val readable = dataFilters.filter(p => !p.isInstanceOf[Predicate.ListHasAny] && !p.isInstanceOf[Predicate.FullTextMatch] &&
       p.columns.forall(c => projection.exists(_.name == c)))
@@ -258,12 +259,13 @@ object ScanTask {
   final case class Context(
       layout: TableLayout,
       manifestPath: String,
-      fields: Array[Byte],
+      fields: Seq[Array[Byte]],
       metadataColumns: Seq[String],
       stableRowIds: Boolean,
       batchRows: Int,
       limit: Option[Int],
       filters: Seq[Predicate]) {
-    private[table] def projection: IndexedSeq[LanceField] = LanceSchema.fromBytes(manifestPath, fields).fields
+    private[table] def projection: IndexedSeq[LanceField] =
+      fields.toIndexedSeq.flatMap(LanceSchema.fromBytes(manifestPath, _).fields)
   }
 }

@@ -490,7 +490,10 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
       Committer.Options(maxRetries = snapshot.commitRetries)))
 
   /** Deletes files written for a commit that did not happen; best effort. */
-  def discard(files: Seq[String]): Unit = files.foreach(f => try storage.delete(f) catch { case NonFatal(_) => () })
+  def discard(files: Seq[String]): Unit = files.foreach { f =>
+    try storage.delete(f) catch { case NonFatal(_) => () }
+    if (f.endsWith(".lance")) io.sparklance.core.file.BlobSidecars.deleteAll(storage, f)
+  }
 
   /**
    * Deletes the data files named with `fileTag` ([[PendingCommit.fileTag]]): those of a write that did not commit,
@@ -498,7 +501,10 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
    */
   private[table] def discardTagged(fileTag: String): Unit = if (fileTag.nonEmpty) {
     val listed = try storage.list(Storage.join(root, "data")) catch { case NonFatal(_) => Nil }
-    discard(listed.map(_.path).filter(p => Storage.fileName(p).startsWith(fileTag + "-")))
+    val tagged = listed.filter(e => Storage.fileName(e.path).startsWith(fileTag + "-"))
+    discard(tagged.filterNot(_.isDirectory).map(_.path))
+    // Blob sidecar directories of data files whose writers' results were lost.
+    tagged.filter(_.isDirectory).foreach(d => io.sparklance.core.file.BlobSidecars.deleteDirectory(storage, d.path))
   }
 
   private[table] def commit(txn: Transaction, options: Committer.Options): Long =

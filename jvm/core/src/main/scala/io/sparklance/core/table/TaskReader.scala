@@ -12,6 +12,7 @@ import io.sparklance.core.MetadataColumn
 import io.sparklance.core.file.{LanceFileReader, RowCopier}
 import io.sparklance.core.format.{DeletionVector, Fragment, FragmentFiles}
 import io.sparklance.core.scan.{CodedColumn, FragmentReader}
+import io.sparklance.core.schema.LanceField
 import io.sparklance.core.storage.Storage
 
 /**
@@ -40,6 +41,8 @@ final class TaskReader private[table] (storage: Storage, task: ScanTask, allocat
   private var deletions: DeletionVector = _
   private lazy val filterFields = fields.filter(f => ctx.filters.exists(_.columns.contains(f.name)))
   private lazy val otherFields = fields.filterNot(f => filterFields.exists(_.id == f.id))
+  // A projected field by id and the children it keeps: a blob column may be projected once per part it reads.
+  private def key(f: LanceField): (Int, Seq[String]) = (f.id, f.children.map(_.name))
   private def filtering = ctx.filters.nonEmpty && filterFields.nonEmpty
   private lazy val predicate = BatchPredicate.compile(ctx.filters, filterFields)
   private var selection = new Array[Int](0)
@@ -116,12 +119,12 @@ final class TaskReader private[table] (storage: Storage, task: ScanTask, allocat
       val few = selected.toLong * TaskReader.LateRowsRatio < n && !clustered(selected, n)
       val compacted = few || selected.toLong * TaskReader.CompactRowsRatio < n
       // The filtered columns' vectors, of just the selected rows when the batch is compacted, else of all.
-      val vectors = scala.collection.mutable.ArrayBuffer.empty[(Int, FieldVector)]
+      val vectors = scala.collection.mutable.ArrayBuffer.empty[((Int, Seq[String]), FieldVector)]
       try {
         decodedFields.zip(filtered.getFieldVectors.asScala).foreach { case (f, v) =>
-          vectors += f.id -> (if (compacted) RowCopier.select(v, selection, selected, allocator) else transfer(v))
+          vectors += key(f) -> (if (compacted) RowCopier.select(v, selection, selected, allocator) else transfer(v))
         }
-        coded.foreach { case (f, c) => vectors += f.id -> values(c, if (compacted) selected else n, compacted) }
+        coded.foreach { case (f, c) => vectors += key(f) -> values(c, if (compacted) selected else n, compacted) }
       } catch { case NonFatal(e) => vectors.foreach(_._2.close()); throw e }
       finally filtered.close()
       val byId = vectors.toMap
@@ -192,13 +195,13 @@ final class TaskReader private[table] (storage: Storage, task: ScanTask, allocat
   }
 
   /**
-   * One root of the filtered columns' vectors (by field id) and `rest` (the other columns, then the metadata
+   * One root of the filtered columns' vectors (by [[key]]) and `rest` (the other columns, then the metadata
    * columns), in the projection's order, then the metadata columns. Takes over all of the vectors.
    */
-  private def assemble(filteredVectors: Map[Int, FieldVector], rest: VectorSchemaRoot, rows: Int): VectorSchemaRoot = {
+  private def assemble(filteredVectors: Map[(Int, Seq[String]), FieldVector], rest: VectorSchemaRoot, rows: Int): VectorSchemaRoot = {
     val others = rest.getFieldVectors.asScala.toSeq
-    val byId = filteredVectors ++ otherFields.zip(others).map { case (f, v) => f.id -> v }
-    val vectors = fields.map(f => byId(f.id)) ++ others.drop(otherFields.size)
+    val byKey = filteredVectors ++ otherFields.zip(others).map { case (f, v) => key(f) -> v }
+    val vectors = fields.map(f => byKey(key(f))) ++ others.drop(otherFields.size)
     new VectorSchemaRoot(vectors.map(_.getField).asJava, vectors.asJava, rows)
   }
 

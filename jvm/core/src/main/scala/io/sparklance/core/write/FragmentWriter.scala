@@ -52,11 +52,14 @@ final class FragmentWriter(storage: Storage, root: String, schema: LanceSchema, 
     done.result()
   }
 
-  /** Deletes every file this writer created: for a write that will not be committed. */
+  /** Deletes every file this writer created (blob sidecars too): for a write that will not be committed. */
   def abort(): Unit = {
     current.foreach(_.close())
     current = None
-    written.foreach(p => try storage.delete(p) catch { case NonFatal(_) => })
+    written.foreach { p =>
+      try storage.delete(p) catch { case NonFatal(_) => }
+      io.sparklance.core.file.BlobSidecars.deleteAll(storage, p)
+    }
   }
 
   override def close(): Unit = current.foreach(_.close())

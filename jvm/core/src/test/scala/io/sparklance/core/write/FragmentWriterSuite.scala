@@ -78,4 +78,36 @@ class FragmentWriterSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(ids(storage) == (0L until 100L))
     assert(ids(storage, Some(1L)) == (0L until 100L))
   }
+
+  test("a blob v2 file's sidecars are written beside it, and abort deletes them with it") {
+    import org.apache.arrow.vector.{LargeVarBinaryVector, VarCharVector}
+    import org.apache.arrow.vector.complex.StructVector
+    import io.sparklance.core.file.BlobSidecars
+    import io.sparklance.core.schema.{BlobColumns, LanceSchema}
+    val storage = new InMemoryStorage
+    val blobSchema = BlobColumns.forVersion(LanceSchema.fromFlat("blobs", Seq(
+      LanceSchema.FlatField(0, -1, "content", "large_binary", nullable = true, Map("lance-encoding:blob" -> "true")))),
+      FileVersion.V2_2)
+    val w = new FragmentWriter(storage, root, blobSchema, FileVersion.V2_2, FragmentWriter.Options())
+    val sizes = Seq(10, 100000, 5000000)
+    val field = io.sparklance.core.schema.ArrowSchemas.toArrow(blobSchema.fields.head)
+    val content = field.createVector(allocator).asInstanceOf[StructVector]
+    try {
+      val data = content.getChild("data").asInstanceOf[LargeVarBinaryVector]
+      val uri = content.getChild("uri").asInstanceOf[VarCharVector]
+      content.allocateNew()
+      sizes.zipWithIndex.foreach { case (n, i) =>
+        content.setIndexDefined(i); data.setSafe(i, Array.fill[Byte](n)(i.toByte)); uri.setNull(i)
+      }
+      data.setValueCount(sizes.size); uri.setValueCount(sizes.size); content.setValueCount(sizes.size)
+      val b = new VectorSchemaRoot(java.util.List.of(content.getField), java.util.List.of[org.apache.arrow.vector.FieldVector](content), sizes.size)
+      w.write(b)
+    } finally content.close()
+    w.finish()
+    val dir = BlobSidecars.directory(w.files.head)
+    assert(storage.list(dir).map(e => e.name -> e.size).sortBy(_._1) ==
+      Seq(BlobSidecars.fileName(2) -> 5000000L, BlobSidecars.fileName(1) -> 100000L).sortBy(_._1))
+    w.abort()
+    assert(!storage.exists(w.files.head) && storage.list(dir).isEmpty)
+  }
 }
