@@ -225,6 +225,44 @@ def test_appended_and_deleted_rows(spark, tmp_path):
     assert not any(i % 7 == 3 for i in spark_ids(spark, path, "lance_match(text, 'machine learning spark')"))
 
 
+def test_fuzzy_matches_equal_pylance(spark, tmp_path):
+    """Fuzzy ``lance_match`` (``fuzziness``, ``prefix_length``, ``max_expansions``; OR and AND) selects pylance's rows:
+    each query token stands for the index's tokens within so many edits (no transpositions), taken in dictionary
+    order up to max_expansions over the whole query. Over an index pylance built (one partition) and one Spark built
+    (a partition per fragment). Rows appended after the index, which pylance matches by the query's own tokens, and a
+    max_expansions cut in an index of several partitions are refused rather than answered otherwise."""
+    rng = random.Random(SEED + 300)
+    for builder in ("pylance", "spark"):
+        path = tmp_path / f"fuzzy_{builder}.lance"
+        rows = 240
+        ds = lance.write_dataset(make_table(path, rng, rows), str(path),
+                                 max_rows_per_file=rows if builder == "pylance" else 80)
+        if builder == "pylance":
+            ds.create_scalar_index("text", "INVERTED", with_position=False, stem=False)
+        else:
+            spark.sql(f"ALTER TABLE lance.`{path}` CREATE INDEX text_idx USING fts (text) WITH (stem = false)").collect()
+        ds = lance.dataset(str(path))
+        for _ in range(10 * N):
+            q = random_query(rng, 2)
+            fuzziness, prefix = rng.choice([1, 1, 2]), rng.choice([0, 0, 1, 3])
+            expansions = rng.choice([50, 50, 3]) if builder == "pylance" else 50
+            for op in ("OR", "AND"):
+                expected = pylance_ids(path, MatchQuery(q, "text", operator=FullTextOperator(op), fuzziness=fuzziness,
+                                                        prefix_length=prefix, max_expansions=expansions))
+                got = spark_ids(spark, path, f"lance_match(text, {sql_str(q)}, 'fuzziness={fuzziness},operator={op},"
+                                             f"prefix_length={prefix},max_expansions={expansions}')")
+                assert got == expected, (builder, q, op, fuzziness, prefix, expansions)
+        # The other connector's documented example: a misspelt query, AND.
+        expected = pylance_ids(path, MatchQuery("machin lerning", "text", operator=FullTextOperator.AND, fuzziness=1))
+        assert spark_ids(spark, path, "lance_match(text, 'machin lerning', 'fuzziness=1,operator=AND')") == expected
+    # A cut expansion over several partitions (the Spark-built index) is refused, naming the option.
+    with pytest.raises(Exception, match="max_expansions=1 in an index of 3 partitions"):
+        spark_ids(spark, path, "lance_match(text, 'machine learning', 'fuzziness=2,max_expansions=1')")
+    lance.write_dataset(make_table(path, rng, 10, start=1000), str(path), mode="append")
+    with pytest.raises(Exception, match="rows appended after its full-text index"):
+        spark_ids(spark, path, "lance_match(text, 'machin', 'fuzziness=1')")
+
+
 def test_stemming_in_other_languages_refused(spark, tmp_path):
     """Stemming is implemented for English only: an index that stems French is refused, naming the setting, rather
     than searched with other stems."""
@@ -246,7 +284,7 @@ def test_refusals(spark, tmp_path):
             df.where(where).collect()
         return str(e.value)
 
-    assert "fuzziness=1 (fuzzy matching) is not supported" in error("lance_match(text, 'machin', 'fuzziness=1')")
+    assert "not supported across several columns" in error("lance_multi_match('machin', 'fuzziness=1', text, plain)")
     assert "with_position = false" in error("lance_match_phrase(text, 'machine learning')")
     assert "column plain" in error("lance_match(plain, 'a')") and "no full-text (INVERTED) index" in error("lance_match(plain, 'a')")
     assert "unknown option 'fuzzy'" in error("lance_match(text, 'a', 'fuzzy=1')")

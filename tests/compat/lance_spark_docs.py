@@ -1325,7 +1325,7 @@ SCENARIOS = [
             -- Fuzzy search with AND operator
             SELECT * FROM lance.db.documents
             WHERE lance_match(body, 'machin lerning', 'fuzziness=1,operator=AND');""",
-            expect=unsupported(UNSUPPORTED, "fuzziness=1 (fuzzy matching) is not supported")),
+            rows=[(1, "machine learning", "deep networks for machine learning")]),
         sql("operations/dql/fts.md", """
             -- Boosted search with prefix length
             SELECT * FROM lance.db.documents

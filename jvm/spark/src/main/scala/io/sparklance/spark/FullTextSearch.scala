@@ -11,7 +11,7 @@ import org.apache.spark.unsafe.types.UTF8String
 
 import io.sparklance.core.InvalidArgumentException
 import io.sparklance.core.index.FtsQuery
-import io.sparklance.core.table.FullTextIndexUse
+import io.sparklance.core.table.{FullTextIndexUse, Snapshot}
 
 /**
  * The other Lance connector's full-text search functions, registered by [[LanceSqlExtensions]]: the filters
@@ -86,14 +86,14 @@ object FullTextSearch {
         case Literal(v, _) if v != null && what == "slop" => v.toString
         case _ => throw new InvalidArgumentException(s"${c.name}: the $what must be a literal, not ${e.sql}.")
       }
-      def column(e: Expression): (AttributeReference, FullTextIndexUse) = e match {
+      def column(e: Expression): (AttributeReference, FullTextIndexUse, Snapshot) = e match {
         case a: AttributeReference if a.dataType == StringType =>
           val table = plan.collectFirst {
             case r: DataSourceV2Relation if r.output.exists(_.exprId == a.exprId) => r.table
           }.collect { case t: LanceTable => t }.getOrElse(throw new InvalidArgumentException(
             s"${c.name}: ${a.name} is not a column of a Lance table here; full-text search needs a string column of a " +
               "Lance table with an INVERTED index, named as it is (no alias or expression)."))
-          (a, FullTextIndexUse.plan(table.snapshot, a.name, c.name))
+          (a, FullTextIndexUse.plan(table.snapshot, a.name, c.name), table.snapshot)
         case _ => throw new InvalidArgumentException(s"${c.name}: ${e.sql} is not a string column of a Lance " +
           "table; full-text search needs a string column with an INVERTED index, named as it is.")
       }
@@ -102,12 +102,12 @@ object FullTextSearch {
       c.name match {
         case "lance_match" =>
           arity(args.size == 2 || args.size == 3, "(column, query [, 'key=value,...'])")
-          val (col, use) = column(args(0))
+          val (col, use, snapshot) = column(args(0))
           val q = FtsQuery.matchWithOptions(literal(args(1), "query"), args.lift(2).map(literal(_, "options")).getOrElse(""), c.name)
-          Matches(c.name, Seq(col), Seq(q), Seq(use))
+          Matches(c.name, Seq(col), Seq(FullTextIndexUse.expand(snapshot, use, q, c.name)), Seq(use))
         case "lance_match_phrase" =>
           arity(args.size == 2 || args.size == 3, "(column, query [, slop])")
-          val (col, use) = column(args(0))
+          val (col, use, _) = column(args(0))
           val slop = args.lift(2).map { e =>
             val s = literal(e, "slop")
             scala.util.Try(s.toInt).toOption.getOrElse(throw new InvalidArgumentException(

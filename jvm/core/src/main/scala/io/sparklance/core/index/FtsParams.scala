@@ -18,14 +18,21 @@ final case class FtsParams(baseTokenizer: String, language: String, withPosition
 
   /** The analysis these parameters describe. */
   def tokenizer(): FtsTokenizer = {
-    val base = baseTokenizer match {
-      case "simple" => FtsTokenizer.Base.SIMPLE
-      case "whitespace" => FtsTokenizer.Base.WHITESPACE
-      case _ => FtsTokenizer.Base.RAW
-    }
     val stopWords = if (!removeStopWords) Set.empty[String]
       else customStopWords.getOrElse(FtsTokenizer.ENGLISH_STOP_WORDS.asScala.toSeq).toSet
     new FtsTokenizer(base, maxTokenLength.getOrElse(0), lowerCase, stem, stopWords.asJava, asciiFolding)
+  }
+
+  /**
+   * The base tokenizer alone, with no filter (no lower-casing, stop words, stemming, folding or length limit): how
+   * pylance 14 splits the text of a fuzzy query (measured: `Run` is one edit from `run`, `the` stays a token).
+   */
+  def splitter(): FtsTokenizer = new FtsTokenizer(base, 0, false, false, java.util.Collections.emptySet[String](), false)
+
+  private def base: FtsTokenizer.Base = baseTokenizer match {
+    case "simple" => FtsTokenizer.Base.SIMPLE
+    case "whitespace" => FtsTokenizer.Base.WHITESPACE
+    case _ => FtsTokenizer.Base.RAW
   }
 }
 

@@ -29,9 +29,19 @@ object FtsQuery {
   case object Or extends Operator
   case object And extends Operator
 
-  final case class Match(text: String, operator: Operator, boost: Float) extends FtsQuery {
-    override def toString: String = s"match('$text', ${operator.toString.toUpperCase(Locale.ROOT)})"
+  /** A match query; with `fuzzy`, each query token stands for the index's tokens within some edits of it. */
+  final case class Match(text: String, operator: Operator, boost: Float, fuzzy: Option[Fuzzy] = None) extends FtsQuery {
+    override def toString: String = s"match('$text', ${operator.toString.toUpperCase(Locale.ROOT)}" +
+      fuzzy.fold("")(f => s", fuzziness ${f.fuzziness}") + ")"
   }
+
+  /**
+   * Fuzzy matching of a [[Match]] (Lance's `fuzziness`, `prefix_length`, `max_expansions`): `groups` holds, per query
+   * token, the index's tokens it expands to ([[FuzzyExpansion]]), filled in when the query is planned on an index
+   * (`FullTextIndexUse.expand`); a text matches if it holds a token of any group (OR) or of every group (AND).
+   */
+  final case class Fuzzy(fuzziness: Int, prefixLength: Int, maxExpansions: Int, groups: Seq[Seq[String]] = Nil)
+
   final case class Phrase(text: String, slop: Int) extends FtsQuery {
     if (slop < 0) throw new InvalidArgumentException(s"Phrase query '$text': slop is $slop; it must be 0 or more.")
     override def toString: String = s"phrase('$text', slop $slop)"
@@ -41,8 +51,8 @@ object FtsQuery {
 
   /**
    * A match query from the other connector's options string (`'fuzziness=1,operator=AND,boost=2.0,...'`, keys
-   * case-insensitive). Fuzzy matching (a fuzziness above 0) is refused: it is not implemented. `prefix_length` and
-   * `max_expansions` only shape fuzzy matching, so without it they change nothing.
+   * case-insensitive). A fuzziness above 0 makes it fuzzy ([[Fuzzy]], unexpanded until planned on an index), shaped by
+   * `prefix_length` (0 by default) and `max_expansions` (50), which change nothing otherwise.
    */
   def matchWithOptions(text: String, options: String, function: String): Match = {
     val pairs = options.split(",").toSeq.map(_.trim).filter(_.nonEmpty).map { kv =>
@@ -60,12 +70,9 @@ object FtsQuery {
       scala.util.Try(v.toInt).toOption.filter(_ >= min).getOrElse(throw new InvalidArgumentException(
         s"$function: option $k is '$v'; it must be a whole number of at least $min."))
     }
-    int("fuzziness", 0).filter(_ > 0).foreach { f =>
-      throw new UnsupportedFeatureException(s"$function: fuzziness=$f (fuzzy matching) is not supported by " +
-        "sparklance's full-text search yet; use fuzziness=0 or leave it out, or search with pylance.")
-    }
-    int("prefix_length", 0)
-    int("max_expansions", 1)
+    val fuzziness = int("fuzziness", 0).getOrElse(0)
+    val prefixLength = int("prefix_length", 0).getOrElse(0)
+    val maxExpansions = int("max_expansions", 1).getOrElse(DefaultMaxExpansions)
     val operator = o.get("operator").map(_.toUpperCase(Locale.ROOT)) match {
       case None | Some("OR") => Or
       case Some("AND") => And
@@ -75,12 +82,19 @@ object FtsQuery {
       scala.util.Try(v.toFloat).toOption.filterNot(_.isNaN).getOrElse(throw new InvalidArgumentException(
         s"$function: option boost is '$v', not a number."))
     }.getOrElse(1.0f)
-    Match(text, operator, boost)
+    Match(text, operator, boost, if (fuzziness > 0) Some(Fuzzy(fuzziness, prefixLength, maxExpansions)) else None)
   }
 
+  /** Lance's `max_expansions` when a fuzzy query gives none. */
+  val DefaultMaxExpansions = 50
+
   /** The operator of `lance_multi_match`'s options (`'operator=AND'` or `'operator=OR'`). */
-  def multiMatchOperator(options: String, function: String): Operator =
-    matchWithOptions("", options, function).operator
+  def multiMatchOperator(options: String, function: String): Operator = {
+    val parsed = matchWithOptions("", options, function)
+    if (parsed.fuzzy.isDefined) throw new UnsupportedFeatureException(s"$function: fuzzy matching (fuzziness above " +
+      "0) is not supported across several columns; use lance_match on each column, or search with pylance.")
+    parsed.operator
+  }
 
   /**
    * Whether `options` is an options string rather than a column name: it holds `=` and its first key is a known
@@ -99,12 +113,17 @@ object FtsQuery {
     private val distinct: Array[String] = queryTokens.distinct
 
     def matches(text: String): Boolean = {
-      if (text == null || queryTokens.isEmpty) return false
+      // A fuzzy query's tokens are its expansions' (its own analysis, stop words removed, does not count).
+      val fuzzy = query match { case Match(_, _, _, Some(_)) => true; case _ => false }
+      if (text == null || (queryTokens.isEmpty && !fuzzy)) return false
       val doc = tokenizer.tokenize(text)
       if (doc.size == 0) return false
       query match {
-        case Match(_, Or, _) => distinct.exists(t => contains(doc.texts, t))
-        case Match(_, And, _) => distinct.forall(t => contains(doc.texts, t))
+        case Match(_, op, _, Some(f)) =>
+          if (op == Or) f.groups.exists(_.exists(t => contains(doc.texts, t)))
+          else f.groups.nonEmpty && f.groups.forall(_.exists(t => contains(doc.texts, t)))
+        case Match(_, Or, _, None) => distinct.exists(t => contains(doc.texts, t))
+        case Match(_, And, _, None) => distinct.forall(t => contains(doc.texts, t))
         case Phrase(_, slop) => phrase(doc, slop)
       }
     }

@@ -1,7 +1,7 @@
 package io.sparklance.core.table
 
-import io.sparklance.core.InvalidArgumentException
-import io.sparklance.core.index.{FtsParams, FtsQuery, IndexKind}
+import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException}
+import io.sparklance.core.index.{FtsParams, FtsQuery, FuzzyExpansion, IndexKind, InvertedIndex}
 
 /**
  * The INVERTED index a full-text query on a column uses: its text analysis ([[FtsParams]]), by which the query and
@@ -36,5 +36,41 @@ object FullTextIndexUse {
       s"Create one: ALTER TABLE ... CREATE INDEX ${column}_idx USING fts ($column), or with pylance's " +
       s"create_scalar_index('$column', 'INVERTED')."))
     new FullTextIndexUse(column, index.name, FtsParams.read(snapshot.storage, snapshot.indexDir(index), index.name))
+  }
+
+  /**
+   * `query` with its fuzzy tokens expanded in `use`'s index of `snapshot` (a query that is not fuzzy as it is): the
+   * query split by the index's base tokenizer alone, as pylance splits a fuzzy query ([[FtsParams.splitter]]); per
+   * query token, the union over the index's partitions of what Lance expands it to in each ([[FuzzyExpansion]]).
+   * Two cases pylance answers otherwise are refused rather than answered wrongly: rows appended after the index was
+   * built (pylance matches them by the query's own tokens, not their expansions), and an index of several
+   * partitions where `max_expansions` cut an expansion (pylance then expands each partition differently).
+   */
+  def expand(snapshot: Snapshot, use: FullTextIndexUse, query: FtsQuery, function: String): FtsQuery = query match {
+    case m @ FtsQuery.Match(text, _, _, Some(fuzzy)) =>
+      val segments = snapshot.schema.field(use.column).toSeq.flatMap { f =>
+        snapshot.indexes.filter(i => i.kind == IndexKind.Inverted && i.fieldIds == Seq(f.id) && i.name == use.indexName)
+      }
+      def refuse(why: String): Nothing = throw new UnsupportedFeatureException(s"$function on column ${use.column}: " +
+        s"fuzzy matching (fuzziness=${fuzzy.fuzziness}) $why. Search with pylance, or without fuzziness.")
+      if (snapshot.fragments.exists(f => !segments.exists(_.covers(f.id)))) {
+        refuse(s"of rows appended after its full-text index '${use.indexName}' was built is not supported (pylance " +
+          "matches those by the query's own tokens); rebuild the index with replace = true first")
+      }
+      val tokens = new java.util.ArrayList[String](java.util.Arrays.asList(use.params.splitter().tokenize(text).texts: _*))
+      val expansions = segments.flatMap { i =>
+        InvertedIndex.open(snapshot.storage, snapshot.indexDir(i), i.name).partitions.map { p =>
+          FuzzyExpansion.of(p.dictionary, tokens, fuzzy.fuzziness, fuzzy.prefixLength, fuzzy.maxExpansions)
+        }
+      }
+      if (expansions.size > 1 && expansions.exists(_.capped)) {
+        refuse(s"reached max_expansions=${fuzzy.maxExpansions} in an index of ${expansions.size} partitions, where " +
+          "pylance expands each partition apart; raise max_expansions")
+      }
+      val groups = (0 until tokens.size).map { k =>
+        expansions.flatMap(e => e.groups.get(k).toArray(new Array[String](0))).distinct
+      }
+      m.copy(fuzzy = Some(fuzzy.copy(groups = groups)))
+    case other => other
   }
 }

@@ -127,12 +127,22 @@ object IndexUse {
       val indexes = group.map(i => i -> InvertedIndex.open(snapshot.storage, snapshot.indexDir(i), i.name))
       val tokens = indexes.head._2.params.tokenizer().tokenize(query.text).texts.toSeq
       Some(indexes.map { case (i, index) =>
-        val all = query match {
-          case FtsQuery.Match(_, FtsQuery.Or, _) => false
-          case _ => true
-        }
         val builder = new RowSelection.Builder(exact = false)
-        index.documentsWith(tokens, all)(builder.addAddress)
+        query match {
+          case FtsQuery.Match(_, op, _, Some(fuzzy)) =>
+            // Any expansion (OR), or one of each query token's (AND).
+            val found = fuzzy.groups.map { group =>
+              val ids = new org.roaringbitmap.longlong.Roaring64NavigableMap()
+              index.documentsWith(group, all = false)(ids.addLong)
+              ids
+            }
+            if (found.nonEmpty) {
+              val kept = found.reduce { (a, b) => if (op == FtsQuery.Or) a.or(b) else a.and(b); a }
+              kept.forEach((id: Long) => builder.addAddress(id))
+            }
+          case FtsQuery.Match(_, FtsQuery.Or, _, scala.None) => index.documentsWith(tokens, all = false)(builder.addAddress)
+          case _ => index.documentsWith(tokens, all = true)(builder.addAddress)
+        }
         // Documents of tables with stable row ids are row ids, not addresses.
         if (snapshot.hasStableRowIds) addressesOf(snapshot, builder.result(), i) else builder.result()
       }.reduce(_ union _))

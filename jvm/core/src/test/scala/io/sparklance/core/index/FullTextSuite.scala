@@ -138,11 +138,14 @@ class FullTextSuite extends AnyFunSuite {
     assert(missed > 0)
   }
 
-  test("the other connector's options: operator, boost, fuzziness 0 only, known keys") {
+  test("the other connector's options: operator, boost, fuzziness with its prefix and expansions, known keys") {
     assert(FtsQuery.matchWithOptions("q", "operator=and, boost=2.5", "f") == FtsQuery.Match("q", FtsQuery.And, 2.5f))
-    assert(FtsQuery.matchWithOptions("q", "fuzziness=0,prefix_length=2,max_expansions=5", "f").operator == FtsQuery.Or)
-    assert(intercept[UnsupportedFeatureException](FtsQuery.matchWithOptions("q", "fuzziness=2", "f"))
-      .getMessage.contains("fuzziness=2 (fuzzy matching) is not supported"))
+    assert(FtsQuery.matchWithOptions("q", "fuzziness=0,prefix_length=2,max_expansions=5", "f") ==
+      FtsQuery.Match("q", FtsQuery.Or, 1.0f))
+    assert(FtsQuery.matchWithOptions("q", "fuzziness=2,prefix_length=1", "f").fuzzy ==
+      Some(FtsQuery.Fuzzy(2, 1, FtsQuery.DefaultMaxExpansions)))
+    assert(intercept[UnsupportedFeatureException](FtsQuery.multiMatchOperator("fuzziness=1", "f"))
+      .getMessage.contains("not supported across several columns"))
     assert(intercept[InvalidArgumentException](FtsQuery.matchWithOptions("q", "slop=1", "f")).getMessage.contains("unknown option 'slop'"))
     assert(intercept[InvalidArgumentException](FtsQuery.matchWithOptions("q", "boost=x", "f")).getMessage.contains("boost is 'x'"))
     assert(FtsQuery.looksLikeOptions("operator=AND") && !FtsQuery.looksLikeOptions("body") && !FtsQuery.looksLikeOptions("a=b"))
