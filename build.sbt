@@ -9,9 +9,8 @@ import sbtassembly.AssemblyPlugin.autoImport._
 
 val protobufVersion = "4.33.5"
 val scalatestVersion = "3.2.19"
-// Full-text search folds tokens to ASCII with Lucene's folding table, the table tantivy's filter copies. Lucene 9
-// still runs on Java 11, which the Scala 2.12 lines target. Spark ships no Lucene; the runtime jars shade it all the
-// same, so a job's own Lucene never meets ours.
+// Only the stemming bench uses Lucene (its older Snowball stemmer, to compare speed): the core's text analysis
+// carries pylance's own tables (FtsCharacters) and Snowball 3.1.1's English stemmer, so no runtime jar holds Lucene.
 val luceneVersion = "9.12.3"
 
 // S3 through Hadoop's S3A, at the Hadoop version Spark 4.3 ships, and the AWS SDK version that hadoop-aws 3.5.0 was
@@ -76,7 +75,6 @@ lazy val commonSettings = Seq(
 lazy val coreSettings = commonSettings ++ Seq(
   name := "sparklance-core",
   libraryDependencies += "com.google.protobuf" % "protobuf-java" % protobufVersion,
-  libraryDependencies += "org.apache.lucene" % "lucene-analysis-common" % luceneVersion,
   libraryDependencies ++= awsDeps.map(_ % Provided),
   libraryDependencies += "com.google.protobuf" % "protobuf-java" % protobufVersion % "protobuf",
   PB.protocVersion := protobufVersion,
@@ -149,9 +147,7 @@ def sparkLineSettings(l: SparkLine) = commonSettings ++ Seq(
   // Every line's jar goes to build/jars/, where the Python package, the wheel and `make publish-local` find them.
   assembly / assemblyOutputPath := (ThisBuild / baseDirectory).value / "build" / "jars" / s"${l.artifact}-${version.value}.jar",
   assembly / assemblyShadeRules := Seq(
-    ShadeRule.rename("com.google.protobuf.**" -> "io.sparklance.shaded.protobuf.@1").inAll,
-    ShadeRule.rename("org.apache.lucene.**" -> "io.sparklance.shaded.lucene.@1").inAll,
-    ShadeRule.rename("org.tartarus.snowball.**" -> "io.sparklance.shaded.snowball.@1").inAll),
+    ShadeRule.rename("com.google.protobuf.**" -> "io.sparklance.shaded.protobuf.@1").inAll),
   assembly / assemblyOption ~= (_.withIncludeScala(false)),
   // Spark's own jars are provided by the cluster; the runtime jar carries only sparklance and protobuf (the jars of
   // .venv's Spark reach other lines' classpaths through the 2.13 core, which is compiled against them).
@@ -160,7 +156,6 @@ def sparkLineSettings(l: SparkLine) = commonSettings ++ Seq(
     (assembly / fullClasspath).value.filter(_.data.getAbsolutePath.startsWith(spark))
   },
   assembly / assemblyMergeStrategy := {
-    case PathList("META-INF", "services", name) if name.startsWith("org.apache.lucene.") => MergeStrategy.discard
     case PathList("META-INF", "services", _*) => MergeStrategy.concat
     case PathList("META-INF", _*) => MergeStrategy.discard
     case "module-info.class" => MergeStrategy.discard
@@ -220,6 +215,7 @@ lazy val bench = (project in file("jvm/bench"))
   .settings(
     name := "sparklance-bench",
     publish / skip := true,
+    libraryDependencies += "org.apache.lucene" % "lucene-analysis-common" % luceneVersion,
     scalacOptions ++= scalacFlags(scalaVersion.value),
     javacOptions ++= javacFlags(scalaVersion.value),
     Compile / unmanagedJars ++= sparkJars(n => coreJarPrefixes.exists(n.startsWith)).classpath,
