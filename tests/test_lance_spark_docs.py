@@ -449,10 +449,11 @@ def test_statements_of_the_other_connector_refused_with_the_reason(base_spark, t
     spark.sql("ALTER TABLE lance.db.t REFRESH INDEX z WITH (rows_per_zone = 16, num_segments = 2)")
     assert dataset(wh, "db/t").stats.index_stats("z")["num_unindexed_rows"] == 0
 
-    # A column property of the other connector, for a column added later, would be stored and never applied.
-    with lance_raises(sparklance.UnsupportedFeatureError, match="later.lance.encoding shapes the table"):
-        spark.sql("ALTER TABLE lance.db.t SET TBLPROPERTIES ('later.lance.encoding' = 'blob')")
-    assert "later.lance.encoding" not in dataset(wh, "db/t").config()
+    # A column property of the other connector for a column the table has: its files fix its shape.
+    with lance_raises(sparklance.UnsupportedFeatureError, match="name.lance.encoding cannot be set or removed on "
+                      "lance.db.t: column name exists"):
+        spark.sql("ALTER TABLE lance.db.t SET TBLPROPERTIES ('name.lance.encoding' = 'blob')")
+    assert "name.lance.encoding" not in dataset(wh, "db/t").config()
     # Stable row ids are chosen when a table is created: setting them later is refused.
     spark.sql("CREATE TABLE lance.db.s (id BIGINT) TBLPROPERTIES ('enable_stable_row_ids' = 'false')")
     with lance_raises(sparklance.UnsupportedFeatureError, match="enable_stable_row_ids"):

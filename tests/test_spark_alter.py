@@ -204,8 +204,10 @@ def test_table_properties_set_and_unset_as_pylance_sees_them(spark, wh):
      "Table property columnar must be true or false, not 'maybe'"),
     ("ALTER TABLE lance.db.badprops SET TBLPROPERTIES ('file_format_version' = '2.1')",
      "Table property file_format_version shapes the table when it is created"),
-    ("ALTER TABLE lance.db.badprops SET TBLPROPERTIES ('s.lance.encoding' = 'dict')",
-     "Table property s.lance.encoding shapes the table"),
+    ("ALTER TABLE lance.db.badprops SET TBLPROPERTIES ('s.lance.encoding' = 'blob')",
+     "Table property s.lance.encoding cannot be set or removed on lance.db.badprops: column s exists"),
+    ("ALTER TABLE lance.db.badprops SET TBLPROPERTIES ('later.lance.encoding' = 'dict')",
+     "Table property later.lance.encoding must be 'blob', not 'dict'"),
     ("ALTER TABLE lance.db.badprops SET TBLPROPERTIES ('driver_lookup_rows' = '-2')",
      "Table property driver_lookup_rows must be a whole number, 0 or more, not '-2'"),
 ])

@@ -491,9 +491,15 @@ SCENARIOS = [
             df.writeTo("embeddings_f16") \\
                 .tableProperty("embeddings.arrow.fixed-size-list.size", "128") \\
                 .tableProperty("embeddings.arrow.float16", "true") \\
-                .createOrReplace()""", expect=unsupported(INVALID, "applies to ARRAY<FLOAT>"),
-           note="tolist() makes Python floats, which Spark types DOUBLE: sparklance makes float16 vectors of "
-                "ARRAY<FLOAT> columns only, as the page declares them (narrowing doubles would round twice)"),
+                .createOrReplace()""", count=("db/embeddings_f16", 100),
+           schema=("db/embeddings_f16", {"embeddings": "fixed_size_list<item: halffloat>[128]"}),
+           note="tolist() makes Python floats, which Spark types DOUBLE: they are narrowed through float32 to float16, "
+                "as Arrow Java narrows them for lance-spark"),
+        ours_py("import lance\n"
+                "ds = lance.dataset(spark.conf.get('spark.sql.catalog.lance.warehouse') + '/db/embeddings_f16.lance')\n"
+                "got = {r['id']: r['embeddings'] for r in ds.to_table().to_pylist()}\n"
+                "want = {i: np.array(v).astype(np.float32).astype(np.float16).tolist() for i, v in data}\n"
+                "assert got == want"),
         py(DFCT, """
             import numpy as np
 
@@ -1420,7 +1426,7 @@ SCENARIOS = [
         sql("operations/dml/add-columns.md", """
             ALTER TABLE users
             SET TBLPROPERTIES ('content.lance.encoding' = 'blob');""",
-            expect=unsupported(UNSUPPORTED, "content.lance.encoding")),
+            config=("db/users", {"content.lance.encoding": "blob"})),
         sql("operations/dml/add-columns.md", """
             INSERT INTO users VALUES
                 (1, 'alpha'),
@@ -1430,11 +1436,14 @@ SCENARIOS = [
             SELECT _rowaddr, _fragid, CAST(name AS BINARY) AS content
             FROM users;""", rows=[]),
         sql("operations/dml/add-columns.md", "ALTER TABLE users ADD COLUMNS content FROM content_backfill;",
-            table=table("db/users", "id, content", [(1, b"alpha"), (2, b"bravo")])),
+            schema=("db/users", {"content": "extension<lance.blob.v2<BlobType>>"}),
+            blob_lengths=("db/users", "content", {1: 5, 2: 5})),
+        ours("SELECT id, content, content__blob_size FROM users ORDER BY id",
+             rows=[(1, b"alpha", 5), (2, b"bravo", 5)]),
         sql("operations/dml/add-columns.md", "SELECT id, content.size, content.kind FROM users;",
-            expect=fails("INVALID_EXTRACT_BASE_FIELD_TYPE", "content", "content is a plain BINARY column: sparklance "
-                         "refused the blob property above, so ADD COLUMNS wrote no blob column (and sparklance shows "
-                         "blob columns as BINARY, with content__blob_size for the sizes, not as descriptor structs)")),
+            expect=fails("INVALID_EXTRACT_BASE_FIELD_TYPE", "content", "content is a blob v2 column, which sparklance "
+                         "shows as BINARY (its bytes), with content__blob_size for the sizes, not as lance-spark's "
+                         "descriptor struct (kind, position, size, blob_id, blob_uri); docs/types.md")),
     ]),
 
     # -------------------------------------------------------------------------------------------- REPLACE WHERE

@@ -12,7 +12,8 @@ import org.apache.spark.sql.functions.{col, expr, lit, shiftrightunsigned, when}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.util.SerializableConfiguration
 
-import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException, table => lance}
+import io.sparklance.core.{InvalidArgumentException, table => lance}
+import io.sparklance.core.schema.BlobColumns
 import io.sparklance.core.table.TimeTravel
 
 /**
@@ -121,18 +122,17 @@ object AddColumns {
 
   /**
    * Adds the columns `compute` gives from the latest version of the table (read by Spark): its first column is
-   * `_rowaddr`, the others are the new columns.
+   * `_rowaddr`, the others are the new columns, shaped by the column properties kept in the table's config
+   * ([[ColumnProperties]]; a `BINARY` column with `<column>.lance.encoding = blob` becomes a blob column, blob v2 at
+   * file version 2.2, as at CREATE).
    */
   private def addComputed(spark: SparkSession, location: String, compute: DataFrame => DataFrame): Long = {
     val Latest(conf, path, snapshot, table) = latest(spark, location)
     val computed = compute(table)
-    val newColumns = StructType(computed.schema.fields.tail.map(f => f.copy(nullable = true)))
-    newColumns.fields.find(f => ColumnProperties.encodingMetadata(f.metadata).contains(ColumnProperties.BlobKey)).foreach { f =>
-      throw new LanceSparkException(new UnsupportedFeatureException(s"Column ${f.name} carries field metadata " +
-        s"${ColumnProperties.BlobKey}: sparklance does not add blob columns to an existing table. Create the table " +
-        "with the blob column (<column>.lance.encoding = 'blob'), or add it with pylance."))
-    }
-    val change = snapshot.table.newColumns(snapshot, newColumns.fields.toSeq.map(f => SparkSchemas.toLance(StructType(Seq(f)))))
+    val (newColumns, _) = ColumnProperties(StructType(computed.schema.fields.tail.map(f => f.copy(nullable = true))),
+      snapshot.config)
+    val change = snapshot.table.newColumns(snapshot, newColumns.fields.toSeq.map(f =>
+      BlobColumns.forVersion(SparkSchemas.toLance(StructType(Seq(f))), snapshot.fileVersion)))
     write(spark, conf, path, snapshot, computed, change.spec, change.commit, change.abort)
   }
 

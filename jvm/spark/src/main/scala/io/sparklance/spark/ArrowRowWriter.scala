@@ -211,6 +211,10 @@ object ArrowRowWriter {
       case (v, FloatType) if HalfFloats.holds(v) => new ValueWriter(v) {
         def set(in: SpecializedGetters, o: Int, s: Int): Unit = HalfFloats.set(v, s, in.getFloat(o))
       }
+      case (v, DoubleType) if HalfFloats.holds(v) => new ValueWriter(v) {
+        // Through float32, as Arrow Java (and so the other connector) narrows: ties to even at each step.
+        def set(in: SpecializedGetters, o: Int, s: Int): Unit = HalfFloats.set(v, s, in.getDouble(o).toFloat)
+      }
       case (v: FixedSizeBinaryVector, FloatType) if v.getByteWidth == 2 => new ValueWriter(v) {
         // bfloat16: the high 16 bits of the float32, rounded to nearest even; a NaN stays a (quiet) NaN.
         private val two = new Array[Byte](2)

@@ -1,24 +1,28 @@
 package io.sparklance.spark
 
-import org.apache.spark.sql.types.{ArrayType, BinaryType, FloatType, Metadata, MetadataBuilder, StringType, StructField, StructType}
+import org.apache.spark.sql.types.{ArrayType, BinaryType, DoubleType, FloatType, Metadata, MetadataBuilder, StringType, StructField, StructType}
 
 import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException}
 import io.sparklance.core.util.Parse
 
 /**
- * Column properties of a table being created: the other Lance connector shapes columns with TBLPROPERTIES
+ * Column properties of a table being created, or of columns added to a table later: the other Lance connector shapes columns with TBLPROPERTIES
  * `<column>.arrow.<key>` and `<column>.lance.<key>`, and with the Spark field metadata they stand for. Each is
  * applied to the new table's column as Spark field metadata (which [[SparkSchemas.toLance]] turns into the Lance
  * type and field metadata pylance writes for the same Arrow field), or refused, never stored as table config and
- * forgotten:
+ * forgotten. Set on an existing table, a property naming no column yet is kept in the table's config and shapes the
+ * column of that name that ADD COLUMNS ... FROM or ADD COLUMN adds later:
  *
  * | property                              | field metadata                     | column             |
  * |---------------------------------------|------------------------------------|--------------------|
  * | `arrow.fixed-size-list.size = n`      | `arrow.fixed-size-list.size`       | `ARRAY`: a vector  |
- * | `arrow.float16 = true`                | `arrow.float16`                    | `ARRAY<FLOAT>` vector: float16 items |
+ * | `arrow.float16 = true`                | `arrow.float16`                    | `ARRAY<FLOAT>` or `ARRAY<DOUBLE>` vector: float16 items |
  * | `arrow.large_var_char = true`         | `arrow:large-var-char`             | `STRING`: large_string |
  * | `lance.encoding = blob`               | `lance-encoding:blob`              | `BINARY`: a blob column |
  * | `lance.compression`, `lance.compression-level`, `lance.structural-encoding`, `lance.rle-threshold`, `lance.bss` | `lance-encoding:<key>` | any |
+ *
+ * A double becomes a float16 item as the other connector's Arrow writer makes it: rounded to the nearest float32,
+ * then to the nearest float16 (ties to even both times), since Arrow Java narrows to half precision from a float only.
  *
  * The other keys of that form (`lance.dict-*`, `lance.minichunk-size`, ...) are refused as not supported, naming the
  * property. Field metadata given directly on a DataFrame's columns is checked the same way.
@@ -74,24 +78,43 @@ object ColumnProperties {
     val shaped = StructType(schema.fields.map { f =>
       val props = byColumn.getOrElse(f.name.toLowerCase, Nil)
       val meta = new MetadataBuilder().withMetadata(f.metadata)
-      props.sortBy(_._1).foreach { case (key, kind, name, value) => (kind, name) match {
-        case ("arrow", "fixed-size-list.size") =>
-          val size = Parse.int(value).filter(_ > 0).getOrElse(invalid(s"Table property $key must be a positive " +
-            s"number of items, not '$value'."))
-          meta.putLong(SparkSchemas.FixedSizeListKey, size)
-        case ("arrow", "float16") => if (flag(key, value)) meta.putString(Float16Key, "true")
-        case ("arrow", "large_var_char") => if (flag(key, value)) meta.putString(LargeVarCharKey, "true")
-        case ("lance", "encoding") =>
-          if (!value.equalsIgnoreCase("blob")) invalid(s"Table property $key must be 'blob', not '$value'.")
-          meta.putString(BlobKey, "true")
-        case ("lance", hint) if EncodingHints.contains(hint) =>
-          if (!EncodingHints(hint)(value)) invalid(s"Table property $key must be ${HintValues(hint)}, not '$value'.")
-          meta.putString("lance-encoding:" + hint, value.toLowerCase)
-        case _ => refuse(key)
-      }}
+      props.sortBy(_._1).foreach { case (key, kind, name, value) => put(meta, key, kind, name, value) }
       check(f.copy(metadata = meta.build()))
     })
     (shaped, rest)
+  }
+
+  /**
+   * Checks a column property set on an existing table (ALTER TABLE ... SET TBLPROPERTIES), which is kept in the
+   * table's config and shapes a column of that name added later (ADD COLUMNS ... FROM, ADD COLUMN), as the other
+   * connector does. A property of a column the table has is refused: its files fix that column's type and encoding.
+   */
+  def checkSetOnExistingTable(key: String, value: Option[String], columns: Seq[String], table: String): Unit = key match {
+    case ColumnKey(column, kind, name) =>
+      columns.find(_.equalsIgnoreCase(column)).foreach { c =>
+        throw new LanceSparkException(new UnsupportedFeatureException(s"Table property $key cannot be set or " +
+          s"removed on $table: column $c exists, and its files fix its type and encoding. Add a new column with the " +
+          "property set first, or rewrite the table (CREATE OR REPLACE TABLE ... AS SELECT) with it."))
+      }
+      value.foreach(v => put(new MetadataBuilder(), key, kind.toLowerCase, name.toLowerCase, v.trim))
+    case _ =>
+  }
+
+  /** Puts the field metadata that property `key` (`<column>.<kind>.<name>` = `value`) stands for, or refuses it. */
+  private def put(meta: MetadataBuilder, key: String, kind: String, name: String, value: String): Unit = (kind, name) match {
+    case ("arrow", "fixed-size-list.size") =>
+      val size = Parse.int(value).filter(_ > 0).getOrElse(invalid(s"Table property $key must be a positive " +
+        s"number of items, not '$value'."))
+      meta.putLong(SparkSchemas.FixedSizeListKey, size)
+    case ("arrow", "float16") => if (flag(key, value)) meta.putString(Float16Key, "true")
+    case ("arrow", "large_var_char") => if (flag(key, value)) meta.putString(LargeVarCharKey, "true")
+    case ("lance", "encoding") =>
+      if (!value.equalsIgnoreCase("blob")) invalid(s"Table property $key must be 'blob', not '$value'.")
+      meta.putString(BlobKey, "true")
+    case ("lance", hint) if EncodingHints.contains(hint) =>
+      if (!EncodingHints(hint)(value)) invalid(s"Table property $key must be ${HintValues(hint)}, not '$value'.")
+      meta.putString("lance-encoding:" + hint, value.toLowerCase)
+    case _ => refuse(key)
   }
 
   /** The field, after checking that its shaping metadata fits its type and is supported. */
@@ -104,7 +127,9 @@ object ColumnProperties {
       wrongType(SparkSchemas.FixedSizeListKey, "ARRAY")
     }
     if (is(Float16Key)) {
-      if (f.dataType != ArrayType(FloatType, true) && f.dataType != ArrayType(FloatType, false)) wrongType(Float16Key, "ARRAY<FLOAT>")
+      if (!Seq(FloatType, DoubleType).exists(t => f.dataType == ArrayType(t, true) || f.dataType == ArrayType(t, false))) {
+        wrongType(Float16Key, "ARRAY<FLOAT> and ARRAY<DOUBLE>")
+      }
       if (!m.contains(SparkSchemas.FixedSizeListKey)) invalid(s"Column ${f.name}: $Float16Key makes float16 vectors " +
         s"and needs the vector's size as well (${f.name}.arrow.fixed-size-list.size).")
       if (!HalfFloats.supported) throw new LanceSparkException(new UnsupportedFeatureException(s"Column ${f.name}: " +

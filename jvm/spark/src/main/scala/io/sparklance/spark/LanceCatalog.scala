@@ -334,7 +334,7 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
       if (properties.nonEmpty) {
         val upserts = properties.collect { case c: TableChange.SetProperty => c.property() -> c.value() }.toMap
         val deletes = properties.collect { case c: TableChange.RemoveProperty => c.property() }.toSet
-        NewTable.checkCanAlter(upserts.keySet ++ deletes, snapshot.schema.fields.map(_.name))
+        NewTable.checkCanAlter(upserts, deletes, snapshot.schema.fields.map(_.name).toSeq, qualified(ident))
         // The read options a property may also set must parse (the core checks its own settings).
         ReadOptions(Map.empty[String, String], snapshot.config -- deletes ++ upserts)
         snapshot.table.updateConfig(upserts, deletes)
@@ -345,7 +345,8 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
             if (c.position() != null) notYet("ALTER TABLE ... ADD COLUMN ... FIRST/AFTER")
             if (c.defaultValue() != null) notYet("ALTER TABLE ... ADD COLUMN ... DEFAULT")
             val names = c.fieldNames().toSeq
-            edit.add(names.init, SparkSchemas.toLance(StructType(Seq(StructField(names.last, c.dataType(), c.isNullable)))))
+            val added = StructType(Seq(StructField(names.last, c.dataType(), c.isNullable)))
+            edit.add(names.init, SparkSchemas.toLance(if (names.size > 1) added else shapedByConfig(added, snapshot, "ADD COLUMN")))
           case c: TableChange.DeleteColumn =>
             try edit.drop(c.fieldNames().toSeq)
             catch { case _: io.sparklance.core.InvalidArgumentException if c.ifExists() => }
@@ -357,6 +358,21 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
       }
     }
     loadTable(ident)
+  }
+
+  /**
+   * New top-level columns with the column properties kept in the table's config applied ([[ColumnProperties]]).
+   * ADD COLUMN adds a column without values, so a blob column is refused there: its values come with ADD COLUMNS
+   * ... FROM.
+   */
+  private def shapedByConfig(columns: StructType, snapshot: lance.Snapshot, statement: String): StructType = {
+    val shaped = ColumnProperties(columns, snapshot.config)._1
+    shaped.fields.find(f => ColumnProperties.encodingMetadata(f.metadata).contains(ColumnProperties.BlobKey)).foreach { f =>
+      throw new LanceSparkException(new UnsupportedFeatureException(s"$statement ${f.name}: the table's property " +
+        s"${f.name}.lance.encoding = blob makes it a blob column, and a blob column is not added without values. " +
+        s"Add it with ALTER TABLE ... ADD COLUMNS ${f.name} FROM <view of _rowaddr and ${f.name}>."))
+    }
+    shaped
   }
 
   /**

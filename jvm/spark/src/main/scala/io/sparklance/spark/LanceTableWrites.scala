@@ -65,16 +65,19 @@ object NewTable {
 
   /**
    * Refuses setting or removing, on an existing table, a property that shapes a new table (its file version, stable
-   * row ids, a column's type or encoding, also of a column added later): changing it later would not change the
-   * files written.
+   * row ids): changing it later would not change the files written. A column property (`<column>.arrow.<key>`,
+   * `<column>.lance.<key>`) is checked by [[ColumnProperties.checkSetOnExistingTable]]: it may name a column the
+   * table does not have yet, which it shapes when that column is added.
    */
-  def checkCanAlter(keys: Set[String], columns: Seq[String]): Unit = {
-    keys.toSeq.sorted.find(k => Shaping.contains(k.toLowerCase) || k.equalsIgnoreCase(StableRowIds) ||
-        ColumnProperties.isColumnProperty(k, columns) || ColumnProperties.isColumnPropertyForm(k)).foreach { k =>
+  def checkCanAlter(upserts: Map[String, String], deletes: Set[String], columns: Seq[String], table: String): Unit = {
+    val keys = upserts.keySet ++ deletes
+    keys.toSeq.sorted.find(k => Shaping.contains(k.toLowerCase) || k.equalsIgnoreCase(StableRowIds)).foreach { k =>
       throw new LanceSparkException(new UnsupportedFeatureException(s"Table property $k shapes the table when it is " +
         "created and cannot be set or removed afterwards. Rewrite the table (CREATE OR REPLACE TABLE ... AS SELECT) " +
         "with it instead."))
     }
+    keys.toSeq.sorted.filter(k => ColumnProperties.isColumnProperty(k, columns) || ColumnProperties.isColumnPropertyForm(k))
+      .foreach(k => ColumnProperties.checkSetOnExistingTable(k, upserts.get(k), columns, table))
   }
 
   def checkNoPartitioning(partitions: Array[org.apache.spark.sql.connector.expressions.Transform]): Unit =

@@ -93,7 +93,7 @@ object SparkSchemas {
         case ArrayType(et, containsNull) if meta.contains(FixedSizeListKey) =>
           val dim = meta.getLong(FixedSizeListKey).toInt
           if (dim <= 0) throw new io.sparklance.core.InvalidArgumentException(s"Column '$path': $FixedSizeListKey must be positive, not $dim.")
-          val item = if (flag(ColumnProperties.Float16Key) && et == FloatType) {
+          val item = if (flag(ColumnProperties.Float16Key) && (et == FloatType || et == DoubleType)) {
             new AField("item", new FieldType(true, new ArrowType.FloatingPoint(FloatingPointPrecision.HALF), null), null)
           } else field("item", et, nullable = true, Metadata.empty, s"$path.item")
           if (item.getType.isComplex) unsupported(path, dt)
