@@ -121,6 +121,19 @@ def test_field_metadata_of_a_dataframe_shapes_a_new_table(spark, wh):
                                                                      {"content": None, "note": None}]
 
 
+def blob_table_values(wh, name: str, version: str) -> dict:
+    """The blob bytes of table ``name`` (columns ``id INT``, ``content`` blob) by id, as pylance's ``take_blobs`` reads
+    them, after checking that pylance validates the table and sees the schema it makes of the same field metadata."""
+    ds = lance.dataset(str(wh / "db" / f"{name}.lance"))
+    ds.validate()
+    want = pylance_schema([pa.field("id", pa.int32()),
+                           pa.field("content", pa.large_binary(), metadata={"lance-encoding:blob": "true"})], version)
+    assert ds.schema.equals(want, check_metadata=True)
+    ids = ds.to_table(columns=["id"]).column("id").to_pylist()
+    return dict(zip(ids, [None if b is None else b.readall()
+                          for b in ds.take_blobs("content", indices=list(range(len(ids))))]))
+
+
 @pytest.mark.parametrize("version", ["2.1", "2.2"])
 def test_blob_property_makes_the_blob_column_pylance_makes(spark, wh, version):
     """`<column>.lance.encoding = blob` on a BINARY column: a blob-marked large_binary in 2.1, a blob v2 column in
@@ -132,14 +145,7 @@ def test_blob_property_makes_the_blob_column_pylance_makes(spark, wh, version):
     df = spark.createDataFrame(list(zip(range(len(blobs)), blobs)), "id INT, content BINARY")
     df.writeTo(f"lance.db.{name}").tableProperty("content.lance.encoding", "blob") \
         .tableProperty("file_format_version", version).create()
-    ds = lance.dataset(str(wh / "db" / f"{name}.lance"))
-    ds.validate()
-    want = pylance_schema([pa.field("id", pa.int32()),
-                           pa.field("content", pa.large_binary(), metadata={"lance-encoding:blob": "true"})], version)
-    assert ds.schema.equals(want, check_metadata=True)
-    ids = ds.to_table(columns=["id"]).column("id").to_pylist()
-    got = dict(zip(ids, [None if b is None else b.readall() for b in ds.take_blobs("content", indices=list(range(len(ids))))]))
-    assert got == dict(enumerate(blobs))
+    assert blob_table_values(wh, name, version) == dict(enumerate(blobs))
 
 
 @pytest.mark.parametrize("prop, cls, match", [
@@ -168,14 +174,7 @@ def test_a_view_column_with_blob_metadata_adds_a_blob_column(spark, wh, version)
     spark.createDataFrame([(r._rowaddr, None if r.id == 2 else bytes([r.id]) * 70000) for r in addr], schema) \
         .createOrReplaceTempView("blob_backfill")
     spark.sql(f"ALTER TABLE lance.db.{name} ADD COLUMNS content FROM blob_backfill")
-    ds = lance.dataset(str(wh / "db" / f"{name}.lance"))
-    ds.validate()
-    want = pylance_schema([pa.field("id", pa.int32()),
-                           pa.field("content", pa.large_binary(), metadata={"lance-encoding:blob": "true"})], version)
-    assert ds.schema.equals(want, check_metadata=True)
-    ids = ds.to_table(columns=["id"]).column("id").to_pylist()
-    got = dict(zip(ids, [None if b is None else b.readall() for b in ds.take_blobs("content", indices=list(range(3)))]))
-    assert got == {1: b"\x01" * 70000, 2: None, 3: b"\x03" * 70000}
+    assert blob_table_values(wh, name, version) == {1: b"\x01" * 70000, 2: None, 3: b"\x03" * 70000}
 
 
 @pytest.mark.parametrize("k", range(N))
