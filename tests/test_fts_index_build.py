@@ -205,8 +205,6 @@ def test_replace_and_refusals(spark, tmp_path):
         create(spark, ours, {"language": "'French'"}, name="x")
     with pytest.raises(Exception, match="with_position of full-text index 'x' must be true or false"):
         create(spark, ours, {"with_position": "maybe"}, name="x")
-    with pytest.raises(Exception, match="full-text \\(INVERTED\\) index, which sparklance does not extend yet"):
-        spark.sql(f"ALTER TABLE lance.`{ours}` OPTIMIZE INDEX text_idx").collect()
     with pytest.raises(Exception, match="full-text \\(FTS / INVERTED\\) indexes take string columns"):
         spark.sql(f"ALTER TABLE lance.`{ours}` CREATE INDEX y USING fts (id)").collect()
 

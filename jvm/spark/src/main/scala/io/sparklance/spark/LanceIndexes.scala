@@ -134,6 +134,7 @@ object LanceIndexes {
       val conf = LanceCatalog.settingsFor(spark, location)
       val snapshot = TableAccess.load(conf, TableAccess.qualify(conf, location), TimeTravel.Latest)
       if (snapshot.table.isVectorIndex(snapshot, name)) runVector(spark, conf, snapshot.table.newVectorIndexUpdate(snapshot, name, options))
+      else if (snapshot.table.isFullTextIndex(snapshot, name)) runFullText(spark, conf, snapshot.table.newFullTextIndexUpdate(snapshot, name, options))
       else run(spark, conf, snapshot.table.newIndexUpdate(snapshot, name, options))
     }
 

@@ -10,7 +10,7 @@ import org.roaringbitmap.RoaringBitmap
 
 import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException}
 import io.sparklance.core.format.{Fragment, TableLayout}
-import io.sparklance.core.index.{FtsParams, IndexKind, IndexMetadata, InvertedIndexWriter}
+import io.sparklance.core.index.{FtsParams, IndexKind, IndexMetadata, InvertedIndex, InvertedIndexWriter}
 import io.sparklance.core.schema.{LanceSchema, LogicalType}
 import io.sparklance.core.storage.Storage
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
@@ -27,9 +27,19 @@ import io.sparklance.core.txn.{Committer, Operation, Transaction}
  * Options (`WITH (...)`, pylance's names and defaults): `base_tokenizer` (simple; whitespace, raw), `language`
  * (English), `with_position` (false), `max_token_length` (40), `lower_case`, `stem`, `remove_stop_words`,
  * `ascii_folding` (true). Analyses the JVM does not implement (stemming other languages, n-grams) are refused.
+ *
+ * Built as the update of an existing index (`base`: [[Table.newIndexUpdate]], OPTIMIZE INDEX), as pylance 14's
+ * `optimize_indices` updates one: only the fragments `base` does not cover are read (one task each), their partitions
+ * take the ids after `base`'s, and the new index (a new uuid, `base`'s analysis, details and dataset version) holds
+ * `base`'s partitions, copied as they are, and the new ones, covering every fragment; it replaces `base` in one
+ * commit. Documents deleted since `base` was built stay in its partitions' statistics, as they do in pylance's
+ * (which may also merge the old partitions into one; the documents are the same), except on tables with stable row
+ * ids, where pylance drops them and every fragment is read again (`reused`). An index covering every fragment is
+ * left as it is.
  */
 final class FullTextIndexBuild private[table] (table: Table, snapshot: Snapshot, val name: String,
-    val column: io.sparklance.core.schema.LanceField, val params: FtsParams) extends PendingCommit(table) {
+    val column: io.sparklance.core.schema.LanceField, val params: FtsParams, base: Option[IndexMetadata] = None)
+    extends PendingCommit(table) {
 
   retriesFrom(snapshot)
 
@@ -41,30 +51,68 @@ final class FullTextIndexBuild private[table] (table: Table, snapshot: Snapshot,
 
   private val replaced: Seq[IndexMetadata] = snapshot.indexes.filter(_.name == name)
 
-  /** One task per fragment, to run anywhere ([[FullTextIndexBuild.run]]); partition ids follow the fragments' order. */
-  def tasks: Seq[FullTextIndexBuild.Task] = snapshot.fragments.zipWithIndex.map { case (f, i) =>
-    FullTextIndexBuild.Task(snapshot.layout, snapshot.manifest.path, f.proto.toByteArray,
-      LanceSchema(IndexedSeq(column), Map.empty).toBytes, dir, i, InvertedIndexWriter.paramsJson(params),
-      snapshot.hasStableRowIds)
+  /** Whether an update has fragments to add: one whose fragments are all covered commits nothing. */
+  private val stale: Boolean = base.forall(b => snapshot.fragments.exists(f => !b.covers(f.id)))
+
+  /**
+   * Whether an update keeps `base`'s partitions. On a table with stable row ids pylance 14 drops the documents of
+   * deleted rows from the old partitions as it updates them, so when a covered fragment has deleted rows every
+   * fragment's live rows are read again (the same documents, scored the same).
+   */
+  private val reused: Boolean = base.exists(b => !(snapshot.hasStableRowIds &&
+    snapshot.fragments.exists(f => b.covers(f.id) && f.numDeletedRows > 0)))
+
+  /** The partition ids of `base`, kept by an update. */
+  private val kept: Seq[Int] = base.filter(_ => reused)
+    .map(b => InvertedIndex.open(snapshot.storage, snapshot.indexDir(b), name).partitions.map(_.id)).getOrElse(Nil)
+
+  /** The fragments read: every one, or those `base` does not cover. */
+  private val read: Seq[Fragment] = snapshot.fragments.filterNot(f => reused && base.exists(_.covers(f.id)))
+
+  /**
+   * One task per fragment read, to run anywhere ([[FullTextIndexBuild.run]]); partition ids follow the fragments'
+   * order, after those kept.
+   */
+  def tasks: Seq[FullTextIndexBuild.Task] = if (!stale) Nil else {
+    val first = if (kept.isEmpty) 0 else kept.max + 1
+    read.zipWithIndex.map { case (f, i) =>
+      FullTextIndexBuild.Task(snapshot.layout, snapshot.manifest.path, f.proto.toByteArray,
+        LanceSchema(IndexedSeq(column), Map.empty).toBytes, dir, first + i, InvertedIndexWriter.paramsJson(params),
+        snapshot.hasStableRowIds)
+    }
   }
 
   /**
    * Writes `metadata.lance` for the partitions the tasks wrote (their results: the partition's files and sizes, or
-   * nothing for a fragment without documents) and commits the index; returns its metadata.
+   * nothing for a fragment without documents) and commits the index; returns its metadata. An update with no
+   * fragment to read commits nothing and returns `base`.
    */
-  def commit(results: Seq[String]): IndexMetadata = committing {
-    val files = results.filter(_.nonEmpty).flatMap(FullTextIndexBuild.decodeFiles)
-    val partitions = results.zipWithIndex.filter(_._1.nonEmpty).map(_._2)
+  def commit(results: Seq[String]): IndexMetadata = base.filter(_ => !stale).getOrElse(committing {
+    val first = if (kept.isEmpty) 0 else kept.max + 1
+    val copied = kept.flatMap { id =>
+      Seq(InvertedIndex.TokensFile, InvertedIndex.InvertFile, InvertedIndex.DocsFile).map { pattern =>
+        val file = pattern.format(id)
+        val bytes = table.storage.readAll(Storage.join(snapshot.indexDir(base.get), file))
+        table.storage.create(Storage.join(dir, file), bytes)
+        file -> bytes.length.toLong
+      }
+    }
+    val files = copied ++ results.filter(_.nonEmpty).flatMap(FullTextIndexBuild.decodeFiles)
+    val partitions = kept ++ results.zipWithIndex.filter(_._1.nonEmpty).map(first + _._2)
     val allocator = new RootAllocator()
     val metadata = try InvertedIndexWriter.writeMetadata(table.storage, dir, params, partitions, allocator)
       finally allocator.close()
     val present = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
-    val meta = IndexMetadata.create(uuid, name, Seq(column.id), snapshot.version, present, IndexKind.Inverted,
-      InvertedIndexWriter.details(params), indexVersion = 2, (files :+ metadata).sortBy(_._1))
+    val meta = base match {
+      case Some(b) => IndexMetadata.create(uuid, name, Seq(column.id), b.datasetVersion, present, IndexKind.Inverted,
+        b.proto.getIndexDetails.getValue, b.indexVersion, (files :+ metadata).sortBy(_._1))
+      case None => IndexMetadata.create(uuid, name, Seq(column.id), snapshot.version, present, IndexKind.Inverted,
+        InvertedIndexWriter.details(params), indexVersion = 2, (files :+ metadata).sortBy(_._1))
+    }
     table.commit(Transaction.create(snapshot.version, Operation.CreateIndex(Seq(meta), replaced.map(_.proto))),
       Committer.Options(maxRetries = commitRetries))
     new IndexMetadata(meta, snapshot.manifest.path)
-  }
+  })
 
   /** Removes the index directory written so far (unless a commit's outcome is unknown). */
   def abort(): Unit = abort(table.storage.list(dir).map(_.path) :+ dir)
@@ -182,5 +230,40 @@ object FullTextIndexBuild {
         "(DROP INDEX), or create it with replace = true.")
     }
     new FullTextIndexBuild(table, snapshot, name, field, params)
+  }
+
+  /**
+   * The update of full-text index `name` of `snapshot` (OPTIMIZE INDEX), checked before anything is written. What
+   * this writer cannot update as pylance 14 does is an [[UnsupportedFeatureException]]: an index of several segments,
+   * and one covering a fragment no longer in the table (pylance then drops that fragment's documents as it merges
+   * the partitions, which changes scores; sparklance does not rewrite partitions).
+   */
+  private[table] def update(table: Table, snapshot: Snapshot, name: String, base: IndexMetadata,
+      requested: Map[String, String]): FullTextIndexBuild = {
+    val root = snapshot.root
+    io.sparklance.core.format.FeatureFlags.checkWritable(root, snapshot.version, snapshot.manifest.proto.getWriterFeatureFlags)
+    def refuse(why: String) = new UnsupportedFeatureException(s"Cannot optimize full-text index '$name' of $root: " +
+      s"$why Rebuild it over every fragment with CREATE INDEX ... USING fts ... WITH (replace = true), or optimize it " +
+      "with pylance (optimize_indices).")
+    if (requested.nonEmpty) {
+      throw new InvalidArgumentException(s"Cannot optimize full-text index '$name' of $root with options " +
+        s"${requested.keys.toSeq.sorted.mkString(", ")}: OPTIMIZE INDEX keeps the analysis it was built with. Leave " +
+        "them out, or rebuild it with CREATE INDEX ... USING fts ... WITH (replace = true, ...).")
+    }
+    val segments = snapshot.indexes.filter(_.name == name)
+    if (segments.size > 1) throw refuse(s"it has ${segments.size} segments, which sparklance does not merge.")
+    val field = (base.fieldIds match {
+      case Seq(id) => snapshot.schema.field(id)
+      case _ => None
+    }).getOrElse(throw refuse("it does not index one column of the table."))
+    val present = snapshot.fragments.map(_.id).toSet
+    val gone = base.fragmentBitmap.toArray.map(_.toLong).filterNot(present.contains)
+    if (gone.nonEmpty) {
+      throw refuse(s"it covers fragment${if (gone.length > 1) "s" else ""} ${gone.take(5).mkString(", ")} that the " +
+        "table no longer holds (deleted or compacted away); pylance drops their documents, which sparklance does " +
+        "not do yet.")
+    }
+    val params = FtsParams.read(snapshot.storage, snapshot.indexDir(base), name)
+    new FullTextIndexBuild(table, snapshot, name, field, params, Some(base))
   }
 }

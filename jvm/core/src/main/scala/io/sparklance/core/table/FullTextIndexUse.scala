@@ -55,7 +55,8 @@ object FullTextIndexUse {
         s"fuzzy matching (fuzziness=${fuzzy.fuzziness}) $why. Search with pylance, or without fuzziness.")
       if (snapshot.fragments.exists(f => !segments.exists(_.covers(f.id)))) {
         refuse(s"of rows appended after its full-text index '${use.indexName}' was built is not supported (pylance " +
-          "matches those by the query's own tokens); rebuild the index with replace = true first")
+          "matches those by the query's own tokens); bring the index up to date first with ALTER TABLE ... OPTIMIZE INDEX " +
+          s"${use.indexName}")
       }
       val tokens = new java.util.ArrayList[String](java.util.Arrays.asList(use.params.splitter().tokenize(text).texts: _*))
       val expansions = segments.flatMap { i =>

@@ -349,6 +349,21 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
   def newIndexUpdate(snapshot: Snapshot, name: String): IndexBuild = newIndexUpdate(snapshot, name, Map.empty)
 
   /**
+   * Full-text index `name` brought up to date with `snapshot` (OPTIMIZE INDEX), to run ([[FullTextIndexBuild]]) and
+   * commit in its place: the fragments it does not cover analysed into new partitions beside its own, as pylance
+   * 14's `optimize_indices` does. Options are refused (the analysis is kept).
+   */
+  def newFullTextIndexUpdate(snapshot: Snapshot, name: String, requested: Map[String, String]): FullTextIndexBuild = {
+    val base = snapshot.indexes.find(i => i.name == name && i.kind == IndexKind.Inverted).getOrElse(
+      throw new InvalidArgumentException(s"Table $root has no full-text index named '$name'."))
+    FullTextIndexBuild.update(this, snapshot, name, base, requested)
+  }
+
+  /** Whether `name` is a full-text index of `snapshot` (updated with [[newFullTextIndexUpdate]]). */
+  def isFullTextIndex(snapshot: Snapshot, name: String): Boolean =
+    snapshot.indexes.exists(i => i.name == name && i.kind == IndexKind.Inverted)
+
+  /**
    * [[newIndexUpdate]] with options of the index's kind (`rows_per_zone`, ...): each must be the one the index was
    * built with, since the new entries are built with those.
    */
@@ -362,9 +377,8 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
         "newVectorIndexUpdate.")
     }
     if (existing.kind == IndexKind.Inverted) {
-      throw new io.sparklance.core.UnsupportedFeatureException(s"Cannot optimize index '$name' of $root: it is a " +
-        "full-text (INVERTED) index, which sparklance does not extend yet. Rebuild it over every fragment with " +
-        "CREATE INDEX ... USING fts ... WITH (replace = true), or optimize it with pylance (optimize_indices).")
+      throw new InvalidArgumentException(s"Index '$name' of $root is a full-text index: bring it up to date with " +
+        "newFullTextIndexUpdate.")
     }
     if (!IndexKind.buildable.contains(existing.kind)) {
       throw new io.sparklance.core.UnsupportedFeatureException(s"Cannot rebuild index '$name' of $root: it is a " +
