@@ -550,8 +550,6 @@ object VectorIndexBuild {
       case "l2" | "euclidean" => Distance.L2
       case "cosine" => Distance.COSINE
       case "dot" => Distance.DOT
-      case "hamming" => throw new UnsupportedFeatureException(s"Index option distance_type = 'hamming' (uint8 vectors) " +
-        s"is not supported by sparklance's $indexType build yet. Build it with pylance; searches measure hamming exactly.")
       case other => throw new InvalidArgumentException(s"Index option distance_type of $indexType must be l2, cosine or " +
         s"dot, not '$other'.")
     }
