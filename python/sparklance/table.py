@@ -338,7 +338,8 @@ class LanceTable:
                ef: Optional[int] = None) -> "DataFrame":
         """The ``k`` rows nearest to ``vector`` in the vector column ``column``, as a DataFrame (the SQL table
         function ``vector_search``): the table's columns (or ``columns``), then ``_distance`` (Lance's ``l2``
-        (squared), ``cosine`` or ``dot`` distance, ``metric``), then ``_rowid`` with ``with_row_id``; nearest first.
+        (squared), ``cosine`` or ``dot`` distance, ``metric``, or ``hamming`` for uint8 vectors, measured exactly),
+        then ``_rowid`` with ``with_row_id``; nearest first.
 
         ``vector`` is a sequence of numbers, or a sequence of such vectors (a batch: each is searched, and a leading
         ``query_index`` column numbers them). ``column`` may be left out when the table has one vector column.

@@ -10,7 +10,8 @@ import io.sparklance.core.InvalidArgumentException
 import io.sparklance.core.index.Distance
 
 /**
- * Lance's distance between a vector column's value (`vector`: an array of float or double) and a query vector
+ * Lance's distance between a vector column's value (`vector`: an array of float or double, or of smallint (uint8) for
+ * hamming) and a query vector
  * (`query`: an array of double), as float, the type of Lance's `_distance`. Null when the row has no vector, when the
  * vector holds a null, or when the distance is NaN (a NaN value, or a zero vector under cosine): Lance leaves such
  * rows out of a search, and [[VectorSearch]] does too. Null also outside `[lowerBound, upperBound)`, the range of
@@ -29,12 +30,13 @@ case class VectorDistance(vector: Expression, query: Expression, metric: Distanc
 
   override def checkInputDataTypes(): TypeCheckResult = (vector.dataType, query.dataType) match {
     case (ArrayType(FloatType | DoubleType, _), ArrayType(DoubleType, _)) => TypeCheckResult.TypeCheckSuccess
+    case (ArrayType(ShortType, _), ArrayType(DoubleType, _)) if metric == Distance.HAMMING => TypeCheckResult.TypeCheckSuccess
     case (t, ArrayType(DoubleType, _)) =>
       TypeCheckResult.TypeCheckFailure(s"vector_column '$column' is ${t.catalogString}; a vector column is an array of float or double")
     case (_, t) => TypeCheckResult.TypeCheckFailure(s"the query vector is ${t.catalogString}, not an array of numbers")
   }
 
-  private[this] lazy val floats = vector.dataType.asInstanceOf[ArrayType].elementType == FloatType
+  private[this] lazy val elementType = vector.dataType.asInstanceOf[ArrayType].elementType
   // A literal query (a single search) is converted once; a query per row (a batch search) on every row.
   @transient private[this] lazy val fixedQuery: Array[Double] =
     if (query.foldable) Option(query.eval().asInstanceOf[ArrayData]).map(_.toDoubleArray()).orNull else null
@@ -50,10 +52,15 @@ case class VectorDistance(vector: Expression, query: Expression, metric: Distanc
     var i = 0
     while (i < n) { if (values.isNullAt(i)) return null; i += 1 }
     val d =
-      if (floats) {
+      if (elementType == FloatType) {
         if (fbuf == null || fbuf.length != n) fbuf = new Array[Float](n)
         i = 0
         while (i < n) { fbuf(i) = values.getFloat(i); i += 1 }
+        metric.between(q, fbuf, 0)
+      } else if (elementType == ShortType) {
+        if (fbuf == null || fbuf.length != n) fbuf = new Array[Float](n)
+        i = 0
+        while (i < n) { fbuf(i) = values.getShort(i).toFloat; i += 1 }
         metric.between(q, fbuf, 0)
       } else {
         if (dbuf == null || dbuf.length != n) dbuf = new Array[Double](n)

@@ -279,13 +279,33 @@ object VectorSearch {
       val attr = output.find(a => resolver(a.name, column)).getOrElse(
         invalid(s"vector_column '$column'${if (get("vector_column").isEmpty) " (the default when none is given)" else ""} " +
           s"is not a column of ${table.mkString(".")}; its columns are ${output.map(_.name).mkString(", ")}."))
-      attr.dataType match {
-        case ArrayType(FloatType | DoubleType, _) =>
-        case t => invalid(s"vector_column '$column' is ${t.catalogString}; a vector column is a list of float or double.")
-      }
       val logical = if (attr.metadata.contains(SparkSchemas.LogicalTypeKey)) {
         LogicalType.tryParse(attr.metadata.getString(SparkSchemas.LogicalTypeKey))
       } else None
+      // Lance measures uint8 vectors (read as arrays of smallint) by hamming only, and hamming only them.
+      val uint8 = attr.dataType == ArrayType(ShortType, true) || attr.dataType == ArrayType(ShortType, false)
+      val uint8Elements = logical.exists {
+        case LogicalType.FixedSizeList(LogicalType.Int(8, false), _) => true
+        case _ => false
+      }
+      attr.dataType match {
+        case ArrayType(FloatType | DoubleType, _) if metric != Distance.HAMMING =>
+        case ArrayType(FloatType | DoubleType, _) =>
+          invalid(s"distance_type 'hamming' measures vectors of uint8; vector_column '$column' is " +
+            s"${attr.dataType.catalogString}. Use l2, cosine or dot.")
+        case _ if uint8 && uint8Elements && metric == Distance.HAMMING =>
+          queries.zipWithIndex.foreach { case (q, i) =>
+            q.indices.find(j => q(j) != math.rint(q(j)) || q(j) < 0 || q(j) > 255).foreach { j =>
+              invalid(s"query vector $i holds ${q(j)} at position $j; a hamming search of uint8 vectors takes whole " +
+                "numbers from 0 to 255.")
+            }
+          }
+        case _ if uint8 && uint8Elements =>
+          invalid(s"vector_column '$column' holds vectors of uint8, which Lance measures by distance_type 'hamming' " +
+            s"only, not ${metric.lanceName()}.")
+        case t => invalid(s"vector_column '$column' is ${t.catalogString}; a vector column is a list of float or double " +
+          "(or a fixed-size list of uint8 for hamming).")
+      }
       logical.collect { case LogicalType.FixedSizeList(_, dim) if dim != queries.head.length =>
         invalid(s"the query vector has ${queries.head.length} values; vector_column '$column' holds vectors of $dim.")
       }

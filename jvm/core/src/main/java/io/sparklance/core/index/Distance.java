@@ -9,10 +9,12 @@ import io.sparklance.core.InvalidArgumentException;
  * <ul>
  *   <li>{@code l2}: the squared Euclidean distance (no square root, as Lance reports it);</li>
  *   <li>{@code cosine}: 1 - cos(angle); a zero vector on either side has no cosine (NaN);</li>
- *   <li>{@code dot}: 1 - the dot product.</li>
+ *   <li>{@code dot}: 1 - the dot product;</li>
+ *   <li>{@code hamming}: the number of bits that differ between two vectors of uint8 values (Lance's definition;
+ *   Lance measures uint8 vectors by hamming only). Values are taken as bytes: their low 8 bits.</li>
  * </ul>
- * Computed in double over values that are float16, float32 or float64 in the file, and reported as float32, as
- * Lance reports {@code _distance}. NaN means "no distance": Lance leaves such rows out of every search.
+ * Computed in double over values that are float16, float32 or float64 in the file (uint8 for hamming), and reported
+ * as float32, as Lance reports {@code _distance}. NaN means "no distance": Lance leaves such rows out of every search.
  */
 public enum Distance {
   L2 {
@@ -51,6 +53,13 @@ public enum Distance {
       if (i < n) s0 += q[i] * v[from + i];
       return 1.0 - (s0 + s1);
     }
+  },
+  HAMMING {
+    @Override public double between(double[] q, float[] v, int from) {
+      int bits = 0;
+      for (int i = 0; i < q.length; i++) bits += Integer.bitCount(((int) q[i] ^ (int) v[from + i]) & 0xFF);
+      return bits;
+    }
   };
 
   /** The distance between the query `q` and the vector of `q.length` values of `v` starting at `from`. */
@@ -66,20 +75,23 @@ public enum Distance {
       case COSINE:
         for (int i = 0; i < q.length; i++) { s += q[i] * v[i]; a += q[i] * q[i]; b += v[i] * v[i]; }
         return 1.0 - s / (Math.sqrt(a) * Math.sqrt(b));
+      case HAMMING:
+        for (int i = 0; i < q.length; i++) s += Integer.bitCount(((int) q[i] ^ (int) v[i]) & 0xFF);
+        return s;
       default:
         for (int i = 0; i < q.length; i++) s += q[i] * v[i];
         return 1.0 - s;
     }
   }
 
-  /** Lance's name of the distance: {@code l2}, {@code cosine} or {@code dot}. */
+  /** Lance's name of the distance: {@code l2}, {@code cosine}, {@code dot} or {@code hamming}. */
   public String lanceName() {
     return name().toLowerCase(Locale.ROOT);
   }
 
   /**
    * The distance a user names (case-insensitive; {@code euclidean} is {@code l2}, as in Lance), or an error that
-   * lists the ones there are. {@code hamming} (for uint8 vectors) is refused as not supported yet.
+   * lists the ones there are.
    */
   public static Distance named(String name, String option) {
     String n = name == null ? "" : name.trim().toLowerCase(Locale.ROOT);
@@ -87,12 +99,10 @@ public enum Distance {
       case "l2": case "euclidean": return L2;
       case "cosine": return COSINE;
       case "dot": return DOT;
-      case "hamming":
-        throw new io.sparklance.core.UnsupportedFeatureException(
-            option + " = 'hamming' is not supported by sparklance yet; use l2, cosine or dot.");
+      case "hamming": return HAMMING;
       default:
         throw new InvalidArgumentException(
-            option + " = '" + name + "' is not a distance type; use l2, cosine or dot.");
+            option + " = '" + name + "' is not a distance type; use l2, cosine, dot or hamming (uint8 vectors).");
     }
   }
 }

@@ -372,6 +372,10 @@ object IvfIndex {
         throw new UnsupportedFeatureException(s"Cannot search the vector index at $dir: it is $t, and sparklance searches " +
           s"${Searchable.toSeq.sorted.mkString(", ")} indexes. Search with bypass_vector_index => true.")
       }
+      if (d == Distance.HAMMING) {
+        throw new UnsupportedFeatureException(s"Cannot search the vector index at $dir: it is $t for hamming, and " +
+          "sparklance measures hamming exactly. Search with bypass_vector_index => true.")
+      }
       if (t.endsWith("_SQ") && d != Distance.L2) {
         throw new UnsupportedFeatureException(s"Cannot search the vector index at $dir: it is $t for ${d.lanceName()}, " +
           s"and sparklance searches $t indexes for l2 only. Search with bypass_vector_index => true.")

@@ -529,6 +529,10 @@ object VectorIndexBuild {
         throw new UnsupportedFeatureException(s"Cannot create a $indexType index on column '$columnName' of $root: it " +
           s"holds vectors of ${arrow.getChildren.get(0).getType}; sparklance builds vector indexes on float32 vectors " +
           "only (not supported yet for other float types). Build it with pylance.")
+      case _: ArrowType.FixedSizeList if arrow.getChildren.get(0).getType == new ArrowType.Int(8, false) =>
+        throw new UnsupportedFeatureException(s"Cannot create a $indexType index on column '$columnName' of $root: it " +
+          "holds vectors of uint8, which Lance indexes for hamming; sparklance does not build hamming indexes (not " +
+          "supported yet). Build it with pylance; vector_search measures hamming exactly.")
       case other =>
         throw new InvalidArgumentException(s"Cannot create a $indexType index on column '$columnName' of $root: it is " +
           s"$other, not a vector column (a fixed-size list of floats).")

@@ -4,7 +4,7 @@ import scala.util.Random
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException}
+import io.sparklance.core.InvalidArgumentException
 
 /** Lance's distances against their definitions, on seeded random vectors of every length up to 40. */
 class DistanceSuite extends AnyFunSuite {
@@ -14,6 +14,7 @@ class DistanceSuite extends AnyFunSuite {
     case Distance.COSINE =>
       1 - q.zip(v).map { case (a, b) => a * b }.sum / (math.sqrt(q.map(x => x * x).sum) * math.sqrt(v.map(x => x * x).sum))
     case Distance.DOT => 1 - q.zip(v).map { case (a, b) => a * b }.sum
+    case Distance.HAMMING => q.zip(v).map { case (a, b) => Integer.bitCount((a.toInt ^ b.toInt) & 0xFF) }.sum.toDouble
   }
 
   test("float and double vectors, at an offset in a larger array, give the definition's distance") {
@@ -41,6 +42,20 @@ class DistanceSuite extends AnyFunSuite {
     assert(Distance.named(" Cosine ", "d") == Distance.COSINE && Distance.named("dot", "d") == Distance.DOT)
     assert(intercept[InvalidArgumentException](Distance.named("manhattan", "distance_type")).getMessage
       .contains("distance_type = 'manhattan'"))
-    assert(intercept[UnsupportedFeatureException](Distance.named("hamming", "distance_type")).getMessage.contains("hamming"))
+    assert(Distance.named("Hamming", "d") == Distance.HAMMING && Distance.HAMMING.lanceName() == "hamming")
+  }
+
+  test("hamming counts the bits that differ, byte by byte, both ways of holding a vector") {
+    val rng = new scala.util.Random(17)
+    (1 to 200).foreach { _ =>
+      val n = 1 + rng.nextInt(40)
+      val a = Array.fill(n)(rng.nextInt(256))
+      val b = Array.fill(n)(rng.nextInt(256))
+      val bits = a.indices.map { i =>
+        (0 until 8).count(bit => ((a(i) >> bit) & 1) != ((b(i) >> bit) & 1))
+      }.sum
+      assert(Distance.HAMMING.between(a.map(_.toDouble), b.map(_.toFloat), 0) == bits)
+      assert(Distance.HAMMING.between(a.map(_.toDouble), b.map(_.toDouble)) == bits)
+    }
   }
 }
