@@ -936,7 +936,8 @@ def typed(wh) -> str:
     (lambda t: t.create_index("k", "zonemap", zone_size=64), sparklance.InvalidArgumentError,
      "Unknown option zone_size for a ZONEMAP index; it takes: rows_per_zone"),
     (lambda t: t.create_index("k", "inverted"), sparklance.UnsupportedFeatureError,
-     "Cannot create index 'k_idx' on .*: sparklance does not build INVERTED indexes; it builds BTREE"),
+     "Cannot create full-text index 'k_idx' on column 'k' of .*: it is .*; full-text \\(FTS / INVERTED\\) indexes take "
+     "string columns"),
     (lambda t: t.create_index("k", "vector"), sparklance.UnsupportedFeatureError,
      "it builds BTREE, .* and the vector indexes IVF_FLAT, IVF_PQ, IVF_SQ"),
     (lambda t: t.create_index("k", "label-list"), sparklance.InvalidArgumentError, "'label-list' is not an index type"),
@@ -947,7 +948,7 @@ def typed(wh) -> str:
     (lambda t: t.create_index("k", name="a`b"), sparklance.InvalidArgumentError, "'a`b' is not a valid index name"),
     (lambda t: t.create_index("k", name="a/b"), sparklance.InvalidArgumentError, "'a/b' is not a valid index name"),
 ], ids=["missing column", "unknown option", "zero zone_size", "zone_size not a number", "bitmap option",
-        "zone map option", "inverted", "vector", "kind not a word", "struct", "list", "backtick in name",
+        "zone map option", "inverted on a number", "vector", "kind not a word", "struct", "list", "backtick in name",
         "slash in name"])
 def test_refused(spark, typed, call, error, message):
     t = LanceTable.for_path(spark, typed)
