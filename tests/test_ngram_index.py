@@ -160,8 +160,14 @@ def test_fragments_the_index_does_not_cover_are_read_whole(spark, wh):
     assert spark_ids(spark, path, "content LIKE 'abc%'")[0] == [0]
 
 
-def test_spark_does_not_build_ngram_indexes(spark, wh):
+def test_spark_does_not_build_or_optimize_ngram_indexes(spark, wh):
     path = str(wh / "db" / "refused.lance")
     lance.write_dataset(pa.table({"id": pa.array([1], pa.int64()), "content": ["abc"]}), path)
     with lance_raises(sparklance.UnsupportedFeatureError, match="does not build NGRAM indexes"):
         spark.sql(f"ALTER TABLE lance.`{path}` CREATE INDEX x USING ngram (content)")
+    lance.dataset(path).create_scalar_index("content", "NGRAM", name="content_ngram")
+    lance.write_dataset(pa.table({"id": pa.array([2], pa.int64()), "content": ["zabc"]}), path, mode="append")
+    with lance_raises(sparklance.UnsupportedFeatureError,
+                      match="index 'content_ngram' .*which sparklance does not build. Optimize it with pylance"):
+        spark.sql(f"ALTER TABLE lance.`{path}` OPTIMIZE INDEX content_ngram")
+    assert spark_ids(spark, path, "contains(content, 'abc')")[0] == [1, 2]
