@@ -12,8 +12,9 @@ import io.sparklance.core.schema.{LanceField, LogicalType}
 /**
  * The scalar indexes a scan's predicates can use, and the rows they select: for each top-level conjunct on an
  * indexed column (`=`, `<`, `<=`, `>`, `>=`, `IN`, `IS NULL`), each [[Predicate.ListHasAny]] on a list column
- * with a label list index, each [[Predicate.StringMatch]] on a string column with an NGRAM index (when
- * the text holds a trigram of ASCII letters and digits, see [[NGramIndex]]), and each [[Predicate.FullTextMatch]] whose columns all have a full-text (INVERTED) index,
+ * with a label list index, each [[Predicate.StringMatch]] on a string column with an NGRAM index (when the text
+ * holds a trigram of ASCII letters and digits, see [[NGramIndex]]), and each [[Predicate.FullTextMatch]] whose
+ * columns all have a full-text (INVERTED) index,
  * the rows of the fragments the index covers that can match. A fragment no used index covers (appended after the
  * index was built, or rewritten since) is read whole.
  *
