@@ -171,3 +171,21 @@ def test_spark_does_not_build_or_optimize_ngram_indexes(spark, wh):
                       match="index 'content_ngram' .*which sparklance does not build. Optimize it with pylance"):
         spark.sql(f"ALTER TABLE lance.`{path}` OPTIMIZE INDEX content_ngram")
     assert spark_ids(spark, path, "contains(content, 'abc')")[0] == [1, 2]
+
+
+def test_stable_row_ids_after_compaction(spark, wh):
+    """With stable row ids, pylance's compaction keeps the index (its posting lists hold row ids, no longer the rows'
+    addresses): the scan maps them to the new addresses."""
+    path = str(wh / "db" / "stable_compacted.lance")
+    texts = [f"w{i % 7} apple{i % 5}" if i % 9 else None for i in range(60)]
+    lance.write_dataset(pa.table({"id": pa.array(range(60), pa.int64()), "content": texts}), path,
+                        max_rows_per_file=10, enable_stable_row_ids=True)
+    lance.dataset(path).delete("id % 4 = 0")
+    lance.dataset(path).create_scalar_index("content", "NGRAM", name="ng")
+    lance.dataset(path).optimize.compact_files(target_rows_per_fragment=25)
+    ds = lance.dataset(path)
+    assert min(f.fragment_id for f in ds.get_fragments()) >= 6
+    for needle in ["apple3", "w2 app", "ple1"]:
+        got, plan = spark_ids(spark, path, f"contains(content, '{needle}')")
+        assert "index 'ng' on content" in plan
+        assert got == sorted(i for i, t in enumerate(texts) if t and needle in t and i % 4), needle
