@@ -85,6 +85,16 @@ object IndexQuery {
     override def toString: String = s"HAS ANY (${values.mkString(", ")})"
   }
 
+  /**
+   * The string contains `text` (Spark's `LIKE '%x%'` and `contains`), byte for byte; an NGRAM index answers it with
+   * a superset of the matching rows.
+   */
+  final case class Contains(text: String) extends IndexQuery {
+    def matches(keys: FieldVector, i: Int): Boolean = keys.getObject(i).toString.contains(text)
+    def overlaps(min: FieldVector, i: Int, max: FieldVector, j: Int): Boolean = true
+    override def toString: String = s"contains '$text'"
+  }
+
   /** Both queries: rows an index returns for each, intersected. */
   final case class Both(left: IndexQuery, right: IndexQuery) extends IndexQuery {
     override def matchesNull: Boolean = left.matchesNull && right.matchesNull

@@ -6,13 +6,15 @@ import org.apache.arrow.memory.RootAllocator
 import org.roaringbitmap.RoaringBitmap
 
 import io.sparklance.core.file.LanceFileReader
-import io.sparklance.core.index.{BitmapIndex, BloomFilterIndex, BTreeIndex, FtsQuery, IndexKind, IndexMetadata, IndexQuery, InvertedIndex, RowSelection, ZoneMapIndex}
+import io.sparklance.core.index.{BitmapIndex, BloomFilterIndex, BTreeIndex, FtsQuery, IndexKind, IndexMetadata, IndexQuery, InvertedIndex, NGramIndex, RowSelection, ZoneMapIndex}
 import io.sparklance.core.schema.{LanceField, LogicalType}
 
 /**
  * The scalar indexes a scan's predicates can use, and the rows they select: for each top-level conjunct on an
  * indexed column (`=`, `<`, `<=`, `>`, `>=`, `IN`, `IS NULL`), each [[Predicate.ListHasAny]] on a list column
- * with a label list index, and each [[Predicate.FullTextMatch]] whose columns all have a full-text (INVERTED) index,
+ * with a label list index, each [[Predicate.StringMatch]] on a string column with an NGRAM index (when the text
+ * holds a trigram of ASCII letters and digits, see [[NGramIndex]]), and each [[Predicate.FullTextMatch]] whose
+ * columns all have a full-text (INVERTED) index,
  * the rows of the fragments the index covers that can match. A fragment no used index covers (appended after the
  * index was built, or rewritten since) is read whole.
  *
@@ -54,12 +56,16 @@ object IndexUse {
   /** Kinds searched for conditions on a list's items. */
   private val ItemsSearchable: Seq[IndexKind] = Seq(IndexKind.LabelList)
 
+  /** Kinds searched for substrings of a string column. */
+  private val SubstringSearchable: Seq[IndexKind] = Seq(IndexKind.NGram)
+
   /**
    * The indexes of `snapshot` that `predicates` (conjuncts a scan uses) can use: those covering at least one of its
    * fragments. B-trees hold row addresses, on tables with stable row ids too.
    */
   def plan(snapshot: Snapshot, predicates: Seq[Predicate]): IndexUse = {
     val indexes = snapshot.indexes.filter(i => Searchable.contains(i.kind) || ItemsSearchable.contains(i.kind) ||
+      SubstringSearchable.contains(i.kind) ||
       i.kind == IndexKind.Inverted)
     if (indexes.isEmpty) return None
     val fragments = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
@@ -70,12 +76,18 @@ object IndexUse {
         !column.contains('.') && snapshot.schema.field(column).exists(keysComparable(_, p))
       }
     }
-    val (onItems, onValues) = others.partition(_.isInstanceOf[Predicate.ListHasAny])
+    // A needle without a trigram of ASCII letters and digits (shorter than three, say) cannot be narrowed.
+    val onSubstrings = others.collect {
+      case m @ Predicate.StringMatch(_, _, text) if NGramIndex.needleTokens(text).nonEmpty => m
+    }
+    val rest = others.filterNot(_.isInstanceOf[Predicate.StringMatch])
+    val (onItems, onValues) = rest.partition(_.isInstanceOf[Predicate.ListHasAny])
     // One query per column on its values: conjuncts on the same column (a range's two ends) are searched together.
     // A query on a list's items is searched alone: two of them intersect the rows found (`array_has_all`).
     val byColumn = usable(onValues).groupBy(_._1).toSeq.sortBy(_._1).map { case (column, qs) =>
       (column, qs.map(_._2).reduce((a, b) => IndexQuery.Both(a, b): IndexQuery), Searchable)
-    } ++ usable(onItems).map { case (column, query) => (column, query, ItemsSearchable) }
+    } ++ usable(onItems).map { case (column, query) => (column, query, ItemsSearchable) } ++
+      usable(onSubstrings).map { case (column, query) => (column, query, SubstringSearchable) }
     val found = byColumn.flatMap { case (column, query, kinds) =>
       for {
         field <- snapshot.schema.field(column)
@@ -168,6 +180,8 @@ object IndexUse {
     case Predicate.In(c, vs) if vs.nonEmpty => Some(c -> IndexQuery.In(vs))
     case Predicate.IsNull(c) => Some(c -> IndexQuery.IsNull)
     case Predicate.ListHasAny(c, vs) if vs.nonEmpty => Some(c -> IndexQuery.HasAny(vs))
+    // A string that starts or ends with the text also contains it.
+    case Predicate.StringMatch(c, _, text) => Some(c -> IndexQuery.Contains(text))
     case _ => scala.None
   }
 
@@ -183,6 +197,7 @@ object IndexUse {
           val itemType = LanceFileReader.readField(item).getType
           item.children.isEmpty && vs.forall(IndexQuery.comparable(itemType, _))
         }
+      case Predicate.StringMatch(_, _, _) => f.children.isEmpty && f.logicalType.isInstanceOf[LogicalType.Utf8]
       case _ => false
     }
   }
@@ -213,6 +228,18 @@ object IndexUse {
             if (snapshot.hasStableRowIds) addressesOf(snapshot, found, i) else found
           case IndexKind.ZoneMap => ZoneMapIndex.search(snapshot.storage, snapshot.indexDir(i), query, allocator)
           case IndexKind.BloomFilter => BloomFilterIndex.search(snapshot.storage, snapshot.indexDir(i), query, keys, allocator)
+          case IndexKind.NGram =>
+            val text = query match {
+              case IndexQuery.Contains(t) => t
+              case other => throw new IllegalStateException(s"an NGRAM index does not answer $other")
+            }
+            val found = NGramIndex.search(snapshot.storage, snapshot.indexDir(i), NGramIndex.needleTokens(text), allocator)
+            // Version 0 posting lists hold row ids (the same as addresses without stable row ids), version 1 addresses.
+            i.indexVersion match {
+              case 0 => if (snapshot.hasStableRowIds) addressesOf(snapshot, found, i) else found
+              case 1 => found
+              case v => throw new IllegalStateException(s"NGRAM index version $v is not one this reader knows (0 or 1)")
+            }
           case other => throw new IllegalStateException(s"no search for $other")
         }
       }.reduce(_ union _))
