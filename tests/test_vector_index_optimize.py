@@ -255,7 +255,16 @@ def test_pylance_delta_segments_searched_then_merged_by_us(spark, tmp_path, inde
                 assert not {r.id for r in found} & gone
 
         searches(f"{index_type} with {deltas} delta segments")
-        made = LanceTable.for_path(spark, str(path)).optimize_index("emb_idx")
+        before = [i["uuid"] for i in ds.list_indices()]
+        try:
+            made = LanceTable.for_path(spark, str(path)).optimize_index("emb_idx")
+        except UnsupportedFeatureError as e:
+            # pylance's IVF_SQ delta segments may carry another quantizer than the first segment's (seen at
+            # SPARKLANCE_FUZZ_SEED=20261128, N=4); their rows cannot share one segment, and the merge is refused with
+            # nothing committed. The other types reuse the first segment's model.
+            assert index_type == "IVF_SQ" and "trained apart" in str(e), e
+            assert [i["uuid"] for i in lance.dataset(str(path)).list_indices()] == before
+            continue
         ds = lance.dataset(str(path))
         assert [i["uuid"] for i in ds.list_indices()] == [made["uuid"]]
         assert ds.stats.index_stats("emb_idx")["num_unindexed_rows"] == 0
