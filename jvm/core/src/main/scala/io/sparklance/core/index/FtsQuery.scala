@@ -112,9 +112,10 @@ object FtsQuery {
     private val queryTokens: Array[String] = analysed.texts
     private val distinct: Array[String] = queryTokens.distinct
 
+    // A fuzzy query's tokens are its expansions' (its own analysis, stop words removed, does not count).
+    private val fuzzy: Boolean = query match { case Match(_, _, _, Some(_)) => true; case _ => false }
+
     def matches(text: String): Boolean = {
-      // A fuzzy query's tokens are its expansions' (its own analysis, stop words removed, does not count).
-      val fuzzy = query match { case Match(_, _, _, Some(_)) => true; case _ => false }
       if (text == null || (queryTokens.isEmpty && !fuzzy)) return false
       val doc = tokenizer.tokenize(text)
       if (doc.size == 0) return false

@@ -1,7 +1,7 @@
 package io.sparklance.core.table
 
 import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException}
-import io.sparklance.core.index.{FtsParams, FtsQuery, FuzzyExpansion, IndexKind, InvertedIndex}
+import io.sparklance.core.index.{FtsParams, FtsQuery, FuzzyExpansion, IndexKind, IndexMetadata, InvertedIndex}
 
 /**
  * The INVERTED index a full-text query on a column uses: its text analysis ([[FtsParams]]), by which the query and
@@ -22,6 +22,11 @@ final class FullTextIndexUse private (val column: String, val indexName: String,
 
   /** A matcher of `query` under this index's analysis (one per thread). */
   def matcher(query: FtsQuery): FtsQuery.Matcher = new FtsQuery.Matcher(query, params.tokenizer())
+
+  /** The segments of this index in `snapshot`: its INVERTED indexes of this name on this column. */
+  def segments(snapshot: Snapshot): Seq[IndexMetadata] = snapshot.schema.field(column).toSeq.flatMap { f =>
+    snapshot.indexes.filter(i => i.kind == IndexKind.Inverted && i.fieldIds == Seq(f.id) && i.name == indexName)
+  }
 
   override def toString: String = s"INVERTED index '$indexName' on $column"
 }
@@ -48,9 +53,7 @@ object FullTextIndexUse {
    */
   def expand(snapshot: Snapshot, use: FullTextIndexUse, query: FtsQuery, function: String): FtsQuery = query match {
     case m @ FtsQuery.Match(text, _, _, Some(fuzzy)) =>
-      val segments = snapshot.schema.field(use.column).toSeq.flatMap { f =>
-        snapshot.indexes.filter(i => i.kind == IndexKind.Inverted && i.fieldIds == Seq(f.id) && i.name == use.indexName)
-      }
+      val segments = use.segments(snapshot)
       def refuse(why: String): Nothing = throw new UnsupportedFeatureException(s"$function on column ${use.column}: " +
         s"fuzzy matching (fuzziness=${fuzzy.fuzziness}) $why. Search with pylance, or without fuzziness.")
       if (snapshot.fragments.exists(f => !segments.exists(_.covers(f.id)))) {

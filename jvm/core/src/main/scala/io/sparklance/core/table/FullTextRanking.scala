@@ -69,7 +69,7 @@ object FullTextRanking {
       function: String): java.util.HashMap[java.lang.Long, java.lang.Double] = {
     val use = FullTextIndexUse.plan(snapshot, column, function)
     val field = snapshot.schema.field(column).get
-    val segments = snapshot.indexes.filter(i => i.kind == IndexKind.Inverted && i.fieldIds == Seq(field.id) && i.name == use.indexName)
+    val segments = use.segments(snapshot)
     if (segments.size != 1) throw new UnsupportedFeatureException(s"$function on column $column: its full-text " +
       s"index '${use.indexName}' has ${segments.size} segments, which sparklance does not rank yet. Merge them with " +
       "pylance's optimize_indices(), or re-create the index.")
