@@ -169,7 +169,8 @@ object FullTextIndexBuild {
     } finally allocator.close()
   }
 
-  private def text(v: org.apache.arrow.vector.FieldVector, i: Int): String = {
+  /** Row `i` of a string vector (utf8 or large_utf8) as text. */
+  private[table] def text(v: org.apache.arrow.vector.FieldVector, i: Int): String = {
     val bytes = v match {
       case s: VarCharVector => s.get(i)
       case l: LargeVarCharVector => l.get(i)

@@ -3,7 +3,7 @@ package io.sparklance.core.table
 import scala.collection.mutable
 
 import org.apache.arrow.memory.RootAllocator
-import org.apache.arrow.vector.{BigIntVector, VarCharVector}
+import org.apache.arrow.vector.BigIntVector
 import org.roaringbitmap.longlong.Roaring64NavigableMap
 
 import io.sparklance.core.{MetadataColumn, UnsupportedFeatureException}
@@ -111,13 +111,13 @@ object FullTextRanking {
         try {
           Iterator.continually(reader.next()).takeWhile(_.isDefined).flatten.foreach { batch =>
             try {
-              val texts = batch.getVector(field.name).asInstanceOf[VarCharVector]
+              val texts = batch.getVector(field.name)
               val ids = batch.getVector(MetadataColumn.RowId.name).asInstanceOf[BigIntVector]
               var r = 0
               while (r < batch.getRowCount) {
                 val id = ids.get(r)
                 if (!texts.isNull(r) && allowed.forall(_.contains(id))) {
-                  val found = tokenizer.tokenize(new String(texts.get(r), java.nio.charset.StandardCharsets.UTF_8)).texts
+                  val found = tokenizer.tokenize(FullTextIndexBuild.text(texts, r)).texts
                   if (found.nonEmpty) {
                     docs += 1
                     totalTokens += found.length
