@@ -69,16 +69,29 @@ def test_null_struct_in_list_with_empty_children(spark, tmp_path, version, rows)
     assert read_back(str(tmp_path / "spark.lance")).sort_by("id").equals(table)
 
 
-# Found by the round-trip fuzzer at the end of session 15 (seed 20261129, N=150, case 101) and not fixed yet: at file
-# version 2.1, an empty outer list above a struct holding two list levels is written with levels pylance rejects
-# ("Incorrect number of nulls for StructArray"). It predates session 15. Strict: the fix must remove the mark.
-@pytest.mark.xfail(strict=True, reason="2.1 writer: empty list above a struct of list<list<...>> (unreadable by pylance)")
-def test_empty_list_above_a_struct_of_nested_lists_2_1(spark, tmp_path):
-    typ = pa.list_(pa.struct([("f0", pa.list_(pa.list_(pa.string())))]))
-    table = pa.table({"id": pa.array([0, 1], pa.int64()), "c": pa.array([[{"f0": [["a"], ["b"]]}], []], typ)})
+# Found by the round-trip fuzzer at the end of session 15 (seed 20261129, N=150, case 101): an empty or null list above
+# a struct holding two list levels. pylance reads a nullable struct over such lists only when every list down to the
+# items is declared nullable ("Incorrect number of nulls for StructArray" otherwise). pylance 14 cannot read its own
+# files of the rows holding a null struct ("null-struct" cases); the core reads them, and our copies pylance reads.
+DEEP = pa.list_(pa.struct([("f0", pa.list_(pa.list_(pa.string())))]))
+DEEPER = pa.list_(pa.struct([("f0", pa.list_(pa.list_(pa.list_(pa.int32())))), ("f1", pa.int32())]))
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("typ,rows", [
+    (DEEP, [[{"f0": [["a"], ["b"]]}], []]),
+    (DEEP, [[], [{"f0": [["a"]]}], None, [{"f0": [[], ["c", None]]}]]),
+    (DEEP, [[{"f0": [["a"], ["b"]]}], [], [None]]),
+    (DEEP, [[{"f0": [["a"]]}], None, [None], [{"f0": None}], [{"f0": [None, [], ["x", None]]}]]),
+    (DEEPER, [[{"f0": [[[1]]], "f1": 2}], [], [None, {"f0": [[None, [3]]], "f1": None}]] * 700),
+], ids=["issue", "no-null-struct", "null-struct", "null-struct-mixed", "deeper-many-pages"])
+def test_empty_list_above_a_struct_of_nested_lists(spark, tmp_path, version, typ, rows):
+    table = pa.table({"id": pa.array(range(len(rows)), pa.int64()), "c": pa.array(rows, typ)})
     src = str(tmp_path / "src.lance")
-    lance.write_dataset(table, src, data_storage_version="2.1")
-    spark_copy(spark, src, str(tmp_path / "spark.lance"), "2.1")
+    lance.write_dataset(table, src, data_storage_version=version)
+    rewrite(version, src, str(tmp_path / "core.lance"), "--max-page-bytes", "4096")
+    assert read_back(str(tmp_path / "core.lance")).equals(table)
+    spark_copy(spark, src, str(tmp_path / "spark.lance"), version, max_page_bytes="4096")
     assert read_back(str(tmp_path / "spark.lance")).sort_by("id").equals(table)
 
 

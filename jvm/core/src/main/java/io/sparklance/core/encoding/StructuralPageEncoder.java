@@ -109,11 +109,17 @@ public final class StructuralPageEncoder {
     // when none of their own null levels occur. A list right under a struct declared nullable is declared nullable as
     // well: pylance misreads a nullable struct over an all-valid list when a list above has empty or null levels
     // ("Incorrect number of nulls for StructArray", fuzz seed 11).
+    // Below that first list, every list right under it is declared nullable too: pylance misreads a nullable struct
+    // over a list of all-valid lists when a list above the struct has empty or null levels, also in files of its own
+    // ("Incorrect number of nulls for StructArray", `list<struct<list<list<string>>>>` with an empty outer list; fuzz
+    // seed 20261129), and reads them when every list down to the items is declared nullable.
     boolean[] nullAbove = new boolean[n];
     for (int k = 1; k < n; k++) {
       boolean isList = s.emptyCode[k] != 0;
-      nullAbove[k] = s.emptyCode[k - 1] == 0
-          && (nullAbove[k - 1] || s.seen[s.nullCode[k - 1]] || (isList && nullableStruct[k - 1]));
+      boolean parentIsList = s.emptyCode[k - 1] != 0;
+      nullAbove[k] = parentIsList
+          ? isList && nullAbove[k - 1]
+          : nullAbove[k - 1] || s.seen[s.nullCode[k - 1]] || (isList && nullableStruct[k - 1]);
     }
     int code = 0;
     for (int k = n - 1, l = 0; k >= 0; k--, l++) {
