@@ -177,6 +177,55 @@ def test_optimize_index_merges_the_appended_fragments(spark, wh, kind, by):
     check_reads(spark, path, kind, name)
 
 
+@pytest.mark.parametrize("by", ["spark", "pylance"])
+@pytest.mark.parametrize("kind", ["btree", "bitmap", "label_list", "zonemap", "bloomfilter"])
+def test_untrained_index_is_filled_by_optimize_index(spark, wh, kind, by):
+    """`CREATE INDEX ... WITH (train = false)` (lance-spark's statement) creates the index empty, as pylance's
+    `train=False` does: pylance lists it covering nothing and validates it, and it changes no answer. After an append
+    our OPTIMIZE INDEX (of our empty index or pylance's) covers every fragment with the files pylance's
+    optimize_indices writes for the same table, and both sides answer through it."""
+    table = f"untrained_{kind}_{by}"
+    path = str(wh / "db" / f"{table}.lance")
+    lance.write_dataset(rows(0, 400, 5), path, max_rows_per_file=200)
+    column = column_of(kind)
+    name = f"{column}_idx"
+    if by == "spark":
+        spark.sql(f"ALTER TABLE lance.db.{table} CREATE INDEX {name} USING {kind} ({column}) WITH (train = false)")
+    else:
+        lance.dataset(path).create_scalar_index(column, kind.upper(), name=name, train=False)
+    [index] = lance.dataset(path).describe_indices()
+    assert (index.name, index.num_rows_indexed, list(index.segments[0].fragment_ids)) == (name, 0, [])
+    lance.dataset(path).validate()
+    for theirs, ours, keep in conditions(kind):
+        want = truth(path, keep)
+        assert spark_ids(spark, path, ours)[0] == want, ours
+        assert pylance_ids(path, theirs) == want, theirs
+
+    lance.write_dataset(rows(400, 90, 6), path, mode="append")
+    twin = path.replace(".lance", "_pylance.lance")
+    shutil.copytree(path, twin)
+    lance.dataset(twin).optimize.optimize_indices()
+    [made] = spark.sql(f"ALTER TABLE lance.db.{table} REFRESH INDEX {name}").collect()
+    [index] = lance.dataset(path).describe_indices()
+    assert index.segments[0].uuid == made["uuid"] and sorted(index.segments[0].fragment_ids) == [0, 1, 2]
+    [theirs] = lance.dataset(twin).describe_indices()
+    assert sorted(theirs.segments[0].fragment_ids) == [0, 1, 2]
+    problems = same_files(Path(path) / "_indices" / made["uuid"], Path(twin) / "_indices" / theirs.segments[0].uuid)
+    assert not problems, "\n".join(problems)
+    check_reads(spark, path, kind, name)
+
+
+def test_untrained_vector_and_full_text_indexes_are_refused(spark, wh):
+    path = str(wh / "db" / "untrained_refused.lance")
+    vectors = pa.FixedSizeListArray.from_arrays(pa.array([float(i % 7) for i in range(64)], pa.float32()), 4)
+    lance.write_dataset(pa.table({"id": pa.array(range(16), pa.int64()), "s": ["a b"] * 16, "v": vectors}), path)
+    for kind, column in (("ivf_flat", "v"), ("fts", "s")):
+        with pytest.raises(Exception, match=f"train = false .* not for {kind} indexes"):
+            spark.sql(f"ALTER TABLE lance.db.untrained_refused CREATE INDEX i USING {kind} ({column}) "
+                      "WITH (train = false)")
+    assert lance.dataset(path).describe_indices() == [] and lance.dataset(path).version == 1
+
+
 def test_optimize_index_leaves_out_fragments_compaction_removed(spark, wh):
     """After a compaction, OPTIMIZE INDEX covers the new fragments and no longer names the removed ones; the rows
     of removed fragments are left out of the merged B-tree and bitmap."""

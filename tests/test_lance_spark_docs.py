@@ -292,6 +292,11 @@ def check(step, rows, ns, wh: Path, paths) -> list:
         path, name = step["index_covers"]
         stats = dataset(wh, path).stats.index_stats(name)
         expect(stats["num_unindexed_rows"] == 0, f"index {name} of {path} leaves {stats['num_unindexed_rows']} rows out")
+    if "index_covers_none" in step:
+        path, name = step["index_covers_none"]
+        stats = dataset(wh, path).stats.index_stats(name)
+        expect(stats["num_indexed_rows"] == 0, f"index {name} of {path} holds {stats['num_indexed_rows']} rows, "
+               "expected none (train = false)")
     if "fragments" in step:
         path, n = step["fragments"]
         got = len(dataset(wh, path).get_fragments())

@@ -1016,17 +1016,19 @@ SCENARIOS = [
             "ALTER TABLE lance.db.users REFRESH INDEX user_id_idx WITH (num_segments = 8);",
             index_covers=("db/users", "user_id_idx")),
         sql("operations/ddl/refresh-index.md", "SHOW INDEXES FROM lance.db.users;", count_rows=5),
+        ours("ALTER TABLE lance.db.users DROP INDEX idx_id"),
         sql("operations/ddl/create-scalar-index.md",
             "ALTER TABLE lance.db.users CREATE INDEX idx_id USING zonemap (id) WITH (train = false);",
-            expect=unsupported(UNSUPPORTED, "train")),
+            indexes=("db/users", {"idx_id": "ZoneMap"}), index_covers_none=("db/users", "idx_id")),
         ours("ALTER TABLE lance.db.users DROP INDEX idx_id"),
         sql("operations/ddl/create-scalar-index.md", "ALTER TABLE lance.db.users CREATE INDEX idx_id USING zonemap (id);",
             indexes=("db/users", {"idx_id": "ZoneMap"})),
+        ours("ALTER TABLE lance.db.users DROP INDEX idx_id"),
         sql("operations/ddl/refresh-index.md", """
             ALTER TABLE lance.db.users CREATE INDEX idx_id USING zonemap (id) WITH (train = false);
 
             ALTER TABLE lance.db.users REFRESH INDEX idx_id;""", statements=2,
-            expect=unsupported(UNSUPPORTED, "train")),
+            index_covers=("db/users", "idx_id")),
         ours("ALTER TABLE lance.db.users DROP INDEX idx_id"),
         sql("operations/ddl/refresh-index.md", """
             ALTER TABLE lance.db.users CREATE INDEX idx_id USING zonemap (id) WITH (rows_per_zone = 2048);

@@ -8,6 +8,7 @@ import org.apache.spark.TaskContext
 import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.util.SerializableConfiguration
 
+import io.sparklance.core.UnsupportedFeatureException
 import io.sparklance.core.index.IndexMetadata
 import io.sparklance.core.table.{FullTextIndexBuild, IndexBuild, Table, TimeTravel, VectorIndexBuild}
 
@@ -22,15 +23,20 @@ object LanceIndexes {
    * [[list]]).
    */
   def create(spark: SparkSession, location: String, name: String, kind: String, column: String,
-      options: Map[String, String], replace: Boolean): Seq[Row] = LanceSparkException.translate {
+      options: Map[String, String], replace: Boolean, train: Boolean = true): Seq[Row] = LanceSparkException.translate {
     val conf = LanceCatalog.settingsFor(spark, location)
     val path = TableAccess.qualify(conf, location)
     val snapshot = TableAccess.load(conf, path, TimeTravel.Latest)
+    if (!train && (VectorIndexBuild.isVector(kind) || FullTextIndexBuild.isFullText(kind))) {
+      throw new UnsupportedFeatureException(s"Index $name: train = false (an empty index, filled by OPTIMIZE INDEX) " +
+        s"is supported for scalar indexes (btree, bitmap, zonemap, bloomfilter, label_list), not for $kind indexes, " +
+        "which sparklance trains when they are created. Leave train out.")
+    }
     if (VectorIndexBuild.isVector(kind)) {
       runVector(spark, conf, snapshot.table.newVectorIndex(snapshot, name, column, kind, options, replace))
     } else if (FullTextIndexBuild.isFullText(kind)) {
       runFullText(spark, conf, snapshot.table.newFullTextIndex(snapshot, name, column, options, replace))
-    } else run(spark, conf, snapshot.table.newIndex(snapshot, name, column, kind, options, replace))
+    } else run(spark, conf, snapshot.table.newIndex(snapshot, name, column, kind, options, replace, train))
   }
 
   /**

@@ -355,22 +355,18 @@ object LanceSqlParser {
 
   /**
    * CREATE INDEX. Of the other connector's build options, `num_segments` (how many tasks build it) is accepted and
-   * not used (sparklance builds one task per fragment), `train = true` is the only build there is, and `train =
-   * false` (an empty index, trained later) is refused.
+   * not used (sparklance builds one task per fragment), and `train = false` creates a scalar index empty, covering
+   * no fragment until OPTIMIZE INDEX fills it (refused for vector and full-text indexes).
    */
   case class CreateIndexCommand(table: Seq[String], name: String, kind: String, column: String,
       options: Map[String, String]) extends LeafRunnableCommand {
     override val output: Seq[Attribute] = indexColumns
     override def run(spark: SparkSession): Seq[Row] = {
       val replace = flag(options, "replace", "Index option").getOrElse(false)
-      if (!flag(options, "train", "Index option").getOrElse(true)) {
-        throw new LanceSparkException(new UnsupportedFeatureException(s"Index $name: deferred index creation " +
-          "(train = false, an empty index trained later) is not supported by sparklance; it builds an index over " +
-          "every fragment when it is created. Leave train out."))
-      }
+      val train = flag(options, "train", "Index option").getOrElse(true)
       positiveOption(options, "num_segments", s"index $name")
       LanceIndexes.create(spark, location(spark, table), name, kind, column,
-        options -- Seq("replace", "train", "num_segments"), replace)
+        options -- Seq("replace", "train", "num_segments"), replace, train)
     }
   }
 

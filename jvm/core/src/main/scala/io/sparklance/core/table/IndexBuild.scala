@@ -31,6 +31,9 @@ import io.sparklance.core.txn.{Committer, Operation, Transaction}
  * version, under a new uuid, in place of the old segments. Rows of fragments no longer in the table are left out
  * (those the index holds by row address); rows deleted since stay, dropped at read time by the deletion files.
  *
+ * Built without `train` (pylance's `train=False`, lance-spark's `WITH (train = false)`), no task reads anything and the
+ * index is committed empty, covering no fragment, until OPTIMIZE INDEX fills it.
+ *
  * Kinds and parameters (`WITH (...)`, names as the other Lance connector and pylance take them):
  *  - BTREE: `zone_size`, rows per page (default 4096; `batch_size` is accepted too). Each task sorts one fragment's
  *    keys into a run file; the driver merges the runs into the pages.
@@ -43,8 +46,8 @@ import io.sparklance.core.txn.{Committer, Operation, Transaction}
  *    0.00057), which size each zone's filter as upstream sizes it. Built like a zone map.
  */
 final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val name: String, val column: LanceField,
-    val kind: IndexKind.Scalar, params: Map[String, String], replace: Boolean, base: Seq[IndexMetadata] = Nil)
-    extends PendingCommit(table) {
+    val kind: IndexKind.Scalar, params: Map[String, String], replace: Boolean, base: Seq[IndexMetadata] = Nil,
+    train: Boolean = true) extends PendingCommit(table) {
 
   retriesFrom(snapshot)
 
@@ -83,7 +86,8 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
 
   /** The fragments whose column the tasks read: every fragment, or those the old index does not cover. */
   val fragments: IndexedSeq[io.sparklance.core.format.Fragment] =
-    if (base.isEmpty) snapshot.fragments else snapshot.fragments.filter(f => !covered.contains(f.id.toInt))
+    if (!train) IndexedSeq.empty
+    else if (base.isEmpty) snapshot.fragments else snapshot.fragments.filter(f => !covered.contains(f.id.toInt))
 
   /** Whether the build merges an existing index with the fragments it does not cover, rather than reading all. */
   def merges: Boolean = base.nonEmpty
@@ -163,7 +167,8 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
     // A merged index keeps the version its oldest segment was built at, as pylance 14's optimize_indices records it
     // (docs/dev/scalar-indexes.md §7).
     val builtAt = if (merges) base.map(_.datasetVersion).min else snapshot.version
-    val meta = IndexMetadata.create(uuid, name, Seq(column.id), builtAt, present.clone(), kind, details,
+    val covers = if (train) present.clone() else new RoaringBitmap()
+    val meta = IndexMetadata.create(uuid, name, Seq(column.id), builtAt, covers, kind, details,
       indexVersion = if ((snapshot.hasStableRowIds && kind == IndexKind.BTree) || kind == IndexKind.LabelList) 1 else 0, files)
     table.commit(Transaction.create(snapshot.version, Operation.CreateIndex(Seq(meta), replaced.map(_.proto))),
       Committer.Options(maxRetries = commitRetries))

@@ -300,13 +300,15 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
   /**
    * A scalar index of `kind` (e.g. "btree") named `name` on `column` of `snapshot`, to build ([[IndexBuild]]) and
    * commit as one version. Options are checked now: an unknown option, column, kind or a taken name (unless
-   * `replace`) is an error before anything is written.
+   * `replace`) is an error before anything is written. Without `train` the index is created empty, covering no
+   * fragment (filters read the table as without it), as pylance's `train=False` creates it; OPTIMIZE INDEX
+   * ([[newIndexUpdate]]) then indexes every fragment.
    */
   def newIndex(snapshot: Snapshot, name: String, column: String, kind: String, options: Map[String, String],
-      replace: Boolean): IndexBuild = {
+      replace: Boolean, train: Boolean = true): IndexBuild = {
     val lower = options.map { case (k, v) => k.toLowerCase(java.util.Locale.ROOT) -> v }
     val (field, k) = IndexBuild.check(snapshot, name, column, kind, lower, replace)
-    new IndexBuild(this, snapshot, name, field, k, lower, replace)
+    new IndexBuild(this, snapshot, name, field, k, lower, replace, train = train)
   }
 
   /** Runs a task of an index build (on any machine, from its [[IndexBuild.Task]]); returns what its commit takes. */
