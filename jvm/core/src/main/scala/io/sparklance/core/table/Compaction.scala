@@ -53,8 +53,12 @@ object Compaction {
   /** What a compaction did: the new version (None when there was nothing to do) and the fragments it replaced. */
   final case class Result(version: Option[Long], fragmentsRemoved: Int, fragmentsAdded: Int)
 
-  /** The groups of consecutive fragments worth rewriting together. */
+  /**
+   * The groups of consecutive fragments worth rewriting together. A group never mixes fragments that different sets
+   * of indexes cover (as upstream's planner splits them), so that each index covers all of a group or none of it.
+   */
   def plan(snapshot: Snapshot, options: Options): Seq[Seq[Fragment]] = {
+    def coveredBy(f: Fragment) = snapshot.indexes.filter(_.covers(f.id)).map(_.uuid).toSet
     def live(f: Fragment) = f.physicalRows - f.deletionFile.map(_.numDeletedRows).getOrElse(0L)
     def candidate(f: Fragment) = f.physicalRows < options.targetRowsPerFragment ||
       f.deletionFile.exists(d => d.numDeletedRows >= options.deletedFraction * f.physicalRows)
@@ -69,7 +73,8 @@ object Compaction {
     snapshot.fragments.foreach { f =>
       if (!candidate(f)) close()
       else {
-        if (current.nonEmpty && rows + live(f) > options.targetRowsPerFragment) close()
+        if (current.nonEmpty && (rows + live(f) > options.targetRowsPerFragment ||
+          coveredBy(current.head) != coveredBy(f))) close()
         current += f
         rows += live(f)
       }

@@ -28,17 +28,22 @@ import io.sparklance.core.txn.{Committer, Operation, Transaction}
  * (English), `with_position` (false), `max_token_length` (40), `lower_case`, `stem`, `remove_stop_words`,
  * `ascii_folding` (true). Analyses the JVM does not implement (stemming other languages, n-grams) are refused.
  *
- * Built as the update of an existing index (`base`: [[Table.newIndexUpdate]], OPTIMIZE INDEX), as pylance 14's
- * `optimize_indices` updates one: only the fragments `base` does not cover are read (one task each), their partitions
- * take the ids after `base`'s, and the new index (a new uuid, `base`'s analysis, details and dataset version) holds
- * `base`'s partitions, copied as they are, and the new ones, covering every fragment; it replaces `base` in one
- * commit. Documents deleted since `base` was built stay in its partitions' statistics, as they do in pylance's
- * (which may also merge the old partitions into one; the documents are the same), except on tables with stable row
- * ids, where pylance drops them and every fragment is read again (`reused`). An index covering every fragment is
- * left as it is.
+ * Built as the update of an existing index (`base`, its segments: [[Table.newFullTextIndexUpdate]], OPTIMIZE INDEX),
+ * as pylance 14's `optimize_indices` updates one, the new index (a new uuid, the analysis, details and first dataset
+ * version of `base`) covers every fragment and replaces every segment in one commit. It holds the documents pylance's
+ * would hold, so every score is the same:
+ *  - the documents of the old partitions, except those of rows no longer in the table (a fragment deleted whole or
+ *    compacted away, or no longer covered by the segment holding them); a partition with none of those is copied as
+ *    it is, the kept documents of the others are analysed again from the rows' text, deleted rows included (pylance
+ *    keeps those: they stay in the statistics and are never returned);
+ *  - on tables with stable row ids, pylance drops the documents of deleted rows too, so when an old partition holds
+ *    one every fragment's live rows are analysed again instead;
+ *  - the live rows of the fragments no segment covers, in new partitions (one per fragment).
+ * pylance may merge old partitions into one, or keep an index in several segments; the documents, and so the scores,
+ * are the same. An index of one segment covering every fragment of the table and none that is gone is left as it is.
  */
 final class FullTextIndexBuild private[table] (table: Table, snapshot: Snapshot, val name: String,
-    val column: io.sparklance.core.schema.LanceField, val params: FtsParams, base: Option[IndexMetadata] = None)
+    val column: io.sparklance.core.schema.LanceField, val params: FtsParams, base: Seq[IndexMetadata] = Nil)
     extends PendingCommit(table) {
 
   retriesFrom(snapshot)
@@ -51,61 +56,88 @@ final class FullTextIndexBuild private[table] (table: Table, snapshot: Snapshot,
 
   private val replaced: Seq[IndexMetadata] = snapshot.indexes.filter(_.name == name)
 
-  /** Whether an update has fragments to add: one whose fragments are all covered commits nothing. */
-  private val stale: Boolean = base.forall(b => snapshot.fragments.exists(f => !b.covers(f.id)))
+  private val present: RoaringBitmap = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
+
+  private def covered(f: Fragment): Boolean = base.exists(_.covers(f.id))
+
+  /** Each segment's partitions (an update's), in the segments' order. */
+  private val old: Seq[(IndexMetadata, InvertedIndex.Partition)] =
+    base.flatMap(b => InvertedIndex.open(snapshot.storage, snapshot.indexDir(b), name).partitions.map(b -> _))
+
+  /** Whether a document of `segment` (its row id) is of a row still in a fragment the segment covers. */
+  private val kept: (IndexMetadata, Long) => Boolean =
+    if (snapshot.hasStableRowIds) {
+      val live = LiveRowIds.of(snapshot, covered)
+      (_, id) => live.contains(id)
+    } else (segment, id) => present.contains((id >>> 32).toInt) && segment.covers(id >>> 32)
+
+  /** The old partitions holding a document to drop. */
+  private val dirty: Set[(IndexMetadata, Int)] = old.collect {
+    case (b, p) if (0 until p.numDocs).exists(d => !kept(b, p.rowId(d))) => (b, p.id)
+  }.toSet
+
+  /** Whether an update has anything to do: one covering every fragment, in one segment, with nothing gone, does not. */
+  private val stale: Boolean = base.isEmpty || base.size > 1 || dirty.nonEmpty ||
+    snapshot.fragments.exists(f => !covered(f))
+
+  /** Whether the update keeps the old documents: not on tables with stable row ids that dropped some (see above). */
+  private val reused: Boolean = base.nonEmpty && !(snapshot.hasStableRowIds && dirty.nonEmpty)
+
+  /** The old partitions copied as they are, with their ids in the new index: the first segment's keep theirs. */
+  private val copied: Seq[(IndexMetadata, Int, Int)] = if (!reused) Nil else {
+    val clean = old.filterNot { case (b, p) => dirty.contains((b, p.id)) }
+    val own = clean.filter(_._1 == base.head).map(_._2.id)
+    var next = if (own.isEmpty) 0 else own.max + 1
+    clean.map { case (b, p) =>
+      if (b == base.head) (b, p.id, p.id)
+      else { next += 1; (b, p.id, next - 1) }
+    }
+  }
 
   /**
-   * Whether an update keeps `base`'s partitions. On a table with stable row ids pylance 14 drops the documents of
-   * deleted rows from the old partitions as it updates them, so when a covered fragment has deleted rows every
-   * fragment's live rows are read again (the same documents, scored the same).
+   * The rows to analyse: per fragment, its live rows (None) or, for the kept documents of dirty partitions, those
+   * rows' offsets (deleted ones included).
    */
-  private val reused: Boolean = base.exists(b => !(snapshot.hasStableRowIds &&
-    snapshot.fragments.exists(f => b.covers(f.id) && f.numDeletedRows > 0)))
+  private val read: Seq[(Fragment, Option[Array[Long]])] = {
+    val offsets = if (!reused) Map.empty[Long, Array[Long]] else old.filter { case (b, p) => dirty.contains((b, p.id)) }
+      .flatMap { case (b, p) => (0 until p.numDocs).map(p.rowId).filter(kept(b, _)) }
+      .groupBy(_ >>> 32).map { case (f, ids) => f -> ids.map(_ & 0xFFFFFFFFL).sorted.toArray }
+    snapshot.fragments.flatMap { f =>
+      if (!reused || !covered(f)) Some(f -> None) else offsets.get(f.id).map(o => f -> Some(o))
+    }
+  }
 
-  /** The partition ids of `base`, kept by an update. */
-  private val kept: Seq[Int] = base.filter(_ => reused)
-    .map(b => InvertedIndex.open(snapshot.storage, snapshot.indexDir(b), name).partitions.map(_.id)).getOrElse(Nil)
+  private val first: Int = if (copied.isEmpty) 0 else copied.map(_._3).max + 1
 
-  /** The fragments read: every one, or those `base` does not cover. */
-  private val read: Seq[Fragment] = snapshot.fragments.filterNot(f => reused && base.exists(_.covers(f.id)))
-
-  /**
-   * One task per fragment read, to run anywhere ([[FullTextIndexBuild.run]]); partition ids follow the fragments'
-   * order, after those kept.
-   */
+  /** One task per fragment read, to run anywhere ([[FullTextIndexBuild.run]]); partition ids after those copied. */
   def tasks: Seq[FullTextIndexBuild.Task] = if (!stale) Nil else {
-    val first = if (kept.isEmpty) 0 else kept.max + 1
-    read.zipWithIndex.map { case (f, i) =>
+    read.zipWithIndex.map { case ((f, offsets), i) =>
       FullTextIndexBuild.Task(snapshot.layout, snapshot.manifest.path, f.proto.toByteArray,
         LanceSchema(IndexedSeq(column), Map.empty).toBytes, dir, first + i, InvertedIndexWriter.paramsJson(params),
-        snapshot.hasStableRowIds)
+        snapshot.hasStableRowIds, offsets)
     }
   }
 
   /**
    * Writes `metadata.lance` for the partitions the tasks wrote (their results: the partition's files and sizes, or
-   * nothing for a fragment without documents) and commits the index; returns its metadata. An update with no
-   * fragment to read commits nothing and returns `base`.
+   * nothing for a fragment without documents) and commits the index; returns its metadata. An update with nothing
+   * to do commits nothing and returns `base`.
    */
-  def commit(results: Seq[String]): IndexMetadata = base.filter(_ => !stale).getOrElse(committing {
-    val first = if (kept.isEmpty) 0 else kept.max + 1
-    val copied = kept.flatMap { id =>
+  def commit(results: Seq[String]): IndexMetadata = base.headOption.filter(_ => !stale).getOrElse(committing {
+    val files = copied.flatMap { case (b, from, to) =>
       Seq(InvertedIndex.TokensFile, InvertedIndex.InvertFile, InvertedIndex.DocsFile).map { pattern =>
-        val file = pattern.format(id)
-        val bytes = table.storage.readAll(Storage.join(snapshot.indexDir(base.get), file))
-        table.storage.create(Storage.join(dir, file), bytes)
-        file -> bytes.length.toLong
+        val bytes = table.storage.readAll(Storage.join(snapshot.indexDir(b), pattern.format(from)))
+        table.storage.create(Storage.join(dir, pattern.format(to)), bytes)
+        pattern.format(to) -> bytes.length.toLong
       }
-    }
-    val files = copied ++ results.filter(_.nonEmpty).flatMap(FullTextIndexBuild.decodeFiles)
-    val partitions = kept ++ results.zipWithIndex.filter(_._1.nonEmpty).map(first + _._2)
+    } ++ results.filter(_.nonEmpty).flatMap(FullTextIndexBuild.decodeFiles)
+    val partitions = copied.map(_._3) ++ results.zipWithIndex.filter(_._1.nonEmpty).map(first + _._2)
     val allocator = new RootAllocator()
     val metadata = try InvertedIndexWriter.writeMetadata(table.storage, dir, params, partitions, allocator)
       finally allocator.close()
-    val present = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
-    val meta = base match {
-      case Some(b) => IndexMetadata.create(uuid, name, Seq(column.id), b.datasetVersion, present, IndexKind.Inverted,
-        b.proto.getIndexDetails.getValue, b.indexVersion, (files :+ metadata).sortBy(_._1))
+    val meta = base.headOption match {
+      case Some(b) => IndexMetadata.create(uuid, name, Seq(column.id), base.map(_.datasetVersion).min, present,
+        IndexKind.Inverted, b.proto.getIndexDetails.getValue, b.indexVersion, (files :+ metadata).sortBy(_._1))
       case None => IndexMetadata.create(uuid, name, Seq(column.id), snapshot.version, present, IndexKind.Inverted,
         InvertedIndexWriter.details(params), indexVersion = 2, (files :+ metadata).sortBy(_._1))
     }
@@ -135,10 +167,11 @@ object FullTextIndexBuild {
 
   /**
    * The work on one fragment: where the version's files are, the fragment and column, the index directory, the
-   * partition to write and the analysis (`params`, as JSON).
+   * partition to write, the analysis (`params`, as JSON) and the rows: the live ones, or the physical `offsets`
+   * given (deleted rows included: an update keeps the documents of an old partition's deleted rows).
    */
   final case class Task(layout: TableLayout, manifestPath: String, fragment: Array[Byte], column: Array[Byte],
-      dir: String, partition: Int, params: String, rowIds: Boolean)
+      dir: String, partition: Int, params: String, rowIds: Boolean, offsets: Option[Array[Long]] = None)
 
   /** Runs a task (anywhere): the partition's files and sizes as one string for [[FullTextIndexBuild.commit]]. */
   def run(storage: Storage, task: Task): String = {
@@ -147,21 +180,31 @@ object FullTextIndexBuild {
     val partition = new InvertedIndexWriter.Partition(params)
     val allocator = new RootAllocator()
     try {
+      val wanted = task.offsets.map { o =>
+        val b = new RoaringBitmap()
+        o.foreach(x => b.add(x.toInt))
+        b
+      }
       // A fragment is read in slices, so a large one never sits in memory as text.
       val slice = 65536L
       var from = 0L
       while (from < fragment.physicalRows) {
         val to = math.min(fragment.physicalRows, from + slice)
-        IndexBuild.readIndexed(storage, task.layout, task.manifestPath, fragment, task.column, task.rowIds, from, to,
-          allocator) { root =>
+        val add: org.apache.arrow.vector.VectorSchemaRoot => Unit = { root =>
           val texts = root.getVector(0)
           val ids = root.getVector(1).asInstanceOf[BigIntVector]
           var i = 0
           while (i < root.getRowCount) {
-            if (!texts.isNull(i)) partition.add(ids.get(i), text(texts, i))
+            if (!texts.isNull(i) && wanted.forall(_.contains((ids.get(i) & 0xFFFFFFFFL).toInt))) {
+              partition.add(ids.get(i), text(texts, i))
+            }
             i += 1
           }
         }
+        if (wanted.isEmpty) IndexBuild.readIndexed(storage, task.layout, task.manifestPath, fragment, task.column,
+          task.rowIds, from, to, allocator)(add)
+        else if (wanted.exists(w => w.rangeCardinality(from, to) > 0)) IndexBuild.readPhysical(storage, task.layout,
+          task.manifestPath, fragment, task.column, from, to, allocator)(add)
         from = to
       }
       if (partition.numDocs == 0) ""
@@ -234,12 +277,10 @@ object FullTextIndexBuild {
   }
 
   /**
-   * The update of full-text index `name` of `snapshot` (OPTIMIZE INDEX), checked before anything is written. What
-   * this writer cannot update as pylance 14 does is an [[UnsupportedFeatureException]]: an index of several segments,
-   * and one covering a fragment no longer in the table (pylance then drops that fragment's documents as it merges
-   * the partitions, which changes scores; sparklance does not rewrite partitions).
+   * The update of full-text index `name` of `snapshot` (OPTIMIZE INDEX), its segments `base` (every index of that
+   * name), checked before anything is written. Options are refused: the analysis is kept.
    */
-  private[table] def update(table: Table, snapshot: Snapshot, name: String, base: IndexMetadata,
+  private[table] def update(table: Table, snapshot: Snapshot, name: String, base: Seq[IndexMetadata],
       requested: Map[String, String]): FullTextIndexBuild = {
     val root = snapshot.root
     io.sparklance.core.format.FeatureFlags.checkWritable(root, snapshot.version, snapshot.manifest.proto.getWriterFeatureFlags)
@@ -251,20 +292,15 @@ object FullTextIndexBuild {
         s"${requested.keys.toSeq.sorted.mkString(", ")}: OPTIMIZE INDEX keeps the analysis it was built with. Leave " +
         "them out, or rebuild it with CREATE INDEX ... USING fts ... WITH (replace = true, ...).")
     }
-    val segments = snapshot.indexes.filter(_.name == name)
-    if (segments.size > 1) throw refuse(s"it has ${segments.size} segments, which sparklance does not merge.")
-    val field = (base.fieldIds match {
+    if (base.exists(b => b.kind != IndexKind.Inverted || b.fieldIds != base.head.fieldIds)) {
+      throw refuse("its segments are not all full-text indexes of one column.")
+    }
+    val field = (base.head.fieldIds match {
       case Seq(id) => snapshot.schema.field(id)
       case _ => None
     }).getOrElse(throw refuse("it does not index one column of the table."))
-    val present = snapshot.fragments.map(_.id).toSet
-    val gone = base.fragmentBitmap.toArray.map(_.toLong).filterNot(present.contains)
-    if (gone.nonEmpty) {
-      throw refuse(s"it covers fragment${if (gone.length > 1) "s" else ""} ${gone.take(5).mkString(", ")} that the " +
-        "table no longer holds (deleted or compacted away); pylance drops their documents, which sparklance does " +
-        "not do yet.")
-    }
-    val params = FtsParams.read(snapshot.storage, snapshot.indexDir(base), name)
-    new FullTextIndexBuild(table, snapshot, name, field, params, Some(base))
+    val params = base.map(b => FtsParams.read(snapshot.storage, snapshot.indexDir(b), name))
+    if (params.distinct.size > 1) throw refuse(s"its ${base.size} segments analyse text differently.")
+    new FullTextIndexBuild(table, snapshot, name, field, params.head, base)
   }
 }

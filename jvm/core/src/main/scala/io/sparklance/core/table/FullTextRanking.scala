@@ -6,7 +6,7 @@ import org.apache.arrow.memory.RootAllocator
 import org.apache.arrow.vector.BigIntVector
 import org.roaringbitmap.longlong.Roaring64NavigableMap
 
-import io.sparklance.core.{MetadataColumn, UnsupportedFeatureException}
+import io.sparklance.core.MetadataColumn
 import io.sparklance.core.index.{IndexKind, InvertedIndex}
 
 /**
@@ -16,8 +16,8 @@ import io.sparklance.core.index.{IndexKind, InvertedIndex}
  *
  *  - the query is analysed by each column's index and matches a row holding any of its tokens (Lance's `MatchQuery`
  *    with operator OR); a row's score is the largest of its columns' scores;
- *  - a row of a fragment the index covers is scored from the index alone ([[InvertedIndex.scores]]: its documents,
- *    deleted ones included, make the statistics);
+ *  - a row of a fragment the index covers is scored from the index alone, its segments together
+ *    ([[InvertedIndex.scores]]: its documents, deleted ones included, make the statistics);
  *  - a row of a fragment the index does not cover (appended after it was built) is scored as Lance's flat search
  *    scores it: with statistics of the index's documents and of those rows together, counting only the live rows
  *    there that have a token (and, when the search is restricted first, only the rows allowed);
@@ -70,20 +70,17 @@ object FullTextRanking {
     val use = FullTextIndexUse.plan(snapshot, column, function)
     val field = snapshot.schema.field(column).get
     val segments = use.segments(snapshot)
-    if (segments.size != 1) throw new UnsupportedFeatureException(s"$function on column $column: its full-text " +
-      s"index '${use.indexName}' has ${segments.size} segments, which sparklance does not rank yet. Merge them with " +
-      "pylance's optimize_indices(), or re-create the index.")
-    val meta = segments.head
-    val index = InvertedIndex.open(snapshot.storage, snapshot.indexDir(meta), meta.name)
+    def covers(f: io.sparklance.core.format.Fragment) = segments.exists(_.covers(f.id))
+    val index = InvertedIndex.union(segments.map(s => InvertedIndex.open(snapshot.storage, snapshot.indexDir(s), s.name)))
     val tokenizer = index.params.tokenizer()
     val tokens = tokenizer.tokenize(query).texts.toSeq
     val out = new java.util.HashMap[java.lang.Long, java.lang.Double]()
     if (tokens.isEmpty) return out
-    val live = LiveRowIds.of(snapshot, f => meta.covers(f.id))
+    val live = LiveRowIds.of(snapshot, covers)
     index.scores(tokens, all = false, boost = 1.0).forEach { (id, score) =>
       if (live.contains(id) && allowed.forall(_.contains(id))) out.put(id, score)
     }
-    val unindexed = snapshot.fragments.filterNot(f => meta.covers(f.id)).map(_.id)
+    val unindexed = snapshot.fragments.filterNot(covers).map(_.id)
     if (unindexed.nonEmpty) flatScores(snapshot, field, unindexed, index, tokens, tokenizer, allowed, out)
     out
   }

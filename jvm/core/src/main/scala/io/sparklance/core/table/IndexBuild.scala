@@ -296,10 +296,23 @@ object IndexBuild {
    */
   private[table] def readIndexed[T](storage: Storage, layout: TableLayout, manifestPath: String, fragment: Fragment,
       column: Array[Byte], rowIds: Boolean, from: Long, to: Long, allocator: BufferAllocator)(f: VectorSchemaRoot => T): T = {
-    val field = LanceSchema.fromBytes(manifestPath, column).fields.head
-    val deletions = FragmentFiles.deletionVector(storage, layout, fragment)
-    val ids = if (rowIds) MetadataColumn.RowId else MetadataColumn.RowAddress
     val sequence = if (rowIds) FragmentFiles.rowIds(storage, layout.root, manifestPath, fragment, hasStableRowIds = true) else None
+    read(storage, layout, manifestPath, fragment, column, FragmentFiles.deletionVector(storage, layout, fragment),
+      sequence, from, to, allocator)(f)
+  }
+
+  /** [[readIndexed]] of every row, deleted ones included, with their row addresses. */
+  private[table] def readPhysical[T](storage: Storage, layout: TableLayout, manifestPath: String, fragment: Fragment,
+      column: Array[Byte], from: Long, to: Long, allocator: BufferAllocator)(f: VectorSchemaRoot => T): T =
+    read(storage, layout, manifestPath, fragment, column, io.sparklance.core.format.DeletionVector.Empty, None, from, to,
+      allocator)(f)
+
+  private def read[T](storage: Storage, layout: TableLayout, manifestPath: String, fragment: Fragment,
+      column: Array[Byte], deletions: io.sparklance.core.format.DeletionVector,
+      sequence: Option[io.sparklance.core.format.RowIdSequence], from: Long, to: Long,
+      allocator: BufferAllocator)(f: VectorSchemaRoot => T): T = {
+    val field = LanceSchema.fromBytes(manifestPath, column).fields.head
+    val ids = if (sequence.isDefined) MetadataColumn.RowId else MetadataColumn.RowAddress
     val reader = new FragmentReader(storage, layout, fragment, Seq(field), Seq(ids), deletions, sequence)
     try {
       val root = reader.read(from, to, allocator)

@@ -352,12 +352,15 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
 
   /**
    * Full-text index `name` brought up to date with `snapshot` (OPTIMIZE INDEX), to run ([[FullTextIndexBuild]]) and
-   * commit in its place: the fragments it does not cover analysed into new partitions beside its own, as pylance
-   * 14's `optimize_indices` does. Options are refused (the analysis is kept).
+   * commit in its place: its segments as one index, without the documents of rows no longer in the table, and the
+   * fragments it does not cover analysed into new partitions beside its own, holding the documents pylance 14's
+   * `optimize_indices` keeps. Options are refused (the analysis is kept).
    */
   def newFullTextIndexUpdate(snapshot: Snapshot, name: String, requested: Map[String, String]): FullTextIndexBuild = {
-    val base = snapshot.indexes.find(i => i.name == name && i.kind == IndexKind.Inverted).getOrElse(
-      throw new InvalidArgumentException(s"Table $root has no full-text index named '$name'."))
+    val base = snapshot.indexes.filter(_.name == name)
+    if (!base.exists(_.kind == IndexKind.Inverted)) {
+      throw new InvalidArgumentException(s"Table $root has no full-text index named '$name'.")
+    }
     FullTextIndexBuild.update(this, snapshot, name, base, requested)
   }
 

@@ -8,7 +8,7 @@ import com.google.protobuf.Timestamp
 
 import io.sparklance.core.InvalidArgumentException
 import io.sparklance.core.format.{FeatureFlags, Manifest, RowVersionSequence}
-import io.sparklance.core.index.IndexMetadata
+import io.sparklance.core.index.{IndexKind, IndexMetadata}
 import io.sparklance.core.schema.PrimaryKey
 import io.sparklance.proto.{RowIdProtos, TableProtos}
 
@@ -87,9 +87,13 @@ object ManifestBuilder {
    *    read to be searched, and deleted rows are filtered by deletion files, as upstream does;
    *  - an update keeps them too, but a fragment whose data files it replaced leaves every bitmap (its indexed values
    *    may have changed); a schema change drops the indexes of fields it removed;
-   *  - a rewrite (compaction) keeps them as they are: a bitmap names the fragments whose rows the index holds, which
-   *    no longer exist, and not the new fragments, whose rows are read to be searched (upstream keeps bitmaps the
-   *    same way for the indexes it does not remap);
+   *  - a rewrite (compaction) on a table with stable row ids moves each full-text index from a group's old fragments
+   *    to its new ones when it covered all of them (its documents are row ids, which the rows keep), as upstream's
+   *    `recalculate_fragment_bitmap` does; one covering only some of a group's fragments stops covering them (their
+   *    rows are then read to be searched). Other indexes, and every index without stable row ids, may hold row
+   *    addresses, which the rewrite changed: their bitmaps are kept as they are, naming fragments that no longer
+   *    exist, so the new fragments' rows are read to be searched until the index is optimized (upstream remaps the
+   *    index's files instead);
    *  - a restore brings back the old version's; an overwrite replaces the data they indexed, so none survive.
    */
   def indexSection(op: Operation, base: Option[Manifest], current: Option[TableProtos.IndexSection],
@@ -116,6 +120,21 @@ object ManifestBuilder {
       case Operation.Project(schema) =>
         val ids = schema.map(_.getId).toSet
         keep(i => if (i.getFieldsList.asScala.forall(id => ids.contains(id.intValue))) Some(i) else None)
+      case op: Operation.Rewrite if base.exists(_.hasStableRowIds) =>
+        val moves = rewrittenIds(base, op)
+        keep { i =>
+          val meta = new IndexMetadata(i, base.map(_.path).getOrElse(""))
+          if (meta.kind != IndexKind.Inverted) Some(i)
+          else {
+            val bitmap = meta.fragmentBitmap.clone()
+            moves.foreach { case (olds, news) =>
+              val covered = olds.count(meta.covers)
+              olds.foreach(id => if (id <= 0xFFFFFFFFL) bitmap.remove(id.toInt))
+              if (olds.nonEmpty && covered == olds.size) news.foreach(id => bitmap.add(id.toInt))
+            }
+            Some(IndexMetadata.withFragments(i, bitmap))
+          }
+        }
       case _: Operation.Rewrite => current
       case _: Operation.Restore => restored
       case _ => None
@@ -182,6 +201,19 @@ object ManifestBuilder {
     b.clearConfig().putAllConfig(old.getConfigMap)
     b.setReaderFeatureFlags(old.getReaderFeatureFlags).setWriterFeatureFlags(old.getWriterFeatureFlags)
     if (old.hasDataFormat) b.setDataFormat(old.getDataFormat)
+  }
+
+  /**
+   * The ids of each rewrite group's old fragments and of its new ones, as [[next]] gives them (the next fragment ids
+   * after the table's highest, in the groups' order).
+   */
+  private def rewrittenIds(base: Option[Manifest], op: Operation.Rewrite): Seq[(Seq[Long], Seq[Long])] = {
+    var next = base.flatMap(_.maxFragmentId).map(_ + 1).getOrElse(0L)
+    op.groups.map { case (olds, news) =>
+      val ids = news.indices.map(k => next + k)
+      next += news.size
+      (olds.map(_.getId), ids)
+    }
   }
 
   /** Each group's new fragments take the place of its first old fragment; they keep the row ids they carry. */

@@ -10,7 +10,7 @@ import org.apache.arrow.vector.types.pojo.{ArrowType, Field, Schema}
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparklance.core.{FileVersion, UnsupportedFeatureException}
+import io.sparklance.core.FileVersion
 import io.sparklance.core.commit.CommitHandler
 import io.sparklance.core.index.{IndexKind, InvertedIndex}
 import io.sparklance.core.schema.{ArrowSchemas, LanceSchema}
@@ -95,7 +95,49 @@ class FullTextIndexUpdateSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
-  test("an index covering a fragment the table no longer holds, and options, are refused") {
+  /** The row ids of every document of index `name` of the latest version. */
+  private def documents(table: Table, name: String): Seq[Long] = {
+    val snapshot = table.latest()
+    snapshot.indexes.filter(_.name == name).flatMap { i =>
+      InvertedIndex.open(table.storage, snapshot.indexDir(i), name).partitions.flatMap(p => (0 until p.numDocs).map(p.rowId))
+    }
+  }
+
+  test("seeded: after whole fragments are deleted or compacted away, the update drops their documents, keeps the others' and adds the new rows'") {
+    (1 to 4).foreach { seed =>
+      val r = new Random(100 + seed)
+      val storage = new InMemoryStorage
+      val table = Table.open(storage, CommitHandler.forStorage(storage), "mem://t.lance")
+      (0 until 4).foreach(k => append(table, r, k * 1000L, 20 + r.nextInt(60)))
+      table.newFullTextIndex(table.latest(), "s_idx", "s", Map.empty, replace = false).runAndCommit()
+      deleteSome(table, r)
+      val whole = table.latest().fragments.head
+      val doomed = new DeletedRows
+      (0L until whole.physicalRows).foreach(o => doomed.add((whole.id << 32) | o))
+      table.newDelete(table.latest()).delete(DeletedRows.fromBytes(doomed.toBytes)).commit()
+      append(table, r, 9000, 10 + r.nextInt(30))
+      val compacted = table.latest().fragments.take(2).map(_.id).toSet
+      assert(table.compact(Compaction.Options(targetRowsPerFragment = 100000, maxSourceFragments = Some(2))).version.isDefined)
+      val before = table.latest()
+      assert(before.fragments.forall(f => !compacted.contains(f.id)))
+      val queries = Seq.fill(8)(Seq.fill(1 + r.nextInt(3))(words(r.nextInt(words.size))).mkString(" "))
+      val expected = queries.map(q => ranking(table, q).keySet)
+      val gone = (compacted + whole.id)
+      val keptDocs = documents(table, "s_idx").filterNot(id => gone.contains(id >>> 32))
+      val updated = table.newFullTextIndexUpdate(before, "s_idx", Map.empty).runAndCommit()
+      val after = table.latest()
+      assert(after.fragments.forall(f => updated.covers(f.id)) && updated.fragmentBitmap.getCardinality == after.fragments.size)
+      val docs = documents(table, "s_idx")
+      // The documents kept (deleted rows of the fragments still there included) and every live row with a token of
+      // the fragments the old index did not cover.
+      assert(keptDocs.forall(docs.contains), s"seed $seed")
+      assert(docs.forall(id => !gone.contains(id >>> 32)) && docs.distinct.size == docs.size, s"seed $seed")
+      queries.zip(expected).foreach { case (q, e) => assert(ranking(table, q).keySet == e, s"seed $seed: $q") }
+      assert(table.newFullTextIndexUpdate(after, "s_idx", Map.empty).runAndCommit().uuid == updated.uuid)
+    }
+  }
+
+  test("options are refused") {
     val r = new Random(7)
     val storage = new InMemoryStorage
     val table = Table.open(storage, CommitHandler.forStorage(storage), "mem://t.lance")
@@ -106,11 +148,17 @@ class FullTextIndexUpdateSuite extends AnyFunSuite with BeforeAndAfterAll {
       table.newFullTextIndexUpdate(table.latest(), "s_idx", Map("stem" -> "false"))
     }
     assert(options.getMessage.contains("OPTIMIZE INDEX keeps the analysis it was built with"))
-    val first = table.latest().fragments.head
-    val doomed = new DeletedRows
-    (0L until first.physicalRows).foreach(o => doomed.add((first.id << 32) | o))
-    table.newDelete(table.latest()).delete(DeletedRows.fromBytes(doomed.toBytes)).commit()
-    val gone = intercept[UnsupportedFeatureException](table.newFullTextIndexUpdate(table.latest(), "s_idx", Map.empty))
-    assert(gone.getMessage.contains(s"it covers fragment ${first.id} that the table no longer holds"))
+  }
+
+  test("a compaction keeps groups apart where different indexes cover their fragments") {
+    val r = new Random(8)
+    val storage = new InMemoryStorage
+    val table = Table.open(storage, CommitHandler.forStorage(storage), "mem://t.lance")
+    (0 until 3).foreach(k => append(table, r, k * 1000L, 20))
+    table.newFullTextIndex(table.latest(), "s_idx", "s", Map.empty, replace = false).runAndCommit()
+    (3 until 5).foreach(k => append(table, r, k * 1000L, 20))
+    val groups = Compaction.plan(table.latest(), Compaction.Options(targetRowsPerFragment = 100000))
+    val index = table.latest().indexes.head
+    assert(groups.map(_.map(f => index.covers(f.id))) == Seq(Seq(true, true, true), Seq(false, false)))
   }
 }

@@ -6,7 +6,7 @@ import com.google.protobuf.ByteString
 import org.roaringbitmap.RoaringBitmap
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparklance.core.format.Manifest
+import io.sparklance.core.format.{FeatureFlags, Manifest}
 import io.sparklance.core.index.{IndexKind, IndexMetadata}
 import io.sparklance.proto.{FileProtos, TableProtos}
 
@@ -42,6 +42,26 @@ class IndexSectionSuite extends AnyFunSuite {
     assert(after(deletionsOnly) == Seq("a" -> Seq(1, 2, 3), "b" -> Seq(1, 2)))
     val rewritten = Operation.Update(Nil, Seq(frag(2, "new.lance")), Nil)
     assert(after(rewritten) == Seq("a" -> Seq(1, 3), "b" -> Seq(1)))
+  }
+
+  test("a compaction on a table with stable row ids moves each full-text index from a group's old fragments to its new ones when it covered all of them") {
+    val stable = new Manifest(base.proto.toBuilder.setReaderFeatureFlags(FeatureFlags.StableRowIds).setMaxFragmentId(7)
+      .build(), "m")
+    def fts(name: String, uuid: Int, fragments: Int*) = IndexMetadata.create(new java.util.UUID(0, uuid), name, Seq(1), 1,
+      RoaringBitmap.bitmapOf(fragments: _*), IndexKind.Inverted, ByteString.EMPTY, 2, Nil)
+    val texts = Some(TableProtos.IndexSection.newBuilder().addIndices(fts("t", 3, 1, 2, 3)).addIndices(fts("u", 4, 1, 2))
+      .addIndices(a).build())
+    def afterStable(op: Operation) = ManifestBuilder.indexSection(op, Some(stable), texts, None).toSeq
+      .flatMap(_.getIndicesList.asScala).map(i => i.getName -> new IndexMetadata(i, "m").fragmentBitmap.toArray.toSeq)
+    // New fragments take ids 8, 9, 10, ... in the groups' order: ([1, 2] -> 8, 9), ([3] -> 10). The B-tree `a` may
+    // hold row addresses: it keeps its bitmap.
+    val op = Operation.Rewrite(Seq(Seq(frag(1), frag(2)) -> Seq(frag(0), frag(0)), Seq(frag(3)) -> Seq(frag(0))))
+    assert(afterStable(op) == Seq("t" -> Seq(8, 9, 10), "u" -> Seq(8, 9), "a" -> Seq(1, 2, 3)))
+    // u covers only fragment 2 of the group [2, 3]: it covers none of the group after it.
+    val mixed = Operation.Rewrite(Seq(Seq(frag(2), frag(3)) -> Seq(frag(0))))
+    assert(afterStable(mixed) == Seq("t" -> Seq(1, 8), "u" -> Seq(1), "a" -> Seq(1, 2, 3)))
+    assert(ManifestBuilder.next(Some(stable), Transaction.create(1, op), 2, java.time.Instant.now(), Committer.Options())
+      .getFragmentsList.asScala.map(_.getId).toSeq == Seq(8, 9, 10))
   }
 
   test("a schema change drops the indexes of removed fields; an overwrite drops all; CreateIndex adds and removes by uuid") {
