@@ -10,6 +10,7 @@ scenario. A scenario runs every step even after a mismatch and reports all of th
 from __future__ import annotations
 
 import re
+import shutil
 import sys
 import textwrap
 from pathlib import Path
@@ -394,6 +395,20 @@ def condition(e) -> str:
     return (getter() if callable(getter) else None) or type(e).__name__
 
 
+def compact_twin(wh: Path, step):
+    """For a step with ``fragments_as_pylance=(path, options)``: a copy of the table as it is before the step,
+    compacted by pylance's ``compact_files(**options)``, whose fragment count the step's compaction must leave."""
+    if "fragments_as_pylance" not in step:
+        return None
+    path, options = step["fragments_as_pylance"]
+    source = dataset(wh, path).uri
+    twin = str(wh.parent / (wh.name + "_twin")) + "/" + path.replace("/", "_") + ".lance"
+    shutil.rmtree(twin, ignore_errors=True)
+    shutil.copytree(source, twin)
+    lance.dataset(twin).optimize.compact_files(**options)
+    return lance.dataset(twin)
+
+
 def step_label(i, step) -> str:
     where = step["page"] or "ours"
     first = textwrap.dedent(step["text"]).strip().splitlines()[0][:80]
@@ -411,6 +426,7 @@ def test_lance_spark_docs(base_spark, tmp_path_factory, scenario):
     ns["spark"].sql("SHOW NAMESPACES IN lance").collect()
     problems = []
     for i, step in enumerate(scenario["steps"]):
+        twin = compact_twin(wh, step)
         result, value = outcome(base_spark, ns, step, paths)
         found = judge(step, result, value)
         if not found and result == "ok" and step["expect"] == docs.OK:
@@ -418,6 +434,10 @@ def test_lance_spark_docs(base_spark, tmp_path_factory, scenario):
                 found = check(step, value, ns, wh, paths)
             except Exception as e:  # noqa: BLE001 -- a check that cannot run is a mismatch to report
                 found = [f"check failed: {type(e).__name__}: {str(e)[:400]}"]
+        if twin and result == "ok":
+            ours, theirs = len(dataset(wh, step["fragments_as_pylance"][0]).get_fragments()), len(twin.get_fragments())
+            if ours != theirs:
+                found.append(f"{ours} fragments after the compaction, pylance's compact_files leaves {theirs}")
         problems += [f"{step_label(i, step)}: {p}" for p in found]
     for q in ns["spark"].streams.active:
         q.stop()

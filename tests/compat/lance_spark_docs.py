@@ -1048,10 +1048,12 @@ SCENARIOS = [
         sql("operations/ddl/drop-index.md", "ALTER TABLE lance.db.users DROP INDEX idx_id;",
             indexes=("db/users", {"idx_id": None})),
         # compaction and clean-up
-        sql("operations/ddl/optimize.md", "OPTIMIZE lance.db.users;", fragments=("db/users", 1)),
+        # Fragments an index covers are not compacted with fragments it does not (Lance's planner, so lance-spark's
+        # too): pylance's compact_files of a copy taken before the statement leaves as many fragments.
+        sql("operations/ddl/optimize.md", "OPTIMIZE lance.db.users;", fragments_as_pylance=("db/users", {})),
         ours("INSERT INTO lance.db.users VALUES (104, 'row')"),
         sql("operations/ddl/optimize.md", "OPTIMIZE lance.db.users WITH (target_rows_per_fragment = 1000000);",
-            fragments=("db/users", 1)),
+            fragments_as_pylance=("db/users", {"target_rows_per_fragment": 1000000})),
         ours("INSERT INTO lance.db.users VALUES (105, 'row')"),
         sql("operations/ddl/optimize.md", """
             OPTIMIZE lance.db.users WITH (
@@ -1059,7 +1061,8 @@ SCENARIOS = [
                 max_rows_per_group = 10000,
                 materialize_deletions = TRUE,
                 num_threads = 4
-            );""", fragments=("db/users", 1),
+            );""", fragments_as_pylance=("db/users", {"target_rows_per_fragment": 1000000, "max_rows_per_group": 10000,
+                                                       "materialize_deletions": True, "num_threads": 4}),
             table=table("db/users", "id", [(1,), (2,), (3,), (4,), (5,), (6,), (100,), (101,), (102,), (103,),
                                           (104,), (105,)])),
         sql("operations/ddl/vacuum.md", "VACUUM lance.db.users;", count=("db/users", 12)),
