@@ -7,6 +7,8 @@ The vocabulary is the English-like words of the venv's Python sources (docstring
 thousands of distinct words, drawn from ``SPARKLANCE_FUZZ_SEED``) plus generated cases for the stemmer's rules:
 suffixes added to stems (-ly, -ing, -ed, -ies, -sses, ...), y after vowels, the R1 prefixes (gener, commun, arsen,
 past, univers, later, emerg, organ, inter), the exceptional forms, apostrophes, upper case and non-ASCII letters.
+The other languages the JVM stems, and the stop words of all 18 languages pylance takes, are checked the same way
+over the words of tests/fixtures/fts_words (below).
 """
 
 from __future__ import annotations
