@@ -121,6 +121,8 @@ public final class FtsStopWords {{
 
 
 def main(argv: List[str]) -> None:
+    if len(argv) < 2 or argv[0].startswith("-"):
+        raise SystemExit(__doc__)
     out = Path(argv[0])
     write = "--write" in argv
     files = [a for a in argv[1:] if a != "--write"]
