@@ -9,9 +9,23 @@ import sbtassembly.AssemblyPlugin.autoImport._
 
 val protobufVersion = "4.33.5"
 val scalatestVersion = "3.2.19"
-// Only the stemming bench uses Lucene (its older Snowball stemmer, to compare speed): the core's text analysis
-// carries pylance's own tables (FtsCharacters) and Snowball 3.1.1's English stemmer, so no runtime jar holds Lucene.
+// Lucene's analysis-common publishes Snowball's Java stemmers (org.tartarus.snowball, Snowball 2.x). The core stems
+// Arabic, Hungarian, Portuguese, Russian, Tamil and Turkish with them (their output equals pylance 14's Snowball
+// 3.1.1 there; FtsStemmer); English is the core's own. The runtime jars carry only those Snowball classes, shaded
+// (SnowballClasses), no Lucene: Lucene 9.12 is the last line that runs on Java 11 and 17. The bench uses all of it.
 val luceneVersion = "9.12.3"
+val snowball = ("org.apache.lucene" % "lucene-analysis-common" % luceneVersion).exclude("org.apache.lucene", "lucene-core")
+
+/** The Snowball classes the runtime jars keep of lucene-analysis-common: the runtime and FtsStemmer's languages. */
+val SnowballClasses: Set[String] = Set("Among", "SnowballProgram", "SnowballStemmer").map(c => s"snowball/$c.class") ++
+  Set("Arabic", "Hungarian", "Portuguese", "Russian", "Tamil", "Turkish").map(l => s"snowball/ext/${l}Stemmer.class")
+
+/** Whether a runtime jar keeps `path`: anything but a Snowball class outside [[SnowballClasses]] (shaded or not). */
+def keptSnowball(path: String): Boolean = {
+  val p = path.replace('\\', '/')
+  val snowballClass = p.startsWith("org/tartarus/") || p.startsWith("io/sparklance/shaded/snowball/")
+  !snowballClass || SnowballClasses.exists(c => p.endsWith("/" + c) || p == c)
+}
 
 // S3 through Hadoop's S3A, at the Hadoop version Spark 4.3 ships, and the AWS SDK version that hadoop-aws 3.5.0 was
 // built against. hadoop-aws declares the whole SDK as one 690 MB `bundle` jar; S3A needs only the S3 client, its
@@ -75,6 +89,7 @@ lazy val commonSettings = Seq(
 lazy val coreSettings = commonSettings ++ Seq(
   name := "sparklance-core",
   libraryDependencies += "com.google.protobuf" % "protobuf-java" % protobufVersion,
+  libraryDependencies += snowball,
   libraryDependencies ++= awsDeps.map(_ % Provided),
   libraryDependencies += "com.google.protobuf" % "protobuf-java" % protobufVersion % "protobuf",
   PB.protocVersion := protobufVersion,
@@ -147,15 +162,20 @@ def sparkLineSettings(l: SparkLine) = commonSettings ++ Seq(
   // Every line's jar goes to build/jars/, where the Python package, the wheel and `make publish-local` find them.
   assembly / assemblyOutputPath := (ThisBuild / baseDirectory).value / "build" / "jars" / s"${l.artifact}-${version.value}.jar",
   assembly / assemblyShadeRules := Seq(
-    ShadeRule.rename("com.google.protobuf.**" -> "io.sparklance.shaded.protobuf.@1").inAll),
+    ShadeRule.rename("com.google.protobuf.**" -> "io.sparklance.shaded.protobuf.@1").inAll,
+    ShadeRule.rename("org.tartarus.snowball.**" -> "io.sparklance.shaded.snowball.@1").inAll),
   assembly / assemblyOption ~= (_.withIncludeScala(false)),
-  // Spark's own jars are provided by the cluster; the runtime jar carries only sparklance and protobuf (the jars of
-  // .venv's Spark reach other lines' classpaths through the 2.13 core, which is compiled against them).
+  // Spark's own jars are provided by the cluster; the runtime jar carries only sparklance, protobuf and the Snowball
+  // stemmers (SnowballClasses; the jars of .venv's Spark reach other lines' classpaths through the 2.13 core, which
+  // is compiled against them).
   assembly / assemblyExcludedJars := {
     val spark = sparkJarsDir.getAbsolutePath + java.io.File.separator
     (assembly / fullClasspath).value.filter(_.data.getAbsolutePath.startsWith(spark))
   },
   assembly / assemblyMergeStrategy := {
+    case PathList("org", "apache", "lucene", _*) => MergeStrategy.discard
+    case PathList("META-INF", "services", s) if s.startsWith("org.apache.lucene") => MergeStrategy.discard
+    case p if !keptSnowball(p) => MergeStrategy.discard
     case PathList("META-INF", "services", _*) => MergeStrategy.concat
     case PathList("META-INF", _*) => MergeStrategy.discard
     case "module-info.class" => MergeStrategy.discard

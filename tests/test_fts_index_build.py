@@ -272,3 +272,46 @@ def test_wide_dictionary(spark, tmp_path):
     create(spark, ours, {"stem": "false", "remove_stop_words": "false"})
     for t in rng.sample(tokens, 80 * N):
         assert hits(ours, MatchQuery(t, "text")).keys() == hits(theirs, MatchQuery(t, "text")).keys(), t
+
+
+# Other languages (tests/test_fts_stemming.py proves the analysis token by token): texts of a language's listed words
+# (tests/fixtures/fts_words) and stop words, indexed with its stemmer and stop words by pylance and by Spark.
+LANGUAGE_WORDS = HERE / "fixtures" / "fts_words"
+STEMMED = ["Arabic", "Hungarian", "Portuguese", "Russian", "Tamil", "Turkish"]
+
+
+@pytest.mark.parametrize("language", STEMMED)
+def test_other_languages_both_ways(spark, tmp_path, language):
+    """Our index stemming `language` (named in lower case: recorded as pylance spells it) gives pylance's search
+    the rows and scores of pylance's own index, and validates; Spark's SEARCH over pylance's index gives pylance's
+    ranking, and `lance_match` its rows."""
+    rng = random.Random(SEED + 40 + STEMMED.index(language))
+    listed = (LANGUAGE_WORDS / f"{language}.txt").read_text(encoding="utf-8").split()
+    stop = list(spark._jvm.io.sparklance.core.index.FtsStopWords.of(language))
+    vocabulary = rng.sample(listed, 150) + rng.sample(stop, 15)
+    texts = [" ".join(rng.choice(vocabulary) for _ in range(rng.randint(1, 20))) for _ in range(400)]
+    table = pa.table({"id": list(range(len(texts))), "text": texts})
+    ours, theirs = tmp_path / "ours.lance", tmp_path / "theirs.lance"
+    lance.write_dataset(table, str(theirs), max_rows_per_file=150)
+    shutil.copytree(theirs, ours)
+    lance.dataset(str(theirs)).create_scalar_index("text", "INVERTED", language=language, with_position=True)
+    create(spark, ours, {"language": sql_str(language.lower()), "with_position": "true"})
+    params = LanceFileReader(glob.glob(str(ours / "_indices" / "*" / "metadata.lance"))[0]).metadata().schema.metadata
+    assert f'"language":"{language}"' in params[b"params"].decode()
+    lance.dataset(str(ours)).validate()
+    for _ in range(10 * N):
+        q = " ".join(rng.choice(vocabulary) for _ in range(rng.randint(1, 3)))
+        for op in ("OR", "AND"):
+            expected = hits(theirs, MatchQuery(q, "text", operator=FullTextOperator(op)))
+            got = hits(ours, MatchQuery(q, "text", operator=FullTextOperator(op)))
+            assert got.keys() == expected.keys(), (op, q)
+            for k, s in expected.items():
+                assert got[k] == pytest.approx(s, rel=1e-5), (op, q, k)
+        matched = {r.id for r in spark.read.format("lance").load(str(theirs))
+                   .where(f"lance_match(text, {sql_str(q)})").select("id").collect()}
+        assert matched == set(hits(theirs, q)), q
+        top = lance.dataset(str(theirs)).to_table(full_text_query=q, limit=10, columns=["id", "_score"])
+        ranked = spark.sql(f"SELECT id, _score FROM search(table => 'lance.`{theirs}`', query => {sql_str(q)}, "
+                           "num_results => 10)").collect()
+        assert sorted(r["_score"] for r in ranked) == pytest.approx(sorted(top.column("_score").to_pylist()),
+                                                                    rel=1e-5), q

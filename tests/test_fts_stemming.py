@@ -7,6 +7,8 @@ The vocabulary is the English-like words of the venv's Python sources (docstring
 thousands of distinct words, drawn from ``SPARKLANCE_FUZZ_SEED``) plus generated cases for the stemmer's rules:
 suffixes added to stems (-ly, -ing, -ed, -ies, -sses, ...), y after vowels, the R1 prefixes (gener, commun, arsen,
 past, univers, later, emerg, organ, inter), the exceptional forms, apostrophes, upper case and non-ASCII letters.
+The other languages the JVM stems, and the stop words of all 18 languages pylance takes, are checked the same way
+over the words of tests/fixtures/fts_words (below).
 """
 
 from __future__ import annotations
@@ -157,3 +159,82 @@ def test_english_stop_words_equal_pylance(spark, texts, tmp_path):
     off = set(dictionary(spark, build(tmp_path / "off", candidates, stem=False, base_tokenizer="whitespace",
                                       remove_stop_words=False)))
     assert off - on == set(jvm_list)
+
+
+# Other languages: the JVM stems those of FtsStemmer.LANGUAGES as pylance does, and removes every language's stop
+# words. The words are tests/fixtures/fts_words (from wordfreq, integration/fts_word_lists.py) and words recombined
+# from them (a prefix of one and a suffix of another, drawn from SPARKLANCE_FUZZ_SEED: endings the lists lack),
+# some in upper case and some with letters above U+FFFF; `make test` (N = 1) takes 1,500 listed and 3,000
+# recombined words a language, `make fuzz` (N of 4 or more) every listed word and 12,000 recombined per N.
+N = int(os.environ.get("SPARKLANCE_FUZZ_N", "1"))
+WORDS = HERE / "fixtures" / "fts_words"
+STEMMED = ["Arabic", "Hungarian", "Portuguese", "Russian", "Tamil", "Turkish"]
+LANGUAGES = ["Arabic", "Danish", "Dutch", "English", "Finnish", "French", "German", "Greek", "Hungarian", "Italian",
+             "Norwegian", "Portuguese", "Romanian", "Russian", "Spanish", "Swedish", "Tamil", "Turkish"]
+REFUSED = sorted(set(LANGUAGES) - set(STEMMED) - {"English"})
+
+
+def listed_words(language: str) -> List[str]:
+    return (WORDS / f"{language}.txt").read_text(encoding="utf-8").split()
+
+
+def language_vocabulary(language: str, rng: random.Random) -> List[str]:
+    listed = listed_words(language)
+    words = set(listed if N >= 4 else rng.sample(listed, 1500))
+    for _ in range(3000 * N if N < 4 else 12000 * N):
+        a, b = rng.choice(listed), rng.choice(listed)
+        words.add(a[:rng.randint(1, len(a))] + b[rng.randint(0, len(b) - 1):])
+    supplementary = ["\U0001D400", "\U00020000", "\U0001D7CE"]  # a mathematical letter, a CJK ideograph, a digit
+    for w in rng.sample(sorted(words), 200):
+        at = rng.randint(0, len(w))
+        words.add(w[:at] + rng.choice(supplementary) + w[at:])
+    words.update(w.upper() for w in rng.sample(sorted(words), 300))
+    return sorted(words)
+
+
+def test_stemmed_languages_are_the_jvms(spark):
+    assert list(spark._jvm.io.sparklance.core.index.FtsStemmer.LANGUAGES) == ["English"] + STEMMED
+
+
+@pytest.mark.parametrize("language", STEMMED)
+@pytest.mark.parametrize("settings", range(len(SETTINGS)), ids=["defaults", "stem_only"])
+def test_other_languages_stemmed_as_pylance(spark, tmp_path, language, settings):
+    """Each language's tokens by the JVM equal pylance's dictionary: with pylance's defaults (stop words of the
+    language, folding) and stemming alone on the whitespace tokenizer's tokens (upper case, punctuation and
+    apostrophes reach the stemmer) — which the JVM refuses for Turkish, whose Snowball 3.1.1 stemmer treats an
+    apostrophe as Lucene's does not."""
+    rng = random.Random(SEED + 100 + LANGUAGES.index(language))
+    texts = texts_of(language_vocabulary(language, rng), rng)
+    index = build(tmp_path, texts, language=language, stem=True, **SETTINGS[settings])
+    if language == "Turkish" and settings == 1:
+        with pytest.raises(Exception, match="stems Turkish with base_tokenizer 'whitespace'"):
+            jvm_tokens(spark, index, texts[:1])
+        return
+    theirs = set(dictionary(spark, index))
+    ours = jvm_tokens(spark, index, texts)
+    assert len(theirs) > 2000
+    assert ours == theirs, (sorted(ours - theirs)[:20], sorted(theirs - ours)[:20])
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_stop_words_of_each_language_equal_pylance(spark, tmp_path, language):
+    """pylance 14's stop words of a language are the tokens its index drops with stop words on and keeps with them
+    off, over the JVM's lists of every language and the language's listed words."""
+    lists = {l: list(spark._jvm.io.sparklance.core.index.FtsStopWords.of(l)) for l in LANGUAGES}
+    words = {w for ws in lists.values() for w in ws}
+    if language != "English":
+        words.update(w.lower() for w in listed_words(language))
+    rng = random.Random(SEED + 200 + LANGUAGES.index(language))
+    candidates = texts_of(sorted(words), rng)
+    settings = dict(language=language, stem=False, base_tokenizer="whitespace", ascii_folding=False)
+    on = set(dictionary(spark, build(tmp_path / "on", candidates, **settings)))
+    off = set(dictionary(spark, build(tmp_path / "off", candidates, remove_stop_words=False, **settings)))
+    assert off - on == set(lists[language])
+
+
+@pytest.mark.parametrize("language", REFUSED)
+def test_languages_not_stemmed_are_refused(spark, tmp_path, language):
+    """An index stemming a language the JVM does not stem as pylance is refused, naming the language."""
+    index = build(tmp_path, ["x"], language=language, stem=True)
+    with pytest.raises(Exception, match=f"stem = true and language '{language}'"):
+        jvm_tokens(spark, index, ["x"])

@@ -264,8 +264,8 @@ def test_fuzzy_matches_equal_pylance(spark, tmp_path):
 
 
 def test_stemming_in_other_languages_refused(spark, tmp_path):
-    """Stemming is implemented for English only: an index that stems French is refused, naming the setting, rather
-    than searched with other stems."""
+    """An index that stems a language the JVM does not stem as pylance (French) is refused, naming the setting,
+    rather than searched with other stems."""
     path = tmp_path / "t.lance"
     ds = lance.write_dataset(pa.table({"id": [1], "text": ["les chevaux"]}), str(path))
     ds.create_scalar_index("text", "INVERTED", language="French", remove_stop_words=False)

@@ -10,8 +10,8 @@ import java.util.Set;
 /**
  * The text analysis of a Lance INVERTED (full-text) index, as pylance 14 runs it through tantivy 0.24
  * (docs/dev/fts-index-format.md §2): a base tokenizer, then, in this order, the filters remove-long, lower-case,
- * stem, stop words and ASCII folding, each where the index's parameters turn it on. The stemmer is Snowball
- * 3.1.1's English ({@link EnglishStemmer}); {@link FtsParams} refuses stemming in other languages.
+ * stem, stop words and ASCII folding, each where the index's parameters turn it on. The stemmer is the index
+ * language's ({@link FtsStemmer}); {@link FtsParams} refuses stemming in the languages it does not implement.
  *
  * <ul>
  *   <li>{@code simple}: a token is a maximal run of alphanumeric code points (Rust's {@code char::is_alphanumeric}
@@ -21,7 +21,8 @@ import java.util.Set;
  *       phrase queries see.</li>
  *   <li>remove-long drops tokens of {@code maxTokenLength} or more UTF-8 bytes; lower-case maps each code point by
  *       Rust's {@code char::to_lowercase}, with no context (so no final-sigma rule); stop words are matched against
- *       the stemmed token, the English ones being pylance 14's {@link #ENGLISH_STOP_WORDS}; ASCII folding maps each
+ *       the stemmed token, the English ones being pylance 14's {@link #ENGLISH_STOP_WORDS} (those of the other
+ *       languages: {@link FtsStopWords}); ASCII folding maps each
  *       code point by pylance 14's table, applied to tokens that are not all ASCII.</li>
  * </ul>
  *
@@ -73,20 +74,20 @@ public final class FtsTokenizer {
   private final Base base;
   private final int maxTokenLength;
   private final boolean lowerCase;
-  private final boolean stem;
+  private final FtsStemmer stemmer;
   private final Set<String> stopWords;
   private final boolean asciiFolding;
 
   /**
-   * An analysis; {@code maxTokenLength} &lt;= 0 means no limit, {@code stem} runs the English stemmer, {@code
-   * stopWords} is the set to remove (or empty).
+   * An analysis; {@code maxTokenLength} &lt;= 0 means no limit, {@code stemmer} stems each token ({@link
+   * FtsStemmer#NONE}: no stemming), {@code stopWords} is the set to remove (or empty).
    */
-  public FtsTokenizer(Base base, int maxTokenLength, boolean lowerCase, boolean stem, Set<String> stopWords,
+  public FtsTokenizer(Base base, int maxTokenLength, boolean lowerCase, FtsStemmer stemmer, Set<String> stopWords,
       boolean asciiFolding) {
     this.base = base;
     this.maxTokenLength = maxTokenLength;
     this.lowerCase = lowerCase;
-    this.stem = stem;
+    this.stemmer = stemmer;
     this.stopWords = new HashSet<>(stopWords);
     this.asciiFolding = asciiFolding;
   }
@@ -131,7 +132,7 @@ public final class FtsTokenizer {
     if (maxTokenLength > 0 && utf8Length(token) >= maxTokenLength) return;
     String t = token;
     if (lowerCase) t = lowerCase(t);
-    if (stem) t = EnglishStemmer.stem(t);
+    t = stemmer.stem(t);
     if (stopWords.contains(t)) return;
     if (asciiFolding) t = fold(t);
     out.add(t);

@@ -19,15 +19,17 @@ final case class FtsParams(baseTokenizer: String, language: String, withPosition
   /** The analysis these parameters describe. */
   def tokenizer(): FtsTokenizer = {
     val stopWords = if (!removeStopWords) Set.empty[String]
-      else customStopWords.getOrElse(FtsTokenizer.ENGLISH_STOP_WORDS.asScala.toSeq).toSet
-    new FtsTokenizer(base, maxTokenLength.getOrElse(0), lowerCase, stem, stopWords.asJava, asciiFolding)
+      else customStopWords.getOrElse(FtsStopWords.of(language).asScala.toSeq).toSet
+    val stemmer = if (stem) FtsStemmer.of(language) else FtsStemmer.NONE
+    new FtsTokenizer(base, maxTokenLength.getOrElse(0), lowerCase, stemmer, stopWords.asJava, asciiFolding)
   }
 
   /**
    * The base tokenizer alone, with no filter (no lower-casing, stop words, stemming, folding or length limit): how
    * pylance 14 splits the text of a fuzzy query (measured: `Run` is one edit from `run`, `the` stays a token).
    */
-  def splitter(): FtsTokenizer = new FtsTokenizer(base, 0, false, false, java.util.Collections.emptySet[String](), false)
+  def splitter(): FtsTokenizer =
+    new FtsTokenizer(base, 0, false, FtsStemmer.NONE, java.util.Collections.emptySet[String](), false)
 
   private def base: FtsTokenizer.Base = baseTokenizer match {
     case "simple" => FtsTokenizer.Base.SIMPLE
@@ -40,6 +42,10 @@ object FtsParams {
   val MetadataFile = "metadata.lance"
 
   private val BaseTokenizers = Set("simple", "whitespace", "raw")
+
+  /** The languages pylance 14 takes (tantivy's `Language`, spelled as pylance records them). */
+  val Languages: Seq[String] = Seq("Arabic", "Danish", "Dutch", "English", "Finnish", "French", "German", "Greek",
+    "Hungarian", "Italian", "Norwegian", "Portuguese", "Romanian", "Russian", "Spanish", "Swedish", "Tamil", "Turkish")
 
   /** The keys of `params` this reader knows; the ngram ones matter to the ngram tokenizer only (refused). */
   private val Known = Set("lance_tokenizer", "base_tokenizer", "language", "with_position", "max_token_length",
@@ -60,10 +66,10 @@ object FtsParams {
   /**
    * Parameters from pylance's JSON; `what` names the index in errors, `path` the file it came from. Settings this
    * reader does not implement are refused by name: a `lance_tokenizer` other than `text`, a base tokenizer other
-   * than simple, whitespace or raw (ngram, lindera, jieba), stemming in a language other than English (pylance 14
-   * stems with Snowball 3.1.1's algorithms; [[EnglishStemmer]] is its English one), built-in stop words in a
-   * language other than English, and any
-   * other switch turned on (pylance 14's split_identifiers, split_on_numerics, preserve_original, index_operators).
+   * than simple, whitespace or raw (ngram, lindera, jieba), a language pylance does not take, stemming in a language
+   * [[FtsStemmer]] does not stem (pylance 14 stems with Snowball 3.1.1's algorithms) or Turkish stemming of tokens
+   * that may hold an apostrophe (a base tokenizer other than simple), and any other switch turned on (pylance 14's
+   * split_identifiers, split_on_numerics, preserve_original, index_operators).
    */
   def parse(json: String, what: String, path: String): FtsParams = {
     val node: JsonNode =
@@ -95,14 +101,20 @@ object FtsParams {
     val p = FtsParams(base, text("language", "English"), flag("with_position", default = false), maxLength,
       flag("lower_case", default = true), flag("stem", default = true), flag("remove_stop_words", default = true),
       custom, flag("ascii_folding", default = true))
-    if (p.stem && p.language != "English") {
-      throw new UnsupportedFeatureException(s"$what is built with stem = true and language '${p.language}'; " +
-        "sparklance's full-text search stems English only (Snowball 3.1.1's English algorithm, as pylance 14). " +
-        "Search it with pylance, or rebuild the index with stem = false.")
+    if (!Languages.contains(p.language)) {
+      throw new UnsupportedFeatureException(s"$what is built with language '${p.language}', which pylance 14 does " +
+        s"not take; the languages are ${Languages.mkString(", ")} (spelled so).")
     }
-    if (p.removeStopWords && p.customStopWords.isEmpty && p.language != "English") {
-      throw new UnsupportedFeatureException(s"$what removes the stop words of language '${p.language}'; " +
-        "sparklance's full-text search has the English list only. Search it with pylance.")
+    if (p.stem && !FtsStemmer.supports(p.language)) {
+      throw new UnsupportedFeatureException(s"$what is built with stem = true and language '${p.language}': " +
+        s"sparklance's full-text search does not stem ${p.language} as pylance 14 does (Snowball 3.1.1's algorithm); " +
+        s"it stems ${FtsStemmer.LANGUAGES.asScala.mkString(", ")}. Search it with pylance, or rebuild the index " +
+        "with stem = false.")
+    }
+    if (p.stem && !FtsStemmer.stemsApostrophes(p.language) && p.baseTokenizer != "simple") {
+      throw new UnsupportedFeatureException(s"$what stems ${p.language} with base_tokenizer '${p.baseTokenizer}', " +
+        s"whose tokens may hold apostrophes, which sparklance does not stem as pylance 14 does in ${p.language}. " +
+        "Search it with pylance, or rebuild the index with base_tokenizer 'simple' or stem = false.")
     }
     p
   }

@@ -26,7 +26,8 @@ import io.sparklance.core.txn.{Committer, Operation, Transaction}
  *
  * Options (`WITH (...)`, pylance's names and defaults): `base_tokenizer` (simple; whitespace, raw), `language`
  * (English), `with_position` (false), `max_token_length` (40), `lower_case`, `stem`, `remove_stop_words`,
- * `ascii_folding` (true). Analyses the JVM does not implement (stemming other languages, n-grams) are refused.
+ * `ascii_folding` (true); `language` in any case, recorded as pylance spells it. Analyses the JVM does not
+ * implement (stemming the languages [[io.sparklance.core.index.FtsStemmer]] does not stem, n-grams) are refused.
  *
  * Built as the update of an existing index (`base`, its segments: [[Table.newFullTextIndexUpdate]], OPTIMIZE INDEX),
  * as pylance 14's `optimize_indices` updates one, the new index (a new uuid, the analysis, details and first dataset
@@ -254,7 +255,11 @@ object FullTextIndexBuild {
     val settings = Defaults ++ options
     val json = new com.fasterxml.jackson.databind.ObjectMapper().createObjectNode()
     settings.foreach { case (k, v) =>
-      if (k == "base_tokenizer" || k == "language") json.put(k, v.trim)
+      if (k == "base_tokenizer") json.put(k, v.trim)
+      else if (k == "language") {
+        json.put(k, FtsParams.Languages.find(_.equalsIgnoreCase(v.trim)).getOrElse(throw new InvalidArgumentException(
+          s"Option language of full-text index '$name' must be one of ${FtsParams.Languages.mkString(", ")}, not '$v'.")))
+      }
       else if (k == "max_token_length") {
         val n = scala.util.Try(v.trim.toInt).toOption.filter(_ > 0).getOrElse(throw new InvalidArgumentException(
           s"Option max_token_length of full-text index '$name' must be a positive whole number, not '$v'."))

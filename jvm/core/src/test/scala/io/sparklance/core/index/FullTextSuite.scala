@@ -70,11 +70,32 @@ class FullTextSuite extends AnyFunSuite {
     assert(refused("""{"base_tokenizer":"jieba/default"}""").contains("base_tokenizer 'jieba/default'"))
     assert(refused("""{"lance_tokenizer":"json"}""").contains("lance_tokenizer 'json'"))
     assert(refused("""{"language":"French"}""").contains("stem = true and language 'French'"))
-    assert(refused("""{"stem":false,"language":"French"}""").contains("language 'French'"))
+    assert(refused("""{"language":"Turkish","base_tokenizer":"whitespace"}""").contains("stems Turkish with base_tokenizer 'whitespace'"))
+    assert(refused("""{"language":"french","stem":false}""").contains("language 'french', which pylance 14 does not take"))
     assert(refused("""{"split_identifiers":true,"preserve_original":false}""").contains("split_identifiers = true"))
     params("""{"language":"French","stem":false,"remove_stop_words":false}""")
     params("""{"language":"French","stem":false,"custom_stop_words":["le"]}""")
     assert(intercept[CorruptFileException](params("{")).getMessage.contains("not JSON"))
+  }
+
+  test("other languages: Snowball stemmers and each language's stop words, stop words matched after stemming") {
+    def stemmed(language: String, text: String) =
+      params(s"""{"language":"$language"}""").tokenizer().tokenize(text).texts.toSeq
+    assert(stemmed("Russian", "Книгами и бегущий") == Seq("книг", "бегущ"))
+    assert(stemmed("Portuguese", "Correndo com as meninas") == Seq("corr", "menin"))
+    assert(stemmed("Turkish", "kitapların ve evlerimizden") == Seq("kitap", "ev"))
+    assert(stemmed("Hungarian", "a házakban") == Seq("haz"))
+    // The simple tokenizer splits Tamil at each virama (not alphanumeric), as pylance's does; whitespace keeps words.
+    assert(params("""{"language":"Tamil","base_tokenizer":"whitespace"}""").tokenizer().tokenize("புத்தகங்கள்")
+      .texts.toSeq == Seq("புத்தகம்"))
+    assert(FtsStopWords.of("French").contains("les") && !FtsStopWords.of("French").contains("the"))
+    assert(params("""{"language":"French","stem":false}""").tokenizer().tokenize("les chats").texts.toSeq == Seq("chats"))
+  }
+
+  test("a code point above U+FFFF counts as one character in the stemmer, as in Snowball") {
+    // Lucene's program alone would see two UTF-16 units and strip the -a of "\ud835\udc00ia" (Snowball 3.1.1 keeps it).
+    assert(FtsStemmer.of("Portuguese").stem("\ud835\udc00ia") == "\ud835\udc00ia")
+    assert(FtsStemmer.of("Portuguese").stem("\ud835\udc00\ue000menin\ud835\udc00as") == "\ud835\udc00\ue000menin\ud835\udc00")
   }
 
   private def matches(q: FtsQuery, text: String, json: String = """{"with_position":true}"""): Boolean =
