@@ -279,7 +279,25 @@ private[index] final class NodeHeap(initial: Int) {
 
   /** The `k` nearest kept, nearest first (a bounded max-heap's contents, sorted). */
   def sorted(k: Int): (Array[Int], Array[Float]) = {
-    val order = (0 until size).sortWith((a, b) => before(d(a), n(a), d(b), n(b), 1)).take(k)
-    (order.map(n(_)).toArray, order.map(d(_)).toArray)
+    // (distance, node) as one long that orders as the pairs do: the float's bits made to order as signed ints.
+    val keys = new Array[Long](size)
+    var i = 0
+    while (i < size) {
+      val bits = java.lang.Float.floatToIntBits(d(i))
+      keys(i) = ((bits ^ ((bits >> 31) & 0x7fffffff)).toLong << 32) | (n(i) & 0xFFFFFFFFL)
+      i += 1
+    }
+    java.util.Arrays.sort(keys)
+    val count = math.min(k, size)
+    val nodes = new Array[Int](count)
+    val dists = new Array[Float](count)
+    i = 0
+    while (i < count) {
+      nodes(i) = keys(i).toInt
+      val high = (keys(i) >> 32).toInt
+      dists(i) = java.lang.Float.intBitsToFloat(high ^ ((high >> 31) & 0x7fffffff))
+      i += 1
+    }
+    (nodes, dists)
   }
 }

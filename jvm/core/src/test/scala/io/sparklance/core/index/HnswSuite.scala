@@ -43,20 +43,37 @@ class HnswSuite extends AnyFunSuite {
     } finally reader.close()
   }
 
-  test("a built graph keeps Lance's degree limits and finds the nearest rows as a brute-force search does") {
+  test("a built graph keeps Lance's degree limits, reaches every node and finds the nearest rows as a brute-force search does") {
     val random = new Random(17)
     val (n, dim, m) = (3000, 16, 8)
     val v = clustered(random, n, dim)
     val builder = new HnswBuilder(v, n, dim, dotSpace = false, m, 50, HnswWriter.MaxLevel, 5).build()
     (0 until HnswWriter.MaxLevel).foreach { level =>
-      builder.nodesOn(level).foreach { node =>
+      val nodes = builder.nodesOn(level)
+      nodes.foreach { node =>
         val (ns, ds) = builder.neighbors(level, node)
-        assert(ns.length <= (if (level == 0) 2 * m else m), s"node $node level $level")
+        // At least m links (pruned-over candidates fill the lists, as pylance's do: docs/dev/vector-index-format.md
+        // §2.5); at most 2m on level 0 (one more where a stranded node was linked) and m above.
+        assert(ns.length >= math.min(m, nodes.length - 1), s"node $node level $level: ${ns.length} links")
+        assert(ns.length <= (if (level == 0) 2 * m + 1 else m), s"node $node level $level: ${ns.length} links")
         assert(!ns.contains(node) && ns.distinct.length == ns.length)
-        ns.indices.foreach(i => assert(ds(i) == l2(v, v.slice(node * dim, node * dim + dim), ns(i), dim)))
+        ns.indices.foreach { i =>
+          val exact = l2(v, v.slice(node * dim, node * dim + dim), ns(i), dim)
+          assert(math.abs(ds(i) - exact) <= 1e-5f * math.max(1f, exact), s"node $node: ${ds(i)} against $exact")
+        }
       }
     }
     assert(builder.nodesOn(0).length == n && builder.nodesOn(1).length < n / 4)
+    assert(builder.levels(builder.entryPoint) == builder.levels.max &&
+      builder.levels.indexWhere(_ == builder.levels.max) == builder.entryPoint)
+    val reached = new Array[Boolean](n)
+    var frontier = List(builder.entryPoint)
+    reached(builder.entryPoint) = true
+    while (frontier.nonEmpty) {
+      frontier = frontier.flatMap(node => builder.neighbors(0, node)._1.filterNot(reached).distinct)
+      frontier.foreach(reached(_) = true)
+    }
+    assert(reached.forall(identity), s"${reached.count(!_)} nodes unreachable on level 0 from the entry point")
     val graph = roundTrip(builder, n, m)
     val k = 10
     var narrow, wide = 0
@@ -69,8 +86,10 @@ class HnswSuite extends AnyFunSuite {
       narrow += found.count(exact.contains)
       wide += graph.search(distance, 200, k, null)._1.count(exact.contains)
     }
-    // Measured 0.962 at ef 200 (0.544 at ef 10); a graph decoded or linked wrongly falls far below 0.95.
-    assert(wide >= narrow && wide >= 0.95 * 50 * k, s"recall@10 at ef 200: ${wide / 500.0}, at ef 10: ${narrow / 500.0}")
+    // Each query takes each coordinate from another row, so it lies far from every row. Measured 0.858 at ef 200
+    // (0.526 at ef 10); pylance's recall over its own graph of such data and queries (3,000 rows, m 8,
+    // ef_construction 50) was 0.894 at ef 200 (0.617 at ef 10). A graph decoded or linked wrongly falls far below 0.8.
+    assert(wide >= narrow && wide >= 0.8 * 50 * k, s"recall@10 at ef 200: ${wide / 500.0}, at ef 10: ${narrow / 500.0}")
   }
 
   test("rows not allowed are walked through, never returned; few allowed rows are all measured") {
