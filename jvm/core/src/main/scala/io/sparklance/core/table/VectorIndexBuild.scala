@@ -16,7 +16,8 @@ import org.roaringbitmap.longlong.Roaring64NavigableMap
 import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException}
 import io.sparklance.core.file.LanceFileReader
 import io.sparklance.core.format.{Fragment, TableLayout}
-import io.sparklance.core.index.{Distance, HnswBuilder, HnswWriter, IndexKind, IndexMetadata, IvfIndex, IvfModel, IvfWriter}
+import io.sparklance.core.index.{Distance, HnswBuilder, HnswWriter, IndexKind, IndexMetadata, IvfIndex, IvfModel, IvfWriter,
+  VectorElement}
 import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.schema.{LanceField, LanceSchema}
 import io.sparklance.core.storage.Storage
@@ -198,6 +199,10 @@ object VectorIndexBuild {
   /** The index types built, by the names users give (`USING ivf_pq`). */
   val Types: Seq[String] = Seq("IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ")
 
+  /** Whether this build's Arrow reads float16 vectors (the Arrow of the Spark 3.x builds has no `Float2Vector`). */
+  private lazy val halfFloats: Boolean =
+    scala.util.Try(Class.forName("org.apache.arrow.vector.Float2Vector")).isSuccess
+
   /** Vector index types pylance builds that this builder does not yet. */
   private val NotYet: Set[String] = Set("IVF_RQ", "HNSW", "IVF_HNSW", "IVF")
 
@@ -230,7 +235,7 @@ object VectorIndexBuild {
       val (rowIds, payload) = IvfWriter.readPartition(storage, task.runs, task.partition, task.model, allocator)
       val n = rowIds.length
       val builder = new HnswBuilder(HnswBuilder.vectors(task.model, payload, n), n, task.model.dim,
-        HnswBuilder.dotSpace(task.model), task.hnsw.m, task.hnsw.efConstruction, task.hnsw.maxLevel, task.seed).build()
+        HnswBuilder.space(task.model), task.hnsw.m, task.hnsw.efConstruction, task.hnsw.maxLevel, task.seed).build()
       HnswWriter.writeGraph(storage, task.path, builder, task.hnsw.m, task.hnsw.efConstruction, task.hnsw.maxLevel,
         allocator)
     } finally allocator.close()
@@ -281,6 +286,9 @@ object VectorIndexBuild {
         allocator) { root =>
         val n = root.getRowCount
         val (vectors, valid) = floats(root.getVector(0), n, dim)
+        // IVF_FLAT keeps float64 vectors in float64: read as doubles too, not through their float32 values.
+        val exact = if (model.indexType == "IVF_FLAT" && model.element == VectorElement.FLOAT64) doubles(root.getVector(0), n, dim)
+          else null
         val addresses = root.getVector(1).asInstanceOf[org.apache.arrow.vector.BigIntVector]
         val keptIds = new Array[Long](n)
         val partitions = new Array[Int](n)
@@ -295,7 +303,8 @@ object VectorIndexBuild {
             val p = model.partition(vectors, i * dim, scratch)
             keptIds(kept) = addresses.get(i)
             partitions(kept) = p
-            model.encode(vectors, i * dim, p, payload, kept * model.width, scratch)
+            if (exact != null) model.encodeFlat64(exact, i * dim, payload, kept * model.width)
+            else model.encode(vectors, i * dim, p, payload, kept * model.width, scratch)
             kept += 1
           }
           i += 1
@@ -307,12 +316,15 @@ object VectorIndexBuild {
   }
 
   /**
-   * The `n` vectors of a fixed-size list of float32 column as one row-major array, and which rows have a vector: not
-   * null and without null values (Lance counts a null value as not finite).
+   * The `n` vectors of a fixed-size list column of float16, float32, float64 or uint8 values as one row-major array
+   * of floats (float64 rounded to float32, uint8 as 0 to 255), and which rows have a vector: not null and without null
+   * values (Lance counts a null value as not finite). The values are read by their bits from the data buffer, as
+   * the Arrow of the Spark 3.x builds has no vector class for float16.
    */
   private def floats(v: FieldVector, n: Int, dim: Int): (Array[Float], Array[Boolean]) = {
     val list = v.asInstanceOf[FixedSizeListVector]
-    val child = list.getDataVector.asInstanceOf[org.apache.arrow.vector.Float4Vector]
+    val child = list.getDataVector
+    val element = VectorElement.of(child.getField.getType)
     val out = new Array[Float](n * dim)
     val valid = new Array[Boolean](n)
     val buf = child.getDataBuffer
@@ -323,7 +335,13 @@ object VectorIndexBuild {
       if (valid(i)) {
         var d = 0
         while (d < dim) {
-          out(i * dim + d) = buf.getFloat((i.toLong * dim + d) * 4)
+          val at = i.toLong * dim + d
+          out(i * dim + d) = element match {
+            case VectorElement.FLOAT32 => buf.getFloat(at * 4)
+            case VectorElement.FLOAT64 => buf.getDouble(at * 8).toFloat
+            case VectorElement.FLOAT16 => VectorElement.halfToFloat(buf.getShort(at * 2))
+            case _ => (buf.getByte(at) & 0xFF).toFloat
+          }
           if (valuesMayBeNull && child.isNull(i * dim + d)) valid(i) = false
           d += 1
         }
@@ -331,6 +349,15 @@ object VectorIndexBuild {
       i += 1
     }
     (out, valid)
+  }
+
+  /** The `n` vectors of a fixed-size list of float64 column as one row-major array of doubles (nulls as stored). */
+  private def doubles(v: FieldVector, n: Int, dim: Int): Array[Double] = {
+    val buf = v.asInstanceOf[FixedSizeListVector].getDataVector.getDataBuffer
+    val out = new Array[Double](n * dim)
+    var i = 0
+    while (i < out.length) { out(i) = buf.getDouble(i * 8L); i += 1 }
+    out
   }
 
   /**
@@ -414,6 +441,7 @@ object VectorIndexBuild {
       params.distance match {
         case Distance.COSINE => c.writeEnum(1, 1)
         case Distance.DOT => c.writeEnum(1, 2)
+        case Distance.HAMMING => c.writeEnum(1, 3)
         case _ =>
       }
       hnsw.foreach { h =>
@@ -522,20 +550,17 @@ object VectorIndexBuild {
       s"Cannot create index '$name' on $root: it has no column '$columnName' (its columns: " +
         s"${snapshot.schema.fields.map(_.name).mkString(", ")})."))
     val arrow = LanceFileReader.readField(field)
-    val dim = arrow.getType match {
-      case l: ArrowType.FixedSizeList if arrow.getChildren.get(0).getType == new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE) =>
-        l.getListSize
-      case l: ArrowType.FixedSizeList if arrow.getChildren.get(0).getType.isInstanceOf[ArrowType.FloatingPoint] =>
-        throw new UnsupportedFeatureException(s"Cannot create a $indexType index on column '$columnName' of $root: it " +
-          s"holds vectors of ${arrow.getChildren.get(0).getType}; sparklance builds vector indexes on float32 vectors " +
-          "only (not supported yet for other float types). Build it with pylance.")
-      case _: ArrowType.FixedSizeList if arrow.getChildren.get(0).getType == new ArrowType.Int(8, false) =>
-        throw new UnsupportedFeatureException(s"Cannot create a $indexType index on column '$columnName' of $root: it " +
-          "holds vectors of uint8, which Lance indexes for hamming; sparklance does not build hamming indexes (not " +
-          "supported yet). Build it with pylance; vector_search measures hamming exactly.")
+    val (dim, element) = arrow.getType match {
+      case l: ArrowType.FixedSizeList if VectorElement.of(arrow.getChildren.get(0).getType) != null =>
+        (l.getListSize, VectorElement.of(arrow.getChildren.get(0).getType))
       case other =>
         throw new InvalidArgumentException(s"Cannot create a $indexType index on column '$columnName' of $root: it is " +
-          s"$other, not a vector column (a fixed-size list of floats).")
+          s"$other, not a vector column (a fixed-size list of float16, float32, float64, or uint8 for hamming).")
+    }
+    if (element == VectorElement.FLOAT16 && !VectorIndexBuild.halfFloats) {
+      throw new UnsupportedFeatureException(s"Cannot create a $indexType index on column '$columnName' of $root: it " +
+        "holds float16 vectors, which this build of sparklance (for Spark 3.x, whose Arrow has no float16 vectors) " +
+        "cannot read (not supported on Spark 3.x). Build it with pylance, or on Spark 4.")
     }
     // IVF_HNSW_PQ is an IVF_PQ index with a graph per partition, and so on: the checks below are the quantizer's.
     val base = "IVF_" + indexType.stripPrefix("IVF_HNSW_").stripPrefix("IVF_")
@@ -550,8 +575,25 @@ object VectorIndexBuild {
       case "l2" | "euclidean" => Distance.L2
       case "cosine" => Distance.COSINE
       case "dot" => Distance.DOT
+      case "hamming" => Distance.HAMMING
       case other => throw new InvalidArgumentException(s"Index option distance_type of $indexType must be l2, cosine or " +
-        s"dot, not '$other'.")
+        s"dot (hamming for uint8 vectors), not '$other'.")
+    }
+    // Lance measures uint8 vectors by hamming only, and hamming measures uint8 vectors only.
+    if (element == VectorElement.UINT8 && distance != Distance.HAMMING) {
+      throw new InvalidArgumentException(s"Cannot create a $indexType index for distance_type $distanceName on column " +
+        s"'$columnName': it holds uint8 vectors, which Lance indexes for distance_type 'hamming' only. Use " +
+        "distance_type = 'hamming'.")
+    }
+    if (element != VectorElement.UINT8 && distance == Distance.HAMMING) {
+      throw new InvalidArgumentException(s"Cannot create a $indexType index for distance_type hamming on column " +
+        s"'$columnName': it holds ${element.name.toLowerCase(Locale.ROOT)} vectors, and 'hamming' measures vectors of " +
+        "uint8. Use l2, cosine or dot.")
+    }
+    if (distance == Distance.HAMMING && base != "IVF_FLAT") {
+      throw new UnsupportedFeatureException(s"Cannot create an $indexType index for distance_type hamming on column " +
+        s"'$columnName': Lance builds hamming indexes as IVF_FLAT and IVF_HNSW_FLAT only (its PQ and SQ quantizers " +
+        "take float vectors). Use ivf_flat or ivf_hnsw_flat.")
     }
     if (base == "IVF_SQ" && distance != Distance.L2) {
       throw new UnsupportedFeatureException(s"Cannot create an $indexType index for distance_type $distanceName on column " +
@@ -601,7 +643,7 @@ object VectorIndexBuild {
         throw new InvalidArgumentException(s"Index option max_level of $indexType must be at most 16, not ${h.maxLevel}.")
       }
     }
-    val p = IvfModel.Params(base, distance, partitions, sampleRate, maxIters, subVectors)
+    val p = IvfModel.Params(base, distance, partitions, sampleRate, maxIters, subVectors, element)
     new VectorIndexBuild(table, snapshot, name, field, dim, p, hnsw, new java.util.Random().nextLong())
   }
 }

@@ -299,6 +299,8 @@ class VectorIndexBuildSuite extends AnyFunSuite with BeforeAndAfterAll {
       "Unknown option nprobes for an IVF_HNSW_PQ index"))
     assert(refused[UnsupportedFeatureException]("ivf_pq", Map("num_sub_vectors" -> "4", "num_bits" -> "4")).contains(
       "4-bit is not supported yet"))
+    assert(refused[InvalidArgumentException]("ivf_flat", Map("distance_type" -> "hamming")).contains(
+      "it holds float32 vectors, and 'hamming' measures vectors of uint8"))
     assert(t.latest().indexes.isEmpty)
   }
 
