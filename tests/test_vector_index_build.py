@@ -212,14 +212,6 @@ def test_replace_and_errors(spark, tmp_path):
     search_both(spark, ds, path, q, 10, "l2", "after OPTIMIZE INDEX", nprobes=2)
 
 
-def test_float64_vectors_are_refused(spark, tmp_path):
-    path = tmp_path / "f64.lance"
-    v = np.random.default_rng(SEED).normal(0, 1, (300, 8))
-    lance.write_dataset(pa.table({"emb": pa.FixedSizeListArray.from_arrays(pa.array(v.ravel()), 8)}), str(path))
-    with lance_raises(UnsupportedFeatureError, match="float32 vectors only"):
-        LanceTable.for_path(spark, str(path)).create_index("emb", "ivf_flat", num_partitions=2)
-
-
 @pytest.mark.parametrize("index_type,metric", [("IVF_PQ", "l2"), ("IVF_FLAT", "cosine"), ("IVF_SQ", "l2"),
                                                ("IVF_PQ", "cosine")])
 def test_vectors_lance_does_not_index(spark, tmp_path, index_type, metric):
