@@ -185,7 +185,7 @@ def test_replace_and_errors(spark, tmp_path):
             num_sub_vectors=4)
     refused(InvalidArgumentError, "Unknown option nprobes for an IVF_PQ index", num_partitions=2, num_sub_vectors=4,
             nprobes=3)
-    refused(InvalidArgumentError, "distance_type of IVF_FLAT must be l2, cosine or dot, not 'hamming'", kind="ivf_flat",
+    refused(InvalidArgumentError, "holds float32 vectors, and 'hamming' measures vectors of uint8", kind="ivf_flat",
             distance_type="hamming")
     refused(InvalidArgumentError, "num_partitions of IVF_FLAT must be a positive whole number, not 'many'",
             kind="ivf_flat", num_partitions="many")
