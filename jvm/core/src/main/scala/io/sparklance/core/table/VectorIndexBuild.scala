@@ -79,9 +79,32 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
    * For an IVF_HNSW_* index, one task per partition, run after [[tasks]] on their runs: it builds the partition's
    * graph ([[VectorIndexBuild.runGraph]]). None for the other types.
    */
-  def graphTasks(runs: Seq[String]): Seq[VectorIndexBuild.GraphTask] = hnsw.toSeq.flatMap { h =>
-    (0 until model.numPartitions).map(p => VectorIndexBuild.GraphTask(runs, p, model, h, seed * 31 + p, graphPath(p),
+  def graphTasks(runs: Seq[String]): Seq[VectorIndexBuild.GraphTask] = if (upToDate) Nil else hnsw.toSeq.flatMap { h =>
+    val all = carriedRuns ++ runs
+    (0 until model.numPartitions).map(p => VectorIndexBuild.GraphTask(all, p, model, h, seed * 31 + p, graphPath(p),
       uuid.toString))
+  }
+
+  /**
+   * For an update of an IVF_HNSW_* index, the old segments' live rows written as runs (one per segment, on first
+   * use), so that each partition's graph is rebuilt over its old and new rows together, as pylance's
+   * `optimize_indices` rebuilds it; none otherwise (an IVF_FLAT/PQ/SQ update merges the old rows in [[commit]]).
+   */
+  private lazy val carriedRuns: Seq[String] = if (hnsw.isEmpty || update.isEmpty) Nil else {
+    val allocator = new RootAllocator()
+    try {
+      carried(allocator).zipWithIndex.map { case (rowsOf, i) =>
+        val parts = (0 until model.numPartitions).map(rowsOf)
+        val n = parts.map(_._1.length).sum
+        val partitions = new Array[Int](n)
+        var at = 0
+        parts.zipWithIndex.foreach { case ((ids, _), p) => java.util.Arrays.fill(partitions, at, at + ids.length, p); at += ids.length }
+        val path = Storage.join(dir, s"run-carried-$i.lance")
+        IvfWriter.writeRun(storage, path, model, Array.concat(parts.map(_._1): _*), partitions,
+          Array.concat(parts.map(_._2): _*), n, allocator)
+        path
+      }
+    } finally allocator.close()
   }
 
   private val replaced: Seq[IndexMetadata] = snapshot.indexes.filter(_.name == name)
@@ -151,11 +174,11 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
           if (!graphs.contains(graphPath(p))) throw new IllegalStateException(s"The graph of partition $p was not built.")
           Some(graphPath(p))
         }
-        IvfWriter.mergeWith(storage, runs, Nil, dir, model, snapshot.fileVersion, allocator)(
+        IvfWriter.mergeWith(storage, carriedRuns ++ runs, Nil, dir, model, snapshot.fileVersion, allocator)(
           HnswWriter.writeIndexFile(storage, dir, model, indexType, byPartition, snapshot.fileVersion, allocator))
       }
     } finally allocator.close()
-    (runs ++ graphs).foreach(storage.delete)
+    (carriedRuns ++ runs ++ graphs).foreach(storage.delete)
     val meta = IndexMetadata.create(uuid, name, Seq(column.id), snapshot.version, present, IndexKind.Vector,
       update.fold(VectorIndexBuild.details(params, hnsw))(_.details), update.fold(1)(_.indexVersion), files)
     table.commit(Transaction.create(snapshot.version, Operation.CreateIndex(Seq(meta), replaced.map(_.proto))),
@@ -473,7 +496,34 @@ object VectorIndexBuild {
   }
 
   /** The index types whose segments an update extends ([[update]]). */
-  private val Extended: Set[String] = Set("IVF_FLAT", "IVF_PQ", "IVF_SQ")
+  private val Extended: Set[String] = Set("IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ")
+
+  /**
+   * The HNSW build options an IVF_HNSW_* index's `index_details` records (`VectorIndexDetails.hnsw`, field 3: m = 1,
+   * ef_construction = 2, max_level = 3, as pylance and this builder write them), Lance's defaults where absent.
+   */
+  private def hnswOf(details: ByteString): Hnsw = {
+    var h = Hnsw(20, 150, 7)
+    val in = details.newCodedInput()
+    var tag = in.readTag()
+    while (tag != 0) {
+      if (tag == ((3 << 3) | 2)) {
+        val sub = in.readBytes().newCodedInput()
+        var t = sub.readTag()
+        while (t != 0) {
+          t match {
+            case 8 => h = h.copy(m = sub.readUInt32())
+            case 16 => h = h.copy(efConstruction = sub.readUInt32())
+            case 24 => h = h.copy(maxLevel = sub.readUInt32())
+            case _ => sub.skipField(t)
+          }
+          t = sub.readTag()
+        }
+      } else in.skipField(tag)
+      tag = in.readTag()
+    }
+    h
+  }
 
   /**
    * The update of vector index `name` of `snapshot` (OPTIMIZE INDEX), checked before anything is written: its
@@ -507,9 +557,13 @@ object VectorIndexBuild {
     val opened = segments.map { s =>
       val dir = snapshot.indexDir(s)
       val (indexType, distance) = IvfIndex.describe(snapshot.storage, dir)
-      if (!Extended.contains(indexType) || (indexType == "IVF_SQ" && distance != Distance.L2)) {
+      if (!Extended.contains(indexType) || (indexType.endsWith("_SQ") && distance != Distance.L2)) {
         throw refuse(s"it is $indexType for ${distance.lanceName()}, and sparklance extends ${Extended.toSeq.sorted.mkString(", ")} " +
-          "indexes (IVF_SQ for l2) only (not supported yet for the others, e.g. the graphs of IVF_HNSW_*).")
+          "indexes (IVF_SQ, IVF_HNSW_SQ for l2) only (not supported yet for the others).")
+      }
+      if (indexType != IvfIndex.describe(snapshot.storage, snapshot.indexDir(newest))._1) {
+        throw refuse(s"its segments are of different types ($indexType and " +
+          s"${IvfIndex.describe(snapshot.storage, snapshot.indexDir(newest))._1}), so their rows cannot share one segment.")
       }
       val ivf = try IvfIndex.open(snapshot.storage, dir) catch { case e: UnsupportedFeatureException => throw refuse(e.getMessage) }
       val model = try ivf.model catch { case e: UnsupportedFeatureException => throw refuse(e.getMessage) }
@@ -525,7 +579,8 @@ object VectorIndexBuild {
       }
     }
     val params = IvfModel.Params(model.indexType, model.distance, model.numPartitions, 256, 50, model.numSubVectors)
-    new VectorIndexBuild(table, snapshot, name, field, model.dim, params, None, new java.util.Random().nextLong(),
+    val graphs = if (opened.head._2.isHnsw) Some(hnswOf(newest.proto.getIndexDetails.getValue)) else None
+    new VectorIndexBuild(table, snapshot, name, field, model.dim, params, graphs, new java.util.Random().nextLong(),
       Some(Update(opened.map(o => (o._1, o._2)), model, newest.proto.getIndexDetails.getValue, newest.indexVersion)))
   }
 
