@@ -52,7 +52,12 @@ import io.sparklance.core.txn.{Committer, Operation, Transaction}
  * new uuid covering every fragment, in place of the old segments, as upstream's `optimize_indices` does when it
  * merges segments and keeps the partitions (`rust/lance/src/index/append.rs`, `optimize_vector_indices_v2`; upstream
  * also splits partitions grown past 4× its target size and joins those under a quarter of it, with new centroids,
- * which this update never does). Rows deleted, or of fragments no longer in the table, are left out.
+ * which this update never does). Rows deleted, or of fragments no longer in the table, are left out. For an
+ * IVF_HNSW_* index the old rows are written as runs first ([[carriedRuns]]), so that each partition's graph is
+ * rebuilt over its old and new rows, as pylance's `optimize_indices` rebuilds it.
+ *
+ * The column's element type (float32, float16, float64; uint8 for hamming) is the type the index stores its
+ * centroids, codebook and IVF_FLAT vectors in ([[VectorElement]]), as pylance 14 does.
  */
 final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, val name: String, val column: LanceField,
     val dim: Int, params: IvfModel.Params, hnsw: Option[VectorIndexBuild.Hnsw], seed: Long,
@@ -527,7 +532,8 @@ object VectorIndexBuild {
 
   /**
    * The update of vector index `name` of `snapshot` (OPTIMIZE INDEX), checked before anything is written: its
-   * segments must be of a type it extends (IVF_FLAT, IVF_PQ with 8-bit codes, IVF_SQ) and share one model, as the
+   * segments must be of one type it extends (IVF_FLAT, IVF_PQ with 8-bit codes, IVF_SQ, their IVF_HNSW_* forms), over a
+   * float32 column, and share one model, as the
    * segments pylance's `optimize_indices` adds do. `requested` options are refused: the model is kept.
    */
   private[table] def update(table: Table, snapshot: Snapshot, name: String, requested: Map[String, String]): VectorIndexBuild = {
