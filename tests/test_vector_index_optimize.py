@@ -275,17 +275,66 @@ def test_pylance_delta_segments_searched_then_merged_by_us(spark, tmp_path, inde
         served_by_index(spark, path, rows.vector())
 
 
+@pytest.mark.parametrize("index_type", ["IVF_HNSW_FLAT", "IVF_HNSW_SQ", "IVF_HNSW_PQ"])
+def test_hnsw_index_optimized_by_us(spark, tmp_path, index_type):
+    """pylance's IVF_HNSW_* index optimized by us: one segment over every fragment with the same partitions, each
+    graph rebuilt over its old and appended rows (as pylance's optimize_indices rebuilds them), which pylance lists,
+    validates and searches; our searches through it and through pylance's own optimized copy are pylance's. Graphs
+    are searched with a beam as wide as the table (test_vector_index_hnsw.py compares graph walks)."""
+    rng = random.Random(f"{SEED}-hnsw-{index_type}")
+    for n in range(N):
+        path, twin = tmp_path / f"t{n}.lance", tmp_path / f"twin{n}.lance"
+        rows = new_table(rng, path, stable=rng.random() < 0.5)
+        opts = {"num_partitions": 2, **({"num_sub_vectors": 4} if index_type == "IVF_HNSW_PQ" else {})}
+        lance.dataset(str(path)).create_index("emb", index_type=index_type, **opts)
+        append_and_delete(rng, path, rows)
+        shutil.copytree(path, twin)
+        version = lance.dataset(str(path)).version
+        made = LanceTable.for_path(spark, str(path)).optimize_index("emb_idx")
+        ds = lance.dataset(str(path))
+        assert ds.version == version + 1
+        assert [i["uuid"] for i in ds.list_indices()] == [made["uuid"]]
+        assert ds.stats.index_stats("emb_idx")["index_type"] == index_type
+        assert ds.stats.index_stats("emb_idx")["num_unindexed_rows"] == 0
+        ds.validate()
+        held = indexed_rows(ds, rows, 2)
+        assert len(held) == len(set(held)) and set(held) == live_row_ids(ds), index_type
+        from lance.file import LanceFileReader
+        meta = LanceFileReader(str(path / "_indices" / made["uuid"] / "index.idx")).metadata().schema.metadata
+        assert len(json.loads(meta[b"lance:hnsw"])) == 2, "partitions kept"
+        lance.dataset(str(twin)).optimize.optimize_indices()
+        theirs = lance.dataset(str(twin))
+        gone = deleted_ids(ds, rows)
+        for _ in range(4):
+            q = rows.vector()
+            k, nprobes = rng.randint(1, 20), rng.choice([1, 2])
+            for target, d in ((path, ds), (twin, theirs)):
+                found = search_both(spark, d, target, q.astype(np.float64), k, "l2", f"{index_type} {target.name}",
+                                    nprobes=nprobes, ef=rows.next)
+                assert not {r.id for r in found} & gone
+        served_by_index(spark, path, rows.vector())
+        # Our optimized index extended by pylance in turn: it validates, and our search through it is pylance's.
+        lance.write_dataset(rows.table(rng.randint(60, 200)), str(path), mode="append")
+        lance.dataset(str(path)).optimize.optimize_indices()
+        ds = lance.dataset(str(path))
+        ds.validate()
+        assert ds.stats.index_stats("emb_idx")["num_unindexed_rows"] == 0
+        for _ in range(2):
+            search_both(spark, ds, path, rows.vector().astype(np.float64), rng.randint(1, 20), "l2",
+                        f"{index_type} ours optimized by pylance", nprobes=2, ef=rows.next)
+
+
 def test_refused_without_a_commit(spark, tmp_path):
     rng = random.Random(f"{SEED}-refused")
     path = tmp_path / "h.lance"
     rows = new_table(rng, path, stable=False)
-    lance.dataset(str(path)).create_index("emb", index_type="IVF_HNSW_SQ", num_partitions=2)
+    lance.dataset(str(path)).create_index("emb", index_type="IVF_PQ", num_partitions=2, num_sub_vectors=2, num_bits=4)
     lance.write_dataset(rows.table(100), str(path), mode="append")
     version = lance.dataset(str(path)).version
     t = LanceTable.for_path(spark, str(path))
-    with lance_raises(UnsupportedFeatureError, match="vector index 'emb_idx' .* it is IVF_HNSW_SQ .*Re-create it"):
+    with lance_raises(UnsupportedFeatureError, match="vector index 'emb_idx' .* IVF_PQ with 4-bit codes.*Re-create it"):
         t.optimize_index("emb_idx")
-    with lance_raises(UnsupportedFeatureError, match="IVF_HNSW_SQ"):
+    with lance_raises(UnsupportedFeatureError, match="4-bit codes"):
         spark.sql(f"ALTER TABLE lance.`{path}` OPTIMIZE INDEX emb_idx")
     path2 = tmp_path / "o.lance"
     rows2 = new_table(rng, path2, stable=False)

@@ -90,7 +90,7 @@ def compare(ours: List[Tuple[int, float]], theirs: List[Tuple[int, float]], what
 
 def search_both(spark, ds, path, q, k, metric, what, **opts):
     nearest = {"column": "emb", "q": q.astype(np.float32), "k": k, "metric": metric}
-    for key in ("nprobes", "refine_factor"):
+    for key in ("nprobes", "refine_factor", "ef"):
         if opts.get(key) is not None:
             nearest[key] = opts[key]
     if opts.get("bypass_vector_index"):

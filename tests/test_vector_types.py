@@ -1,21 +1,25 @@
 """Vector columns of other element types than float32 against pylance 14 (issue #17).
 
 - uint8 vectors with ``distance_type => 'hamming'`` (the number of bits that differ, Lance's definition): pylance
-  writes the table, both search it exactly, and the rows and distances must be pylance's. pylance builds IVF_FLAT and
-  IVF_HNSW_FLAT indexes for hamming (not IVF_PQ); sparklance does not search them and measures hamming exactly, so
-  with such an index the rows must be the exact nearest (pylance's with ``use_index=False``).
-- hamming over float vectors, other distances over uint8 vectors, and query values that are not bytes are refused
-  by name; building a hamming index, and building indexes over float16 and float64 vectors, is refused as not
-  supported (nothing committed). Searching pylance's float16/float64 indexes is covered by
-  test_vector_index_search.py::test_float16_and_float64_vectors.
+  writes the table, both search it exactly, and the rows and distances must be pylance's. With pylance's hamming
+  index (IVF_FLAT, IVF_HNSW_FLAT; pylance builds no IVF_PQ for hamming) our search goes through it and returns
+  pylance's index search's rows.
+- sparklance builds IVF_FLAT and IVF_HNSW_FLAT indexes for hamming over uint8 vectors, and IVF_FLAT, IVF_PQ, IVF_SQ
+  (and HNSW forms) over float16 and float64 vectors, storing centroids, PQ codebook and IVF_FLAT's vectors in the
+  column's type as pylance does: pylance lists, validates and uses them with a recall near its own index's, and our
+  search through ours and through pylance's returns pylance's rows and distances.
+- hamming over float vectors, other distances over uint8 vectors, query values that are not bytes, and hamming
+  IVF_PQ/IVF_SQ builds are refused by name (nothing committed).
 
 Tables and queries are drawn from ``SPARKLANCE_FUZZ_SEED``; ``SPARKLANCE_FUZZ_N`` scales the number of tables.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import shutil
 import sys
 from pathlib import Path
 
@@ -23,17 +27,25 @@ import lance
 import numpy as np
 import pyarrow as pa
 import pytest
+from lance.file import LanceFileReader
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import lance_raises, start_spark, warehouse_with  # noqa: E402
+from conftest import SPARK_LINE, lance_raises, start_spark, warehouse_with  # noqa: E402
+from test_vector_index_search import search_both  # noqa: E402
 
 from sparklance import LanceTable  # noqa: E402
 from sparklance.errors import InvalidArgumentError, UnsupportedFeatureError  # noqa: E402
 
 SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261126"))
 N = int(os.environ.get("SPARKLANCE_FUZZ_N", "1"))
+# How far pylance's mean recall@10 with our index (BUILDS builds) may fall below its mean recall with its own, built
+# with the same options. One build's recall moves by 5 to 8 points from the next one's on these small tables (k-means
+# starts from random centroids on both sides), so issue #17's 2 points cannot be asserted here; as in
+# test_vector_index_build.py the bar is 10 points, which an index built wrong falls far below.
+RECALL_MARGIN = 0.10
+BUILDS = 3
 
 
 @pytest.fixture(scope="module")
@@ -61,11 +73,16 @@ def uint8_table(rng: random.Random, path: Path) -> tuple:
     return lance.dataset(str(path)), v
 
 
-def both(spark, ds, path, q, k, use_index=True, **opts):
-    theirs = ds.to_table(nearest={"column": "emb", "q": q, "k": k, "metric": "hamming", "use_index": use_index},
-                         with_row_id=True, columns=["id"], **opts)
+def both(spark, ds, path, q, k, use_index=True, nprobes=None, ef=None, **opts):
+    nearest = {"column": "emb", "q": q, "k": k, "metric": "hamming", "use_index": use_index}
+    searched = {"bypass_vector_index": not use_index}
+    if nprobes is not None:
+        nearest["nprobes"] = searched["nprobes"] = nprobes
+    if ef is not None:
+        nearest["ef"] = searched["ef"] = ef
+    theirs = ds.to_table(nearest=nearest, with_row_id=True, columns=["id"], **opts)
     ours = LanceTable.for_path(spark, str(path)).search([int(x) for x in q], k=k, column="emb", metric="hamming",
-                                                       columns=["id"], with_row_id=True, **opts).collect()
+                                                       columns=["id"], with_row_id=True, **searched, **opts).collect()
     return ([(r._rowid, r._distance) for r in ours],
             list(zip(theirs["_rowid"].to_pylist(), theirs["_distance"].to_pylist())))
 
@@ -99,7 +116,9 @@ def test_hamming_exact_search_matches_pylance(spark, tmp_path):
                 assert d == int(np.unpackbits(v[i] ^ q).sum()), f"row {i}"
 
 
-def test_hamming_with_pylance_index_is_exact(spark, tmp_path):
+def test_hamming_through_pylance_index(spark, tmp_path):
+    """With pylance's hamming index our search goes through it (pylance's rows and distances, probing as pylance
+    does), and measures exactly when asked to bypass it."""
     rng = random.Random(f"{SEED}-hamming-index")
     for index_type in ("IVF_FLAT", "IVF_HNSW_FLAT"):
         path = tmp_path / f"{index_type}.lance"
@@ -109,8 +128,15 @@ def test_hamming_with_pylance_index_is_exact(spark, tmp_path):
         for _ in range(3):
             q = v[rng.randrange(len(v))].copy()
             k = rng.randint(1, 30)
+            nprobes = rng.choice([1, 2, 4])
+            ours, theirs = both(spark, ds, path, q, k, nprobes=nprobes, ef=len(v) if "HNSW" in index_type else None)
+            same_up_to_last_tie(ours, theirs, f"seed {SEED} {index_type} k={k} nprobes={nprobes}")
             ours, exact = both(spark, ds, path, q, k, use_index=False)
-            same_up_to_last_tie(ours, exact, f"seed {SEED} {index_type} k={k}")
+            same_up_to_last_tie(ours, exact, f"seed {SEED} {index_type} k={k} bypassed")
+        plan = "\n".join(r[0] for r in spark.sql(
+            f"EXPLAIN SELECT * FROM vector_search('lance.`{path}`', array({', '.join(str(int(x)) for x in v[0])}), "
+            "'emb', 5, 'hamming')").collect())
+        assert f"{index_type} index 'emb_idx' on emb" in plan, plan
         # An l2 search of the column is refused, the index notwithstanding.
         with lance_raises(InvalidArgumentError, match="uint8, which Lance measures by distance_type 'hamming' only"):
             LanceTable.for_path(spark, str(path)).search([0] * v.shape[1], k=3, column="emb").collect()
@@ -133,21 +159,215 @@ def test_refusals(spark, tmp_path):
                         str(fpath))
     with lance_raises(InvalidArgumentError, match="'hamming' measures vectors of uint8"):
         LanceTable.for_path(spark, str(fpath)).search([1.0] * 4, k=3, column="emb", metric="hamming").collect()
+
+
+def tensor_type(ds: lance.LanceDataset, file: str, key: str) -> str:
+    """The data type of the centroids tensor (``key`` 'lance:ivf') or the PQ codebook tensor (``key``
+    'storage_metadata') of the one index of ``ds``, by its Tensor.DataType name."""
+    [index_dir] = list((Path(ds.uri) / "_indices").iterdir())
+    reader = LanceFileReader(str(index_dir / file))
+    meta = reader.metadata().schema.metadata
+    if key == "lance:ivf":
+        ivf = dict(proto_fields(bytes(reader.read_global_buffer(int(meta[b"lance:ivf"])))))
+        tensor = ivf[4]
+    else:
+        position = json.loads(json.loads(meta[b"storage_metadata"])[0])["codebook_position"]
+        tensor = bytes(reader.read_global_buffer(position))
+    return ["bfloat16", "float16", "float32", "float64", "uint8"][dict(proto_fields(tensor)).get(1, 0)]
+
+
+def proto_fields(b: bytes) -> list:
+    """The (field number, value) pairs of a protobuf message: varints as ints, length-delimited fields as bytes."""
+    out, i = [], 0
+
+    def varint():
+        nonlocal i
+        v, shift = 0, 0
+        while True:
+            byte = b[i]
+            i += 1
+            v |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                return v
+    while i < len(b):
+        key = varint()
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            out.append((field, varint()))
+        elif wire == 2:
+            n = varint()
+            out.append((field, b[i:i + n]))
+            i += n
+        elif wire == 1:
+            out.append((field, b[i:i + 8]))
+            i += 8
+        else:
+            raise AssertionError(f"wire type {wire}")
+    return out
+
+
+def recall(ds: lance.LanceDataset, queries, metric: str, nprobes: int, k: int = 10) -> float:
+    """pylance's mean recall@k of its index search against its exact search. For hamming, whose distances tie often,
+    a row as near as the k-th nearest counts as found too (the index's distances are exact: IVF_FLAT)."""
+    hits = 0
+    for q in queries:
+        nearest = {"column": "emb", "q": q, "k": k, "metric": metric}
+        exact = ds.to_table(nearest={**nearest, "use_index": False}, with_row_id=True, columns=[])
+        ann = ds.to_table(nearest={**nearest, "nprobes": nprobes}, with_row_id=True, columns=[])
+        if metric == "hamming":
+            kth = max(exact["_distance"].to_pylist())
+            hits += sum(1 for d in ann["_distance"].to_pylist() if d <= kth)
+        else:
+            hits += len(set(exact["_rowid"].to_pylist()).intersection(ann["_rowid"].to_pylist()))
+    return hits / (k * len(queries))
+
+
+def float_table(rng: random.Random, path: Path, dtype: str, n: int, dim: int) -> np.ndarray:
+    """Clustered vectors of ``dtype`` in a few fragments, some rows deleted; the table's vectors (all rows)."""
+    nprng = np.random.default_rng(rng.randrange(2 ** 32))
+    centers = nprng.normal(0, 3, (rng.randint(24, 40), dim))
+    v = (centers[nprng.integers(0, len(centers), n)] + nprng.normal(0, 2.5, (n, dim))).astype(dtype)
+    lance.write_dataset(pa.table({"id": pa.array(range(n), pa.int64()),
+                                  "emb": pa.FixedSizeListArray.from_arrays(pa.array(v.ravel()), dim)}),
+                        str(path), max_rows_per_file=rng.choice([n // 4, n // 2]))
+    lance.dataset(str(path)).delete(f"id % {rng.randint(5, 11)} = 3")
+    return v
+
+
+FLOAT_CASES = [(d, t, m) for d in ("float16", "float64") for t, m in
+               [("IVF_FLAT", "l2"), ("IVF_FLAT", "cosine"), ("IVF_PQ", "l2"), ("IVF_PQ", "dot"), ("IVF_SQ", "l2"),
+                ("IVF_HNSW_SQ", "l2")]]
+
+
+@pytest.mark.parametrize("dtype,index_type,metric", FLOAT_CASES)
+def test_our_index_over_float16_and_float64(spark, tmp_path, dtype, index_type, metric):
+    """Our index over float16/float64 vectors stores what pylance's does in the column's type, pylance lists,
+    validates and uses it with a recall near its own index's, and our search through it is pylance's."""
+    if dtype == "float16" and SPARK_LINE < (4, 0):
+        pytest.skip("Spark 3.x's Arrow has no half floats")
+    rng = random.Random(f"{SEED}-{dtype}-{index_type}-{metric}")
+    # pylance measures float16 vectors in float16; its IVF_HNSW_SQ distances over them differ from ours by up to
+    # ~0.01 (seen: 2.2102 against our 2.2023), more than its IVF_SQ ones do.
+    tol = (5e-3 if index_type.endswith("SQ") else 2e-3) if dtype == "float16" else 2e-5
+    for t in range(N):
+        dim = rng.choice([16, 32])
+        n = rng.randint(2500, 4000)
+        path, twin = tmp_path / f"t{t}.lance", tmp_path / f"twin{t}.lance"
+        v = float_table(rng, path, dtype, n, dim)
+        shutil.copytree(path, twin)
+        opts = {"num_partitions": rng.choice([4, 8])}
+        if "PQ" in index_type:
+            opts["num_sub_vectors"] = rng.choice([4, 8])
+        what = f"seed {SEED} {dtype} {index_type} {metric} table {t} (dim {dim}, {n} rows, {opts})"
+        LanceTable.for_path(spark, str(path)).create_index("emb", index_type.lower(), distance_type=metric, **opts)
+        ds = lance.dataset(str(path))
+        ds.validate()
+        [listed] = ds.list_indices()
+        assert listed["type"] == index_type and listed["fields"] == ["emb"], listed
+        stats = ds.stats.index_stats("emb_idx")
+        assert stats["indices"][0]["metric_type"] == metric and stats["num_unindexed_rows"] == 0, stats
+        # The centroids (and the PQ codebook, IVF_FLAT's vectors) are stored in the column's type, as pylance's are.
+        assert tensor_type(ds, "index.idx", "lance:ivf") == dtype, what
+        if "PQ" in index_type:
+            assert tensor_type(ds, "auxiliary.idx", "storage_metadata") == dtype, what
+        if index_type == "IVF_FLAT":
+            [index_dir] = list((path / "_indices").iterdir())
+            flat = LanceFileReader(str(index_dir / "auxiliary.idx")).metadata().schema.field("flat").type
+            assert flat.value_type == pa.from_numpy_dtype(np.dtype(dtype)), flat
+        q = v[rng.randrange(n)].astype(np.float32)
+        plan = ds.scanner(nearest={"column": "emb", "q": q, "k": 10, "nprobes": 2, "metric": metric}).explain_plan()
+        assert "ANNSubIndex: name=emb_idx" in plan, plan
+
+        # pylance's recall@10 with our index against its own, built alike (means of BUILDS builds each).
+        queries = [x.astype(np.float32) + np.float32(0.5) for x in v[rng.sample(range(n), 30)]]
+        ours = [recall(ds, queries, metric, 1)]
+        for _ in range(BUILDS - 1):
+            LanceTable.for_path(spark, str(path)).create_index("emb", index_type.lower(), distance_type=metric,
+                                                               replace=True, **opts)
+            ours.append(recall(lance.dataset(str(path)), queries, metric, 1))
+        theirs = []
+        for _ in range(BUILDS):
+            lance.dataset(str(twin)).create_index("emb", index_type=index_type, metric=metric, replace=True, **opts)
+            theirs.append(recall(lance.dataset(str(twin)), queries, metric, 1))
+        print(f"{what}: recall@10 ours {ours} pylance {theirs}")
+        assert np.mean(ours) >= np.mean(theirs) - RECALL_MARGIN, f"{what}: recall@10 ours {ours}, pylance's {theirs}"
+
+        # Our search through our index and through pylance's returns pylance's rows and distances.
+        for searched in (path, twin):
+            ds = lance.dataset(str(searched))
+            for _ in range(3):
+                q = v[rng.randrange(n)].astype(np.float64) + np.array([rng.gauss(0, 0.5) for _ in range(dim)])
+                # An HNSW graph is searched with a beam as wide as the table (every node of a probed partition
+                # reached): graph walks may part where distances tie (test_vector_index_hnsw.py compares them), and
+                # what is compared here is what the index stores and how it measures it.
+                search_both(spark, ds, searched, q, rng.randint(1, 20), metric, f"{what} {searched.name}",
+                            nprobes=rng.choice([1, 2, opts["num_partitions"]]), refine_factor=rng.choice([None, 2]),
+                            ef=n if "HNSW" in index_type else None, tol=tol)
+
+
+def test_our_hamming_index(spark, tmp_path):
+    """Our IVF_FLAT and IVF_HNSW_FLAT indexes over uint8 vectors for hamming: pylance lists, validates and uses them
+    with a recall near its own's; our search through our index and through pylance's is pylance's index search."""
+    rng = random.Random(f"{SEED}-hamming-build")
+    for t in range(2 * N):
+        for index_type in ("IVF_FLAT", "IVF_HNSW_FLAT"):
+            path, twin = tmp_path / f"h{t}{index_type}.lance", tmp_path / f"twin{t}{index_type}.lance"
+            ds, v = uint8_table(rng, path)
+            shutil.copytree(path, twin)
+            parts = rng.choice([2, 4, 8])
+            what = f"seed {SEED} {index_type} table {t} (dim {v.shape[1]}, {len(v)} rows, {parts} partitions)"
+            LanceTable.for_path(spark, str(path)).create_index("emb", index_type.lower(), distance_type="hamming",
+                                                               num_partitions=parts)
+            ds = lance.dataset(str(path))
+            ds.validate()
+            [listed] = ds.list_indices()
+            assert listed["type"] == index_type, listed
+            assert ds.stats.index_stats("emb_idx")["indices"][0]["metric_type"] == "hamming"
+            assert tensor_type(ds, "index.idx", "lance:ivf") == "uint8", what
+            [index_dir] = list((path / "_indices").iterdir())
+            flat = LanceFileReader(str(index_dir / "auxiliary.idx")).metadata().schema.field("flat").type
+            assert flat.value_type == pa.uint8(), flat
+            queries = [v[rng.randrange(len(v))] for _ in range(20)]
+            ours, theirs = [recall(ds, queries, "hamming", 1)], []
+            for b in range(BUILDS):
+                if b > 0:
+                    LanceTable.for_path(spark, str(path)).create_index("emb", index_type.lower(), replace=True,
+                                                                       distance_type="hamming", num_partitions=parts)
+                    ours.append(recall(lance.dataset(str(path)), queries, "hamming", 1))
+                lance.dataset(str(twin)).create_index("emb", index_type, num_partitions=parts, metric="hamming",
+                                                      replace=True)
+                theirs.append(recall(lance.dataset(str(twin)), queries, "hamming", 1))
+            print(f"{what}: recall@10 ours {ours} pylance {theirs}")
+            assert np.mean(ours) >= np.mean(theirs) - RECALL_MARGIN, f"{what}: recall@10 ours {ours}, pylance's {theirs}"
+            for searched in (path, twin):
+                ds = lance.dataset(str(searched))
+                for _ in range(3):
+                    q = v[rng.randrange(len(v))].copy()
+                    k = rng.randint(1, 30)
+                    # HNSW: a beam as wide as the table, as above (hamming distances tie often, and graph walks part
+                    # where they tie).
+                    ours_rows, theirs_rows = both(spark, ds, searched, q, k, nprobes=rng.choice([1, 2, parts]),
+                                                  ef=len(v) if "HNSW" in index_type else None)
+                    same_up_to_last_tie(ours_rows, theirs_rows, f"{what} {searched.name} k={k}")
+
+
+def test_build_refusals(spark, tmp_path):
+    rng = random.Random(f"{SEED}-build-refusals")
+    path = tmp_path / "u.lance"
+    uint8_table(rng, path)
     name = f"lance.`{path}`"
     before = lance.dataset(str(path)).version
-    with lance_raises(UnsupportedFeatureError, match="holds vectors of uint8.*does not build hamming indexes"):
-        spark.sql(f"ALTER TABLE {name} CREATE INDEX h USING ivf_flat (emb) WITH (num_partitions = 2, "
-                  "distance_type = 'hamming')")
+    with lance_raises(UnsupportedFeatureError, match="hamming indexes as IVF_FLAT and IVF_HNSW_FLAT only"):
+        spark.sql(f"ALTER TABLE {name} CREATE INDEX h USING ivf_pq (emb) WITH (num_partitions = 2, "
+                  "num_sub_vectors = 2, distance_type = 'hamming')")
+    with lance_raises(InvalidArgumentError, match="uint8 vectors, which Lance indexes for distance_type 'hamming' only"):
+        spark.sql(f"ALTER TABLE {name} CREATE INDEX h USING ivf_flat (emb) WITH (num_partitions = 2)")
     assert lance.dataset(str(path)).version == before
-
-
-@pytest.mark.parametrize("dtype", ["float16", "float64"])
-def test_index_build_over_float16_and_float64_is_refused(spark, tmp_path, dtype):
-    rng = np.random.default_rng(SEED)
-    path = tmp_path / f"{dtype}.lance"
-    v = rng.standard_normal((300, 8)).astype(dtype)
-    lance.write_dataset(pa.table({"emb": pa.FixedSizeListArray.from_arrays(pa.array(v.ravel()), 8)}), str(path))
-    for kind in ("ivf_flat", "ivf_pq", "ivf_sq"):
-        with lance_raises(UnsupportedFeatureError, match="float32 vectors only"):
-            spark.sql(f"ALTER TABLE lance.`{path}` CREATE INDEX e USING {kind} (emb) WITH (num_partitions = 2)")
-    assert lance.dataset(str(path)).version == 1 and lance.dataset(str(path)).list_indices() == []
+    fpath = tmp_path / "f.lance"
+    lance.write_dataset(pa.table({"emb": pa.FixedSizeListArray.from_arrays(pa.array(np.ones(400, np.float64)), 4)}),
+                        str(fpath))
+    with lance_raises(InvalidArgumentError, match="holds float64 vectors, and 'hamming' measures vectors of uint8"):
+        spark.sql(f"ALTER TABLE lance.`{fpath}` CREATE INDEX h USING ivf_flat (emb) WITH (num_partitions = 2, "
+                  "distance_type = 'hamming')")
+    assert lance.dataset(str(fpath)).list_indices() == []

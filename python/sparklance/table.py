@@ -279,7 +279,8 @@ class LanceTable:
         """Builds an index on ``column`` and commits it as one new version (``ALTER TABLE ... CREATE INDEX``).
 
         ``index_type`` is the kind: a scalar one (``"btree"``, ``"bitmap"``, ...) or a vector one (``"ivf_flat"``,
-        ``"ivf_pq"``, ``"ivf_sq"`` on a float32 vector column) or ``"fts"`` (a full-text INVERTED index on a string
+        ``"ivf_pq"``, ``"ivf_sq"``, ``"ivf_hnsw_*"`` on a float32, float16 or float64 vector column; ``"ivf_flat"``,
+        ``"ivf_hnsw_flat"`` with ``distance_type="hamming"`` on a uint8 one) or ``"fts"`` (a full-text INVERTED index on a string
         column, e.g. ``with_position=True, stem=False``); ``name`` defaults to ``"<column>_idx"``, as pylance
         names them. ``options`` are the kind's parameters, e.g. ``zone_size=4096`` (rows per B-tree page), or
         ``num_partitions=256, num_sub_vectors=16, distance_type="cosine"`` for IVF_PQ; an unknown one is an
@@ -323,8 +324,9 @@ class LanceTable:
         """Brings the index ``name`` up to date with the latest version, as pylance's ``optimize_indices`` does:
         the fragments it does not cover (appended or compacted since it was built) are read and merged with it,
         with the options it was built with, into a new index committed in its place; returns it as
-        :meth:`list_indices` describes it. A vector index (IVF_FLAT, IVF_PQ, IVF_SQ) keeps its model: the new rows are
-        placed and encoded with its centroids and quantizer, and written with its old rows into one segment. An index
+        :meth:`list_indices` describes it. A vector index (IVF_FLAT, IVF_PQ, IVF_SQ, their IVF_HNSW_* forms) keeps its
+        model: the new rows are placed and encoded with its centroids and quantizer, and written with its old rows into
+        one segment (an HNSW index's graphs rebuilt over old and new rows). An index
         that already covers every fragment, in one segment, is returned as it is, and nothing is committed."""
         with translated():
             statement = f"ALTER TABLE {self._sql_name} OPTIMIZE INDEX {_index_word('index name', name)}"
@@ -338,7 +340,7 @@ class LanceTable:
                ef: Optional[int] = None) -> "DataFrame":
         """The ``k`` rows nearest to ``vector`` in the vector column ``column``, as a DataFrame (the SQL table
         function ``vector_search``): the table's columns (or ``columns``), then ``_distance`` (Lance's ``l2``
-        (squared), ``cosine`` or ``dot`` distance, ``metric``, or ``hamming`` for uint8 vectors, measured exactly),
+        (squared), ``cosine`` or ``dot`` distance, ``metric``, or ``hamming`` for uint8 vectors),
         then ``_rowid`` with ``with_row_id``; nearest first.
 
         ``vector`` is a sequence of numbers, or a sequence of such vectors (a batch: each is searched, and a leading
@@ -346,7 +348,8 @@ class LanceTable:
         ``filter`` (SQL) applies to the nearest rows found, as in Lance, or before the search with ``prefilter=True``;
         ``distance_range=(lower, upper)`` keeps distances ``lower <= d < upper`` (either may be None); ``offset``
         drops the first rows of the ``k``; ``version`` is a version number or tag. A vector index pylance built on
-        ``column`` for ``metric`` (IVF_FLAT, IVF_PQ, IVF_SQ with l2, and their IVF_HNSW_* forms) serves the search as
+        ``column`` for ``metric`` (IVF_FLAT, IVF_PQ, IVF_SQ with l2, and their IVF_HNSW_* forms; IVF_FLAT and
+        IVF_HNSW_FLAT for hamming) serves the search as
         in pylance, probing ``nprobes`` partitions (20 if not given), searching an HNSW index's graphs with beam width
         ``ef`` (``k * refine_factor * 1.5`` if not given) and, with ``refine_factor``, measuring ``k * refine_factor``
         rows it finds exactly; ``bypass_vector_index=True`` searches exactly instead. Needs sparklance's SQL extensions

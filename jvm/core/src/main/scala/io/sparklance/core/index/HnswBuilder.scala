@@ -22,9 +22,10 @@ package io.sparklance.core.index
  * metric, often one or two), and pylance's searches over such graphs missed 3 points of recall@10 for dot.
  *
  * @param vectors   `n` vectors of `dim` values, row-major; node i is row i
- * @param dotSpace  measure `1 - x·y` (dot, and cosine over normalized vectors); else squared L2
+ * @param space     how nodes are measured: [[Distance.DOT]] `1 - x·y` (dot, and cosine over normalized vectors),
+ *                  [[Distance.HAMMING]] the bits that differ (uint8 values held as floats), else squared L2
  */
-final class HnswBuilder(vectors: Array[Float], n: Int, dim: Int, dotSpace: Boolean, m: Int, efConstruction: Int,
+final class HnswBuilder(vectors: Array[Float], n: Int, dim: Int, space: Distance, m: Int, efConstruction: Int,
     maxLevel: Int, seed: Long) {
 
   /** Each node's top level. */
@@ -51,8 +52,14 @@ final class HnswBuilder(vectors: Array[Float], n: Int, dim: Int, dotSpace: Boole
 
   /** The distance of two nodes, through the Vector API kernels where the JVM has them (the build's hot loop). */
   private def distance(a: Int, b: Int): Float =
-    if (dotSpace) 1.0f - kernels.dot(vectors, a * dim, vectors, b * dim, dim)
-    else kernels.squaredL2(vectors, a * dim, vectors, b * dim, dim)
+    if (space == Distance.DOT) 1.0f - kernels.dot(vectors, a * dim, vectors, b * dim, dim)
+    else if (space == Distance.HAMMING) {
+      var bits = 0
+      var i = 0
+      val (x, y) = (a * dim, b * dim)
+      while (i < dim) { bits += Integer.bitCount((vectors(x + i).toInt ^ vectors(y + i).toInt) & 0xFF); i += 1 }
+      bits.toFloat
+    } else kernels.squaredL2(vectors, a * dim, vectors, b * dim, dim)
 
   private def maxLinks(level: Int): Int = if (level == 0) 2 * m else m
 
@@ -299,7 +306,7 @@ object HnswBuilder {
 
   /**
    * The `n` payloads of a partition (as [[IvfModel.encode]] writes them) as vectors in the space the index's storage
-   * measures: IVF_FLAT's floats; IVF_PQ's codewords put together (the residual, or for dot the vector, its codes
+   * measures: IVF_FLAT's values (of any element type) as floats; IVF_PQ's codewords put together (the residual, or for dot the vector, its codes
    * stand for), whose squared L2 is the distance of two coded rows; IVF_SQ's codes scaled by `(end - start) / 255`,
    * whose squared L2 is the SQ distance (§4 step 3).
    */
@@ -309,9 +316,8 @@ object HnswBuilder {
     val width = model.width
     model.indexType match {
       case "IVF_FLAT" =>
-        val b = java.nio.ByteBuffer.wrap(payload).order(java.nio.ByteOrder.LITTLE_ENDIAN)
         var i = 0
-        while (i < out.length) { out(i) = b.getFloat(i * 4); i += 1 }
+        while (i < out.length) { out(i) = model.element.get(payload, i); i += 1 }
       case "IVF_PQ" =>
         val m = model.numSubVectors
         val sub = dim / m
@@ -333,7 +339,12 @@ object HnswBuilder {
     out
   }
 
-  /** Whether the graph of `model`'s storage measures `1 - x·y` (dot; cosine over the normalized IVF_FLAT vectors). */
-  def dotSpace(model: IvfModel): Boolean =
-    model.distance == Distance.DOT || (model.distance == Distance.COSINE && model.indexType == "IVF_FLAT")
+  /**
+   * How the graph of `model`'s storage measures nodes: `1 - x·y` (dot; cosine over the normalized IVF_FLAT vectors),
+   * hamming, or squared L2 (the others).
+   */
+  def space(model: IvfModel): Distance =
+    if (model.distance == Distance.DOT || (model.distance == Distance.COSINE && model.indexType == "IVF_FLAT")) Distance.DOT
+    else if (model.distance == Distance.HAMMING) Distance.HAMMING
+    else Distance.L2
 }

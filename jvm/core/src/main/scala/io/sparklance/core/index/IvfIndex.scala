@@ -32,7 +32,7 @@ import io.sparklance.proto.IndexProtos
  */
 final class IvfIndex private (val dir: String, val indexType: String, val distance: Distance, val dim: Int,
     centroids: Array[Float], loss: Double, offsets: Array[Long], lengths: Array[Int], storage: IvfStorage,
-    graphs: Option[IvfIndex.Graphs], store: Storage) {
+    graphs: Option[IvfIndex.Graphs], store: Storage, element: IndexProtos.Tensor.DataType) {
 
   def numPartitions: Int = lengths.length
 
@@ -46,6 +46,7 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
       while (i < dim) {
         val c = centroids(p * dim + i)
         if (distance == Distance.DOT) s += q(i) * c
+        else if (distance == Distance.HAMMING) s += Integer.bitCount((q(i).toInt ^ c.toInt) & 0xFF).toFloat
         else { val x = q(i) - c; s += x * x }
         i += 1
       }
@@ -81,7 +82,12 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
           s"the query vector has ${query.length} values; the index in $dir holds vectors of $dim.")
       }
     }
-    val qs = queries.map(IvfIndex.preprocess(_, distance)).toArray
+    // pylance casts the query to the type of the column's vectors, which the centroids are stored in: a float16
+    // index's query is rounded to float16 first (its SQ codes, its distances in float16).
+    val qs = queries.map { q =>
+      IvfIndex.preprocess(if (element != IndexProtos.Tensor.DataType.FLOAT16) q
+        else q.map(x => VectorElement.FLOAT16.round(x.toFloat).toDouble), distance)
+    }.toArray
     val tops = Array.fill(qs.length)(new TopRows(k))
     // The queries that probe each partition.
     val probing = Array.fill(numPartitions)(List.empty[Int])
@@ -274,7 +280,8 @@ object IvfIndex {
 
   /** What `open` reads of an index segment, kept in [[IndexCache]]. */
   private final case class Model(indexType: String, distance: Distance, dim: Int, centroids: Array[Float], loss: Double,
-      offsets: Array[Long], lengths: Array[Int], storage: IvfStorage, graphs: Option[Graphs]) {
+      offsets: Array[Long], lengths: Array[Int], storage: IvfStorage, graphs: Option[Graphs],
+      element: IndexProtos.Tensor.DataType) {
     def bytes: Long = centroids.length * 4L + offsets.length * 12L + (storage match {
       case pq: IvfStorage.Pq => pq.codebook.length * 4L
       case _ => 0L
@@ -335,8 +342,9 @@ object IvfIndex {
       case IndexProtos.Tensor.DataType.FLOAT16 => 2
       case IndexProtos.Tensor.DataType.FLOAT32 => 4
       case IndexProtos.Tensor.DataType.FLOAT64 => 8
+      case IndexProtos.Tensor.DataType.UINT8 => 1
       case other => throw new UnsupportedFeatureException(s"Cannot search the vector index at $path: its $what are $other; " +
-        "sparklance reads float16, float32 and float64 ones. Search with bypass_vector_index => true.")
+        "sparklance reads float16, float32, float64 and uint8 ones. Search with bypass_vector_index => true.")
     }
     if (count > Int.MaxValue || bytes.remaining() != count * width) {
       throw new CorruptFileException(path, s"its $what hold ${bytes.remaining()} bytes, not $count values of $width bytes")
@@ -345,6 +353,7 @@ object IvfIndex {
     var i = 0
     while (i < out.length) {
       out(i) = width match {
+        case 1 => (bytes.get(i) & 0xFF).toFloat
         case 2 => IvfStorage.halfToFloat(bytes.getShort(i * 2))
         case 4 => bytes.getFloat(i * 4)
         case _ => bytes.getDouble(i * 8).toFloat
@@ -361,7 +370,7 @@ object IvfIndex {
    */
   def open(store: Storage, dir: String): IvfIndex = {
     val m = IndexCache.getOrLoad[Model](ModelKey(dir), _.bytes)(model(store, dir))
-    new IvfIndex(dir, m.indexType, m.distance, m.dim, m.centroids, m.loss, m.offsets, m.lengths, m.storage, m.graphs, store)
+    new IvfIndex(dir, m.indexType, m.distance, m.dim, m.centroids, m.loss, m.offsets, m.lengths, m.storage, m.graphs, store, m.element)
   }
 
   private def model(store: Storage, dir: String): Model = {
@@ -371,10 +380,6 @@ object IvfIndex {
       if (!Searchable.contains(t)) {
         throw new UnsupportedFeatureException(s"Cannot search the vector index at $dir: it is $t, and sparklance searches " +
           s"${Searchable.toSeq.sorted.mkString(", ")} indexes. Search with bypass_vector_index => true.")
-      }
-      if (d == Distance.HAMMING) {
-        throw new UnsupportedFeatureException(s"Cannot search the vector index at $dir: it is $t for hamming, and " +
-          "sparklance measures hamming exactly. Search with bypass_vector_index => true.")
       }
       if (t.endsWith("_SQ") && d != Distance.L2) {
         throw new UnsupportedFeatureException(s"Cannot search the vector index at $dir: it is $t for ${d.lanceName()}, " +
@@ -459,7 +464,7 @@ object IvfIndex {
           }
           IvfStorage.Sq(dim, start, end, distance)
       }
-      Model(indexType, distance, dim, centroids, loss, offsets, lengths, storage, graphLayout)
+      Model(indexType, distance, dim, centroids, loss, offsets, lengths, storage, graphLayout, centroidTensor.getDataType)
     }
   }
 }

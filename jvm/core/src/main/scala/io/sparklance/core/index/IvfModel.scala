@@ -13,15 +13,18 @@ import io.sparklance.core.InvalidArgumentException
  * @param numSubVectors PQ sub-vectors (0 for the other types)
  * @param codebook      PQ codewords, `[numSubVectors][256][dim / numSubVectors]` (§2.3); empty for the other types
  * @param sqStart       SQ bounds (§2.4); unused for the other types
+ * @param element       the column's element type, in which the centroids, codebook and IVF_FLAT's vectors are stored
+ *                      (their float values here are already rounded to it); uint8 for hamming
  */
 final case class IvfModel(indexType: String, distance: Distance, dim: Int, centroids: Array[Float], loss: Double,
-    numSubVectors: Int, codebook: Array[Float], sqStart: Double, sqEnd: Double) {
+    numSubVectors: Int, codebook: Array[Float], sqStart: Double, sqEnd: Double,
+    element: VectorElement = VectorElement.FLOAT32) {
 
   def numPartitions: Int = centroids.length / dim
 
-  /** Bytes each row's payload takes in `auxiliary.idx`: its float32 vector, its PQ codes or its SQ codes. */
+  /** Bytes each row's payload takes in `auxiliary.idx`: its vector (in the element type), its PQ codes or its SQ codes. */
   def width: Int = indexType match {
-    case "IVF_FLAT" => dim * 4
+    case "IVF_FLAT" => dim * element.bytes
     case "IVF_PQ" => numSubVectors
     case _ => dim
   }
@@ -51,22 +54,18 @@ final case class IvfModel(indexType: String, distance: Distance, dim: Int, centr
    */
   def partition(v: Array[Float], from: Int, scratch: Array[Float]): Int =
     if (distance == Distance.DOT) centroidTable.nearestDot(v, from, scratch, 0)
+    else if (distance == Distance.HAMMING) IvfModel.nearestHamming(v, from, centroids, numPartitions, dim)
     else centroidTable.nearestL2(v, from, scratch, 0)
 
   /**
    * Writes the payload of the prepared vector at `from` of `v`, in partition `p`, to `out` at `at` (`width` bytes):
-   * the vector's floats (little-endian), the nearest codeword of each sub-vector of its residual to the centroid (of
+   * the vector's values in the element type (little-endian), the nearest codeword of each sub-vector of its residual to the centroid (of
    * the vector itself for dot), or each value's 8-bit code over the bounds. `scratch` holds [[scratchSize]] floats.
    */
   def encode(v: Array[Float], from: Int, p: Int, out: Array[Byte], at: Int, scratch: Array[Float]): Unit = indexType match {
     case "IVF_FLAT" =>
       var d = 0
-      while (d < dim) {
-        val bits = java.lang.Float.floatToRawIntBits(v(from + d))
-        val o = at + 4 * d
-        out(o) = bits.toByte; out(o + 1) = (bits >> 8).toByte; out(o + 2) = (bits >> 16).toByte; out(o + 3) = (bits >> 24).toByte
-        d += 1
-      }
+      while (d < dim) { element.put(v(from + d), out, at + d * element.bytes); d += 1 }
     case "IVF_PQ" =>
       var d = 0
       while (d < dim) {
@@ -83,15 +82,49 @@ final case class IvfModel(indexType: String, distance: Distance, dim: Int, centr
       var d = 0
       while (d < dim) { out(at + d) = IvfModel.sqCode(v(from + d), sqStart, sqEnd).toByte; d += 1 }
   }
+
+  /**
+   * IVF_FLAT's payload of a float64 vector, kept in float64 (`encode` takes float32 values): the `dim` values of `v`
+   * from `from`, for cosine scaled to unit length in double, written little-endian to `out` at `at`.
+   */
+  def encodeFlat64(v: Array[Double], from: Int, out: Array[Byte], at: Int): Unit = {
+    var norm = 1.0
+    if (distance == Distance.COSINE) {
+      var s = 0.0
+      var d = 0
+      while (d < dim) { s += v(from + d) * v(from + d); d += 1 }
+      norm = math.sqrt(s)
+    }
+    var d = 0
+    while (d < dim) { VectorElement.FLOAT64.putDouble(v(from + d) / norm, out, at + 8 * d); d += 1 }
+  }
 }
 
 object IvfModel {
+  /**
+   * The nearest of `k` centroids (`[k][dim]`, byte values held as floats) to the uint8 vector at `from` of `v` by
+   * hamming distance, the first of equally near ones (as Lance's `argmin`).
+   */
+  def nearestHamming(v: Array[Float], from: Int, centroids: Array[Float], k: Int, dim: Int): Int = {
+    var best = 0
+    var bestBits = Int.MaxValue
+    var c = 0
+    while (c < k) {
+      var bits = 0
+      var d = 0
+      while (d < dim) { bits += Integer.bitCount((v(from + d).toInt ^ centroids(c * dim + d).toInt) & 0xFF); d += 1 }
+      if (bits < bestBits) { bestBits = bits; best = c }
+      c += 1
+    }
+    best
+  }
+
   /** Codewords per PQ sub-vector: 8-bit codes only. */
   val Codewords = 256
 
   /** The build parameters (`WITH (...)` options, Lance's names and defaults, §5). */
   final case class Params(indexType: String, distance: Distance, numPartitions: Int, sampleRate: Int, maxIters: Int,
-      numSubVectors: Int) {
+      numSubVectors: Int, element: VectorElement = VectorElement.FLOAT32) {
     /** Vectors the IVF k-means trains on at most. */
     def ivfSample: Int = math.min(Int.MaxValue.toLong, sampleRate.toLong * numPartitions).toInt
     /** Vectors the whole training reads at most: the quantizer trains on `sampleRate × 256` (PQ, SQ). */
@@ -153,9 +186,13 @@ object IvfModel {
         s"num_partitions <= $n.")
     }
     val ivfRows = math.min(n, params.ivfSample)
-    val ivf = KMeans.train(sample, ivfRows, dim, k, params.maxIters, params.distance == Distance.DOT, seed)
+    // Hamming (uint8 vectors) trains by k-modes, as Lance does; the others by k-means in float32, the centroids then
+    // rounded to the column's type they are stored in.
+    val ivf = if (params.distance == Distance.HAMMING) KModes.train(sample, ivfRows, dim, k, params.maxIters, seed)
+      else KMeans.train(sample, ivfRows, dim, k, params.maxIters, params.distance == Distance.DOT, seed)
+    params.element.roundAll(ivf.centroids)
     val base = IvfModel(params.indexType, params.distance, dim, ivf.centroids, ivf.loss, params.numSubVectors,
-      Array.emptyFloatArray, 0.0, 0.0)
+      Array.emptyFloatArray, 0.0, 0.0, params.element)
     params.indexType match {
       case "IVF_PQ" =>
         if (n < Codewords) {
@@ -185,6 +222,7 @@ object IvfModel {
           val trained = KMeans.train(sub, n, subDim, Codewords, params.maxIters, false, seed + 1 + j)
           System.arraycopy(trained.centroids, 0, codebook, j * Codewords * subDim, Codewords * subDim)
         }
+        params.element.roundAll(codebook)
         base.copy(codebook = codebook)
       case "IVF_SQ" =>
         var lo = Float.PositiveInfinity

@@ -52,6 +52,8 @@ private[index] object IvfStorage {
       child match {
         case f: Float4Vector => while (i < out.length) { out(i) = f.get(i); i += 1 }
         case f: Float8Vector => while (i < out.length) { out(i) = f.get(i).toFloat; i += 1 }
+        // uint8 vectors (hamming): their byte values.
+        case u: UInt1Vector => while (i < out.length) { out(i) = (u.get(i) & 0xFF).toFloat; i += 1 }
         // Half floats by their bits: the Arrow of the Spark 3.x builds has no Float2Vector.
         case f if f.getField.getType == new ArrowType.FloatingPoint(FloatingPointPrecision.HALF) =>
           val buf = f.getDataBuffer

@@ -1,7 +1,5 @@
 package io.sparklance.core.index
 
-import java.nio.{ByteBuffer, ByteOrder}
-
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
@@ -10,7 +8,6 @@ import com.google.protobuf.ByteString
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.{FieldVector, UInt1Vector, UInt8Vector, VectorSchemaRoot}
 import org.apache.arrow.vector.complex.FixedSizeListVector
-import org.apache.arrow.vector.types.FloatingPointPrecision
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 
 import io.sparklance.core.{CorruptFileException, FileVersion}
@@ -32,7 +29,6 @@ import io.sparklance.proto.IndexProtos
 object IvfWriter {
   private val U64 = new ArrowType.Int(64, false)
   private val U8 = new ArrowType.Int(8, false)
-  private val F32 = new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)
   private val json = new ObjectMapper()
 
   private def listField(name: String, width: Int, item: ArrowType): Field =
@@ -83,7 +79,7 @@ object IvfWriter {
     } finally w.close()
   }
 
-  /** A batch of `rows` row ids and payloads of `width` bytes (uint8 codes, or float32 when the schema says so). */
+  /** A batch of `rows` row ids and payloads of `width` bytes (uint8 codes, or vectors of the type the schema says). */
   private def batch(schema: Schema, rowIds: Array[Long], payload: Array[Byte], rows: Int, width: Int,
       allocator: BufferAllocator): VectorSchemaRoot = {
     val root = VectorSchemaRoot.create(schema, allocator)
@@ -181,7 +177,7 @@ object IvfWriter {
     try {
       runs.foreach(r => opened += openRun(storage, r, parts))
       val (column, item, listSize) = model.indexType match {
-        case "IVF_FLAT" => ("flat", F32, model.dim)
+        case "IVF_FLAT" => ("flat", model.element.arrowType, model.dim)
         case "IVF_PQ" => ("__pq_code", U8, model.numSubVectors)
         case _ => ("__sq_code", U8, model.dim)
       }
@@ -211,7 +207,7 @@ object IvfWriter {
         val offsets = lengths.scanLeft(0L)(_ + _).take(parts)
         aux.addGlobalBuffer(ivfBuffer(offsets, lengths).build().toByteArray)
         if (model.indexType == "IVF_PQ") {
-          aux.addGlobalBuffer(tensor(model.codebook, IvfModel.Codewords, model.dim).toByteArray)
+          aux.addGlobalBuffer(tensor(model.codebook, IvfModel.Codewords, model.dim, model.element).toByteArray)
         }
         aux.finish()
       } finally aux.close()
@@ -251,11 +247,12 @@ object IvfWriter {
     json.writeValueAsString(node)
   }
 
-  private[index] def tensor(values: Array[Float], rows: Int, cols: Int): IndexProtos.Tensor = {
-    val bytes = ByteBuffer.allocate(values.length * 4).order(ByteOrder.LITTLE_ENDIAN)
-    values.foreach(v => bytes.putFloat(v))
-    bytes.flip()
-    IndexProtos.Tensor.newBuilder().setDataType(IndexProtos.Tensor.DataType.FLOAT32).addShape(rows).addShape(cols)
+  /** A `[rows][cols]` tensor of `values` stored in `element`, the column's type (as pylance stores centroids, codebooks). */
+  private[index] def tensor(values: Array[Float], rows: Int, cols: Int, element: VectorElement): IndexProtos.Tensor = {
+    val bytes = new Array[Byte](values.length * element.bytes)
+    var i = 0
+    while (i < values.length) { element.put(values(i), bytes, i * element.bytes); i += 1 }
+    IndexProtos.Tensor.newBuilder().setDataType(element.tensorType).addShape(rows).addShape(cols)
       .setData(ByteString.copyFrom(bytes)).build()
   }
 
@@ -273,7 +270,7 @@ object IvfWriter {
       ArrowSchemas.fromArrow(schema).copy(metadata = meta.map { case (k, v) => k -> v.getBytes("UTF-8") }), version)
     try {
       w.addGlobalBuffer(ivfBuffer(new Array[Long](parts), new Array[Int](parts))
-        .setCentroidsTensor(tensor(model.centroids, parts, model.dim)).setLoss(model.loss).build().toByteArray)
+        .setCentroidsTensor(tensor(model.centroids, parts, model.dim, model.element)).setLoss(model.loss).build().toByteArray)
       w.finish()
     } finally w.close()
   }

@@ -16,7 +16,8 @@ import org.roaringbitmap.longlong.Roaring64NavigableMap
 import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException}
 import io.sparklance.core.file.LanceFileReader
 import io.sparklance.core.format.{Fragment, TableLayout}
-import io.sparklance.core.index.{Distance, HnswBuilder, HnswWriter, IndexKind, IndexMetadata, IvfIndex, IvfModel, IvfWriter}
+import io.sparklance.core.index.{Distance, HnswBuilder, HnswWriter, IndexKind, IndexMetadata, IvfIndex, IvfModel, IvfWriter,
+  VectorElement}
 import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.schema.{LanceField, LanceSchema}
 import io.sparklance.core.storage.Storage
@@ -51,7 +52,12 @@ import io.sparklance.core.txn.{Committer, Operation, Transaction}
  * new uuid covering every fragment, in place of the old segments, as upstream's `optimize_indices` does when it
  * merges segments and keeps the partitions (`rust/lance/src/index/append.rs`, `optimize_vector_indices_v2`; upstream
  * also splits partitions grown past 4× its target size and joins those under a quarter of it, with new centroids,
- * which this update never does). Rows deleted, or of fragments no longer in the table, are left out.
+ * which this update never does). Rows deleted, or of fragments no longer in the table, are left out. For an
+ * IVF_HNSW_* index the old rows are written as runs first ([[carriedRuns]]), so that each partition's graph is
+ * rebuilt over its old and new rows, as pylance's `optimize_indices` rebuilds it.
+ *
+ * The column's element type (float32, float16, float64; uint8 for hamming) is the type the index stores its
+ * centroids, codebook and IVF_FLAT vectors in ([[VectorElement]]), as pylance 14 does.
  */
 final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, val name: String, val column: LanceField,
     val dim: Int, params: IvfModel.Params, hnsw: Option[VectorIndexBuild.Hnsw], seed: Long,
@@ -78,9 +84,32 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
    * For an IVF_HNSW_* index, one task per partition, run after [[tasks]] on their runs: it builds the partition's
    * graph ([[VectorIndexBuild.runGraph]]). None for the other types.
    */
-  def graphTasks(runs: Seq[String]): Seq[VectorIndexBuild.GraphTask] = hnsw.toSeq.flatMap { h =>
-    (0 until model.numPartitions).map(p => VectorIndexBuild.GraphTask(runs, p, model, h, seed * 31 + p, graphPath(p),
+  def graphTasks(runs: Seq[String]): Seq[VectorIndexBuild.GraphTask] = if (upToDate) Nil else hnsw.toSeq.flatMap { h =>
+    val all = carriedRuns ++ runs
+    (0 until model.numPartitions).map(p => VectorIndexBuild.GraphTask(all, p, model, h, seed * 31 + p, graphPath(p),
       uuid.toString))
+  }
+
+  /**
+   * For an update of an IVF_HNSW_* index, the old segments' live rows written as runs (one per segment, on first
+   * use), so that each partition's graph is rebuilt over its old and new rows together, as pylance's
+   * `optimize_indices` rebuilds it; none otherwise (an IVF_FLAT/PQ/SQ update merges the old rows in [[commit]]).
+   */
+  private lazy val carriedRuns: Seq[String] = if (hnsw.isEmpty || update.isEmpty) Nil else {
+    val allocator = new RootAllocator()
+    try {
+      carried(allocator).zipWithIndex.map { case (rowsOf, i) =>
+        val parts = (0 until model.numPartitions).map(rowsOf)
+        val n = parts.map(_._1.length).sum
+        val partitions = new Array[Int](n)
+        var at = 0
+        parts.zipWithIndex.foreach { case ((ids, _), p) => java.util.Arrays.fill(partitions, at, at + ids.length, p); at += ids.length }
+        val path = Storage.join(dir, s"run-carried-$i.lance")
+        IvfWriter.writeRun(storage, path, model, Array.concat(parts.map(_._1): _*), partitions,
+          Array.concat(parts.map(_._2): _*), n, allocator)
+        path
+      }
+    } finally allocator.close()
   }
 
   private val replaced: Seq[IndexMetadata] = snapshot.indexes.filter(_.name == name)
@@ -150,11 +179,11 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
           if (!graphs.contains(graphPath(p))) throw new IllegalStateException(s"The graph of partition $p was not built.")
           Some(graphPath(p))
         }
-        IvfWriter.mergeWith(storage, runs, Nil, dir, model, snapshot.fileVersion, allocator)(
+        IvfWriter.mergeWith(storage, carriedRuns ++ runs, Nil, dir, model, snapshot.fileVersion, allocator)(
           HnswWriter.writeIndexFile(storage, dir, model, indexType, byPartition, snapshot.fileVersion, allocator))
       }
     } finally allocator.close()
-    (runs ++ graphs).foreach(storage.delete)
+    (carriedRuns ++ runs ++ graphs).foreach(storage.delete)
     val meta = IndexMetadata.create(uuid, name, Seq(column.id), snapshot.version, present, IndexKind.Vector,
       update.fold(VectorIndexBuild.details(params, hnsw))(_.details), update.fold(1)(_.indexVersion), files)
     table.commit(Transaction.create(snapshot.version, Operation.CreateIndex(Seq(meta), replaced.map(_.proto))),
@@ -198,6 +227,10 @@ object VectorIndexBuild {
   /** The index types built, by the names users give (`USING ivf_pq`). */
   val Types: Seq[String] = Seq("IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ")
 
+  /** Whether this build's Arrow reads float16 vectors (the Arrow of the Spark 3.x builds has no `Float2Vector`). */
+  private lazy val halfFloats: Boolean =
+    scala.util.Try(Class.forName("org.apache.arrow.vector.Float2Vector")).isSuccess
+
   /** Vector index types pylance builds that this builder does not yet. */
   private val NotYet: Set[String] = Set("IVF_RQ", "HNSW", "IVF_HNSW", "IVF")
 
@@ -230,7 +263,7 @@ object VectorIndexBuild {
       val (rowIds, payload) = IvfWriter.readPartition(storage, task.runs, task.partition, task.model, allocator)
       val n = rowIds.length
       val builder = new HnswBuilder(HnswBuilder.vectors(task.model, payload, n), n, task.model.dim,
-        HnswBuilder.dotSpace(task.model), task.hnsw.m, task.hnsw.efConstruction, task.hnsw.maxLevel, task.seed).build()
+        HnswBuilder.space(task.model), task.hnsw.m, task.hnsw.efConstruction, task.hnsw.maxLevel, task.seed).build()
       HnswWriter.writeGraph(storage, task.path, builder, task.hnsw.m, task.hnsw.efConstruction, task.hnsw.maxLevel,
         allocator)
     } finally allocator.close()
@@ -281,6 +314,9 @@ object VectorIndexBuild {
         allocator) { root =>
         val n = root.getRowCount
         val (vectors, valid) = floats(root.getVector(0), n, dim)
+        // IVF_FLAT keeps float64 vectors in float64: read as doubles too, not through their float32 values.
+        val exact = if (model.indexType == "IVF_FLAT" && model.element == VectorElement.FLOAT64) doubles(root.getVector(0), n, dim)
+          else null
         val addresses = root.getVector(1).asInstanceOf[org.apache.arrow.vector.BigIntVector]
         val keptIds = new Array[Long](n)
         val partitions = new Array[Int](n)
@@ -295,7 +331,8 @@ object VectorIndexBuild {
             val p = model.partition(vectors, i * dim, scratch)
             keptIds(kept) = addresses.get(i)
             partitions(kept) = p
-            model.encode(vectors, i * dim, p, payload, kept * model.width, scratch)
+            if (exact != null) model.encodeFlat64(exact, i * dim, payload, kept * model.width)
+            else model.encode(vectors, i * dim, p, payload, kept * model.width, scratch)
             kept += 1
           }
           i += 1
@@ -307,12 +344,15 @@ object VectorIndexBuild {
   }
 
   /**
-   * The `n` vectors of a fixed-size list of float32 column as one row-major array, and which rows have a vector: not
-   * null and without null values (Lance counts a null value as not finite).
+   * The `n` vectors of a fixed-size list column of float16, float32, float64 or uint8 values as one row-major array
+   * of floats (float64 rounded to float32, uint8 as 0 to 255), and which rows have a vector: not null and without null
+   * values (Lance counts a null value as not finite). The values are read by their bits from the data buffer, as
+   * the Arrow of the Spark 3.x builds has no vector class for float16.
    */
   private def floats(v: FieldVector, n: Int, dim: Int): (Array[Float], Array[Boolean]) = {
     val list = v.asInstanceOf[FixedSizeListVector]
-    val child = list.getDataVector.asInstanceOf[org.apache.arrow.vector.Float4Vector]
+    val child = list.getDataVector
+    val element = VectorElement.of(child.getField.getType)
     val out = new Array[Float](n * dim)
     val valid = new Array[Boolean](n)
     val buf = child.getDataBuffer
@@ -323,7 +363,13 @@ object VectorIndexBuild {
       if (valid(i)) {
         var d = 0
         while (d < dim) {
-          out(i * dim + d) = buf.getFloat((i.toLong * dim + d) * 4)
+          val at = i.toLong * dim + d
+          out(i * dim + d) = element match {
+            case VectorElement.FLOAT32 => buf.getFloat(at * 4)
+            case VectorElement.FLOAT64 => buf.getDouble(at * 8).toFloat
+            case VectorElement.FLOAT16 => VectorElement.halfToFloat(buf.getShort(at * 2))
+            case _ => (buf.getByte(at) & 0xFF).toFloat
+          }
           if (valuesMayBeNull && child.isNull(i * dim + d)) valid(i) = false
           d += 1
         }
@@ -331,6 +377,15 @@ object VectorIndexBuild {
       i += 1
     }
     (out, valid)
+  }
+
+  /** The `n` vectors of a fixed-size list of float64 column as one row-major array of doubles (nulls as stored). */
+  private def doubles(v: FieldVector, n: Int, dim: Int): Array[Double] = {
+    val buf = v.asInstanceOf[FixedSizeListVector].getDataVector.getDataBuffer
+    val out = new Array[Double](n * dim)
+    var i = 0
+    while (i < out.length) { out(i) = buf.getDouble(i * 8L); i += 1 }
+    out
   }
 
   /**
@@ -414,6 +469,7 @@ object VectorIndexBuild {
       params.distance match {
         case Distance.COSINE => c.writeEnum(1, 1)
         case Distance.DOT => c.writeEnum(1, 2)
+        case Distance.HAMMING => c.writeEnum(1, 3)
         case _ =>
       }
       hnsw.foreach { h =>
@@ -445,11 +501,39 @@ object VectorIndexBuild {
   }
 
   /** The index types whose segments an update extends ([[update]]). */
-  private val Extended: Set[String] = Set("IVF_FLAT", "IVF_PQ", "IVF_SQ")
+  private val Extended: Set[String] = Set("IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ")
+
+  /**
+   * The HNSW build options an IVF_HNSW_* index's `index_details` records (`VectorIndexDetails.hnsw`, field 3: m = 1,
+   * ef_construction = 2, max_level = 3, as pylance and this builder write them), Lance's defaults where absent.
+   */
+  private def hnswOf(details: ByteString): Hnsw = {
+    var h = Hnsw(20, 150, 7)
+    val in = details.newCodedInput()
+    var tag = in.readTag()
+    while (tag != 0) {
+      if (tag == ((3 << 3) | 2)) {
+        val sub = in.readBytes().newCodedInput()
+        var t = sub.readTag()
+        while (t != 0) {
+          t match {
+            case 8 => h = h.copy(m = sub.readUInt32())
+            case 16 => h = h.copy(efConstruction = sub.readUInt32())
+            case 24 => h = h.copy(maxLevel = sub.readUInt32())
+            case _ => sub.skipField(t)
+          }
+          t = sub.readTag()
+        }
+      } else in.skipField(tag)
+      tag = in.readTag()
+    }
+    h
+  }
 
   /**
    * The update of vector index `name` of `snapshot` (OPTIMIZE INDEX), checked before anything is written: its
-   * segments must be of a type it extends (IVF_FLAT, IVF_PQ with 8-bit codes, IVF_SQ) and share one model, as the
+   * segments must be of one type it extends (IVF_FLAT, IVF_PQ with 8-bit codes, IVF_SQ, their IVF_HNSW_* forms), over a
+   * float32 column, and share one model, as the
    * segments pylance's `optimize_indices` adds do. `requested` options are refused: the model is kept.
    */
   private[table] def update(table: Table, snapshot: Snapshot, name: String, requested: Map[String, String]): VectorIndexBuild = {
@@ -479,9 +563,13 @@ object VectorIndexBuild {
     val opened = segments.map { s =>
       val dir = snapshot.indexDir(s)
       val (indexType, distance) = IvfIndex.describe(snapshot.storage, dir)
-      if (!Extended.contains(indexType) || (indexType == "IVF_SQ" && distance != Distance.L2)) {
+      if (!Extended.contains(indexType) || (indexType.endsWith("_SQ") && distance != Distance.L2)) {
         throw refuse(s"it is $indexType for ${distance.lanceName()}, and sparklance extends ${Extended.toSeq.sorted.mkString(", ")} " +
-          "indexes (IVF_SQ for l2) only (not supported yet for the others, e.g. the graphs of IVF_HNSW_*).")
+          "indexes (IVF_SQ, IVF_HNSW_SQ for l2) only (not supported yet for the others).")
+      }
+      if (indexType != IvfIndex.describe(snapshot.storage, snapshot.indexDir(newest))._1) {
+        throw refuse(s"its segments are of different types ($indexType and " +
+          s"${IvfIndex.describe(snapshot.storage, snapshot.indexDir(newest))._1}), so their rows cannot share one segment.")
       }
       val ivf = try IvfIndex.open(snapshot.storage, dir) catch { case e: UnsupportedFeatureException => throw refuse(e.getMessage) }
       val model = try ivf.model catch { case e: UnsupportedFeatureException => throw refuse(e.getMessage) }
@@ -497,7 +585,8 @@ object VectorIndexBuild {
       }
     }
     val params = IvfModel.Params(model.indexType, model.distance, model.numPartitions, 256, 50, model.numSubVectors)
-    new VectorIndexBuild(table, snapshot, name, field, model.dim, params, None, new java.util.Random().nextLong(),
+    val graphs = if (opened.head._2.isHnsw) Some(hnswOf(newest.proto.getIndexDetails.getValue)) else None
+    new VectorIndexBuild(table, snapshot, name, field, model.dim, params, graphs, new java.util.Random().nextLong(),
       Some(Update(opened.map(o => (o._1, o._2)), model, newest.proto.getIndexDetails.getValue, newest.indexVersion)))
   }
 
@@ -522,20 +611,17 @@ object VectorIndexBuild {
       s"Cannot create index '$name' on $root: it has no column '$columnName' (its columns: " +
         s"${snapshot.schema.fields.map(_.name).mkString(", ")})."))
     val arrow = LanceFileReader.readField(field)
-    val dim = arrow.getType match {
-      case l: ArrowType.FixedSizeList if arrow.getChildren.get(0).getType == new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE) =>
-        l.getListSize
-      case l: ArrowType.FixedSizeList if arrow.getChildren.get(0).getType.isInstanceOf[ArrowType.FloatingPoint] =>
-        throw new UnsupportedFeatureException(s"Cannot create a $indexType index on column '$columnName' of $root: it " +
-          s"holds vectors of ${arrow.getChildren.get(0).getType}; sparklance builds vector indexes on float32 vectors " +
-          "only (not supported yet for other float types). Build it with pylance.")
-      case _: ArrowType.FixedSizeList if arrow.getChildren.get(0).getType == new ArrowType.Int(8, false) =>
-        throw new UnsupportedFeatureException(s"Cannot create a $indexType index on column '$columnName' of $root: it " +
-          "holds vectors of uint8, which Lance indexes for hamming; sparklance does not build hamming indexes (not " +
-          "supported yet). Build it with pylance; vector_search measures hamming exactly.")
+    val (dim, element) = arrow.getType match {
+      case l: ArrowType.FixedSizeList if VectorElement.of(arrow.getChildren.get(0).getType) != null =>
+        (l.getListSize, VectorElement.of(arrow.getChildren.get(0).getType))
       case other =>
         throw new InvalidArgumentException(s"Cannot create a $indexType index on column '$columnName' of $root: it is " +
-          s"$other, not a vector column (a fixed-size list of floats).")
+          s"$other, not a vector column (a fixed-size list of float16, float32, float64, or uint8 for hamming).")
+    }
+    if (element == VectorElement.FLOAT16 && !VectorIndexBuild.halfFloats) {
+      throw new UnsupportedFeatureException(s"Cannot create a $indexType index on column '$columnName' of $root: it " +
+        "holds float16 vectors, which this build of sparklance (for Spark 3.x, whose Arrow has no float16 vectors) " +
+        "cannot read (not supported on Spark 3.x). Build it with pylance, or on Spark 4.")
     }
     // IVF_HNSW_PQ is an IVF_PQ index with a graph per partition, and so on: the checks below are the quantizer's.
     val base = "IVF_" + indexType.stripPrefix("IVF_HNSW_").stripPrefix("IVF_")
@@ -550,8 +636,25 @@ object VectorIndexBuild {
       case "l2" | "euclidean" => Distance.L2
       case "cosine" => Distance.COSINE
       case "dot" => Distance.DOT
+      case "hamming" => Distance.HAMMING
       case other => throw new InvalidArgumentException(s"Index option distance_type of $indexType must be l2, cosine or " +
-        s"dot, not '$other'.")
+        s"dot (hamming for uint8 vectors), not '$other'.")
+    }
+    // Lance measures uint8 vectors by hamming only, and hamming measures uint8 vectors only.
+    if (element == VectorElement.UINT8 && distance != Distance.HAMMING) {
+      throw new InvalidArgumentException(s"Cannot create a $indexType index for distance_type $distanceName on column " +
+        s"'$columnName': it holds uint8 vectors, which Lance indexes for distance_type 'hamming' only. Use " +
+        "distance_type = 'hamming'.")
+    }
+    if (element != VectorElement.UINT8 && distance == Distance.HAMMING) {
+      throw new InvalidArgumentException(s"Cannot create a $indexType index for distance_type hamming on column " +
+        s"'$columnName': it holds ${element.name.toLowerCase(Locale.ROOT)} vectors, and 'hamming' measures vectors of " +
+        "uint8. Use l2, cosine or dot.")
+    }
+    if (distance == Distance.HAMMING && base != "IVF_FLAT") {
+      throw new UnsupportedFeatureException(s"Cannot create an $indexType index for distance_type hamming on column " +
+        s"'$columnName': Lance builds hamming indexes as IVF_FLAT and IVF_HNSW_FLAT only (its PQ and SQ quantizers " +
+        "take float vectors). Use ivf_flat or ivf_hnsw_flat.")
     }
     if (base == "IVF_SQ" && distance != Distance.L2) {
       throw new UnsupportedFeatureException(s"Cannot create an $indexType index for distance_type $distanceName on column " +
@@ -601,7 +704,7 @@ object VectorIndexBuild {
         throw new InvalidArgumentException(s"Index option max_level of $indexType must be at most 16, not ${h.maxLevel}.")
       }
     }
-    val p = IvfModel.Params(base, distance, partitions, sampleRate, maxIters, subVectors)
+    val p = IvfModel.Params(base, distance, partitions, sampleRate, maxIters, subVectors, element)
     new VectorIndexBuild(table, snapshot, name, field, dim, p, hnsw, new java.util.Random().nextLong())
   }
 }

@@ -47,7 +47,7 @@ class HnswSuite extends AnyFunSuite {
     val random = new Random(17)
     val (n, dim, m) = (3000, 16, 8)
     val v = clustered(random, n, dim)
-    val builder = new HnswBuilder(v, n, dim, dotSpace = false, m, 50, HnswWriter.MaxLevel, 5).build()
+    val builder = new HnswBuilder(v, n, dim, space = Distance.L2, m, 50, HnswWriter.MaxLevel, 5).build()
     (0 until HnswWriter.MaxLevel).foreach { level =>
       val nodes = builder.nodesOn(level)
       nodes.foreach { node =>
@@ -96,7 +96,7 @@ class HnswSuite extends AnyFunSuite {
     val random = new Random(18)
     val (n, dim) = (1000, 8)
     val v = clustered(random, n, dim)
-    val graph = roundTrip(new HnswBuilder(v, n, dim, dotSpace = false, 6, 40, HnswWriter.MaxLevel, 3).build(), n, 6)
+    val graph = roundTrip(new HnswBuilder(v, n, dim, space = Distance.L2, 6, 40, HnswWriter.MaxLevel, 3).build(), n, 6)
     val q = Array.fill(dim)(random.nextGaussian().toFloat)
     val distance = new IvfStorage.NodeDistance { def apply(row: Int): Float = l2(v, q, row, dim) }
     val half = Array.tabulate(n)(_ % 2 == 0)
@@ -110,7 +110,7 @@ class HnswSuite extends AnyFunSuite {
     val random = new Random(19)
     val (n, dim) = (200, 4)
     val v = clustered(random, n, dim)
-    val builder = new HnswBuilder(v, n, dim, dotSpace = false, 4, 20, HnswWriter.MaxLevel, 1).build()
+    val builder = new HnswBuilder(v, n, dim, space = Distance.L2, 4, 20, HnswWriter.MaxLevel, 1).build()
     val e = intercept[CorruptFileException](roundTrip(builder, n - 1, 4))
     assert(e.getMessage.contains("the HNSW graph of partition 0"), e.getMessage)
     val e2 = intercept[CorruptFileException](HnswGraph.metas("x", "[\"{\\\"entry_point\\\": 1}\"]", 1))

@@ -262,15 +262,26 @@ class VectorIndexBuildSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
-  test("OPTIMIZE INDEX refuses IVF_HNSW_* indexes and options, before anything is written") {
+  test("OPTIMIZE INDEX of IVF_HNSW_* rebuilds each partition's graph over its old and appended rows; options are refused") {
     val r = new Random(5)
-    val (t, _) = table(r, 8, 2, 200)
-    t.newVectorIndex(t.latest(), "emb_idx", "emb", "ivf_hnsw_flat", Map("num_partitions" -> "2"), replace = false).runAndCommit()
-    append(t, r, Array.fill(3, 8)(r.nextGaussian().toFloat), 2, 50)
+    val (t, old) = table(r, 8, 2, 200)
+    t.newVectorIndex(t.latest(), "emb_idx", "emb", "ivf_hnsw_flat", Map("num_partitions" -> "2", "m" -> "4"),
+      replace = false).runAndCommit()
+    val appended = append(t, r, Array.fill(3, 8)(r.nextGaussian().toFloat), 2, 50)
+    val made = t.newVectorIndexUpdate(t.latest(), "emb_idx").runAndCommit()
+    val index = use(t, Distance.L2)
+    assert(index.isHnsw && index.unindexedFragments.isEmpty && index.index.uuid == made.uuid)
+    assert(!t.storage.list(t.latest().indexDir(made)).exists(_.path.contains("run-")), "runs left behind")
+    val vectors = old ++ appended
+    for (_ <- 0 until 5) {
+      val q = Array.fill(8)(r.nextGaussian() * 2)
+      val k = 1 + r.nextInt(20)
+      // A beam as wide as the table reaches every node of a graph: the index's rows are then the exact nearest.
+      val found = index.search(Seq(q), k, 2, None, Some(vectors.size)).head
+      val exact = vectors.toSeq.map { case (id, v) => (Distance.L2.between(q, v, 0).toFloat, id) }.sorted.take(k)
+      assert(found.rowIds.toSeq == exact.map(_._2))
+    }
     val version = t.latestVersion()
-    val e = intercept[UnsupportedFeatureException](t.newVectorIndexUpdate(t.latest(), "emb_idx"))
-    assert(e.getMessage.contains("vector index 'emb_idx'") && e.getMessage.contains("it is IVF_HNSW_FLAT") &&
-      e.getMessage.contains("Re-create it"), e.getMessage)
     t.newVectorIndex(t.latest(), "emb_idx", "emb", "ivf_flat", Map("num_partitions" -> "2"), replace = true).runAndCommit()
     val o = intercept[InvalidArgumentException](t.newVectorIndexUpdate(t.latest(), "emb_idx", Map("num_partitions" -> "4")))
     assert(o.getMessage.contains("with options num_partitions") && o.getMessage.contains("takes no options"), o.getMessage)
@@ -299,6 +310,8 @@ class VectorIndexBuildSuite extends AnyFunSuite with BeforeAndAfterAll {
       "Unknown option nprobes for an IVF_HNSW_PQ index"))
     assert(refused[UnsupportedFeatureException]("ivf_pq", Map("num_sub_vectors" -> "4", "num_bits" -> "4")).contains(
       "4-bit is not supported yet"))
+    assert(refused[InvalidArgumentException]("ivf_flat", Map("distance_type" -> "hamming")).contains(
+      "it holds float32 vectors, and 'hamming' measures vectors of uint8"))
     assert(t.latest().indexes.isEmpty)
   }
 
