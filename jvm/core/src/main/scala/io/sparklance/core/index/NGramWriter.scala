@@ -10,8 +10,11 @@ import org.apache.arrow.vector.{BigIntVector, FieldVector, UInt4Vector, VarBinar
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 import org.roaringbitmap.RoaringBitmap
 
-import io.sparklance.core.CorruptFileException
+import io.sparklance.core.{CorruptFileException, FileVersion}
+import io.sparklance.core.file.LanceFileWriter
+import io.sparklance.core.schema.{ArrowSchemas, LanceSchema}
 import io.sparklance.core.storage.Storage
+import io.sparklance.proto.FileProtos
 
 /**
  * Builds an NGRAM index ([[NGramIndex]] describes the file) as pylance 14 does: each task writes its fragment's
@@ -33,6 +36,17 @@ object NGramWriter {
     new Field("tokens", FieldType.nullable(new ArrowType.Int(32, false)), null),
     new Field("posting_list", new FieldType(false, ArrowType.Binary.INSTANCE, null,
       Map("lance-encoding:compression" -> "none").asJava), null)).asJava)
+
+  /**
+   * The file's Lance schema as pylance 14 writes it: each field records its (v1) encoding, `plain` for the tokens and
+   * `var_binary` for the posting lists, as upstream's conversion from Arrow sets them. The values are stored flat:
+   * pylance does not bit-pack the tokens nor the posting lists' dictionary indices.
+   */
+  private val fileSchema: LanceSchema = LanceSchema.fromProtos("the NGRAM index schema",
+    ArrowSchemas.fromArrow(schema).toProtos.map { f =>
+      f.toBuilder.setEncoding(if (f.getName == "tokens") FileProtos.Encoding.PLAIN else FileProtos.Encoding.VAR_BINARY)
+        .build()
+    }, Map.empty)
 
   /**
    * The posting lists being built: by the upper 32 bits of the row ids, a bitmap of their lower 32 bits per token.
@@ -70,7 +84,13 @@ object NGramWriter {
     /** Writes the postings to `path` as an NGRAM index file; its size. */
     def write(storage: Storage, path: String, allocator: BufferAllocator): Long = {
       val batches = new Batches(byHigh.asScala.toSeq.map(h => h._1.longValue -> h._2), allocator)
-      try BTreeWriter.writeFile(storage, path, schema, Map.empty, batches) finally batches.close()
+      try {
+        val w = LanceFileWriter.create(storage, path, fileSchema, FileVersion.V2_2, LanceFileWriter.Options(bitpacking = false))
+        try {
+          batches.foreach(w.write)
+          w.finish()
+        } finally w.close()
+      } finally batches.close()
     }
   }
 
