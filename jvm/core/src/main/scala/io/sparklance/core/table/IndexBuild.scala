@@ -45,8 +45,9 @@ import io.sparklance.core.txn.{Committer, Operation, Transaction}
  *  - NGRAM: on a string column, the rows of each trigram of the lower-cased, ASCII-folded text; no parameters. Each
  *    task writes its fragment's posting lists as a run; the driver unions them by trigram ([[NGramWriter]]). Like
  *    upstream's (index version 0), it holds stable row ids on tables that have them, row addresses otherwise.
- *    Merged with an old index, its rows are kept as upstream keeps them, but those of fragments no longer in the
- *    table are left out where the index holds row addresses.
+ *    OPTIMIZE INDEX merges an index of row addresses with the new fragments' rows, keeping its rows (deleted ones
+ *    too, as upstream does; those of fragments no longer in the table are left out); one of stable row ids is rebuilt
+ *    over every fragment, as pylance 14 does.
  */
 final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val name: String, val column: LanceField,
     val kind: IndexKind.Scalar, params: Map[String, String], replace: Boolean, base: Seq[IndexMetadata] = Nil)
