@@ -222,8 +222,9 @@ def index_file(path: str, name: str) -> Path:
 
 def same_as_pylance(ours: str, twin: str, name: str, context: str) -> None:
     """Index `name` of `ours` holds what pylance's of `twin` holds: the same rows (every token and its posting list,
-    byte for byte), schema with its field metadata, and index version. The pages may be encoded differently: pylance
-    chooses bitpacking and page dictionaries for the file's columns by rules sparklance follows only on small files."""
+    byte for byte), schema with its field metadata, and index version; whether the file is pylance's byte for byte.
+    The pages may differ: on larger indexes pylance may leave out a page dictionary of posting lists that sparklance
+    takes."""
     a, b = index_file(ours, name), index_file(twin, name)
     x, y = (LanceFileReader(str(f)).read_all().to_table() for f in (a, b))
     if not x.equals(y):

@@ -39,8 +39,7 @@ object NGramWriter {
 
   /**
    * The file's Lance schema as pylance 14 writes it: each field records its (v1) encoding, `plain` for the tokens and
-   * `var_binary` for the posting lists, as upstream's conversion from Arrow sets them. The values are stored flat:
-   * pylance does not bit-pack the tokens nor the posting lists' dictionary indices.
+   * `var_binary` for the posting lists, as upstream's conversion from Arrow sets them.
    */
   private val fileSchema: LanceSchema = LanceSchema.fromProtos("the NGRAM index schema",
     ArrowSchemas.fromArrow(schema).toProtos.map { f =>
@@ -83,9 +82,18 @@ object NGramWriter {
 
     /** Writes the postings to `path` as an NGRAM index file; its size. */
     def write(storage: Storage, path: String, allocator: BufferAllocator): Long = {
-      val batches = new Batches(byHigh.asScala.toSeq.map(h => h._1.longValue -> h._2), allocator)
+      val highs = byHigh.asScala.toSeq.map(h => h._1.longValue -> h._2)
+      var count = 0L
+      var max = 0
+      var t = 0
+      while (t < Tokens) {
+        if (highs.exists(_._2(t) != null)) { count += 1; max = t }
+        t += 1
+      }
+      val batches = new Batches(highs, allocator)
       try {
-        val w = LanceFileWriter.create(storage, path, fileSchema, FileVersion.V2_2, LanceFileWriter.Options(bitpacking = false))
+        val options = LanceFileWriter.Options(bitpacking = bitpacksTokens(count, 32 - Integer.numberOfLeadingZeros(max)))
+        val w = LanceFileWriter.create(storage, path, fileSchema, FileVersion.V2_2, options)
         try {
           batches.foreach(w.write)
           w.finish()
@@ -93,6 +101,13 @@ object NGramWriter {
       } finally batches.close()
     }
   }
+
+  /**
+   * Whether pylance 14 bit-packs a page of `count` tokens whose largest needs `width` bits: unless they fit one block
+   * of 1024 values and that block, packed, would take at least their flat bytes (lance-encoding
+   * `try_bitpack_for_mini_block`, "too small").
+   */
+  private def bitpacksTokens(count: Long, width: Int): Boolean = count > 1024 || (1024L * width + 7) / 8 < 4 * count
 
   /** The rows of the index file, tokens ascending, [[RowsPerBatch]] at a time; each batch is closed by the next. */
   private final class Batches(highs: Seq[(Long, Array[RoaringBitmap])], allocator: BufferAllocator)
