@@ -1,8 +1,15 @@
-"""NGRAM indexes against pylance 14: pylance builds an NGRAM index over seeded random strings (ASCII and non-ASCII,
-short, empty, null) and Spark's substring filters (``contains(col, 'x')``, ``col LIKE '%x%'``, ``LIKE 'x%'``,
-``endswith``) read only the rows the index selects and still return exactly the rows that hold the needle; EXPLAIN names the index when the needle
-holds a trigram of ASCII letters and digits, and not otherwise. Spark does not build NGRAM indexes yet: CREATE INDEX
-... USING ngram is refused.
+"""NGRAM indexes against pylance 14, both ways.
+
+pylance builds: an NGRAM index over seeded random strings (ASCII and non-ASCII, short, empty, null) and Spark's
+substring filters (``contains(col, 'x')``, ``col LIKE '%x%'``, ``LIKE 'x%'``, ``endswith``) read only the rows the
+index selects and still return exactly the rows that hold the needle; EXPLAIN names the index when the needle holds a
+trigram of ASCII letters and digits, and not otherwise.
+
+Spark builds (``CREATE INDEX ... USING ngram``, ``LanceTable.create_index(col, "ngram")``, OPTIMIZE INDEX): over
+seeded random texts mixing ASCII, Latin-1, Greek, Cyrillic, CJK, combining marks, emoji and the characters whose
+lower case or folding changes length (``ß``, ``ﬁ``, ``½``, ``İ``, ``ᴬ``), the index file is byte for byte the one
+pylance builds over a copy of the table; pylance lists it, ``validate()`` passes, and pylance's and Spark's
+substring filters through it return what a full scan returns.
 
 ``SPARKLANCE_FUZZ_SEED`` seeds the strings and needles; ``SPARKLANCE_FUZZ_N`` is the number of random tables.
 """
@@ -19,6 +26,7 @@ from typing import List, Optional
 import lance
 import pyarrow as pa
 import pytest
+from lance.file import LanceFileReader
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
@@ -26,6 +34,7 @@ sys.path.insert(0, str(HERE.parent / "python"))
 from conftest import cross_version, lance_raises, start_spark, warehouse_with  # noqa: E402
 
 import sparklance  # noqa: E402
+from sparklance import LanceTable  # noqa: E402
 
 pytestmark = [cross_version,
               pytest.mark.filterwarnings("ignore:The 'list_indices' method is deprecated:DeprecationWarning")]
@@ -160,17 +169,177 @@ def test_fragments_the_index_does_not_cover_are_read_whole(spark, wh):
     assert spark_ids(spark, path, "content LIKE 'abc%'")[0] == [0]
 
 
-def test_spark_does_not_build_or_optimize_ngram_indexes(spark, wh):
+def test_spark_refuses_ngram_on_other_columns_and_options(spark, wh):
     path = str(wh / "db" / "refused.lance")
     lance.write_dataset(pa.table({"id": pa.array([1], pa.int64()), "content": ["abc"]}), path)
-    with lance_raises(sparklance.UnsupportedFeatureError, match="does not build NGRAM indexes"):
-        spark.sql(f"ALTER TABLE lance.`{path}` CREATE INDEX x USING ngram (content)")
-    lance.dataset(path).create_scalar_index("content", "NGRAM", name="content_ngram")
-    lance.write_dataset(pa.table({"id": pa.array([2], pa.int64()), "content": ["zabc"]}), path, mode="append")
-    with lance_raises(sparklance.UnsupportedFeatureError,
-                      match="index 'content_ngram' .*which sparklance does not build. Optimize it with pylance"):
-        spark.sql(f"ALTER TABLE lance.`{path}` OPTIMIZE INDEX content_ngram")
-    assert spark_ids(spark, path, "contains(content, 'abc')")[0] == [1, 2]
+    with lance_raises(sparklance.UnsupportedFeatureError, match="NGRAM index on column 'id' .*not a string"):
+        spark.sql(f"ALTER TABLE lance.`{path}` CREATE INDEX x USING ngram (id)")
+    with lance_raises(sparklance.InvalidArgumentError, match="Unknown option .*tokenizer for a NGRAM index; it takes none"):
+        spark.sql(f"ALTER TABLE lance.`{path}` CREATE INDEX x USING ngram (content) WITH (tokenizer = 'simple')")
+    # The other connector's build option is accepted and unused.
+    spark.sql(f"ALTER TABLE lance.`{path}` CREATE INDEX x USING ngram (content) WITH (num_segments = 8)")
+    assert [(i["name"], i["type"]) for i in lance.dataset(path).list_indices()] == [("x", "NGram")]
+
+
+# Scripts whose lower case or ASCII folding matters: Latin-1 (folds), Greek with final sigma, Cyrillic, CJK, a
+# combining acute, emoji, and the characters a fold or lower case lengthens or turns upper-case (ß, ﬁ, ½, İ, ᴬ, Ⓐ).
+SCRIPTS = ["abcxyz0129", "ABCXYZ", "éÉàÀçÇñÑöÖüÜøØæÆåÅ", "αβγΣσςΑΩ", "абвгдЖЁ", "日本語中文", "\u0301\u0308",
+           "😀👍", "ßẞﬁﬂ½¼²³", "İıĲ", "ᴬᴮᵃᴀʙ", "ⒶⓐＡｂ１", " -.!\t"]
+
+
+def mixed_text(r: random.Random) -> Optional[str]:
+    if r.random() < 0.06:
+        return None
+    pools = r.sample(SCRIPTS, r.choice([1, 2, 3]))
+    pool = "".join(pools) + "abc"
+    return "".join(r.choice(pool) for _ in range(r.choice([0, 2, 3, 5, 8, 13, 30])))
+
+
+def postings(path: Path) -> List[tuple]:
+    t = LanceFileReader(str(path)).read_all().to_table()
+    return list(zip(t.column("tokens").to_pylist(), t.column("posting_list").to_pylist()))
+
+
+def index_version(path: str, name: str) -> str:
+    """The index's `index_version` as the manifest records it."""
+    sys.path.insert(0, str(HERE.parent / "integration"))
+    import contextlib
+    import io
+    import re
+
+    import dump_scalar_indexes
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        dump_scalar_indexes.print_index_section(path, name)
+    return re.search(r"index_version \(#7, wt0\): (\d+)", out.getvalue()).group(1)
+
+
+def index_file(path: str, name: str) -> Path:
+    [uuid] = [i["uuid"] for i in lance.dataset(path).list_indices() if i["name"] == name]
+    return Path(path) / "_indices" / uuid / "ngram_postings.lance"
+
+
+def same_as_pylance(ours: str, twin: str, name: str, context: str) -> None:
+    """Index `name` of `ours` holds what pylance's of `twin` holds: the same rows (every token and its posting list,
+    byte for byte), schema with its field metadata, and index version; whether the file is pylance's byte for byte.
+    The pages may differ: on larger indexes pylance may leave out a page dictionary of posting lists that sparklance
+    takes."""
+    a, b = index_file(ours, name), index_file(twin, name)
+    x, y = (LanceFileReader(str(f)).read_all().to_table() for f in (a, b))
+    if not x.equals(y):
+        p, q = postings(a), postings(b)
+        diff = [(t, l) for t, l in p if (t, l) not in q][:5], [(t, l) for t, l in q if (t, l) not in p][:5]
+        raise AssertionError(f"{context}: ngram_postings.lance holds other rows than pylance's ({len(p)} rows, "
+                             f"pylance's {len(q)}; ours only {diff[0]}, pylance's only {diff[1]})")
+    assert x.schema.equals(y.schema, check_metadata=True), f"{context}: schema {x.schema}, pylance's {y.schema}"
+    assert index_version(ours, name) == index_version(twin, name), context
+    return a.read_bytes() == b.read_bytes()
+
+
+def check_searches(spark, r: random.Random, path: str, name: str, texts: List[Optional[str]], context: str) -> None:
+    """pylance's and Spark's substring filters through index `name` return what a full scan returns."""
+    live = {row["id"]: row["content"] for row in lance.dataset(path).to_table().to_pylist()}
+    present = [t for t in texts if t]
+    for _ in range(10):
+        if present and r.random() < 0.8:
+            t = r.choice(present)
+            start = r.randrange(len(t))
+            needle = t[start:start + r.choice([3, 4, 6])]
+        else:
+            needle = "".join(r.choice("abcxyzABC") for _ in range(3))
+        if any(c in needle for c in "'\\%_\t"):
+            continue
+        want = sorted(i for i, t in live.items() if t is not None and needle in t)
+        where = f"contains(content, {sql_string(needle)})"
+        got, plan = spark_ids(spark, path, where)
+        assert got == want, f"{context}: Spark {where}"
+        assert (f"index '{name}' on content contains" in plan) == has_ascii_trigram(needle), f"{context}\n{plan}"
+        pylance = sorted(lance.dataset(path).to_table(filter=where, columns=["id"]).column("id").to_pylist())
+        assert pylance == want, f"{context}: pylance {where}"
+
+
+@pytest.mark.parametrize("stable_row_ids", [False, True])
+def test_spark_builds_pylance_reads(spark, wh, stable_row_ids):
+    """Random tables of mixed scripts: Spark's index file is pylance's, byte for byte; pylance lists and validates it;
+    both engines' substring filters through it equal a full scan."""
+    r = random.Random(f"{SEED}/spark-builds/{stable_row_ids}")
+    same_bytes = 0
+    for case in range(N):
+        path = str(wh / "db" / f"ours_{stable_row_ids}_{case}.lance")
+        twin = path.replace(".lance", "_pylance.lance")
+        n = r.choice([30, 200, 600])
+        texts = [mixed_text(r) for _ in range(n)]
+        shutil.rmtree(path, ignore_errors=True)
+        shutil.rmtree(twin, ignore_errors=True)
+        lance.write_dataset(pa.table({"id": pa.array(range(n), pa.int64()), "content": pa.array(texts, pa.string())}),
+                            path, max_rows_per_file=r.choice([25, 100, 1000]), enable_stable_row_ids=stable_row_ids)
+        if r.random() < 0.5:
+            lance.dataset(path).delete(f"id % {r.choice([3, 7])} = 1")
+        shutil.copytree(path, twin)
+        context = f"case {case} (SPARKLANCE_FUZZ_SEED={SEED}), {path}"
+        if r.random() < 0.5:
+            made = LanceTable.for_path(spark, path).create_index("content", "ngram", name="ng")
+            assert (made["name"], made["type"], made["columns"]) == ("ng", "NGRAM", ["content"])
+        else:
+            spark.sql(f"ALTER TABLE lance.`{path}` CREATE INDEX ng USING ngram (content) WITH (num_segments = 4)")
+        lance.dataset(twin).create_scalar_index("content", "NGRAM", name="ng")
+        same_bytes += same_as_pylance(path, twin, "ng", context)
+        ds = lance.dataset(path)
+        ds.validate()
+        [x] = [x for x in ds.describe_indices() if x.name == "ng"]
+        assert (x.field_names, x.num_rows_indexed, x.type_url) == (["content"], ds.count_rows(),
+                                                                      "/lance.table.NGramIndexDetails"), context
+        check_searches(spark, r, path, "ng", texts, context)
+    print(f"{same_bytes} of {N} index files byte for byte pylance's")
+
+
+def test_small_index_file_is_pylance_bytes(spark, wh):
+    """Small indexes (fewer than 100 trigrams: one page, no page dictionary) are pylance's files byte for byte."""
+    for n, words in ((12, ["Hello World", "héllo wörld", "ab", "", None, "abc abc", "x-y_z!", "ABCD"]),
+                     (300, ["apple pie", "Straße", "½ cup", "ﬁne", "İstanbul", "ᴬbc", "日本 abc", None])):
+        path = str(wh / "db" / f"small_{n}.lance")
+        twin = path.replace(".lance", "_pylance.lance")
+        texts = [words[i % len(words)] for i in range(n)]
+        for p in (path, twin):
+            shutil.rmtree(p, ignore_errors=True)
+            lance.write_dataset(pa.table({"id": pa.array(range(n), pa.int64()), "content": pa.array(texts, pa.string())}),
+                                p, max_rows_per_file=100)
+        spark.sql(f"ALTER TABLE lance.`{path}` CREATE INDEX ng USING ngram (content)")
+        lance.dataset(twin).create_scalar_index("content", "NGRAM", name="ng")
+        assert same_as_pylance(path, twin, "ng", path), f"{path}: other bytes than pylance's"
+
+
+@pytest.mark.parametrize("stable_row_ids", [False, True])
+def test_spark_optimizes_as_pylance_does(spark, wh, stable_row_ids):
+    """OPTIMIZE INDEX after appends merges the new fragments' trigrams into the index, as pylance's
+    optimize_indices does: the same file, byte for byte, and searches through it equal a full scan."""
+    r = random.Random(f"{SEED}/optimize/{stable_row_ids}")
+    path = str(wh / "db" / f"optimize_{stable_row_ids}.lance")
+    twin = path.replace(".lance", "_pylance.lance")
+    texts = [mixed_text(r) for _ in range(120)]
+    shutil.rmtree(path, ignore_errors=True)
+    shutil.rmtree(twin, ignore_errors=True)
+    lance.write_dataset(pa.table({"id": pa.array(range(120), pa.int64()), "content": pa.array(texts, pa.string())}),
+                        path, max_rows_per_file=50, enable_stable_row_ids=stable_row_ids)
+    lance.dataset(path).create_scalar_index("content", "NGRAM", name="ng")
+    for k in range(2):
+        more = [mixed_text(r) for _ in range(40)]
+        start = len(texts)
+        lance.write_dataset(pa.table({"id": pa.array(range(start, start + 40), pa.int64()),
+                                      "content": pa.array(more, pa.string())}), path, mode="append")
+        texts += more
+    lance.dataset(path).delete("id % 5 = 2")
+    shutil.copytree(path, twin)
+    spark.sql(f"ALTER TABLE lance.`{path}` OPTIMIZE INDEX ng")
+    lance.dataset(twin).optimize.optimize_indices(index_names=["ng"])
+    context = f"SPARKLANCE_FUZZ_SEED={SEED}, {path}"
+    same_as_pylance(path, twin, "ng", context)
+    ds = lance.dataset(path)
+    ds.validate()
+    assert [sorted(i["fragment_ids"]) for i in ds.list_indices() if i["name"] == "ng"] == \
+        [sorted(f.fragment_id for f in ds.get_fragments())]
+    check_searches(spark, r, path, "ng", texts, context)
 
 
 def test_stable_row_ids_after_compaction(spark, wh):

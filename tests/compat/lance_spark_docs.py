@@ -1131,7 +1131,8 @@ SCENARIOS = [
              "'machine learning with spark')"),
         sql("operations/ddl/create-scalar-index.md", """
             ALTER TABLE lance.db.documents CREATE INDEX idx_content_ngram
-                USING ngram (content) WITH (num_segments = 8);""", expect=unsupported(UNSUPPORTED, "ngram")),
+                USING ngram (content) WITH (num_segments = 8);""", indexes=("db/documents", {"idx_content_ngram": "NGram"}),
+            filter_check=("lance.db.documents", "content LIKE '%columnar%'", 1)),
         sql("operations/ddl/create-index.md", """
             ALTER TABLE lance.db.documents CREATE INDEX doc_fts USING fts (content) WITH (
                 base_tokenizer = 'simple',

@@ -82,9 +82,18 @@ public final class StructuralPageEncoder {
   /** Whether a page of plain values may become a dictionary page (see {@link #dictionaryCandidate}). */
   private final boolean pageDictionaries;
 
-  private StructuralPageEncoder(LeafShredder s, boolean v22, boolean bitpackable, boolean pageDictionaries) {
+  /**
+   * Whether values may be compressed: a page dictionary's indices bitpacked, variable-width values zstd-compressed.
+   * Off for fields marked {@code lance-encoding:compression=none}, which pylance 14 stores so (its dictionary of a
+   * dictionary page it still LZ4-compresses).
+   */
+  private final boolean compress;
+
+  private StructuralPageEncoder(LeafShredder s, boolean v22, boolean bitpackable, boolean pageDictionaries,
+      boolean compress) {
     this.s = s;
     this.pageDictionaries = pageDictionaries;
+    this.compress = compress;
     this.v22 = v22;
     this.kind = s.valueKind;
     this.width = s.width;
@@ -151,7 +160,15 @@ public final class StructuralPageEncoder {
    * `v22` selects the 2.2 forms (32-bit chunk words, constant layout).
    */
   public static Page encode(LeafShredder s, boolean v22, boolean bitpackable) {
-    return new StructuralPageEncoder(s, v22, bitpackable, true).encode();
+    return new StructuralPageEncoder(s, v22, bitpackable, true, true).encode();
+  }
+
+  /**
+   * Encodes the shredder's page as {@link #encode} does for a field marked {@code lance-encoding:compression=none}:
+   * no value is bitpacked (not even a page dictionary's indices) or zstd-compressed, as pylance 14 stores them.
+   */
+  public static Page encodeUncompressed(LeafShredder s, boolean v22) {
+    return new StructuralPageEncoder(s, v22, false, true, false).encode();
   }
 
   /**
@@ -160,7 +177,7 @@ public final class StructuralPageEncoder {
    * costs time and never pays.
    */
   public static Page encodeWithoutPageDictionary(LeafShredder s, boolean v22, boolean bitpackable) {
-    return new StructuralPageEncoder(s, v22, bitpackable, false).encode();
+    return new StructuralPageEncoder(s, v22, bitpackable, false, true).encode();
   }
 
   private Page encode() {
@@ -252,7 +269,7 @@ public final class StructuralPageEncoder {
 
     // General zstd around the value buffers of variable-width chunks, when a sample chunk shows that it pays.
     boolean zstd = false;
-    if (!pack && kind == LeafShredder.VARIABLE) {
+    if (compress && !pack && kind == LeafShredder.VARIABLE) {
       Growable.Bytes sample = new Growable.Bytes(CHUNK_MAX_BYTES);
       values(0, chunkValues(0, numValues), sample);
       Growable.Bytes compressed = new Growable.Bytes(sample.size + 64);
@@ -443,7 +460,7 @@ public final class StructuralPageEncoder {
       return false;
     }
     useDictionary(d, 4);
-    bitpackable = true;
+    bitpackable = compress;
     return true;
   }
 
@@ -715,7 +732,7 @@ public final class StructuralPageEncoder {
       rowBytes += s.valueKind == LeafShredder.FIXED_SIZE_LIST ? s.cumDims[s.cumDims.length - 1] * s.width : s.width;
     }
 
-    boolean zstd = variable && !packedVariable && s.maxValueBytes >= PER_VALUE_ZSTD_MIN_BYTES && perValueZstdPays();
+    boolean zstd = compress && variable && !packedVariable && s.maxValueBytes >= PER_VALUE_ZSTD_MIN_BYTES && perValueZstdPays();
     Growable.Bytes unit = zstd ? new Growable.Bytes(1024) : null;
     long estimate = (long) numLevels * cw + (variable ? (long) s.numVisible * lengthBytes + s.values.size : (long) s.numVisible * rowBytes);
     if (estimate > Integer.MAX_VALUE - 64) throw new IllegalStateException("a page over 2 GiB");

@@ -22,6 +22,8 @@ final class StructuralFieldWriter(field: LanceField, version: FileVersion, optio
     val field: LanceField = path.last
     val shredder: LeafShredder = shredderFor(path, version)
     val bitpackable: Boolean = options.bitpacking && isIntegerLike(field.logicalType)
+    /** A field marked `lance-encoding:compression=none` (pylance's index posting lists): nothing is bitpacked. */
+    val uncompressed: Boolean = field.metadataStrings.get("lance-encoding:compression").contains("none")
     var firstRow = 0L
   }
 
@@ -48,7 +50,8 @@ final class StructuralFieldWriter(field: LanceField, version: FileVersion, optio
     val leaf = leaves(column)
     val s = leaf.shredder
     val page =
-      if (options.dictionaries) StructuralPageEncoder.encode(s, version == FileVersion.V2_2, leaf.bitpackable)
+      if (leaf.uncompressed) StructuralPageEncoder.encodeUncompressed(s, version == FileVersion.V2_2)
+      else if (options.dictionaries) StructuralPageEncoder.encode(s, version == FileVersion.V2_2, leaf.bitpackable)
       else StructuralPageEncoder.encodeWithoutPageDictionary(s, version == FileVersion.V2_2, leaf.bitpackable)
     val any = com.google.protobuf.Any.newBuilder().setTypeUrl(PageLayoutTypeUrl).setValue(page.layout.toByteString).build()
     sink.page(column, page.buffers, s.rows, leaf.firstRow, any)

@@ -47,6 +47,8 @@ object IndexAppend {
         .map(f => f.getName -> Some(f.getType))) && globalBuffers(storage, Storage.join(dir, ZoneMapIndex.File)) > 1
       case IndexKind.BloomFilter => hasColumns(BloomFilterIndex.File, BloomFilterWriter.schema.getFields.asScala.toSeq
         .map(f => f.getName -> Some(f.getType))) && globalBuffers(storage, Storage.join(dir, BloomFilterIndex.File)) > 1
+      case IndexKind.NGram => hasColumns(NGramIndex.File, Seq("tokens" -> Some(new ArrowType.Int(32, false)),
+        "posting_list" -> Some(ArrowType.Binary.INSTANCE)))
       case _ => false
     }
   }

@@ -30,7 +30,7 @@ object IndexKind {
   case object BloomFilter extends Scalar("BLOOMFILTER", "lance.index.pb.BloomFilterIndexDetails")
   case object LabelList extends Scalar("LABEL_LIST", "lance.table.LabelListIndexDetails")
   case object Inverted extends IndexKind("INVERTED", "lance.table.InvertedIndexDetails")
-  case object NGram extends IndexKind("NGRAM", "lance.table.NGramIndexDetails")
+  case object NGram extends Scalar("NGRAM", "lance.table.NGramIndexDetails")
   /** A vector index; pylance 14 records its details as `lance.index.pb.VectorIndexDetails`. */
   case object Vector extends IndexKind("VECTOR", "lance.index.pb.VectorIndexDetails")
   /** An index sparklance does not know (a system index, or a newer kind); kept, never read. */
@@ -39,7 +39,7 @@ object IndexKind {
   private val known: Seq[IndexKind] = Seq(BTree, Bitmap, ZoneMap, BloomFilter, LabelList, Inverted, NGram, Vector)
 
   /** The scalar kinds `CREATE INDEX ... USING <kind>` builds, by the name users give. */
-  val buildable: Seq[Scalar] = Seq(BTree, Bitmap, ZoneMap, BloomFilter, LabelList)
+  val buildable: Seq[Scalar] = Seq(BTree, Bitmap, ZoneMap, BloomFilter, LabelList, NGram)
 
   def of(p: TableProtos.IndexMetadata): IndexKind =
     if (!p.hasIndexDetails) {

@@ -13,9 +13,9 @@ import io.sparklance.core.storage.Storage
  * An NGRAM index (docs/dev/scalar-indexes.md §12): `ngram_postings.lance` holds one row per trigram, `tokens`
  * (uint32, ascending; token 0 holds the null rows) and `posting_list`, the rows whose text holds the trigram as a
  * serialized Roaring treemap (u64 count, then per fragment ascending a u32 fragment id and a portable Roaring
- * bitmap of its row offsets). Upstream lower-cases and ASCII-folds each text, cuts it into every three-character
- * window, and keeps the windows made of ASCII letters and digits only; a trigram's token is
- * `37² p(c0) + 37 p(c1) + p(c2)` with `p` = 1..10 for '0'..'9' and 11..36 for 'a'..'z'.
+ * bitmap of its row offsets). Upstream lower-cases and ASCII-folds each whole text, cuts it into every
+ * three-character window, and keeps the windows made of ASCII letters and digits only ([[trigrams]]); a trigram's
+ * token is `37² p(c0) + 37 p(c1) + p(c2)` with `p` = 1..10 for '0'..'9' and 11..36 for 'a'..'z'.
  *
  * A search for the rows whose text contains a needle uses only the trigrams of the needle's runs of ASCII letters
  * and digits (lower-cased): those runs appear unchanged in any text holding the needle, whatever the folding does
@@ -26,6 +26,32 @@ object NGramIndex {
   val File = "ngram_postings.lance"
 
   private val Span = 37
+
+  /**
+   * Hands `visit` the token of each trigram upstream indexes for `text`, in text order, repeats included: the text
+   * lower-cased and then ASCII-folded code point by code point ([[FtsTokenizer]]'s tables of pylance 14, so `ß` gives
+   * `ss`, `½` gives `12`, and `İ` gives `i` and a combining dot), then each window of three code points that are all
+   * ASCII letters or digits. A fold may yield an upper-case ASCII letter (`ᴬ` gives `A`); upstream's
+   * `ngram_to_token` computes its position in wrapping 8-bit arithmetic (`A` is 235, `V` 0), and so does this.
+   */
+  def trigrams(text: String, visit: Int => Unit): Unit = {
+    val folded = FtsTokenizer.fold(FtsTokenizer.lowerCase(text))
+    var p0 = 0
+    var p1 = 0
+    var run = 0
+    var i = 0
+    while (i < folded.length) {
+      val c = folded.charAt(i)
+      if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+        val p = if (c <= '9') c - '0' + 1 else (c - 'a' + 11) & 0xFF
+        run += 1
+        if (run >= 3) visit(p0 * Span * Span + p1 * Span + p)
+        p0 = p1
+        p1 = p
+      } else run = 0
+      i += 1
+    }
+  }
 
   /** The tokens of the trigrams every text containing `needle` holds, as upstream indexes them (none: cannot narrow). */
   def needleTokens(needle: String): Array[Int] = {

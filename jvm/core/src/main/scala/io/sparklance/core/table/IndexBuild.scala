@@ -12,7 +12,8 @@ import io.sparklance.core.{InvalidArgumentException, MetadataColumn, Unsupported
 import io.sparklance.core.file.LanceFileReader
 import io.sparklance.core.format.{Fragment, FragmentFiles, TableLayout}
 import io.sparklance.core.index.{BitmapWriter, BloomFilterIndex, BloomFilterWriter, BTreeIndex, BTreeWriter, HeldRuns,
-  IndexAppend, IndexKind, IndexMetadata, KeyOrder, LabelListWriter, ZoneMapIndex, ZoneMapWriter, ZoneRuns}
+  IndexAppend, IndexKind, IndexMetadata, KeyOrder, LabelListWriter, NGramIndex, NGramWriter, ZoneMapIndex, ZoneMapWriter,
+  ZoneRuns}
 import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.schema.{LanceField, LanceSchema}
 import io.sparklance.core.storage.Storage
@@ -44,6 +45,12 @@ import io.sparklance.core.txn.{Committer, Operation, Transaction}
  *    the fragments' items.
  *  - BLOOMFILTER: `number_of_items` (rows per zone, default 8192) and `probability` (of a false positive, default
  *    0.00057), which size each zone's filter as upstream sizes it. Built like a zone map.
+ *  - NGRAM: on a string column, the rows of each trigram of the lower-cased, ASCII-folded text; no parameters. Each
+ *    task writes its fragment's posting lists as a run; the driver unions them by trigram ([[NGramWriter]]). Like
+ *    upstream's (index version 0), it holds stable row ids on tables that have them, row addresses otherwise.
+ *    OPTIMIZE INDEX merges an index of row addresses with the new fragments' rows, keeping its rows (deleted ones
+ *    too, as upstream does; those of fragments no longer in the table are left out); one of stable row ids is rebuilt
+ *    over every fragment, as pylance 14 does.
  */
 final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val name: String, val column: LanceField,
     val kind: IndexKind.Scalar, params: Map[String, String], replace: Boolean, base: Seq[IndexMetadata] = Nil,
@@ -72,8 +79,12 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
   /** Whether the kind is built from per-fragment zones (a zone map, a bloom filter), not sorted runs. */
   private def zones: Boolean = kind == IndexKind.ZoneMap || kind == IndexKind.BloomFilter
 
-  /** Bitmaps of tables with stable row ids hold row ids (upstream's choice); every other index row addresses. */
-  private val rowIds = (kind == IndexKind.Bitmap || kind == IndexKind.LabelList) && snapshot.hasStableRowIds
+  /**
+   * Bitmaps and NGRAM indexes of tables with stable row ids hold row ids (upstream's choice); every other index row
+   * addresses.
+   */
+  private val rowIds =
+    (kind == IndexKind.Bitmap || kind == IndexKind.LabelList || kind == IndexKind.NGram) && snapshot.hasStableRowIds
 
   /** The indexes of this name the new one replaces (with `replace`, or the segments it merges). */
   private val replaced: Seq[IndexMetadata] = snapshot.indexes.filter(_.name == name)
@@ -145,7 +156,7 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
     } else None
     val files = try {
       val old = if (bitmaps.isDefined) Nil else oldRuns(allocator)
-      written ++= old.filter(_ => kind != IndexKind.BTree)
+      written ++= old.filter(_ => kind != IndexKind.BTree && kind != IndexKind.NGram)
       val runs = old.map(-1L -> _) ++ fragments.map(_.id).zip(results)
       kind match {
         case IndexKind.BTree => BTreeWriter.merge(table.storage, runs.map(_._2), dir, keys, batchSize, allocator,
@@ -155,6 +166,8 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
         case IndexKind.LabelList => LabelListWriter.merge(table.storage, runs, dir, allocator,
           LanceFileReader.readField(column.children.head).getType, bitmaps)
         case IndexKind.ZoneMap => ZoneMapWriter.merge(table.storage, runs, dir, keys, rowsPerZone, allocator)
+        case IndexKind.NGram => NGramWriter.merge(table.storage, runs.map(_._2), old.toSet,
+          if (rowIds) _ => true else kept, dir, allocator)
         case _ => BloomFilterWriter.merge(table.storage, runs, dir, rowsPerZone, probability, allocator)
       }
     } finally {
@@ -219,6 +232,7 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
         case IndexKind.Bitmap | IndexKind.LabelList => IndexAppend.bitmapRun(table.storage, from, run,
           labelList = kind == IndexKind.LabelList, liveRowIds, kept, physicalRows, allocator)
         case IndexKind.ZoneMap => IndexAppend.zoneRun(table.storage, from, ZoneMapIndex.File, run, kept, allocator)
+        case IndexKind.NGram => Storage.join(from, NGramIndex.File)
         case _ => IndexAppend.zoneRun(table.storage, from, BloomFilterIndex.File, run, kept, allocator)
       }
     }
@@ -277,6 +291,8 @@ object IndexBuild {
           ZoneMapWriter.writeZones(storage, task.runPath, fragment.id, root.getVector(0), addresses, task.rowsPerZone, allocator)
         } else if (task.kind == IndexKind.LabelList.name) {
           LabelListWriter.writeRun(storage, task.runPath, root.getVector(0), addresses, allocator)
+        } else if (task.kind == IndexKind.NGram.name) {
+          NGramWriter.writeRun(storage, task.runPath, root.getVector(0), addresses, allocator)
         } else if (task.kind == IndexKind.BloomFilter.name) {
           BloomFilterWriter.writeZones(storage, task.runPath, fragment.id, root.getVector(0), addresses, task.rowsPerZone,
             task.probability, allocator)
@@ -340,7 +356,8 @@ object IndexBuild {
   /** The options each kind takes; any other is an error, never ignored. */
   private val Options: Map[IndexKind, Set[String]] = Map(IndexKind.BTree -> Set("zone_size", "batch_size"),
     IndexKind.Bitmap -> Set.empty, IndexKind.ZoneMap -> Set("rows_per_zone"),
-    IndexKind.BloomFilter -> Set("number_of_items", "probability"), IndexKind.LabelList -> Set.empty)
+    IndexKind.BloomFilter -> Set("number_of_items", "probability"), IndexKind.LabelList -> Set.empty,
+    IndexKind.NGram -> Set.empty)
 
   /** Checks a new index's name, column, kind and options against `snapshot`; the checked column. */
   private[table] def check(snapshot: Snapshot, name: String, column: String, kind: String, params: Map[String, String],
@@ -366,6 +383,11 @@ object IndexBuild {
       s"LABEL_LIST index on column '$column' of $root: it is not a list; LABEL_LIST indexes take lists of numbers, " +
       "strings, binaries, booleans, dates or timestamps.")) else field
     val arrow = LanceFileReader.readField(keyField).getType
+    if (k == IndexKind.NGram && !(arrow.isInstanceOf[org.apache.arrow.vector.types.pojo.ArrowType.Utf8] ||
+        arrow.isInstanceOf[org.apache.arrow.vector.types.pojo.ArrowType.LargeUtf8])) {
+      throw new UnsupportedFeatureException(s"Cannot create an NGRAM index on column '$column' of $root: its type " +
+        s"$arrow is not a string; NGRAM indexes take string and large string columns.")
+    }
     if (!KeyOrder.supports(arrow)) {
       throw new UnsupportedFeatureException(s"Cannot create a ${k.name} index on column '$column' of $root: its type " +
         s"$arrow cannot be indexed; ${k.name} indexes take numbers, strings, binaries, booleans, dates and timestamps.")

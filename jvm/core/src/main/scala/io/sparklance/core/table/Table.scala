@@ -407,7 +407,10 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
     }
     val (field, kind) = IndexBuild.check(snapshot, name, column, existing.kind.name, options, replace = true)
     val keys = LanceFileReader.readField(if (kind == IndexKind.LabelList) field.children.head else field).getType
-    val mergeable = segments.forall { s =>
+    // pylance 14 rebuilds an NGRAM index of a table with stable row ids over the live rows of every fragment, where it
+    // merges one of row addresses with the new fragments' rows.
+    val rebuilt = kind == IndexKind.NGram && snapshot.hasStableRowIds
+    val mergeable = !rebuilt && segments.forall { s =>
       s.kind == kind && s.fieldIds == existing.fieldIds && (try IndexAppend.mergeable(storage, snapshot.indexDir(s), kind, keys)
       catch {
         case NonFatal(e) =>

@@ -59,4 +59,35 @@ class NGramIndexSuite extends AnyFunSuite {
     huge.order(ByteOrder.LITTLE_ENDIAN).putLong(0, 1L << 40)
     assert(intercept[CorruptFileException](NGramIndex.decodeTreemap("p", huge)).getMessage.contains("claims"))
   }
+
+  private def indexed(text: String): Seq[Int] = {
+    val out = Seq.newBuilder[Int]
+    NGramIndex.trigrams(text, out += _)
+    out.result()
+  }
+
+  test("a text's trigrams are those of its lower-cased, ASCII-folded whole, as pylance 14 indexes them") {
+    // Tokens of an index pylance 14 built over each of these texts (probed 2026-11-26).
+    assert(indexed("Hello World") == Seq("hel", "ell", "llo", "wor", "orl", "rld").map(token))
+    assert(indexed("héllo wörld") == indexed("Hello World"))
+    assert(indexed("Straße") == Seq("str", "tra", "ras", "ass", "sse").map(token))
+    assert(indexed("½x12") == Seq("12x", "2x1", "x12").map(token))
+    assert(indexed("ﬁle") == Seq("fil", "ile").map(token))
+    // İ lower-cases to i and a combining dot, which no fold removes; Σ and CJK fold to nothing ASCII.
+    assert(indexed("İst").isEmpty)
+    assert(indexed("ΣΑΣ abc") == Seq(token("abc")) && indexed("日本abc") == Seq(token("abc")))
+    assert(indexed("ab😀cd").isEmpty && indexed("ab").isEmpty && indexed("").isEmpty && indexed("x-y_z!").isEmpty)
+    // ᴬ folds to upper-case A, whose position upstream computes in wrapping 8-bit arithmetic: 235.
+    assert(indexed("ᴬbc") == Seq(322172))
+    assert(indexed("abab") == Seq("aba", "bab").map(token))
+  }
+
+  test("posting lists are written as upstream serializes a Roaring treemap, and read back") {
+    val rows = Map(0L -> Seq(0, 1, 5), 3L -> (0 until 5000).toSeq, 4294967295L -> Seq(7))
+    val bytes = NGramWriter.encodeTreemap(rows.toSeq.sortBy(_._1).map { case (f, o) => f -> RoaringBitmap.bitmapOf(o: _*) })
+    assert(NGramIndex.decodeTreemap("p", ByteBuffer.wrap(bytes)).map { case (f, b) => f -> b.toArray.toSeq } == rows)
+    // One bitmap {0}: count 1, key 0, then the portable format without run containers (cookie 12346).
+    assert(NGramWriter.encodeTreemap(Seq(0L -> RoaringBitmap.bitmapOf(0))).map("%02x".format(_)).mkString ==
+      "0100000000000000" + "00000000" + "3a300000" + "01000000" + "00000000" + "10000000" + "0000")
+  }
 }
