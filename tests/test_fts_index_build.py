@@ -97,6 +97,16 @@ def hits(path: Path, query):
 
 
 @pytest.mark.parametrize("setting", range(len(SETTINGS)), ids=lambda i: f"settings{i}")
+
+def assert_same_hits(ours: Path, theirs: Path, q: str) -> None:
+    """pylance's OR and AND matches of ``q`` over our index are its matches over its own, with equal scores."""
+    for op in ("OR", "AND"):
+        expected = hits(theirs, MatchQuery(q, "text", operator=FullTextOperator(op)))
+        got = hits(ours, MatchQuery(q, "text", operator=FullTextOperator(op)))
+        assert got.keys() == expected.keys(), (op, q)
+        for k, s in expected.items():
+            assert got[k] == pytest.approx(s, rel=1e-5), (op, q, k)
+
 def test_pylance_searches_our_index_as_its_own(spark, tmp_path, setting):
     options, kwargs = SETTINGS[setting]
     rng = random.Random(SEED + setting)
@@ -113,12 +123,7 @@ def test_pylance_searches_our_index_as_its_own(spark, tmp_path, setting):
     phrases = kwargs.get("with_position", False)
     for _ in range(15 * N):
         q = random_query(rng)
-        for op in ("OR", "AND"):
-            expected = hits(theirs, MatchQuery(q, "text", operator=FullTextOperator(op)))
-            got = hits(ours, MatchQuery(q, "text", operator=FullTextOperator(op)))
-            assert got.keys() == expected.keys(), (op, q)
-            for k, s in expected.items():
-                assert got[k] == pytest.approx(s, rel=1e-5), (op, q, k)
+        assert_same_hits(ours, theirs, q)
         top = lance.dataset(str(ours)).to_table(full_text_query=q, limit=5, columns=["id", "_score"])
         best = sorted(hits(theirs, q).values(), reverse=True)[:5]
         assert sorted(top.column("_score").to_pylist(), reverse=True) == pytest.approx(best, rel=1e-5), q
@@ -301,12 +306,7 @@ def test_other_languages_both_ways(spark, tmp_path, language):
     lance.dataset(str(ours)).validate()
     for _ in range(10 * N):
         q = " ".join(rng.choice(vocabulary) for _ in range(rng.randint(1, 3)))
-        for op in ("OR", "AND"):
-            expected = hits(theirs, MatchQuery(q, "text", operator=FullTextOperator(op)))
-            got = hits(ours, MatchQuery(q, "text", operator=FullTextOperator(op)))
-            assert got.keys() == expected.keys(), (op, q)
-            for k, s in expected.items():
-                assert got[k] == pytest.approx(s, rel=1e-5), (op, q, k)
+        assert_same_hits(ours, theirs, q)
         matched = {r.id for r in spark.read.format("lance").load(str(theirs))
                    .where(f"lance_match(text, {sql_str(q)})").select("id").collect()}
         assert matched == set(hits(theirs, q)), q

@@ -102,30 +102,7 @@ def test_optimized_indexes_equal_pylance_optimized(spark, wh, stable):
         assert stats["num_unindexed_fragments"] == 0 and stats["num_unindexed_rows"] == 0
         tables[(builder, optimizer)] = (name, path)
     oracle = tables[("pylance", "pylance")][1]
-    for _ in range(12 * N):
-        q = random_query(rng)
-        for op in ("OR", "AND"):
-            expected = hits(oracle, MatchQuery(q, "text", operator=FullTextOperator(op)))
-            assert not any((i % 13 == 4 and i < 420) or i % 11 == 2 for i in expected)
-            for pair, (name, path) in tables.items():
-                got = hits(path, MatchQuery(q, "text", operator=FullTextOperator(op)))
-                assert got.keys() == expected.keys(), (pair, op, q)
-                assert all(got[k] == pytest.approx(s, rel=1e-5) for k, s in expected.items()), (pair, op, q)
-                assert spark_ids(spark, name, f"lance_match(text, {sql_str(q)}, 'operator={op}')") == set(expected), \
-                    (pair, op, q)
-        k = rng.choice([1, 5, 20])
-        t = lance.dataset(str(oracle)).to_table(full_text_query=q, columns=["id", "_score"], limit=k)
-        expected = list(zip(t.column("id").to_pylist(), t.column("_score").to_pylist()))
-        for pair, (name, _) in tables.items():
-            got = [(r["id"], r["_score"]) for r in spark.sql(
-                f"SELECT id, _score FROM search(table => 'lance.db.{name}', query => {sql_str(q)}, "
-                f"num_results => {k})").collect()]
-            assert_same_ranking(got, expected, (pair, q, k))
-        fuzzy = random_query(rng, 2)
-        for pair, (name, path) in tables.items():
-            expected = set(hits(path, MatchQuery(fuzzy, "text", fuzziness=1, max_expansions=50)))
-            assert spark_ids(spark, name, f"lance_match(text, {sql_str(fuzzy)}, 'fuzziness=1,max_expansions=50')") \
-                == expected, (pair, fuzzy)
+    assert_same_answers(spark, rng, tables, oracle, lambda i: (i % 13 == 4 and i < 420) or i % 11 == 2, rounds=12 * N)
 
 
 def test_up_to_date_index_and_options(spark, wh):
@@ -149,10 +126,10 @@ def compact(spark, compactor: str, name: str, path: Path) -> None:
         spark.sql(f"OPTIMIZE lance.db.{name} WITH (target_rows_per_fragment = 10000)").collect()
 
 
-def assert_same_answers(spark, rng, tables: dict, oracle: Path, deleted) -> None:
+def assert_same_answers(spark, rng, tables: dict, oracle: Path, deleted, rounds: int = 6 * N) -> None:
     """pylance's rows and ``_score``s over each table equal the oracle's, and so do Spark's ``lance_match`` and
     ``SEARCH`` (fuzzy ``lance_match`` answers as pylance does over the same table)."""
-    for _ in range(6 * N):
+    for _ in range(rounds):
         q = random_query(rng)
         for op in ("OR", "AND"):
             expected = hits(oracle, MatchQuery(q, "text", operator=FullTextOperator(op)))
