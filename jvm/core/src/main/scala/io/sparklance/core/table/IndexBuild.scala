@@ -368,10 +368,14 @@ object IndexBuild {
     if (name.isEmpty || name.exists(c => c.isControl || c == '/')) {
       throw new InvalidArgumentException(s"'$name' is not a valid index name: use letters, digits and underscores.")
     }
+    if (FullTextIndexBuild.isFullText(kind)) {
+      throw new InvalidArgumentException(s"Cannot create index '$name' on $root as a scalar index: a full-text " +
+        "(INVERTED) index is built by Table.newFullTextIndex (CREATE INDEX ... USING fts).")
+    }
     val k = IndexKind.buildableNamed(kind).getOrElse(throw new UnsupportedFeatureException(
       s"Cannot create index '$name' on $root: sparklance does not build ${kind.toUpperCase(Locale.ROOT)} indexes; it " +
-        s"builds ${IndexKind.buildable.map(_.name).mkString(", ")} and the vector indexes " +
-        s"${VectorIndexBuild.Types.mkString(", ")}. Create other kinds with pylance " +
+        s"builds ${IndexKind.buildable.map(_.name).mkString(", ")}, full-text (INVERTED) indexes and the vector " +
+        s"indexes ${VectorIndexBuild.Types.mkString(", ")}. Create other kinds with pylance " +
         "(create_scalar_index); sparklance keeps them."))
     val field = snapshot.schema.field(column).getOrElse(throw new InvalidArgumentException(
       s"Cannot create index '$name' on $root: it has no column '$column' (its columns: " +

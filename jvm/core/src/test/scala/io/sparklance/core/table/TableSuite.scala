@@ -390,7 +390,11 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
       .contains("Unknown option zone_sise for a BTREE index; it takes: batch_size, zone_size."))
     assert(error(table.newIndex(s, "i", "id", "btree", Map("zone_size" -> "0"), replace = false))
       .contains("zone_size must be a positive number"))
-    assert(error(table.newIndex(s, "i", "id", "inverted", Map.empty, replace = false)).contains("does not build INVERTED indexes; it builds BTREE, BITMAP, ZONEMAP, BLOOMFILTER, LABEL_LIST and the vector indexes IVF_FLAT, IVF_PQ, IVF_SQ, IVF_HNSW_FLAT, IVF_HNSW_PQ, IVF_HNSW_SQ."))
+    assert(error(table.newIndex(s, "i", "id", "inverted", Map.empty, replace = false))
+      .contains("a full-text (INVERTED) index is built by Table.newFullTextIndex"))
+    assert(error(table.newIndex(s, "i", "id", "rtree", Map.empty, replace = false)).contains("does not build RTREE " +
+      "indexes; it builds BTREE, BITMAP, ZONEMAP, BLOOMFILTER, LABEL_LIST, NGRAM, full-text (INVERTED) indexes and " +
+      "the vector indexes IVF_FLAT, IVF_PQ, IVF_SQ, IVF_HNSW_FLAT, IVF_HNSW_PQ, IVF_HNSW_SQ."))
     table.newIndex(s, "i", "id", "BTREE", Map.empty, replace = false).runAndCommit()
     assert(error(table.newIndex(table.latest(), "i", "s", "bitmap", Map.empty, replace = false)).contains("already has an index named 'i'"))
     val replaced = table.newIndex(table.latest(), "i", "s", "bitmap", Map.empty, replace = true).runAndCommit()
