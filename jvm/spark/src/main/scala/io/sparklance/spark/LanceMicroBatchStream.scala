@@ -69,7 +69,7 @@ final class LanceMicroBatchStream(root: String, conf: Configuration, schema: Str
         }
       }
     val broadcast = SparkSession.active.sparkContext.broadcast(new SerializableConfiguration(conf))
-    scans.flatMap(_.planTasks(options.rowsPerPartition)).map(task => LancePartition(root, task, broadcast): InputPartition).toArray
+    scans.flatMap(_.planTasks(options.rowsPerPartition.getOrElse(lance.ReadSettings.DefaultRowsPerTask))).map(task => LancePartition(root, task, broadcast): InputPartition).toArray
   }
 
   /** The scan of the rows version `s` appended to the fragments `before` it had, or None when it appended none. */

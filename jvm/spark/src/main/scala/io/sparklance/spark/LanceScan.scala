@@ -169,8 +169,16 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
 
   override def planInputPartitions(): Array[InputPartition] = {
     val conf = table.hadoopConfFor(SparkSession.active.sparkContext)
-    scan.planTasks(options.rowsPerPartition).map(t => LancePartition(snapshot.root, t, conf): InputPartition).toArray
+    tasks.map(t => LancePartition(snapshot.root, t, conf): InputPartition).toArray
   }
+
+  /** The scan's tasks: of at most `rows_per_partition` rows when that is given, else sized as Spark sizes file splits. */
+  private def tasks: Seq[lance.ScanTask] = options.rowsPerPartition match {
+    case Some(rows) => scan.planTasks(rows)
+    case None => scan.planTasks(LanceScan.taskSizing(SparkSession.active, tableRowBytes))
+  }
+
+  private def tableRowBytes: Long = math.max(1, SparkSchemas.toSpark(snapshot.schema, table.nanoseconds).defaultSize)
 
   override def createReaderFactory(): PartitionReaderFactory = LanceReaderFactory(readSchema, options.columnar)
 
@@ -190,7 +198,7 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
    * call (copy it to keep it).
    */
   def foreachRowOnDriver(f: InternalRow => Unit): Unit = LanceSparkException.translate {
-    scan.planTasks(options.rowsPerPartition).foreach { task =>
+    tasks.foreach { task =>
       val reader = new LanceColumnarReader(snapshot.root, table.hadoopConf, task, readSchema)
       try while (reader.next()) reader.get().rowIterator().asScala.foreach(f) finally reader.close()
     }
@@ -204,7 +212,6 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
    * row size, never nothing: an estimate of 0 would broadcast any table.
    */
   override def estimateStatistics(): Statistics = {
-    val tableRowBytes = math.max(1, SparkSchemas.toSpark(snapshot.schema, table.nanoseconds).defaultSize)
     val (rows, bytes) = scan.estimate(tableRowBytes)
     val readBytes = math.max(1L, (bytes.toDouble * readSchema.defaultSize / tableRowBytes).toLong)
     val readRows = limit.map(l => math.min(rows, l.toLong)).getOrElse(rows)
@@ -219,6 +226,20 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
 object LanceScan {
   /** The most bytes (estimated from the manifest's file sizes) a scan reads on the driver. */
   private val DriverLookupBytes = 64L << 20
+
+  /**
+   * Task sizes from the settings Spark sizes its file sources' splits by: `spark.sql.files.maxPartitionBytes` at
+   * most per task, `spark.sql.files.openCostInBytes` at least, and the scan spread over
+   * `spark.sql.files.minPartitionNum` tasks (by default the leaf nodes' parallelism: the cores) when it is small.
+   * So a Lance table is read with as many tasks as a Parquet copy of it, not one per fragment: each task costs a
+   * scheduling round and, under an aggregate, a partial result of its own.
+   */
+  def taskSizing(spark: SparkSession, defaultRowBytes: Long): lance.Scan.TaskSizing = {
+    val conf = spark.sessionState.conf
+    val parallelism = conf.filesMinPartitionNum.getOrElse(
+      spark.conf.getOption("spark.sql.leafNodeDefaultParallelism").map(_.toInt).getOrElse(spark.sparkContext.defaultParallelism))
+    lance.Scan.TaskSizing(conf.filesMaxPartitionBytes, conf.filesOpenCostInBytes, parallelism, defaultRowBytes)
+  }
 }
 
 /** One partition: a task of the core's scan, and what reopens the table on an executor. Plain data. */

@@ -8,8 +8,9 @@ import io.sparklance.core.{InvalidArgumentException, table => lance}
  * (DELETE, UPDATE, MERGE) are tuned; precedence: read option > table property > default.
  *  - `version`, `timestamp`, `tag`: which version to read (at most one; default the latest);
  *  - `batch_size`: rows per columnar batch (default 8192);
- *  - `rows_per_partition`: the largest number of rows one Spark partition reads (default 1048576); larger
- *    fragments are split by row ranges;
+ *  - `rows_per_partition`: the largest number of rows one Spark partition reads; larger fragments are split by
+ *    row ranges. Without it, partitions are sized by the bytes of data files, as Spark sizes those of its file
+ *    sources ([[LanceScan.taskSizing]]);
  *  - `columnar`: hand Spark columnar batches (default true) or rows (false);
  *  - `nanoseconds`: `truncate` (default) or `long`, how nanosecond values map to Spark types (read when the
  *    table is resolved, since it shapes the schema: [[ReadOptions.nanoseconds]]);
@@ -20,7 +21,7 @@ import io.sparklance.core.{InvalidArgumentException, table => lance}
  *    versions that change existing rows ([[LanceMicroBatchStream]]); refused by batch reads.
  * Which option names are accepted at all is decided by [[LanceOptions]].
  */
-final case class ReadOptions(batchSize: Int, rowsPerPartition: Long, columnar: Boolean = true,
+final case class ReadOptions(batchSize: Int, rowsPerPartition: Option[Long], columnar: Boolean = true,
     pushDownFilters: Boolean = true, driverLookupRows: Long = ReadOptions.DriverLookupRows,
     stream: LanceMicroBatchStream.Options = LanceMicroBatchStream.Options())
 

@@ -8,13 +8,13 @@ class ReadOptionsSuite extends AnyFunSuite {
 
   test("defaults") {
     assert(ReadOptions(none, none) ==
-      ReadOptions(8192, 1L << 20, columnar = true))
+      ReadOptions(8192, None, columnar = true))
   }
 
   test("a read option wins over a table property, which wins over the default") {
     val table = Map("rows_per_partition" -> "1000", "Batch_Size" -> "64", "columnar" -> "false")
-    assert(ReadOptions(none, table) == ReadOptions(64, 1000, columnar = false))
-    assert(ReadOptions(Map("ROWS_PER_PARTITION" -> "10", "columnar" -> "true"), table) == ReadOptions(64, 10, columnar = true))
+    assert(ReadOptions(none, table) == ReadOptions(64, Some(1000L), columnar = false))
+    assert(ReadOptions(Map("ROWS_PER_PARTITION" -> "10", "columnar" -> "true"), table) == ReadOptions(64, Some(10L), columnar = true))
   }
 
   test("an invalid value names where it was given") {

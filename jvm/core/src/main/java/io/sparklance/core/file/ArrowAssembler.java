@@ -161,8 +161,9 @@ public final class ArrowAssembler {
       throw new EncodingException(d.indices.bitsPerValue + "-bit dictionary indices of " + d.numValues + " values in " + idx.length + " bytes");
     }
     byte[] src = items.data;
-    fv.allocateNew(n);
-    ArrowBuf out = fv.getDataBuffer();
+    // Gathered into an array, then copied once: a store into the vector's buffer per value checks its bounds and
+    // reference count each time.
+    byte[] dst = new byte[Math.multiplyExact(n, width)];
     for (int i = 0; i < n; i++) {
       int j = from + i;
       long k = ib == 1 ? idx[j] & 0xFF : ib == 2 ? LittleEndian.getUnsignedShort(idx, 2 * j)
@@ -174,14 +175,16 @@ public final class ArrowAssembler {
       int p = (int) k;
       switch (width) {
         case 16:
-          out.setLong(16L * i, LittleEndian.getLong(src, 16 * p));
-          out.setLong(16L * i + 8, LittleEndian.getLong(src, 16 * p + 8));
+          LittleEndian.putLong(dst, 16 * i, LittleEndian.getLong(src, 16 * p));
+          LittleEndian.putLong(dst, 16 * i + 8, LittleEndian.getLong(src, 16 * p + 8));
           break;
-        case 8: out.setLong(8L * i, LittleEndian.getLong(src, 8 * p)); break;
-        case 4: out.setInt(4L * i, LittleEndian.getInt(src, 4 * p)); break;
-        default: out.setBytes((long) i * width, src, p * width, width);
+        case 8: LittleEndian.putLong(dst, 8 * i, LittleEndian.getLong(src, 8 * p)); break;
+        case 4: LittleEndian.putInt(dst, 4 * i, LittleEndian.getInt(src, 4 * p)); break;
+        default: System.arraycopy(src, p * width, dst, i * width, width);
       }
     }
+    fv.allocateNew(n);
+    fv.getDataBuffer().setBytes(0, dst, 0, dst.length);
     writeValidity(fv.getValidityBuffer(), validity, n);
     fv.setValueCount(n);
   }

@@ -89,6 +89,12 @@ final class Scan private[table] (
   /** The live rows of the selected fragments, from the manifest alone. */
   def countRows(): Long = fragments.map(_.numRows).sum
 
+  /** The bytes of `f`'s data files: their recorded sizes, or `defaultRowBytes` per physical row where one is not recorded. */
+  private def fileBytes(f: Fragment, defaultRowBytes: Long): Double = {
+    val sizes = f.files.map(_.fileSizeBytes)
+    if (sizes.forall(_.isDefined)) sizes.flatten.sum.toDouble else f.physicalRows.toDouble * defaultRowBytes
+  }
+
   /**
    * The rows the scan reads and the bytes of data files they stand for: per fragment kept, its live rows (or those an
    * index selected) and its data files' recorded sizes in proportion to them. A fragment whose sizes the manifest
@@ -99,12 +105,20 @@ final class Scan private[table] (
     var bytes = 0.0
     fragments.foreach { f =>
       val selected = selectedRows(f).map(_.getLongCardinality).getOrElse(f.numRows)
-      val sizes = f.files.map(_.fileSizeBytes)
-      val fileBytes = if (sizes.forall(_.isDefined)) sizes.flatten.sum.toDouble else f.physicalRows.toDouble * defaultRowBytes
       rows += selected
-      bytes += fileBytes * selected / math.max(1L, f.physicalRows)
+      bytes += fileBytes(f, defaultRowBytes) * selected / math.max(1L, f.physicalRows)
     }
     (rows, bytes.toLong)
+  }
+
+  private def context: ScanTask.Context = {
+    // One schema per projected field: a field may be projected more than once (the parts of a blob column).
+    val fieldsBytes = projection.map(f => LanceSchema(IndexedSeq(f), Map.empty).toBytes)
+    // Batches evaluate neither a list's items nor full-text queries: indexes alone use those predicates.
+    val readable = dataFilters.filter(p => !p.isInstanceOf[Predicate.ListHasAny] && !p.isInstanceOf[Predicate.FullTextMatch] &&
+      p.columns.forall(c => projection.exists(_.name == c)))
+    ScanTask.Context(snapshot.layout, snapshot.manifest.path, fieldsBytes, metadataColumns.map(_.name),
+      snapshot.manifest.hasStableRowIds, batchRows, limit, readable)
   }
 
   /**
@@ -112,13 +126,7 @@ final class Scan private[table] (
    * `rowsPerTask` physical rows.
    */
   def planTasks(rowsPerTask: Long): Seq[ScanTask] = {
-    // One schema per projected field: a field may be projected more than once (the parts of a blob column).
-    val fieldsBytes = projection.map(f => LanceSchema(IndexedSeq(f), Map.empty).toBytes)
-    // Batches evaluate neither a list's items nor full-text queries: indexes alone use those predicates.
-    val readable = dataFilters.filter(p => !p.isInstanceOf[Predicate.ListHasAny] && !p.isInstanceOf[Predicate.FullTextMatch] &&
-      p.columns.forall(c => projection.exists(_.name == c)))
-    val context = ScanTask.Context(snapshot.layout, snapshot.manifest.path, fieldsBytes, metadataColumns.map(_.name),
-      snapshot.manifest.hasStableRowIds, batchRows, limit, readable)
+    val shared = context
     val slices = fragments.flatMap { fragment =>
       val bytes = fragment.proto.toByteArray
       selectedRows(fragment) match {
@@ -138,12 +146,59 @@ final class Scan private[table] (
     var rows = 0L
     slices.foreach { s =>
       if (current.nonEmpty && rows + s.rows > rowsPerTask) {
-        tasks += ScanTask(current, context); current = Vector.empty; rows = 0
+        tasks += ScanTask(current, shared); current = Vector.empty; rows = 0
       }
       current :+= s
       rows += s.rows
     }
-    if (current.nonEmpty) tasks += ScanTask(current, context)
+    if (current.nonEmpty) tasks += ScanTask(current, shared)
+    tasks.toSeq
+  }
+
+  /**
+   * The tasks of the scan sized by the bytes of data files they read ([[Scan.TaskSizing]]): the fragments' bytes, in
+   * order, are cut into tasks of equal bytes, each of at most `maxBytes`, of at least `minBytes` unless the scan has
+   * fewer, and at least `parallelism` of them when that leaves each task `minBytes`. A cut inside a fragment splits
+   * it by rows (or by the offsets an index selected), its bytes standing evenly for its physical rows; whole
+   * fragments between cuts share a task.
+   */
+  def planTasks(sizing: Scan.TaskSizing): Seq[ScanTask] = {
+    val shared = context
+    val kept = fragments.flatMap { f =>
+      val offsets = selectedRows(f).map(_.toArray)
+      val units = offsets.map(_.length.toLong).getOrElse(f.physicalRows)
+      if (units == 0) None
+      else Some((f, offsets, units, fileBytes(f, sizing.defaultRowBytes) * units / math.max(1L, f.physicalRows)))
+    }
+    val total = kept.map(_._4).sum
+    val target = math.min(sizing.maxBytes.toDouble, math.max(sizing.minBytes.toDouble, total / math.max(1, sizing.parallelism)))
+    val count = math.max(1L, math.ceil(total / math.max(1.0, target)).toLong)
+    val perTask = total / count
+    val tasks = ArrayBuffer.empty[ScanTask]
+    var current = Vector.empty[ScanTask.Slice]
+    def close(): Unit = if (current.nonEmpty) { tasks += ScanTask(current, shared); current = Vector.empty }
+    var before = 0.0 // the bytes of the fragments already cut
+    var cut = 1L // the next cut falls after cut * perTask bytes
+    kept.foreach { case (f, offsets, units, bytes) =>
+      val proto = f.proto.toByteArray
+      def add(from: Long, to: Long): Unit = current :+= (offsets match {
+        case Some(all) =>
+          val part = java.util.Arrays.copyOfRange(all, from.toInt, to.toInt)
+          ScanTask.Slice(proto, part.head.toLong, part.last.toLong + 1, Some(part))
+        case None => ScanTask.Slice(proto, from, to)
+      })
+      val unitBytes = bytes / units
+      var start = 0L
+      while (cut < count && cut * perTask < before + bytes) {
+        val at = if (unitBytes <= 0) start else math.max(start, math.min(units, math.round((cut * perTask - before) / unitBytes)))
+        if (at > start) { add(start, at); start = at }
+        close()
+        cut += 1
+      }
+      if (start < units) add(start, units)
+      before += bytes
+    }
+    close()
     tasks.toSeq
   }
 
@@ -159,6 +214,15 @@ final class Scan private[table] (
 object Scan {
   private[table] def of(snapshot: Snapshot): Scan =
     new Scan(snapshot, snapshot.schema.fields, Nil, Nil, Nil, None, 8192)
+
+  /**
+   * How [[Scan.planTasks]] sizes tasks by bytes, as Spark sizes the splits of its file sources: at most `maxBytes`
+   * of data files per task (Spark's `spark.sql.files.maxPartitionBytes`), at least `minBytes` (its
+   * `openCostInBytes`: below that, another task costs more than it saves), and the scan spread over `parallelism`
+   * tasks (its `minPartitionNum`, by default the cores) when it is small. A fragment whose file sizes the manifest
+   * does not record counts `defaultRowBytes` per row.
+   */
+  final case class TaskSizing(maxBytes: Long, minBytes: Long, parallelism: Int, defaultRowBytes: Long)
 
   /** What a scan does with a predicate. */
   sealed trait FilterUse

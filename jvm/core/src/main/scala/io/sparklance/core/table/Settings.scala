@@ -104,12 +104,17 @@ object WriteSettings {
 }
 
 /**
- * How a scan is read, from [[Settings]]: `batch_size` (default 8192) rows per batch, and `rows_per_partition`
- * (default 1048576) rows per task at most (larger fragments are split by row ranges).
+ * How a scan is read, from [[Settings]]: `batch_size` (default 8192) rows per batch, and `rows_per_partition`, the
+ * most rows one task reads (larger fragments are split by row ranges), when given; without it, tasks are sized by
+ * bytes ([[Scan.TaskSizing]]).
  */
-final case class ReadSettings(batchRows: Int, rowsPerTask: Long)
+final case class ReadSettings(batchRows: Int, rowsPerTask: Option[Long])
 
 object ReadSettings {
+  /** The rows per task of a read that must count rows (a stream's micro-batch) and was given no `rows_per_partition`. */
+  val DefaultRowsPerTask: Long = 1L << 20
+
   def apply(s: Settings): ReadSettings =
-    ReadSettings(s.positive(8192, "batch_size").min(Int.MaxValue / 2).toInt, s.positive(1L << 20, "rows_per_partition"))
+    ReadSettings(s.positive(8192, "batch_size").min(Int.MaxValue / 2).toInt,
+      s.lookup("rows_per_partition").map(_ => s.positive(DefaultRowsPerTask, "rows_per_partition")))
 }

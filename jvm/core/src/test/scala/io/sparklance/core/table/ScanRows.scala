@@ -8,7 +8,11 @@ import io.sparklance.core.MetadataColumn
 /** Test reads of whole scans: every task of `scan`, each row with its row address, batches closed as they go. */
 object ScanRows {
   def apply[T](table: Table, scan: Scan, rowsPerTask: Long, allocator: BufferAllocator)(row: (VectorSchemaRoot, Int) => T): Seq[(Long, T)] =
-    scan.withMetadataColumns(Seq(MetadataColumn.RowAddress)).planTasks(rowsPerTask).flatMap { task =>
+    apply(table, scan.withMetadataColumns(Seq(MetadataColumn.RowAddress)).planTasks(rowsPerTask), allocator)(row)
+
+  /** The same, for tasks planned by the caller from a scan that reads `_rowaddr`. */
+  def apply[T](table: Table, tasks: Seq[ScanTask], allocator: BufferAllocator)(row: (VectorSchemaRoot, Int) => T): Seq[(Long, T)] =
+    tasks.flatMap { task =>
       val reader = table.read(task, allocator)
       try Iterator.continually(reader.next()).takeWhile(_.isDefined).flatten.flatMap { root =>
         try {

@@ -14,7 +14,8 @@ class SettingsSuite extends AnyFunSuite {
     assert(WriteSettings(Settings.of(none, table)) == WriteSettings(100, 8L << 20, 8192, 3, None))
     assert(WriteSettings(Settings.of(Map("MAX_ROWS_PER_FILE" -> "7"), table)).maxRowsPerFile == 7)
     assert(WriteSettings.of(none) == WriteSettings(1024L * 1024, 8L << 20, 8192, 20, None))
-    assert(ReadSettings(Settings.of(Map("batch_size" -> "64"), Map("rows_per_partition" -> "10"))) == ReadSettings(64, 10))
+    assert(ReadSettings(Settings.of(Map("batch_size" -> "64"), Map("rows_per_partition" -> "10"))) == ReadSettings(64, Some(10)))
+    assert(ReadSettings(Settings.of(none, none)) == ReadSettings(8192, None))
   }
 
   test("the other connector's names mean the same; an option under any name wins over a table property") {

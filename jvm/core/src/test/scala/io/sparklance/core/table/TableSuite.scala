@@ -87,14 +87,22 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
-  private def read(table: Table, scan: Scan, rowsPerTask: Long): Seq[(Long, Row)] =
-    ScanRows(table, scan, rowsPerTask, allocator) { (root, i) =>
+  /**
+   * The rows of `scan` with their addresses, read in tasks of at most `rowsPerTask` rows when it is even, else in
+   * tasks sized by bytes from it (so the seeded reads exercise both ways of planning).
+   */
+  private def read(table: Table, scan: Scan, rowsPerTask: Long): Seq[(Long, Row)] = {
+    val withAddress = scan.withMetadataColumns(Seq(MetadataColumn.RowAddress))
+    val tasks = if (rowsPerTask % 2 == 0) withAddress.planTasks(rowsPerTask)
+      else withAddress.planTasks(Scan.TaskSizing(rowsPerTask * 40, rowsPerTask * 4, 1 + (rowsPerTask % 5).toInt, 16))
+    ScanRows(table, tasks, allocator) { (root, i) =>
       val id = root.getVector("id").asInstanceOf[BigIntVector]
       val x = root.getVector("x").asInstanceOf[Float8Vector]
       val s = root.getVector("s").asInstanceOf[VarCharVector]
       Row.of(Option.when(!id.isNull(i))(id.get(i)), Option.when(!x.isNull(i))(x.get(i)),
         Option.when(!s.isNull(i))(new String(s.get(i), UTF_8)))
     }
+  }
 
   // The model's predicate semantics (Spark's): nulls match nothing but IS NULL; NaN equals NaN and is above all.
   private def cmpDouble(a: Double, b: Double): Int =
@@ -188,6 +196,33 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
       }
       val limit = 1 + r.nextInt(50)
       assert(read(table, snapshot.newScan().withLimit(limit).withBatchRows(16), 1L << 20).size >= math.min(limit, model.size))
+    }
+  }
+
+  test("tasks sized by bytes: seeded tables are cut into equal tasks of at most the bytes asked, every live row read once") {
+    (1 to 16).foreach { seed =>
+      val r = new Random(seed * 7)
+      val (_, table) = newTable()
+      (0 until 1 + r.nextInt(5)).foreach(_ => appendRandom(table, r, 1 + r.nextInt(400)))
+      if (r.nextBoolean()) deleteRandom(table, r, wholeFragments = true)
+      val snapshot = table.latest()
+      val model = read(table, snapshot.newScan(), 1L << 20).toMap
+      val fileBytes = snapshot.fragments.map(f => f.id -> f.files.flatMap(_.fileSizeBytes).sum.toDouble / f.physicalRows).toMap
+      val total = snapshot.fragments.map(f => fileBytes(f.id) * f.physicalRows).sum
+      assert(snapshot.fragments.forall(_.files.forall(_.fileSizeBytes.exists(_ > 0))), s"seed $seed: file sizes not recorded")
+      val sizing = Scan.TaskSizing(maxBytes = 1 + r.nextInt(20000), minBytes = r.nextInt(3000), 1 + r.nextInt(4), 16)
+      val tasks = snapshot.newScan().withMetadataColumns(Seq(MetadataColumn.RowAddress)).planTasks(sizing)
+      val target = math.min(sizing.maxBytes.toDouble, math.max(sizing.minBytes.toDouble, total / sizing.parallelism))
+      val rowBytes = if (fileBytes.isEmpty) 0.0 else fileBytes.values.max
+      val taskBytes = tasks.map(_.slices.map(s => fileBytes(s.parsed.id) * s.rows).sum)
+      val context = s"seed $seed, $sizing, $total bytes, tasks of ${taskBytes.map(_.toLong).mkString(", ")}"
+      // Cut at whole rows: a task is off by less than a row at each end; none is empty, and none more than needed.
+      taskBytes.foreach(b => assert(b <= target + 2 * rowBytes + 1e-6, context))
+      assert(tasks.size <= math.max(1, math.ceil(total / target).toInt), context)
+      if (total >= 2 * sizing.minBytes + 4 * rowBytes && sizing.parallelism > 1) assert(tasks.size >= 2, context)
+      assert(tasks.forall(_.slices.nonEmpty), context)
+      val got = ScanRows(table, tasks, allocator)((_, _) => ())
+      assert(got.map(_._1).sorted == model.keys.toSeq.sorted, context)
     }
   }
 
