@@ -29,7 +29,8 @@ object LanceIndexes {
     val snapshot = TableAccess.load(conf, path, TimeTravel.Latest)
     if (!train && (VectorIndexBuild.isVector(kind) || FullTextIndexBuild.isFullText(kind))) {
       throw new UnsupportedFeatureException(s"Index $name: train = false (an empty index, filled by OPTIMIZE INDEX) " +
-        s"is supported for scalar indexes (btree, bitmap, zonemap, bloomfilter, label_list), not for $kind indexes, " +
+        "is supported for scalar indexes (btree, bitmap, zonemap, bloomfilter, label_list, ngram), " +
+        s"not for $kind indexes, " +
         "which sparklance trains when they are created. Leave train out.")
     }
     if (VectorIndexBuild.isVector(kind)) {
