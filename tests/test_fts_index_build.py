@@ -96,8 +96,6 @@ def hits(path: Path, query):
     return dict(zip(t.column("id").to_pylist(), t.column("_score").to_pylist()))
 
 
-@pytest.mark.parametrize("setting", range(len(SETTINGS)), ids=lambda i: f"settings{i}")
-
 def assert_same_hits(ours: Path, theirs: Path, q: str) -> None:
     """pylance's OR and AND matches of ``q`` over our index are its matches over its own, with equal scores."""
     for op in ("OR", "AND"):
@@ -107,6 +105,8 @@ def assert_same_hits(ours: Path, theirs: Path, q: str) -> None:
         for k, s in expected.items():
             assert got[k] == pytest.approx(s, rel=1e-5), (op, q, k)
 
+
+@pytest.mark.parametrize("setting", range(len(SETTINGS)), ids=lambda i: f"settings{i}")
 def test_pylance_searches_our_index_as_its_own(spark, tmp_path, setting):
     options, kwargs = SETTINGS[setting]
     rng = random.Random(SEED + setting)
