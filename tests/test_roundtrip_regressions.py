@@ -51,6 +51,18 @@ def spark_copy(spark, src: str, dst: str, version: str, **options) -> None:
     w.save(dst)
 
 
+def rewritten_both_ways_read_back(spark, tmp_path, version: str, rows: list, typ: pa.DataType) -> None:
+    """pylance writes ``rows`` (column ``c`` of ``typ``, beside ``id``) at ``version``; the JVM rewrite and a Spark
+    write, both with small pages, must be read back by pylance with exactly those values."""
+    table = pa.table({"id": pa.array(range(len(rows)), pa.int64()), "c": pa.array(rows, typ)})
+    src = str(tmp_path / "src.lance")
+    lance.write_dataset(table, src, data_storage_version=version)
+    rewrite(version, src, str(tmp_path / "core.lance"), "--max-page-bytes", "4096")
+    assert read_back(str(tmp_path / "core.lance")).equals(table)
+    spark_copy(spark, src, str(tmp_path / "spark.lance"), version, max_page_bytes="4096")
+    assert read_back(str(tmp_path / "spark.lance")).sort_by("id").equals(table)
+
+
 # Issue #13.1: a null struct inside a list whose children hold no values of their own. The structural encoder declared
 # the layers under the null struct all-valid; pylance's reader expects them nullable, as its writer declares them.
 @pytest.mark.parametrize("version", ["2.1", "2.2"])
@@ -60,13 +72,7 @@ def spark_copy(spark, src: str, dst: str, version: str, **options) -> None:
     [[], [None]] * 3000 + [[{"a": ["x"], "b": 1}]],
 ], ids=["issue", "all-null-children", "many-pages"])
 def test_null_struct_in_list_with_empty_children(spark, tmp_path, version, rows):
-    table = pa.table({"id": pa.array(range(len(rows)), pa.int64()), "c": pa.array(rows, NESTED)})
-    src = str(tmp_path / "src.lance")
-    lance.write_dataset(table, src, data_storage_version=version)
-    rewrite(version, src, str(tmp_path / "core.lance"), "--max-page-bytes", "4096")
-    assert read_back(str(tmp_path / "core.lance")).equals(table)
-    spark_copy(spark, src, str(tmp_path / "spark.lance"), version, max_page_bytes="4096")
-    assert read_back(str(tmp_path / "spark.lance")).sort_by("id").equals(table)
+    rewritten_both_ways_read_back(spark, tmp_path, version, rows, NESTED)
 
 
 # Found by the round-trip fuzzer at the end of session 15 (seed 20261129, N=150, case 101): an empty or null list above
@@ -86,13 +92,7 @@ DEEPER = pa.list_(pa.struct([("f0", pa.list_(pa.list_(pa.list_(pa.int32())))), (
     (DEEPER, [[{"f0": [[[1]]], "f1": 2}], [], [None, {"f0": [[None, [3]]], "f1": None}]] * 700),
 ], ids=["issue", "no-null-struct", "null-struct", "null-struct-mixed", "deeper-many-pages"])
 def test_empty_list_above_a_struct_of_nested_lists(spark, tmp_path, version, typ, rows):
-    table = pa.table({"id": pa.array(range(len(rows)), pa.int64()), "c": pa.array(rows, typ)})
-    src = str(tmp_path / "src.lance")
-    lance.write_dataset(table, src, data_storage_version=version)
-    rewrite(version, src, str(tmp_path / "core.lance"), "--max-page-bytes", "4096")
-    assert read_back(str(tmp_path / "core.lance")).equals(table)
-    spark_copy(spark, src, str(tmp_path / "spark.lance"), version, max_page_bytes="4096")
-    assert read_back(str(tmp_path / "spark.lance")).sort_by("id").equals(table)
+    rewritten_both_ways_read_back(spark, tmp_path, version, rows, typ)
 
 
 # Issue #13.2: a Spark STRING that is not UTF-8 is refused (naming column and row), or replaced on request.
