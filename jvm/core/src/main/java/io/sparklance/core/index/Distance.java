@@ -62,6 +62,16 @@ public enum Distance {
     }
   };
 
+  /**
+   * The bits that differ between the `n` uint8 values (held as floats) of `a` from `ai` and of `b` from `bi`: the
+   * hamming distance of two stored vectors, as index builds measure them.
+   */
+  public static int hammingBits(float[] a, int ai, float[] b, int bi, int n) {
+    int bits = 0;
+    for (int i = 0; i < n; i++) bits += Integer.bitCount(((int) a[ai + i] ^ (int) b[bi + i]) & 0xFF);
+    return bits;
+  }
+
   /** The distance between the query `q` and the vector of `q.length` values of `v` starting at `from`. */
   public abstract double between(double[] q, float[] v, int from);
 

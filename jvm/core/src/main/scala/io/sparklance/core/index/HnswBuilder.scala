@@ -53,13 +53,8 @@ final class HnswBuilder(vectors: Array[Float], n: Int, dim: Int, space: Distance
   /** The distance of two nodes, through the Vector API kernels where the JVM has them (the build's hot loop). */
   private def distance(a: Int, b: Int): Float =
     if (space == Distance.DOT) 1.0f - kernels.dot(vectors, a * dim, vectors, b * dim, dim)
-    else if (space == Distance.HAMMING) {
-      var bits = 0
-      var i = 0
-      val (x, y) = (a * dim, b * dim)
-      while (i < dim) { bits += Integer.bitCount((vectors(x + i).toInt ^ vectors(y + i).toInt) & 0xFF); i += 1 }
-      bits.toFloat
-    } else kernels.squaredL2(vectors, a * dim, vectors, b * dim, dim)
+    else if (space == Distance.HAMMING) Distance.hammingBits(vectors, a * dim, vectors, b * dim, dim).toFloat
+    else kernels.squaredL2(vectors, a * dim, vectors, b * dim, dim)
 
   private def maxLinks(level: Int): Int = if (level == 0) 2 * m else m
 

@@ -110,9 +110,7 @@ object IvfModel {
     var bestBits = Int.MaxValue
     var c = 0
     while (c < k) {
-      var bits = 0
-      var d = 0
-      while (d < dim) { bits += Integer.bitCount((v(from + d).toInt ^ centroids(c * dim + d).toInt) & 0xFF); d += 1 }
+      val bits = Distance.hammingBits(v, from, centroids, c * dim, dim)
       if (bits < bestBits) { bestBits = bits; best = c }
       c += 1
     }
