@@ -5,6 +5,8 @@ import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.locks.LockSupport
 
 import org.apache.spark.{SparkConf, SparkContext, SparkException}
+import org.apache.spark.scheduler.{SparkListener, SparkListenerJobEnd}
+import org.apache.spark.sparklance.StatusQueue
 import org.scalatest.funsuite.AnyFunSuite
 
 /**
@@ -29,6 +31,24 @@ class JobWatchSuite extends AnyFunSuite {
       val start = System.nanoTime()
       assert(later.awaitTasks(60000) && later.activeTasks(running = true) == 0)
       assert(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5), "a watch started later waited for older jobs")
+    } finally sc.stop()
+  }
+
+  test("awaitTasks sees a failed job that the status store learns of late") {
+    val sc = new SparkContext(new SparkConf().setMaster("local[2]").setAppName("job-watch").set("spark.ui.enabled", "false"))
+    try {
+      // The status queue handles its events in order; a listener there that dwells on an earlier job's end holds
+      // back the failed job's events from the status store.
+      StatusQueue.add(sc, new SparkListener {
+        override def onJobEnd(end: SparkListenerJobEnd): Unit = if (end.jobId == 0) lingerFor(1)(0)
+      })
+      sc.parallelize(0 until 4, 2).count()
+      val watch = new JobWatch(sc)
+      finished.set(0)
+      intercept[SparkException](sc.runJob(sc.parallelize(0 until 2, 2), failOrLinger))
+      assert(finished.get == 0, "the lingering task ended before the job failed: nothing was tested")
+      assert(watch.awaitTasks(60000))
+      assert(finished.get == 1, "awaitTasks returned while a task of the failed job was running")
     } finally sc.stop()
   }
 
