@@ -31,17 +31,26 @@ final class HadoopStorage(val conf: Configuration) extends Storage {
 
   def this() = this(new Configuration())
 
-  // `s3://` (as pylance and Lance name S3) is served by S3A too, unless the configuration maps it elsewhere.
-  conf.setIfUnset("fs.s3.impl", HadoopStorage.S3A)
+  // `s3://` (as pylance and Lance name S3) is served by S3A too, unless the configuration maps it elsewhere; set on
+  // a copy, for the caller's configuration is not ours to change.
+  private lazy val s3Conf = {
+    val copy = new Configuration(conf)
+    copy.set("fs.s3.impl", HadoopStorage.S3A)
+    copy
+  }
 
   // A path Hadoop or the local file system cannot represent (a NUL byte, a bad URI) fails like any storage error.
   private def hadoopPath(path: String): Path =
     try new Path(path)
     catch { case e: IllegalArgumentException => throw new StorageException(path, "parse the path", e) }
 
+  /** The configuration a path's file system is made with: the caller's, or for `s3://` a copy mapping it to S3A. */
+  private[storage] def confFor(p: Path): Configuration =
+    if ("s3".equalsIgnoreCase(p.toUri.getScheme) && conf.get("fs.s3.impl") == null) s3Conf else conf
+
   // Local paths go through the raw local file system: no .crc side files beside the table's files.
   private def fs(path: String): FileSystem =
-    try hadoopPath(path).getFileSystem(conf) match {
+    try { val p = hadoopPath(path); p.getFileSystem(confFor(p)) } match {
       case local: LocalFileSystem => local.getRaw
       case other => other
     } catch {

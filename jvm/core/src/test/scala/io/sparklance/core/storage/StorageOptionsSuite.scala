@@ -27,9 +27,13 @@ class StorageOptionsSuite extends AnyFunSuite {
   }
 
   test("s3:// is served by S3A unless the configuration maps it elsewhere") {
-    assert(new HadoopStorage().conf.get("fs.s3.impl") == "org.apache.hadoop.fs.s3a.S3AFileSystem")
-    val conf = new org.apache.hadoop.conf.Configuration()
-    conf.set("fs.s3.impl", "com.example.Other")
-    assert(new HadoopStorage(conf).conf.get("fs.s3.impl") == "com.example.Other")
+    val s3 = new org.apache.hadoop.fs.Path("s3://bucket/t.lance")
+    val callers = new org.apache.hadoop.conf.Configuration(false)
+    val storage = new HadoopStorage(callers)
+    assert(storage.confFor(s3).get("fs.s3.impl") == "org.apache.hadoop.fs.s3a.S3AFileSystem")
+    assert(callers.get("fs.s3.impl") == null, "the caller's configuration was changed")
+    assert(storage.confFor(new org.apache.hadoop.fs.Path("s3a://bucket/t.lance")) eq callers)
+    callers.set("fs.s3.impl", "com.example.Other")
+    assert(new HadoopStorage(callers).confFor(s3).get("fs.s3.impl") == "com.example.Other")
   }
 }
