@@ -31,7 +31,7 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
   private var catalogName: String = _
   private var warehouse: String = _
   private var conf: Configuration = _
-  /** The Lance Namespace that keeps the tables when the catalog names an `impl` (dir, rest); else directories. */
+  /** The Lance Namespace that keeps the tables when the catalog names an `impl` (dir, rest, glue); else directories. */
   private var namespaces: Option[NamespaceCatalog] = None
 
   override def name(): String = catalogName
@@ -585,20 +585,20 @@ object LanceCatalog {
       s"Option spark.sql.catalog.$name.$key is not supported: $why."))
     if (k != "root" && NamespaceCatalog.isProperty(k) && !options.keys.exists(_.equalsIgnoreCase("impl"))) {
       throw new LanceSparkException(new InvalidArgumentException(s"Option spark.sql.catalog.$name.$key is a " +
-        s"property of a Lance Namespace, but catalog '$name' names no impl: set spark.sql.catalog.$name.impl to dir " +
-        "or rest (docs/reading.md, \"Lance Namespaces\"), or remove the option."))
+        s"property of a Lance Namespace, but catalog '$name' names no impl: set spark.sql.catalog.$name.impl to dir, " +
+        "rest or glue (docs/reading.md, \"Lance Namespaces\"), or remove the option."))
     } else if (k == "impl" && !io.sparklance.core.namespace.LanceNamespace.Impls.contains(value.trim)) {
-      refuse(s"catalog '$name' keeps its tables in a directory, or in a Lance Namespace of impl dir or rest; " +
+      refuse(s"catalog '$name' keeps its tables in a directory, or in a Lance Namespace of impl dir, rest or glue; " +
         s"namespaces '$value' are not supported")
     } else if (k.startsWith("storage.")) {
       LanceSparkException.translate(io.sparklance.core.table.Settings.hadoopSettingsOfStorageOptions(
         Map(key.drop("storage.".length) -> value), s"catalog '$name' (spark.sql.catalog.$name.$key)"))
     } else if (k == "parent" || k == "parent_delimiter") {
       refuse(s"it anchors a catalog below the root of a namespace deeper than Spark's levels (Hive 3's), and " +
-        "sparklance's Lance Namespaces (dir, rest) are used from their root")
+        "sparklance's Lance Namespaces (dir, rest, glue) are used from their root")
     } else if (!Known.contains(k) && !Seq("fs.", "hadoop.", "sparklance.", "header.", "headers.").exists(k.startsWith)) {
       throw new LanceSparkException(new InvalidArgumentException(s"Unknown option spark.sql.catalog.$name.$key. " +
-        "A Lance catalog takes warehouse (or root), a Lance Namespace's impl (dir, rest) and its properties " +
+        "A Lance catalog takes warehouse (or root), a Lance Namespace's impl (dir, rest, glue) and its properties " +
         s"(${NamespaceCatalog.Properties.toSeq.sorted.mkString(", ")}, header.<name> or headers.<name>, " +
         s"${NamespaceCatalog.SingleLevel}), and settings as fs.<key>, " +
         "hadoop.<key> or sparklance.<key> (docs/configuration.md)."))

@@ -9,7 +9,7 @@ import org.apache.spark.sql.catalyst.analysis.{NamespaceAlreadyExistsException, 
 import org.apache.spark.sql.connector.catalog.Identifier
 
 import io.sparklance.core.{LanceException, UnsupportedFeatureException}
-import io.sparklance.core.namespace.{DirectoryNamespace, LanceNamespace, NamespaceExistsException, NamespaceNotEmptyException, NamespaceNotFoundException, RestNamespace, TableInNamespaceExistsException, TableNotFoundException}
+import io.sparklance.core.namespace.{DirectoryNamespace, GlueNamespace, LanceNamespace, NamespaceExistsException, NamespaceNotEmptyException, NamespaceNotFoundException, RestNamespace, TableInNamespaceExistsException, TableNotFoundException}
 
 /**
  * The namespaces and tables of a [[LanceCatalog]] configured with a Lance Namespace (`impl = dir` or `impl =
@@ -68,11 +68,11 @@ private[spark] final class NamespaceCatalog(catalogName: String, namespace: Lanc
 
   /**
    * CREATE NAMESPACE: its COMMENT and properties are the namespace's properties (other tools see them);
-   * LOCATION is refused, since the namespace decides where tables go.
+   * LOCATION is refused where the namespace decides where tables go (dir, rest), and kept where it takes one (glue).
    */
   def createNamespace(ns: Array[String], metadata: util.Map[String, String]): Unit = {
     refuseInSingleLevel(ns, "CREATE NAMESPACE")
-    metadata.asScala.get("location").foreach { l =>
+    metadata.asScala.get("location").filterNot(_ => namespace.takesLocation).foreach { l =>
       throw new LanceSparkException(new UnsupportedFeatureException(s"LOCATION '$l' is not supported for namespace " +
         s"${ns.mkString(".")} of catalog '$catalogName': its ${namespace.describe} decides where tables go. Create " +
         "the namespace without LOCATION."))
@@ -131,7 +131,7 @@ private[spark] final class NamespaceCatalog(catalogName: String, namespace: Lanc
 private[spark] object NamespaceCatalog {
 
   /** The catalog options that configure a namespace (besides `impl`): lance-namespace's property names. */
-  val Properties: Set[String] = DirectoryNamespace.Properties ++ RestNamespace.Properties
+  val Properties: Set[String] = DirectoryNamespace.Properties ++ RestNamespace.Properties ++ GlueNamespace.Properties
 
   /** Spark's one namespace of a catalog with `single_level_ns = true`. */
   val VirtualNamespace: Array[String] = Array("default")

@@ -10,7 +10,8 @@ import io.sparklance.core.{InvalidArgumentException, LanceException, Unsupported
  * of names from the root: the root namespace is the empty path, `Seq("db", "t")` is table `t` of namespace `db`.
  *
  * Implementations: [[DirectoryNamespace]] (`impl = dir`: a `__manifest` table under a root directory) and
- * [[RestNamespace]] (`impl = rest`: a server speaking the REST spec). Missing namespaces and tables are reported as
+ * [[RestNamespace]] (`impl = rest`: a server speaking the REST spec), [[GlueNamespace]] (`impl = glue`: AWS Glue's
+ * Data Catalog). Missing namespaces and tables are reported as
  * [[NamespaceNotFoundException]] and [[TableNotFoundException]], names taken as [[NamespaceExistsException]] and
  * [[TableInNamespaceExistsException]], so that engines can map them to their own errors.
  */
@@ -26,6 +27,9 @@ trait LanceNamespace {
 
   /** Creates namespace `id` (its parent must exist) with `properties`. */
   def createNamespace(id: Seq[String], properties: Map[String, String]): Unit
+
+  /** Whether a namespace created with property `location` puts its tables there (else the implementation decides). */
+  def takesLocation: Boolean = false
 
   /** Drops namespace `id`, which must hold no table and no namespace ([[NamespaceNotEmptyException]]). */
   def dropNamespace(id: Seq[String]): Unit
@@ -74,10 +78,10 @@ object LanceNamespace {
   def objectId(id: Seq[String]): String = id.mkString(Delimiter)
 
   /** The implementations, by the `impl` property's value. */
-  val Impls: Seq[String] = Seq("dir", "rest")
+  val Impls: Seq[String] = Seq("dir", "rest", "glue")
 
   /**
-   * The namespace that `properties` configure (`impl` = dir or rest, and that implementation's properties as
+   * The namespace that `properties` configure (`impl` = dir, rest or glue, and that implementation's properties as
    * lance-namespace names them); `conf` holds the file-system settings tables are read and written with. Unknown
    * properties and malformed values are an [[InvalidArgumentException]] naming them.
    */
@@ -85,6 +89,7 @@ object LanceNamespace {
     properties.get("impl").map(_.trim) match {
       case Some("dir") => DirectoryNamespace(properties - "impl", conf)
       case Some("rest") => RestNamespace(properties - "impl")
+      case Some("glue") => GlueNamespace(properties - "impl", conf)
       case other => throw new UnsupportedFeatureException(s"Lance namespace impl '${other.getOrElse("")}' is not " +
         s"supported: use one of ${Impls.mkString(", ")}.")
     }
