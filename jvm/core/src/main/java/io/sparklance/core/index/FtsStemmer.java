@@ -23,10 +23,9 @@ import org.tartarus.snowball.ext.TurkishStemmer;
  * programs count UTF-16 units where Snowball counts code points, so a word with a code point above U+FFFF is
  * stemmed with each such code point standing in for a private-use character it does not hold; and Snowball 3.1.1's
  * Turkish treats an apostrophe (a proper noun's suffix) where 2.x does not, so Turkish is exact only on tokens
- * without one ({@link #stemsApostrophes}). Danish, Dutch, Finnish, French, German, Italian, Norwegian, Romanian,
- * Spanish and Swedish, which stem differently in Snowball 2.x, are sparklance's own programs of Snowball 3.1.1's
- * algorithms (on {@code SnowballMachine}: {@code DanishStemmer}, ...). Greek, the other language pylance offers, is
- * not here (Lucene's 2.x program differs from 3.1.1 on some words, e.g. {@code ισα}).
+ * without one ({@link #stemsApostrophes}). The other eleven languages pylance offers (Danish, Dutch, Finnish, French,
+ * German, Greek, Italian, Norwegian, Romanian, Spanish, Swedish), which stem differently in Snowball 2.x, are
+ * sparklance's own programs of Snowball 3.1.1's algorithms (on {@code SnowballMachine}: {@code DanishStemmer}, ...).
  *
  * <p>Instances may be shared between threads.
  */
@@ -34,7 +33,7 @@ public abstract class FtsStemmer {
   /** The languages (pylance's names) this class stems. */
   public static final List<String> LANGUAGES = Collections.unmodifiableList(Arrays.asList(
       "English", "Arabic", "Hungarian", "Portuguese", "Russian", "Tamil", "Turkish",
-      "Danish", "Dutch", "Finnish", "French", "German", "Italian", "Norwegian", "Romanian", "Spanish", "Swedish"));
+      "Danish", "Dutch", "Finnish", "French", "German", "Greek", "Italian", "Norwegian", "Romanian", "Spanish", "Swedish"));
 
   /** No stemming: each token stays as it is (an index with {@code stem = false}). */
   public static final FtsStemmer NONE = new FtsStemmer() {
@@ -75,6 +74,7 @@ public abstract class FtsStemmer {
       case "Finnish": return new Machine(FinnishStemmer::new);
       case "French": return new Machine(FrenchStemmer::new);
       case "German": return new Machine(GermanStemmer::new);
+      case "Greek": return new Machine(GreekStemmer::new);
       case "Italian": return new Machine(ItalianStemmer::new);
       case "Norwegian": return new Machine(NorwegianStemmer::new);
       case "Romanian": return new Machine(RomanianStemmer::new);

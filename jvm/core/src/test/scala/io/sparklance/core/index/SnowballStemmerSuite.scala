@@ -39,6 +39,11 @@ class SnowballStemmerSuite extends AnyFunSuite {
       "aufeinanderfolg", "quelle" -> "quell")
   }
 
+  test("Greek: case and accents folded by the algorithm's table, ισα, the stems after -ανε") {
+    stems("Greek", "ισα" -> "ισ", "ίσα" -> "ισ", "μεανε" -> "μαν", "γιανε" -> "γαν", "τηανε" -> "τηαν",
+      "ανθρώπους" -> "ανθρωπ", "κρέατα" -> "κρε", "Αθήνα" -> "αθην", "ΐα" -> "ηα", "ϊσα" -> "")
+  }
+
   test("Italian: elided articles and pronouns, divano") {
     stems("Italian", "gl'rante" -> "rant", "quell'llo" -> "llo", "v're" -> "re", "divano" -> "divan",
       "abbandonata" -> "abbandon")
