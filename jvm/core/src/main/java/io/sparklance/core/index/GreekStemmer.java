@@ -233,7 +233,7 @@ final class GreekStemmer extends SnowballMachine {
     restart();
     step5g();
     restart();
-    if (removed(STEP5H) && !appendIfEnds(STEP5H_ENDINGS, "ους")) appendIfWhole(STEP5H_STEMS, "ους");
+    if (removed(STEP5H) && !appendIfEnds(STEP5H_ENDINGS, "ουσ")) appendIfWhole(STEP5H_STEMS, "ουσ");
     restart();
     if (removed(STEP5J)) appendIfWhole(STEP5J_STEMS, "ησ");
     restart();
