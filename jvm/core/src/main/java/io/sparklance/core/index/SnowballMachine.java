@@ -65,6 +65,14 @@ abstract class SnowballMachine {
     final int[][] strings;
     final int[] results;
     final int[] routines;
+    /** The distinct first code points of the non-empty strings, sorted, and for each the strings' indexes. */
+    private final int[] firstKeys;
+    private final int[][] byFirst;
+    /** The same by last code point. */
+    private final int[] lastKeys;
+    private final int[][] byLast;
+    /** The index of the empty string, or -1. */
+    private final int empty;
 
     /** Groups of strings; the strings of {@code groups[g]} give result g + 1. */
     Among(String[][] groups) {
@@ -102,13 +110,56 @@ abstract class SnowballMachine {
       System.arraycopy(s2, 0, strings, 0, n);
       System.arraycopy(r2, 0, results, 0, n);
       System.arraycopy(t2, 0, routines, 0, n);
+      int e = -1;
+      for (int i = 0; i < n; i++) if (strings[i].length == 0) e = i;
+      empty = e;
+      firstKeys = keys(true);
+      byFirst = buckets(firstKeys, true);
+      lastKeys = keys(false);
+      byLast = buckets(lastKeys, false);
     }
+
+    private int key(int i, boolean first) {
+      return first ? strings[i][0] : strings[i][strings[i].length - 1];
+    }
+
+    private int[] keys(boolean first) {
+      java.util.TreeSet<Integer> set = new java.util.TreeSet<>();
+      for (int i = 0; i < strings.length; i++) if (strings[i].length > 0) set.add(key(i, first));
+      int[] out = new int[set.size()];
+      int k = 0;
+      for (int c : set) out[k++] = c;
+      return out;
+    }
+
+    /** For each key, the indexes of the strings that start (or end) with it, longest first. */
+    private int[][] buckets(int[] keys, boolean first) {
+      int[][] out = new int[keys.length][];
+      for (int k = 0; k < keys.length; k++) {
+        int count = 0;
+        for (int i = 0; i < strings.length; i++) if (strings[i].length > 0 && key(i, first) == keys[k]) count++;
+        out[k] = new int[count];
+        int j = 0;
+        for (int i = 0; i < strings.length; i++) if (strings[i].length > 0 && key(i, first) == keys[k]) out[k][j++] = i;
+      }
+      return out;
+    }
+
+    /** The indexes of the strings that may match with {@code c} as their first (or last) code point, longest first. */
+    int[] candidates(int c, boolean first) {
+      int k = java.util.Arrays.binarySearch(first ? firstKeys : lastKeys, c);
+      return k < 0 ? NONE : (first ? byFirst : byLast)[k];
+    }
+
+    private static final int[] NONE = new int[0];
   }
 
   /** The routine {@code id} of an among entry (for algorithms whose amongs name routines); the default has none. */
   protected boolean among(int id) {
     throw new IllegalStateException("no among routine " + id);
   }
+
+  private static final int[] NONE = new int[0];
 
   // ---- forward commands
 
@@ -157,7 +208,10 @@ abstract class SnowballMachine {
 
   /** {@code among} forwards: the result of the longest entry at the cursor (the cursor then past it), or 0. */
   protected final int findAmong(Among a) {
-    for (int k = 0; k < a.strings.length; k++) {
+    int[] candidates = cursor < limit ? a.candidates(current[cursor], true) : NONE;
+    for (int j = 0; j <= candidates.length; j++) {
+      int k = j < candidates.length ? candidates[j] : a.empty;
+      if (k < 0) break;
       int[] s = a.strings[k];
       if (limit - cursor < s.length) continue;
       int i = 0;
@@ -205,7 +259,10 @@ abstract class SnowballMachine {
 
   /** {@code among} backwards: the result of the longest entry ending at the cursor (the cursor then before it), or 0. */
   protected final int findAmongB(Among a) {
-    for (int k = 0; k < a.strings.length; k++) {
+    int[] candidates = cursor > limitBackward ? a.candidates(current[cursor - 1], false) : NONE;
+    for (int j = 0; j <= candidates.length; j++) {
+      int k = j < candidates.length ? candidates[j] : a.empty;
+      if (k < 0) break;
       int[] s = a.strings[k];
       int n = s.length;
       if (cursor - limitBackward < n) continue;
