@@ -263,14 +263,14 @@ def test_fuzzy_matches_equal_pylance(spark, tmp_path):
         spark_ids(spark, path, "lance_match(text, 'machin', 'fuzziness=1')")
 
 
-def test_stemming_in_other_languages_refused(spark, tmp_path):
-    """An index that stems a language the JVM does not stem as pylance (French) is refused, naming the setting,
-    rather than searched with other stems."""
+def test_stemming_turkish_apostrophes_refused(spark, tmp_path):
+    """An index that stems Turkish tokens which may hold apostrophes (the whitespace base tokenizer), which the JVM
+    does not stem as pylance, is refused, naming the setting, rather than searched with other stems."""
     path = tmp_path / "t.lance"
-    ds = lance.write_dataset(pa.table({"id": [1], "text": ["les chevaux"]}), str(path))
-    ds.create_scalar_index("text", "INVERTED", language="French", remove_stop_words=False)
-    with pytest.raises(Exception, match="stem = true and language 'French'"):
-        spark_ids(spark, path, "lance_match(text, 'cheval')")
+    ds = lance.write_dataset(pa.table({"id": [1], "text": ["Ankara'da evler"]}), str(path))
+    ds.create_scalar_index("text", "INVERTED", language="Turkish", base_tokenizer="whitespace")
+    with pytest.raises(Exception, match="stems Turkish with base_tokenizer 'whitespace'"):
+        spark_ids(spark, path, "lance_match(text, 'ev')")
 
 
 def test_refusals(spark, tmp_path):

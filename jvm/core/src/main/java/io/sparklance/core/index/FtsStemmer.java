@@ -23,15 +23,17 @@ import org.tartarus.snowball.ext.TurkishStemmer;
  * programs count UTF-16 units where Snowball counts code points, so a word with a code point above U+FFFF is
  * stemmed with each such code point standing in for a private-use character it does not hold; and Snowball 3.1.1's
  * Turkish treats an apostrophe (a proper noun's suffix) where 2.x does not, so Turkish is exact only on tokens
- * without one ({@link #stemsApostrophes}). The other languages pylance offers (Danish, Dutch, Finnish, French,
- * German, Greek, Italian, Norwegian, Romanian, Spanish, Swedish) stem differently in Snowball 2.x and are not here.
+ * without one ({@link #stemsApostrophes}). The other eleven languages pylance offers (Danish, Dutch, Finnish, French,
+ * German, Greek, Italian, Norwegian, Romanian, Spanish, Swedish), which stem differently in Snowball 2.x, are
+ * sparklance's own programs of Snowball 3.1.1's algorithms (on {@code SnowballMachine}: {@code DanishStemmer}, ...).
  *
  * <p>Instances may be shared between threads.
  */
 public abstract class FtsStemmer {
   /** The languages (pylance's names) this class stems. */
   public static final List<String> LANGUAGES = Collections.unmodifiableList(Arrays.asList(
-      "English", "Arabic", "Hungarian", "Portuguese", "Russian", "Tamil", "Turkish"));
+      "English", "Arabic", "Hungarian", "Portuguese", "Russian", "Tamil", "Turkish",
+      "Danish", "Dutch", "Finnish", "French", "German", "Greek", "Italian", "Norwegian", "Romanian", "Spanish", "Swedish"));
 
   /** No stemming: each token stays as it is (an index with {@code stem = false}). */
   public static final FtsStemmer NONE = new FtsStemmer() {
@@ -67,6 +69,17 @@ public abstract class FtsStemmer {
       case "Russian": return new Snowball(RussianStemmer::new);
       case "Tamil": return new Snowball(TamilStemmer::new);
       case "Turkish": return new Snowball(TurkishStemmer::new);
+      case "Danish": return new Machine(DanishStemmer::new);
+      case "Dutch": return new Machine(DutchStemmer::new);
+      case "Finnish": return new Machine(FinnishStemmer::new);
+      case "French": return new Machine(FrenchStemmer::new);
+      case "German": return new Machine(GermanStemmer::new);
+      case "Greek": return new Machine(GreekStemmer::new);
+      case "Italian": return new Machine(ItalianStemmer::new);
+      case "Norwegian": return new Machine(NorwegianStemmer::new);
+      case "Romanian": return new Machine(RomanianStemmer::new);
+      case "Spanish": return new Machine(SpanishStemmer::new);
+      case "Swedish": return new Machine(SwedishStemmer::new);
       default:
         throw new IllegalArgumentException("no stemmer for language '" + language + "'; the stemmed languages are "
             + String.join(", ", LANGUAGES));
@@ -79,6 +92,20 @@ public abstract class FtsStemmer {
       return EnglishStemmer.stem(word);
     }
   };
+
+  /** One of sparklance's Snowball 3.1.1 programs, one instance per thread (a program keeps its word as state). */
+  private static final class Machine extends FtsStemmer {
+    private final ThreadLocal<SnowballMachine> programs;
+
+    Machine(java.util.function.Supplier<SnowballMachine> program) {
+      this.programs = ThreadLocal.withInitial(program);
+    }
+
+    @Override
+    public String stem(String word) {
+      return programs.get().stem(word);
+    }
+  }
 
   /** A Lucene-published Snowball program, one instance per thread (a program keeps its word as state). */
   private static final class Snowball extends FtsStemmer {

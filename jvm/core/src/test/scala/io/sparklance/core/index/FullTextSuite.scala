@@ -69,7 +69,6 @@ class FullTextSuite extends AnyFunSuite {
     assert(refused("""{"base_tokenizer":"ngram"}""").contains("base_tokenizer 'ngram'"))
     assert(refused("""{"base_tokenizer":"jieba/default"}""").contains("base_tokenizer 'jieba/default'"))
     assert(refused("""{"lance_tokenizer":"json"}""").contains("lance_tokenizer 'json'"))
-    assert(refused("""{"language":"French"}""").contains("stem = true and language 'French'"))
     assert(refused("""{"language":"Turkish","base_tokenizer":"whitespace"}""").contains("stems Turkish with base_tokenizer 'whitespace'"))
     assert(refused("""{"language":"french","stem":false}""").contains("language 'french', which pylance 14 does not take"))
     assert(refused("""{"split_identifiers":true,"preserve_original":false}""").contains("split_identifiers = true"))
