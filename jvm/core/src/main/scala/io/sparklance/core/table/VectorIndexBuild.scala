@@ -263,7 +263,8 @@ object VectorIndexBuild {
       val (rowIds, payload) = IvfWriter.readPartition(storage, task.runs, task.partition, task.model, allocator)
       val n = rowIds.length
       val builder = new HnswBuilder(HnswBuilder.vectors(task.model, payload, n), n, task.model.dim,
-        HnswBuilder.space(task.model), task.hnsw.m, task.hnsw.efConstruction, task.hnsw.maxLevel, task.seed).build()
+        HnswBuilder.space(task.model), task.hnsw.m, task.hnsw.efConstruction, task.hnsw.maxLevel, task.seed,
+        HnswBuilder.defaultThreads).build()
       HnswWriter.writeGraph(storage, task.path, builder, task.hnsw.m, task.hnsw.efConstruction, task.hnsw.maxLevel,
         allocator)
     } finally allocator.close()
