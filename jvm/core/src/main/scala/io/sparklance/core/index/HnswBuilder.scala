@@ -365,8 +365,20 @@ object HnswBuilder {
    */
   final class Links(val ids: Array[Int], val distances: Array[Float], val count: Int)
 
-  /** The threads a graph build uses by default: the cores of this JVM, as Lance's builder uses rayon's pool. */
-  def defaultThreads: Int = Runtime.getRuntime.availableProcessors
+  /**
+   * The threads a graph build uses: the JVM system property `sparklance.hnsw-build-threads` when set (1 for
+   * repeatable builds), else the cores of this JVM, as Lance's builder uses rayon's pool of all cores.
+   */
+  def defaultThreads: Int = {
+    val cores = Runtime.getRuntime.availableProcessors
+    val threads = Integer.getInteger("sparklance.hnsw-build-threads", cores)
+    if (threads < 1) {
+      throw new io.sparklance.core.InvalidArgumentException(s"The JVM system property sparklance.hnsw-build-threads " +
+        s"is $threads; give a number of threads of at least 1 (1 for repeatable HNSW builds), or leave it unset for " +
+        s"the $cores cores of this JVM.")
+    }
+    threads
+  }
 
   private val threadFactory: java.util.concurrent.ThreadFactory = new java.util.concurrent.ThreadFactory {
     private val made = new java.util.concurrent.atomic.AtomicInteger(0)

@@ -255,7 +255,8 @@ object VectorIndexBuild {
 
   /**
    * Runs a graph task (anywhere): reads the partition's payloads, decodes them to the storage's vectors, builds the
-   * graph with Lance's algorithm ([[HnswBuilder]]) and writes it ([[HnswWriter.writeGraph]]); returns its path.
+   * graph with Lance's algorithm ([[HnswBuilder]], on [[HnswBuilder.defaultThreads]] threads) and writes it
+   * ([[HnswWriter.writeGraph]]); returns its path.
    */
   def runGraph(storage: Storage, task: GraphTask): String = {
     val allocator = new RootAllocator()
