@@ -12,8 +12,10 @@ every row) and queries near rows of the table (a row plus noise). The JVM runs w
 sparklance builds) builds that type instead, with ``--partitions=N`` partitions (HNSW types: Lance's m 20 and
 ef_construction 150, or ``--m`` / ``--ef-construction``); ``--rows=N`` uses a table of N rows drawn alike, for a
 short run. The recall is then measured with ``min(20, partitions)`` probes and pylance's default ``ef``.
+``--hnsw-threads=N`` builds each HNSW graph with N threads (-Dsparklance.hnsw-build-threads; 1: one thread, as
+before 2026-11-27), else with all the JVM's cores.
 Usage: python integration/bench/vector_build_bench.py OUT_DIR [--plain] [--kind=K] [--rows=N] [--partitions=N]
-       [--m=M] [--ef-construction=E]
+       [--m=M] [--ef-construction=E] [--hnsw-threads=N]
 """
 
 from __future__ import annotations
@@ -73,6 +75,9 @@ def main():
 
     # sparklance.session adds the Vector API module; the property keeps the plain loops with it present.
     java_options = "-Dsparklance.vector.plain=true" if plain else ""
+    hnsw_threads = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--hnsw-threads=")), None)
+    if hnsw_threads:
+        java_options += f" -Dsparklance.hnsw-build-threads={int(hnsw_threads)}"
     spark = sparklance.session(warehouse=str(out / "warehouse"), **{"spark.driver.memory": "6g",
                                                                      "spark.driver.extraJavaOptions": java_options})
     spark.sparkContext.setLogLevel("ERROR")

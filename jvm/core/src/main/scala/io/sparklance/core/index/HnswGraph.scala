@@ -248,7 +248,9 @@ private[index] final class NodeHeap(initial: Int) {
     val top = n(0)
     size -= 1
     if (size > 0) {
-      val (ld, ln) = (d(size), n(size))
+      // Two vals, not a pair: a (Float, Int) tuple boxes both on every pop of the build's and searches' heaps.
+      val ld = d(size)
+      val ln = n(size)
       var i = 0
       var done = false
       while (!done) {

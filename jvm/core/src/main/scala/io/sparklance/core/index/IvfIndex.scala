@@ -54,14 +54,27 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
       d(p) = if (distance == Distance.DOT) 1.0f - s else s
       p += 1
     }
-    (0 until numPartitions).sortBy(i => (d(i), i)).take(nprobes).toArray
+    // Sorted as (distance, partition) pairs packed into longs: the distance's bits ordered as floats, the partition.
+    val order = new Array[Long](numPartitions)
+    p = 0
+    while (p < numPartitions) {
+      val bits = java.lang.Float.floatToIntBits(d(p))
+      order(p) = ((bits ^ ((bits >> 31) & 0x7fffffff)).toLong << 32) | p
+      p += 1
+    }
+    java.util.Arrays.sort(order)
+    val out = new Array[Int](math.min(nprobes, numPartitions))
+    p = 0
+    while (p < out.length) { out(p) = order(p).toInt; p += 1 }
+    out
   }
 
   /**
    * For each query, the `k` rows nearest to it among the allowed rows of the `nprobes` partitions nearest to it: their
    * row ids and distances as the index measures them (for IVF_PQ an approximation; for cosine IVF_PQ the squared L2
    * between normalized vectors), nearest first, ties by row id. `auxiliary.idx` is opened once, and each partition
-   * some query probes is read and decoded once for all the queries that probe it.
+   * some query probes is read and decoded once for all the queries that probe it. The partitions (HNSW: the queries)
+   * are searched on all the JVM's cores at once (its common fork-join pool); the result does not depend on their order.
    */
   def search(queries: Seq[Array[Double]], nprobes: Int, k: Int, allowed: LongPredicate,
       allocator: BufferAllocator): Seq[IvfIndex.Found] = search(queries, nprobes, k, None, allowed, allocator)
@@ -89,32 +102,46 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
         else q.map(x => VectorElement.FLOAT16.round(x.toFloat).toDouble), distance)
     }.toArray
     val tops = Array.fill(qs.length)(new TopRows(k))
+    val probes = new Array[Array[Int]](qs.length)
+    IvfIndex.inParallel(qs.length)(j => probes(j) = probed(qs(j), nprobes))
     // The queries that probe each partition.
     val probing = Array.fill(numPartitions)(List.empty[Int])
-    qs.indices.reverse.foreach(j => probed(qs(j), nprobes).foreach(p => probing(p) = j :: probing(p)))
+    qs.indices.reverse.foreach(j => probes(j).foreach(p => probing(p) = j :: probing(p)))
     val wanted = (0 until numPartitions).filter(p => lengths(p) > 0 && probing(p).nonEmpty)
-    val found = scala.collection.mutable.HashMap.empty[Int, Partition]
+    val found = new Array[Partition](numPartitions)
     wanted.foreach(p => IndexCache.get[Partition](IvfIndex.PartitionKey(dir, p)).foreach(found(p) = _))
-    read(wanted.filterNot(found.contains), allocator) { (p, partition) =>
+    read(wanted.filter(found(_) == null), allocator) { (p, partition) =>
       IndexCache.put(IvfIndex.PartitionKey(dir, p), partition, partition.bytes)
       found(p) = partition
     }
-    val centroid = new Array[Float](dim)
-    if (graphs.isDefined) searchGraphs(graphs.get, qs, probing, wanted, found, k, ef, allowed, tops, allocator)
-    else wanted.foreach { p =>
-      val rows = lengths(p)
-      val partition = found(p)
-      System.arraycopy(centroids, p * dim, centroid, 0, dim)
-      probing(p).foreach { j =>
-        val d = storage.distances(qs(j), centroid, partition.payload, rows)
-        val top = tops(j)
-        var i = 0
-        while (i < rows) {
-          // The allowed rows are tested only among those near enough to be kept.
-          val id = partition.rowIds(i)
-          if (top.keeps(d(i), id) && allowed.test(id)) top.offer(d(i), id)
-          i += 1
-        }
+    if (graphs.isDefined) searchGraphs(graphs.get, qs, probes, wanted, found, k, ef, allowed, tops, allocator)
+    else {
+      // Partition by partition (its codes stay in the cache for all the queries probing it), each partition's nearest
+      // rows for each of its queries kept apart, then offered to the queries' tops: the same rows and order as
+      // offering them in any order, since a top keeps the k least (distance, row id) pairs.
+      val perPartition = new Array[Array[TopRows]](wanted.length)
+      IvfIndex.inParallel(wanted.length) { w =>
+        val p = wanted(w)
+        val rows = lengths(p)
+        val partition = found(p)
+        val centroid = java.util.Arrays.copyOfRange(centroids, p * dim, (p + 1) * dim)
+        perPartition(w) = probing(p).map { j =>
+          val d = storage.distances(qs(j), centroid, partition.payload, rows)
+          val top = new TopRows(k)
+          var i = 0
+          while (i < rows) {
+            // The allowed rows are tested only among those near enough to be kept.
+            val id = partition.rowIds(i)
+            if (top.keeps(d(i), id) && allowed.test(id)) top.offer(d(i), id)
+            i += 1
+          }
+          top
+        }.toArray
+      }
+      wanted.indices.foreach { w =>
+        var q = probing(wanted(w))
+        var t = 0
+        while (q.nonEmpty) { perPartition(w)(t).offerAll(tops(q.head)); q = q.tail; t += 1 }
       }
     }
     tops.toSeq.map(_.result())
@@ -203,8 +230,8 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
   }
 
   /** Each probed partition searched through its HNSW graph, the nodes found offered to their queries' tops. */
-  private def searchGraphs(g: IvfIndex.Graphs, qs: Array[Array[Float]], probing: Array[List[Int]], wanted: Seq[Int],
-      found: scala.collection.Map[Int, IvfIndex.Partition], k: Int, ef: Option[Int], allowed: LongPredicate,
+  private def searchGraphs(g: IvfIndex.Graphs, qs: Array[Array[Float]], probes: Array[Array[Int]], wanted: Seq[Int],
+      found: Array[IvfIndex.Partition], k: Int, ef: Option[Int], allowed: LongPredicate,
       tops: Array[TopRows], allocator: BufferAllocator): Unit = {
     // Lance's default beam width (`HnswQueryParams::from`); a narrower one is refused, as pylance refuses it.
     val width = ef.getOrElse(k + k / 2)
@@ -212,17 +239,24 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
       throw new io.sparklance.core.InvalidArgumentException(s"ef = $width is less than the $k rows the HNSW index in " +
         s"$dir is asked for (num_results × refine_factor); use ef >= $k.")
     }
-    val centroid = new Array[Float](dim)
+    // The graphs and allowed nodes of the probed partitions, read and worked out once, before the queries search.
+    val graphs = new Array[HnswGraph](numPartitions)
+    val allowedNodes = new Array[Array[Boolean]](numPartitions)
     wanted.foreach { p =>
-      val partition = found(p)
-      val graph = g.graph(store, dir, p, lengths(p), allocator)
-      val allowedNodes = partition.rowIds.map(id => allowed.test(id))
-      System.arraycopy(centroids, p * dim, centroid, 0, dim)
-      probing(p).foreach { j =>
-        val (nodes, d) = graph.search(storage.nodeDistance(qs(j), centroid, partition.payload, lengths(p)), width, k,
-          allowedNodes)
-        var i = 0
-        while (i < nodes.length) { tops(j).offer(d(i), partition.rowIds(nodes(i))); i += 1 }
+      graphs(p) = g.graph(store, dir, p, lengths(p), allocator)
+      allowedNodes(p) = found(p).rowIds.map(id => allowed.test(id))
+    }
+    IvfIndex.inParallel(qs.length) { j =>
+      val centroid = new Array[Float](dim)
+      probes(j).foreach { p =>
+        if (lengths(p) > 0) {
+          val partition = found(p)
+          System.arraycopy(centroids, p * dim, centroid, 0, dim)
+          val (nodes, d) = graphs(p).search(storage.nodeDistance(qs(j), centroid, partition.payload, lengths(p)), width,
+            k, allowedNodes(p))
+          var i = 0
+          while (i < nodes.length) { tops(j).offer(d(i), partition.rowIds(nodes(i))); i += 1 }
+        }
       }
     }
   }
@@ -232,6 +266,17 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
 
 object IvfIndex {
   val IndexFile = "index.idx"
+
+  /**
+   * Runs `work(i)` for each `i < n`: on the JVM's common fork-join pool and the calling thread at once when there
+   * are several (the searches hand each `i` its own output, and partitions, graphs and the allowed rows are only
+   * read), in the calling thread for one.
+   */
+  private def inParallel(n: Int)(work: Int => Unit): Unit =
+    if (n == 1) work(0)
+    else java.util.stream.IntStream.range(0, n).parallel().forEach(new java.util.function.IntConsumer {
+      def accept(i: Int): Unit = work(i)
+    })
   val AuxiliaryFile = "auxiliary.idx"
 
   /** The index types this reader searches. */
@@ -507,6 +552,12 @@ private[index] final class TopRows(k: Int) {
       }
       d(i) = distance; id(i) = rowId
     }
+  }
+
+  /** Offers the pairs kept here to `other`. */
+  def offerAll(other: TopRows): Unit = {
+    var i = 0
+    while (i < size) { other.offer(d(i), id(i)); i += 1 }
   }
 
   /** The pairs kept, nearest first. */

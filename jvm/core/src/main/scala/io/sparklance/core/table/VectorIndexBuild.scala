@@ -255,7 +255,8 @@ object VectorIndexBuild {
 
   /**
    * Runs a graph task (anywhere): reads the partition's payloads, decodes them to the storage's vectors, builds the
-   * graph with Lance's algorithm ([[HnswBuilder]]) and writes it ([[HnswWriter.writeGraph]]); returns its path.
+   * graph with Lance's algorithm ([[HnswBuilder]], on [[HnswBuilder.defaultThreads]] threads) and writes it
+   * ([[HnswWriter.writeGraph]]); returns its path.
    */
   def runGraph(storage: Storage, task: GraphTask): String = {
     val allocator = new RootAllocator()
@@ -263,7 +264,8 @@ object VectorIndexBuild {
       val (rowIds, payload) = IvfWriter.readPartition(storage, task.runs, task.partition, task.model, allocator)
       val n = rowIds.length
       val builder = new HnswBuilder(HnswBuilder.vectors(task.model, payload, n), n, task.model.dim,
-        HnswBuilder.space(task.model), task.hnsw.m, task.hnsw.efConstruction, task.hnsw.maxLevel, task.seed).build()
+        HnswBuilder.space(task.model), task.hnsw.m, task.hnsw.efConstruction, task.hnsw.maxLevel, task.seed,
+        HnswBuilder.defaultThreads).build()
       HnswWriter.writeGraph(storage, task.path, builder, task.hnsw.m, task.hnsw.efConstruction, task.hnsw.maxLevel,
         allocator)
     } finally allocator.close()
