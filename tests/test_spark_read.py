@@ -1218,6 +1218,32 @@ def test_small_fragments_are_packed(spark, tables):
     assert _ids(df) == _pl_ids(path, 3)
 
 
+def test_tasks_are_sized_by_the_bytes_of_the_columns_read(spark, tmp_path):
+    """Without rows_per_partition a scan is cut into tasks of at most spark.sql.files.maxPartitionBytes of data
+    files, counting only the columns read (their default sizes' share of a row): reading `id` (8 of a row's 8 + 20
+    bytes) of a pylance table whose string column holds most of its bytes takes fewer tasks than reading both."""
+    import random
+    rnd = random.Random(int(os.environ.get("SPARKLANCE_FUZZ_SEED", "19")))
+    n = 100_000
+    path = tmp_path / "wide.lance"
+    pad = ["".join(rnd.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(40)) for _ in range(n)]
+    lance.write_dataset(pa.table({"id": pa.array(range(n), pa.int64()), "pad": pad}), str(path))
+    total = sum(f.stat().st_size for f in (path / "data").iterdir())
+    max_bytes = int(total / 7.5)
+    share = 8 / (8 + 20)
+    before = {k: spark.conf.get(k, None) for k in ("spark.sql.files.maxPartitionBytes", "spark.sql.files.openCostInBytes")}
+    spark.conf.set("spark.sql.files.maxPartitionBytes", str(max_bytes))
+    spark.conf.set("spark.sql.files.openCostInBytes", "1024")
+    try:
+        narrow, full = read(spark, path).select("id"), read(spark, path)
+        assert full.rdd.getNumPartitions() == 8
+        assert narrow.rdd.getNumPartitions() == -(-total * share // max_bytes) == 3
+        assert sorted(r[0] for r in narrow.collect()) == list(range(n))
+    finally:
+        for k, v in before.items():
+            spark.conf.unset(k) if v is None else spark.conf.set(k, v)
+
+
 def test_read_settings_as_table_properties(spark, tmp_path):
     """rows_per_partition as a table property splits a scan that takes no options (a catalog read, a DELETE); a
     read option still wins."""

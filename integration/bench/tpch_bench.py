@@ -9,7 +9,9 @@ The 22 queries then run through the catalogs (`USE spark_catalog.tpch_parquet`, 
 `USE lance.tpch_pylance`), each set in turn per round so all three see the same machine; the best of the rounds
 counts. Each query's results must be equal on the three sets. Written to OUT_DIR: tpch-sf<SF>.csv, .md and .svg
 (the ratio Lance / Parquet per query), and the table sizes and write times in the Markdown.
-Usage: python integration/bench/tpch_bench.py OUT_DIR [SF] [--rounds N] [--queries 1,6,...]
+Usage: python integration/bench/tpch_bench.py OUT_DIR [SF] [--rounds N] [--queries 1,6,...] [--reuse-tables]
+`--reuse-tables` reads the three sets already under OUT_DIR/sf<SF> (spark-parquet/, warehouse/) instead of writing
+them again; their write times are then not measured.
 """
 
 from __future__ import annotations
@@ -85,6 +87,20 @@ def load(spark, out: Path, gen: Path):
     return stats
 
 
+def reuse(spark, out: Path):
+    """Registers the three sets already written under `out`; returns {set: (nan, bytes)}."""
+    pq_dir, warehouse = out / "spark-parquet", out / "warehouse"
+    missing = [str(p) for p in [pq_dir / t for t in TABLES] + [warehouse / s / f"{t}.lance" for s in ("tpch_ours", "tpch_pylance")
+                                                                for t in TABLES] if not p.exists()]
+    if missing:
+        raise SystemExit(f"--reuse-tables: no table at {', '.join(missing[:3])}; run once without --reuse-tables")
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS spark_catalog.tpch_parquet")
+    for t in TABLES:
+        spark.sql(f"CREATE TABLE IF NOT EXISTS spark_catalog.tpch_parquet.{t} USING parquet LOCATION '{pq_dir / t}'")
+    return {"parquet": (math.nan, du(pq_dir)), "ours": (math.nan, du(warehouse / "tpch_ours")),
+            "pylance": (math.nan, du(warehouse / "tpch_pylance"))}
+
+
 def svg_chart(rows, geomeans, sf) -> str:
     """Grouped bars: Lance / Parquet per query for the two Lance sets, a line at 1."""
     width, height, left, top, bottom = 980, 360, 50, 40, 40
@@ -124,6 +140,7 @@ def main():
     args.add_argument("sf", nargs="?", type=float, default=1.0)
     args.add_argument("--rounds", type=int, default=3)
     args.add_argument("--queries", default="")
+    args.add_argument("--reuse-tables", action="store_true")
     a = args.parse_args()
     sf = int(a.sf) if a.sf == int(a.sf) else a.sf
     out = Path(a.out).resolve() / f"sf{sf}"
@@ -135,7 +152,7 @@ def main():
     spark = sparklance.session(warehouse=str(out / "warehouse"), **{
         "spark.driver.memory": "8g", "spark.sql.warehouse.dir": str(out / "spark-warehouse")})
     spark.sparkContext.setLogLevel("ERROR")
-    loaded = load(spark, out, gen)
+    loaded = reuse(spark, out) if a.reuse_tables else load(spark, out, gen)
 
     rows = []
     for n in numbers:

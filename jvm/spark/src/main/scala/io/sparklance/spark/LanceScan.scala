@@ -175,8 +175,11 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
   /** The scan's tasks: of at most `rows_per_partition` rows when that is given, else sized as Spark sizes file splits. */
   private def tasks: Seq[lance.ScanTask] = options.rowsPerPartition match {
     case Some(rows) => scan.planTasks(rows)
-    case None => scan.planTasks(LanceScan.taskSizing(SparkSession.active, tableRowBytes))
+    case None => scan.planTasks(LanceScan.taskSizing(SparkSession.active, tableRowBytes, readShare))
   }
+
+  /** The share of a row's bytes the scan reads: its columns' default sizes against the table's, as Spark scales a Parquet scan's size. */
+  private def readShare: Double = math.min(1.0, math.max(1.0 / tableRowBytes, readSchema.defaultSize.toDouble / tableRowBytes))
 
   private def tableRowBytes: Long = math.max(1, SparkSchemas.toSpark(snapshot.schema, table.nanoseconds).defaultSize)
 
@@ -213,7 +216,7 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
    */
   override def estimateStatistics(): Statistics = {
     val (rows, bytes) = scan.estimate(tableRowBytes)
-    val readBytes = math.max(1L, (bytes.toDouble * readSchema.defaultSize / tableRowBytes).toLong)
+    val readBytes = math.max(1L, (bytes.toDouble * readShare).toLong)
     val readRows = limit.map(l => math.min(rows, l.toLong)).getOrElse(rows)
     new Statistics {
       override def sizeInBytes(): OptionalLong = OptionalLong.of(readBytes)
@@ -231,14 +234,16 @@ object LanceScan {
    * Task sizes from the settings Spark sizes its file sources' splits by: `spark.sql.files.maxPartitionBytes` at
    * most per task, `spark.sql.files.openCostInBytes` at least, and the scan spread over
    * `spark.sql.files.minPartitionNum` tasks (by default the leaf nodes' parallelism: the cores) when it is small.
-   * So a Lance table is read with as many tasks as a Parquet copy of it, not one per fragment: each task costs a
-   * scheduling round and, under an aggregate, a partial result of its own.
+   * Unlike Spark's file sources, tasks count only the bytes of the columns read (`readShare`, estimated as the
+   * planner's statistics are), so unread columns do not add tasks: a wave of tasks that leaves a core idle costs
+   * as much as a full one. Not one task per fragment either: each task costs a scheduling round and, under an
+   * aggregate, a partial result of its own.
    */
-  def taskSizing(spark: SparkSession, defaultRowBytes: Long): lance.Scan.TaskSizing = {
+  def taskSizing(spark: SparkSession, defaultRowBytes: Long, readShare: Double): lance.Scan.TaskSizing = {
     val conf = spark.sessionState.conf
     val parallelism = conf.filesMinPartitionNum.getOrElse(
       spark.conf.getOption("spark.sql.leafNodeDefaultParallelism").map(_.toInt).getOrElse(spark.sparkContext.defaultParallelism))
-    lance.Scan.TaskSizing(conf.filesMaxPartitionBytes, conf.filesOpenCostInBytes, parallelism, defaultRowBytes)
+    lance.Scan.TaskSizing(conf.filesMaxPartitionBytes, conf.filesOpenCostInBytes, parallelism, defaultRowBytes, readShare)
   }
 }
 

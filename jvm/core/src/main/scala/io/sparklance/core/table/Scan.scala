@@ -156,7 +156,8 @@ final class Scan private[table] (
   }
 
   /**
-   * The tasks of the scan sized by the bytes of data files they read ([[Scan.TaskSizing]]): the fragments' bytes, in
+   * The tasks of the scan sized by the bytes of data files they read ([[Scan.TaskSizing]]): the fragments' bytes
+   * (times the share of them the scan reads), in
    * order, are cut into tasks of equal bytes, each of at most `maxBytes`, of at least `minBytes` unless the scan has
    * fewer, and at least `parallelism` of them when that leaves each task `minBytes`. A cut inside a fragment splits
    * it by rows (or by the offsets an index selected), its bytes standing evenly for its physical rows; whole
@@ -168,7 +169,7 @@ final class Scan private[table] (
       val offsets = selectedRows(f).map(_.toArray)
       val units = offsets.map(_.length.toLong).getOrElse(f.physicalRows)
       if (units == 0) None
-      else Some((f, offsets, units, fileBytes(f, sizing.defaultRowBytes) * units / math.max(1L, f.physicalRows)))
+      else Some((f, offsets, units, fileBytes(f, sizing.defaultRowBytes) * sizing.readShare * units / math.max(1L, f.physicalRows)))
     }
     val total = kept.map(_._4).sum
     val target = math.min(sizing.maxBytes.toDouble, math.max(sizing.minBytes.toDouble, total / math.max(1, sizing.parallelism)))
@@ -220,9 +221,14 @@ object Scan {
    * of data files per task (Spark's `spark.sql.files.maxPartitionBytes`), at least `minBytes` (its
    * `openCostInBytes`: below that, another task costs more than it saves), and the scan spread over `parallelism`
    * tasks (its `minPartitionNum`, by default the cores) when it is small. A fragment whose file sizes the manifest
-   * does not record counts `defaultRowBytes` per row.
+   * does not record counts `defaultRowBytes` per row. `readShare` (in (0, 1]) is the share of those bytes the scan
+   * reads (its columns' part of a row, estimated by the caller): a task is sized by the bytes it decodes, not by
+   * columns it leaves unread, such as a long comment column.
    */
-  final case class TaskSizing(maxBytes: Long, minBytes: Long, parallelism: Int, defaultRowBytes: Long)
+  final case class TaskSizing(maxBytes: Long, minBytes: Long, parallelism: Int, defaultRowBytes: Long,
+      readShare: Double = 1.0) {
+    require(readShare > 0 && readShare <= 1, s"readShare $readShare is not in (0, 1]")
+  }
 
   /** What a scan does with a predicate. */
   sealed trait FilterUse

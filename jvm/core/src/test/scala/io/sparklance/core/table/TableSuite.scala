@@ -199,7 +199,7 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
-  test("tasks sized by bytes: seeded tables are cut into equal tasks of at most the bytes asked, every live row read once") {
+  test("tasks sized by bytes: seeded tables are cut into equal tasks of at most the bytes asked (the share of the files read), every live row read once") {
     (1 to 16).foreach { seed =>
       val r = new Random(seed * 7)
       val (_, table) = newTable()
@@ -207,10 +207,11 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
       if (r.nextBoolean()) deleteRandom(table, r, wholeFragments = true)
       val snapshot = table.latest()
       val model = read(table, snapshot.newScan(), 1L << 20).toMap
-      val fileBytes = snapshot.fragments.map(f => f.id -> f.files.flatMap(_.fileSizeBytes).sum.toDouble / f.physicalRows).toMap
+      val readShare = if (r.nextBoolean()) 1.0 else 0.05 + 0.95 * r.nextDouble()
+      val fileBytes = snapshot.fragments.map(f => f.id -> readShare * f.files.flatMap(_.fileSizeBytes).sum / f.physicalRows).toMap
       val total = snapshot.fragments.map(f => fileBytes(f.id) * f.physicalRows).sum
       assert(snapshot.fragments.forall(_.files.forall(_.fileSizeBytes.exists(_ > 0))), s"seed $seed: file sizes not recorded")
-      val sizing = Scan.TaskSizing(maxBytes = 1 + r.nextInt(20000), minBytes = r.nextInt(3000), 1 + r.nextInt(4), 16)
+      val sizing = Scan.TaskSizing(maxBytes = 1 + r.nextInt(20000), minBytes = r.nextInt(3000), 1 + r.nextInt(4), 16, readShare)
       val tasks = snapshot.newScan().withMetadataColumns(Seq(MetadataColumn.RowAddress)).planTasks(sizing)
       val target = math.min(sizing.maxBytes.toDouble, math.max(sizing.minBytes.toDouble, total / sizing.parallelism))
       val rowBytes = if (fileBytes.isEmpty) 0.0 else fileBytes.values.max
