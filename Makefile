@@ -160,7 +160,8 @@ SEEDED_TESTS := tests/test_scalar_indexes.py tests/test_index_types.py tests/tes
   tests/test_full_text_search.py tests/test_fts_characters.py tests/test_ranked_search.py tests/test_vector_index_hnsw.py \
   tests/test_vector_search_arrow.py tests/test_vector_search_driver.py tests/test_stable_row_ids.py tests/test_primary_key.py \
   tests/test_fts_index_build.py tests/test_fts_index_optimize.py tests/test_ngram_index.py tests/test_spark_blobs.py \
-  tests/test_spark_column_shapes.py tests/test_vector_index_optimize.py tests/test_vector_types.py tests/test_fts_stemming.py
+  tests/test_spark_column_shapes.py tests/test_vector_index_optimize.py tests/test_vector_types.py tests/test_fts_stemming.py \
+  tests/test_compaction_remap.py
 fuzz: venv jar
 	SPARKLANCE_FUZZ_SEED=$(SEED) SPARKLANCE_FUZZ_N=$(N) $(VPY) -m pytest tests/fuzz -q -p no:cacheprovider
 	SPARKLANCE_FUZZ_SEED=$(SEED) SPARKLANCE_FUZZ_N=$(TABLES) $(VPY) -m pytest $(SEEDED_TESTS) -q -p no:cacheprovider

@@ -198,10 +198,15 @@ def test_optimize_after_compaction_and_whole_fragment_deletes(spark, wh, stable)
             assert_same_ranking(got, sorted(found.items(), key=lambda h: (-h[1], h[0])), (compactor, q))
         if stable:
             # Both compactions keep the index and move it to the new fragments (the rows keep their ids), so the
-            # scores are those after pylance's compaction. (Without stable row ids pylance remaps the index's row
-            # addresses; Spark's compaction leaves it covering the old fragments until OPTIMIZE INDEX.)
+            # scores are those after pylance's compaction. Without stable row ids both remap the index, but pylance's
+            # remap keeps the documents of the fragment deleted whole before it (in its statistics, never returned),
+            # which Spark's leaves out: the rows found are the same, their scores differ until OPTIMIZE INDEX
+            # (test_compaction_remap.py proves equal scores when no fragment was deleted whole).
             for q, e, got in zip(probes, compacted[COMPACT_PAIRS[0]], compacted[(compactor, optimizer)]):
                 assert got.keys() == e.keys() and all(got[k] == pytest.approx(v, rel=1e-5) for k, v in e.items()), q
+        else:
+            for q, e, got in zip(probes, compacted[COMPACT_PAIRS[0]], compacted[(compactor, optimizer)]):
+                assert got.keys() == e.keys(), q
         optimize(spark, optimizer, name, path)
         assert_covers_all(path)
         lance.write_dataset(third, str(path), mode="append", max_rows_per_file=50)

@@ -249,7 +249,9 @@ class LanceTable:
     def optimize(self, target_rows_per_fragment: int = 1024 * 1024, **options) -> "DataFrame":
         """Compaction; returns version, fragments_removed, fragments_added. ``options`` are those of ``OPTIMIZE ...
         WITH (...)`` (pylance's ``compact_files`` names): ``materialize_deletions``, ``materialize_deletions_threshold``,
-        ``max_source_fragments``, ``batch_size``."""
+        ``max_source_fragments``, ``batch_size``. On a table without stable row ids the B-tree, bitmap, label list,
+        NGRAM, full-text and vector indexes covering the rewritten fragments are remapped in the same commit, as
+        pylance's ``compact_files`` does (docs/indexes.md)."""
         values = {"target_rows_per_fragment": str(int(target_rows_per_fragment))}
         values.update({k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in options.items()})
         with translated():

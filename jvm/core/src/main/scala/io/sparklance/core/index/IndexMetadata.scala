@@ -89,7 +89,7 @@ object IndexMetadata {
     ByteBuffer.allocate(16).putLong(u.getMostSignificantBits).putLong(u.getLeastSignificantBits).array()
 
   /** A uuid of 16 bytes in its hyphenated text form, as the index directory is named. */
-  private def uuidString(path: String, bytes: ByteString): String = {
+  private[core] def uuidString(path: String, bytes: ByteString): String = {
     if (bytes.size != 16) throw new CorruptFileException(path, s"an index uuid has ${bytes.size} bytes, not 16")
     val b = ByteBuffer.wrap(bytes.toByteArray)
     new UUID(b.getLong, b.getLong).toString

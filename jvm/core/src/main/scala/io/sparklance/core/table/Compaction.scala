@@ -1,22 +1,32 @@
 package io.sparklance.core.table
 
 import scala.collection.mutable.ArrayBuffer
+import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.arrow.memory.RootAllocator
 
 import io.sparklance.core.InvalidArgumentException
-import io.sparklance.core.format.{Fragment, RowIdSequence, RowVersionSequence}
+import io.sparklance.core.format.{Fragment, Manifest, RowIdSequence, RowVersionSequence}
+import io.sparklance.core.index.{IndexKind, IndexMetadata}
 import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
 import io.sparklance.core.util.Parse
 import io.sparklance.core.write.FragmentWriter
+import io.sparklance.proto.{TableProtos, TransactionProtos}
 
 /**
  * Compaction (upstream `compact_files`): merges runs of small fragments, and rewrites fragments with many deleted
  * rows, into fragments of up to `targetRowsPerFragment` live rows, committed as one Rewrite. Rows keep their order
  * and, where the table has stable row ids, their row ids and row versions. Readers of earlier versions are not
  * affected: old files stay until a cleanup removes them.
+ *
+ * On a table without stable row ids the rows' addresses change, and the indexes covering the rewritten fragments
+ * are remapped in the same Rewrite, as pylance 14's `compact_files` does (`rewritten_indices`): the new fragments'
+ * ids are reserved first (a ReserveFragments version, as upstream commits one), and each such index is written
+ * again under a new uuid ([[Compaction.remap]]), covering the new fragments in place of the old. Zone maps and bloom
+ * filters are not remapped (neither are they by pylance): they keep naming the old fragments, and the new ones are
+ * read to be searched until OPTIMIZE INDEX.
  */
 object Compaction {
 
@@ -50,8 +60,12 @@ object Compaction {
     }
   }
 
-  /** What a compaction did: the new version (None when there was nothing to do) and the fragments it replaced. */
-  final case class Result(version: Option[Long], fragmentsRemoved: Int, fragmentsAdded: Int)
+  /**
+   * What a compaction did: the new version (None when there was nothing to do), the fragments it replaced, and the
+   * names of the indexes it remapped.
+   */
+  final case class Result(version: Option[Long], fragmentsRemoved: Int, fragmentsAdded: Int,
+      indexesRemapped: Seq[String] = Nil)
 
   /**
    * The groups of consecutive fragments worth rewriting together. A group never mixes fragments that different sets
@@ -103,6 +117,7 @@ object Compaction {
     val version = snapshot.fileVersion
     val allocator = new RootAllocator()
     val writers = ArrayBuffer.empty[FragmentWriter]
+    val remaps = ArrayBuffer.empty[() => Unit]
     try {
       val rewritten = groups.map { group =>
         val writer = new FragmentWriter(storage, root, snapshot.schema, version,
@@ -150,11 +165,111 @@ object Compaction {
         }
         (group.map(_.proto), news)
       }
-      val v = table.commit(Transaction.create(snapshot.version, Operation.Rewrite(rewritten)), Committer.Options())
-      Result(Some(v), groups.map(_.size).sum, rewritten.map(_._2.size).sum)
+      val toRemap = remappable(snapshot, rewritten)
+      val placed = if (toRemap.isEmpty) rewritten else withReservedIds(table, snapshot, rewritten)
+      val remapped = toRemap.flatMap(i => remap(table, snapshot, placed, i).map { case (build, meta) =>
+        remaps += build
+        i -> meta
+      })
+      val op = Operation.Rewrite(placed, remapped.map { case (old, meta) => rewrittenIndex(old, meta) })
+      val v = table.commit(Transaction.create(snapshot.version, op), Committer.Options())
+      Result(Some(v), groups.map(_.size).sum, rewritten.map(_._2.size).sum, remapped.map(_._1.name))
     } catch {
       case e: io.sparklance.core.CommitStateUnknownException => throw e
-      case NonFatal(e) => writers.foreach(_.abort()); throw e
+      case NonFatal(e) =>
+        writers.foreach(_.abort())
+        remaps.foreach(abort => abort())
+        throw e
     } finally allocator.close()
   }
+
+  /** The index kinds a compaction remaps (pylance 14 remaps these and leaves zone maps and bloom filters). */
+  private val Remapped: Set[IndexKind] = Set(IndexKind.BTree, IndexKind.Bitmap, IndexKind.LabelList, IndexKind.NGram,
+    IndexKind.Inverted, IndexKind.Vector)
+
+  /**
+   * The indexes whose files a compaction writes again: on a table without stable row ids (with them, indexes hold row
+   * ids the rows keep), each index of a kind [[Remapped]] that covers a rewritten group and is the only segment of
+   * its name (one of several delta segments is left as it is: its new fragments are read until OPTIMIZE INDEX).
+   */
+  private def remappable(snapshot: Snapshot,
+      groups: Seq[(Seq[TableProtos.DataFragment], Seq[TableProtos.DataFragment])]): Seq[IndexMetadata] =
+    if (snapshot.hasStableRowIds) Nil
+    else snapshot.indexes.filter { i =>
+      Remapped.contains(i.kind) && snapshot.indexes.count(_.name == i.name) == 1 &&
+        groups.exists(_._1.exists(f => i.covers(f.getId)))
+    }
+
+  /**
+   * The groups with their new fragments numbered from ids reserved by a ReserveFragments version, so that their row
+   * addresses are known before the Rewrite commits (upstream's `reserve_fragment_ids`).
+   */
+  private def withReservedIds(table: Table, snapshot: Snapshot,
+      groups: Seq[(Seq[TableProtos.DataFragment], Seq[TableProtos.DataFragment])])
+      : Seq[(Seq[TableProtos.DataFragment], Seq[TableProtos.DataFragment])] = {
+    val n = groups.map(_._2.size).sum
+    if (n == 0) groups
+    else {
+      val v = table.commit(Transaction.create(snapshot.version, Operation.ReserveFragments(n)), Committer.Options())
+      var next = table.snapshot(TimeTravel.AtVersion(v)).manifest.maxFragmentId.getOrElse(throw new IllegalStateException(
+        s"version $v of ${table.root} reserved fragment ids but records no max_fragment_id")) - n + 1
+      groups.map { case (olds, news) =>
+        (olds, news.map { f => next += 1; f.toBuilder.setId(next - 1).build() })
+      }
+    }
+  }
+
+  /**
+   * Writes `index` again for the rewritten table: the version as it will be once `groups` (their new fragments
+   * numbered) are committed, restricted to the fragments the index covers then (those it covered and kept, and the
+   * new fragments of the groups it covered), brought up to date as OPTIMIZE INDEX would: the rows of the fragments no
+   * longer there are left out, the new fragments' rows are read and added. The result holds the rows pylance's remap
+   * holds (deleted rows of fragments not rewritten stay, as they stayed before), so its queries answer alike. None,
+   * with a warning, when the index cannot be brought up to date here (an index kind or layout OPTIMIZE INDEX refuses,
+   * e.g. a vector index of float16 vectors, or a failure writing it): it then keeps naming the old fragments.
+   */
+  private def remap(table: Table, snapshot: Snapshot,
+      groups: Seq[(Seq[TableProtos.DataFragment], Seq[TableProtos.DataFragment])],
+      index: IndexMetadata): Option[(() => Unit, TableProtos.IndexMetadata)] = {
+    val gone = groups.flatMap(_._1.map(_.getId)).toSet
+    val added = groups.filter(_._1.exists(f => index.covers(f.getId))).flatMap(_._2)
+    val kept = snapshot.fragments.filter(f => index.covers(f.id) && !gone.contains(f.id)).map(_.proto)
+    val fragments = (kept ++ added).sortBy(_.getId)
+    val proto = snapshot.manifest.proto.toBuilder.clearFragments().addAllFragments(fragments.asJava)
+    fragments.lastOption.foreach(f => proto.setMaxFragmentId(math.max(proto.getMaxFragmentId, f.getId.toInt)))
+    val view = new Snapshot(snapshot.dataset, new Manifest(proto.build(), snapshot.manifest.path), snapshot.naming)
+    try {
+      val (write, abort) = index.kind match {
+        case IndexKind.Inverted =>
+          val b = table.newFullTextIndexUpdate(view, index.name, Map.empty)
+          (() => b.writeHere(), () => b.abort())
+        case IndexKind.Vector =>
+          val b = table.newVectorIndexUpdate(view, index.name)
+          (() => b.writeHere(), () => b.abort())
+        case _ =>
+          val b = table.newIndexUpdate(view, index.name)
+          (() => b.writeHere(), () => b.abort())
+      }
+      val meta = try write() catch { case NonFatal(e) => abort(); throw e }
+      Some(abort -> meta)
+    } catch {
+      // The index stays as it is, and right: its compacted fragments are read to be searched.
+      case NonFatal(e) =>
+        log.warn(s"Compaction of ${table.root} leaves index '${index.name}' as it is (its compacted fragments are " +
+          s"read to be searched until OPTIMIZE INDEX): ${e.getMessage}")
+        None
+    }
+  }
+
+  /** The `rewritten_indices` entry of an index remapped into `meta`. */
+  private def rewrittenIndex(old: IndexMetadata, meta: TableProtos.IndexMetadata)
+      : TransactionProtos.Transaction.Rewrite.RewrittenIndex = {
+    val r = TransactionProtos.Transaction.Rewrite.RewrittenIndex.newBuilder()
+      .setOldId(old.proto.getUuid).setNewId(meta.getUuid).addAllNewIndexFiles(meta.getFilesList)
+      .setNewIndexVersion(meta.getIndexVersion)
+    if (meta.hasIndexDetails) r.setNewIndexDetails(meta.getIndexDetails)
+    r.build()
+  }
+
+  private val log = org.slf4j.LoggerFactory.getLogger(getClass)
 }

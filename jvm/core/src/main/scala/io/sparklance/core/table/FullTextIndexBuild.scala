@@ -125,6 +125,21 @@ final class FullTextIndexBuild private[table] (table: Table, snapshot: Snapshot,
    * to do commits nothing and returns `base`.
    */
   def commit(results: Seq[String]): IndexMetadata = base.headOption.filter(_ => !stale).getOrElse(committing {
+    val meta = written(results)
+    table.commit(Transaction.create(snapshot.version, Operation.CreateIndex(Seq(meta), replaced.map(_.proto))),
+      Committer.Options(maxRetries = commitRetries))
+    new IndexMetadata(meta, snapshot.manifest.path)
+  })
+
+  /**
+   * Runs every task here and writes the index files, committing nothing: the new index's metadata, for a compaction
+   * to commit in its Rewrite ([[Compaction]]). [[abort]] removes the files.
+   */
+  private[table] def writeHere(): io.sparklance.proto.TableProtos.IndexMetadata =
+    written(tasks.map(FullTextIndexBuild.run(table.storage, _)))
+
+  /** Writes `metadata.lance` for the partitions the tasks wrote; the new index's metadata, not committed. */
+  private def written(results: Seq[String]): io.sparklance.proto.TableProtos.IndexMetadata = {
     val files = copied.flatMap { case (b, from, to) =>
       Seq(InvertedIndex.TokensFile, InvertedIndex.InvertFile, InvertedIndex.DocsFile).map { pattern =>
         val bytes = table.storage.readAll(Storage.join(snapshot.indexDir(b), pattern.format(from)))
@@ -136,16 +151,13 @@ final class FullTextIndexBuild private[table] (table: Table, snapshot: Snapshot,
     val allocator = new RootAllocator()
     val metadata = try InvertedIndexWriter.writeMetadata(table.storage, dir, params, partitions, allocator)
       finally allocator.close()
-    val meta = base.headOption match {
+    base.headOption match {
       case Some(b) => IndexMetadata.create(uuid, name, Seq(column.id), base.map(_.datasetVersion).min, present,
         IndexKind.Inverted, b.proto.getIndexDetails.getValue, b.indexVersion, (files :+ metadata).sortBy(_._1))
       case None => IndexMetadata.create(uuid, name, Seq(column.id), snapshot.version, present, IndexKind.Inverted,
         InvertedIndexWriter.details(params), indexVersion = 2, (files :+ metadata).sortBy(_._1))
     }
-    table.commit(Transaction.create(snapshot.version, Operation.CreateIndex(Seq(meta), replaced.map(_.proto))),
-      Committer.Options(maxRetries = commitRetries))
-    new IndexMetadata(meta, snapshot.manifest.path)
-  })
+  }
 
   /** Removes the index directory written so far (unless a commit's outcome is unknown). */
   def abort(): Unit = abort(table.storage.list(dir).map(_.path) :+ dir)

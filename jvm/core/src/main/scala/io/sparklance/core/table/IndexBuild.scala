@@ -146,6 +146,21 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
 
   /** Finishes the index from the tasks' results (run files) and commits it; returns its metadata. */
   def commit(results: Seq[String]): IndexMetadata = if (upToDate) { release(); base.head } else committing {
+    val meta = written(results)
+    table.commit(Transaction.create(snapshot.version, Operation.CreateIndex(Seq(meta), replaced.map(_.proto))),
+      Committer.Options(maxRetries = commitRetries))
+    new IndexMetadata(meta, snapshot.manifest.path)
+  }
+
+  /**
+   * Runs every task here and writes the index files, committing nothing: the new index's metadata, for a compaction
+   * to commit in its Rewrite ([[Compaction]]). [[abort]] removes the files.
+   */
+  private[table] def writeHere(): io.sparklance.proto.TableProtos.IndexMetadata =
+    written(tasksInThisProcess.map(IndexBuild.runInThisProcess))
+
+  /** Writes the index files from the tasks' results (run files); the new index's metadata, not committed. */
+  private def written(results: Seq[String]): io.sparklance.proto.TableProtos.IndexMetadata = {
     val allocator = new RootAllocator()
     val keys = LanceFileReader.readField(column).getType
     // Runs written here, removed once merged (an old B-tree's pages are read in place).
@@ -181,11 +196,8 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
     // (docs/dev/scalar-indexes.md §7).
     val builtAt = if (merges) base.map(_.datasetVersion).min else snapshot.version
     val covers = if (train) present.clone() else new RoaringBitmap()
-    val meta = IndexMetadata.create(uuid, name, Seq(column.id), builtAt, covers, kind, details,
+    IndexMetadata.create(uuid, name, Seq(column.id), builtAt, covers, kind, details,
       indexVersion = if ((snapshot.hasStableRowIds && kind == IndexKind.BTree) || kind == IndexKind.LabelList) 1 else 0, files)
-    table.commit(Transaction.create(snapshot.version, Operation.CreateIndex(Seq(meta), replaced.map(_.proto))),
-      Committer.Options(maxRetries = commitRetries))
-    new IndexMetadata(meta, snapshot.manifest.path)
   }
 
   /**

@@ -170,9 +170,26 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
     } else written(runs, graphs)
 
   private def written(runs: Seq[String], graphs: Seq[String]): IndexMetadata = committing {
+    val meta = files(runs, graphs)
+    table.commit(Transaction.create(snapshot.version, Operation.CreateIndex(Seq(meta), replaced.map(_.proto))),
+      Committer.Options(maxRetries = commitRetries))
+    new IndexMetadata(meta, snapshot.manifest.path)
+  }
+
+  /**
+   * Runs every task here and writes the index files, committing nothing: the new index's metadata, for a compaction
+   * to commit in its Rewrite ([[Compaction]]). [[abort]] removes the files.
+   */
+  private[table] def writeHere(): io.sparklance.proto.TableProtos.IndexMetadata = {
+    val runs = tasks.map(VectorIndexBuild.run(storage, _))
+    files(runs, graphTasks(runs).map(VectorIndexBuild.runGraph(storage, _)))
+  }
+
+  /** Writes the index files from the runs and graphs; the new index's metadata, not committed. */
+  private def files(runs: Seq[String], graphs: Seq[String]): io.sparklance.proto.TableProtos.IndexMetadata = {
     VectorIndexBuild.inThisProcess.remove(uuid.toString)
     val allocator = new RootAllocator()
-    val files = try {
+    val written = try {
       if (hnsw.isEmpty) IvfWriter.merge(storage, runs, carried(allocator), dir, model, snapshot.fileVersion, allocator)
       else {
         val byPartition = (0 until model.numPartitions).map { p =>
@@ -184,11 +201,8 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
       }
     } finally allocator.close()
     (carriedRuns ++ runs ++ graphs).foreach(storage.delete)
-    val meta = IndexMetadata.create(uuid, name, Seq(column.id), snapshot.version, present, IndexKind.Vector,
-      update.fold(VectorIndexBuild.details(params, hnsw))(_.details), update.fold(1)(_.indexVersion), files)
-    table.commit(Transaction.create(snapshot.version, Operation.CreateIndex(Seq(meta), replaced.map(_.proto))),
-      Committer.Options(maxRetries = commitRetries))
-    new IndexMetadata(meta, snapshot.manifest.path)
+    IndexMetadata.create(uuid, name, Seq(column.id), snapshot.version, present, IndexKind.Vector,
+      update.fold(VectorIndexBuild.details(params, hnsw))(_.details), update.fold(1)(_.indexVersion), written)
   }
 
   /**

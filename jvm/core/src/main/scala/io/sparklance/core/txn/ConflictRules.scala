@@ -15,10 +15,19 @@ import io.sparklance.proto.TableProtos
  * |---|---|---|---|---|---|
  * | Append         | yes | yes | yes | no | no |
  * | Delete, Update | yes | yes if other fragments; same fragments: merge deletion files (*) | if other fragments | no | no |
- * | Rewrite        | yes | if other fragments | if other fragments | no | no |
+ * | Rewrite        | yes | if other fragments | if other fragments and other remapped indexes (**) | no | CreateIndex: (**) |
  * | Overwrite      | yes | yes | yes | yes | no |
- * | CreateIndex    | yes | Delete: yes; Update: if no fragment the new indexes cover | if no fragment they cover | no | CreateIndex: if other names and uuids |
+ * | CreateIndex    | yes | Delete: yes; Update: if no fragment the new indexes cover | if no fragment they cover, and none of the indexes it removes was remapped (**) | no | CreateIndex: if other names and uuids |
  * | UpdateConfig   | yes | yes | yes | if it sets none of our keys | UpdateConfig: if other keys; others known: yes |
+ *
+ * A ReserveFragments (fragment ids set aside for a compaction) only raises the table's highest fragment id, so every
+ * operation above combines with it in either direction (a schema change too, as upstream has it).
+ *
+ * (**) A rewrite that remaps indexes (`rewritten_indices`) replaces each by uuid: it conflicts with a CreateIndex
+ * that removed one of them (a drop, a replacement, an OPTIMIZE INDEX) or whose new indexes cover a fragment it
+ * rewrote (their row addresses are the old ones), as upstream's `check_rewrite_txn` rules; a CreateIndex removing an
+ * index a rewrite committed meanwhile remapped conflicts too (the uuid it removes is gone), and so do two rewrites
+ * remapping the same index.
  *
  * A commit of data or indexes over an UpdateConfig (theirs) is compatible too, as upstream has it: the next manifest
  * is built from the latest, config and all. An UpdateConfig of ours over one that changed the same keys, replaced the
@@ -54,6 +63,18 @@ object ConflictRules {
   import Verdict._
 
   def check(ours: Operation, theirs: Option[Operation]): Verdict = (ours, theirs) match {
+    case (_: Operation.ReserveFragments, Some(t)) if !t.isInstanceOf[Operation.Other] => Compatible
+    case (o, Some(_: Operation.ReserveFragments)) if !o.isInstanceOf[Operation.Other] => Compatible
+    case (o: Operation.Rewrite, Some(t: Operation.Rewrite)) if remapped(o).intersect(remapped(t)).nonEmpty =>
+      Conflict("it remapped (rewrote the files of) the same index as this Rewrite; compact again")
+    case (o: Operation.Rewrite, Some(t: Operation.CreateIndex)) if o.rewrittenIndices.nonEmpty =>
+      val removed = t.removedIndices.map(_.getUuid.getUuid).toSet.intersect(remapped(o))
+      lazy val covered = t.newIndices.flatMap(i => new IndexMetadata(i, "").fragmentBitmap.toArray.map(_.toLong)).toSet
+        .intersect(touched(o))
+      if (removed.nonEmpty) Conflict("it dropped or replaced an index this Rewrite remaps; compact again")
+      else if (covered.nonEmpty) Conflict(s"it created an index covering ${fragments(covered)}, which this Rewrite " +
+        "compacts; compact again")
+      else Compatible
     case (_: Operation.Append, Some(_: Operation.Append | _: Operation.Delete | _: Operation.Update | _: Operation.Rewrite)) =>
       Compatible
     case (_: Operation.Delete | _: Operation.Update | _: Operation.Rewrite, Some(_: Operation.Append)) => Compatible
@@ -83,6 +104,8 @@ object ConflictRules {
     lazy val covered = ours.newIndices.flatMap(i => new IndexMetadata(i, "").fragmentBitmap.toArray.map(_.toLong)).toSet
     theirs match {
       case _: Operation.Append | _: Operation.Delete | _: Operation.UpdateConfig => Compatible
+      case t: Operation.Rewrite if ours.removedIndices.exists(i => remapped(t).contains(i.getUuid.getUuid)) =>
+        Conflict("it remapped an index this CreateIndex drops or replaces (under a new uuid); run it again")
       case _: Operation.Update | _: Operation.Rewrite =>
         val both = touched(theirs).intersect(covered)
         if (both.isEmpty) Compatible
@@ -139,9 +162,13 @@ object ConflictRules {
 
   /** The existing fragments a row-level operation or a rewrite changed or removed. */
   private def touched(op: Operation): Set[Long] = op match {
-    case Operation.Rewrite(groups) => groups.flatMap(_._1.map(_.getId)).toSet
+    case Operation.Rewrite(groups, _) => groups.flatMap(_._1.map(_.getId)).toSet
     case _ => val (updated, removed) = changes(op); updated.keySet ++ removed
   }
+
+  /** The uuids (bytes) of the indexes a rewrite remaps. */
+  private def remapped(op: Operation.Rewrite): Set[com.google.protobuf.ByteString] =
+    op.rewrittenIndices.map(_.getOldId.getUuid).toSet
 
   private def fragments(ids: Set[Long]): String = {
     val sorted = ids.toSeq.sorted

@@ -40,6 +40,9 @@ object ManifestBuilder {
         restore(b, restored.getOrElse(throw new IllegalArgumentException(
           s"restore of version ${op.version} without its manifest")))
       case op: Operation.Rewrite => rewrite(b, op, ids)
+      case op: Operation.ReserveFragments =>
+        // Upstream's rule: max_fragment_id becomes the current one (0 when unset) plus the fragments reserved.
+        ids.nextFragmentId = current.flatMap(_.maxFragmentId).getOrElse(0L) + op.numFragments + 1
       case _: Operation.CreateIndex => ()
       case op: Operation.UpdateConfig =>
         if (op.otherUpdates) throw new IllegalArgumentException("sparklance commits config key updates only")
@@ -83,6 +86,7 @@ object ManifestBuilder {
   /**
    * The index section the next manifest carries, from the current one (`current`, of manifest `base`):
    *  - a CreateIndex removes the indexes it names (by uuid) and adds its new ones;
+   *  - reserved fragment ids and config changes keep every index as it is;
    *  - appends, deletes and merges keep every index: new fragments are not in an index's fragment bitmap, so they are
    *    read to be searched, and deleted rows are filtered by deletion files, as upstream does;
    *  - an update keeps them too, but a fragment whose data files it replaced leaves every bitmap (its indexed values
@@ -91,9 +95,11 @@ object ManifestBuilder {
    *    to its new ones when it covered all of them (its documents are row ids, which the rows keep), as upstream's
    *    `recalculate_fragment_bitmap` does; one covering only some of a group's fragments stops covering them (their
    *    rows are then read to be searched). Other indexes, and every index without stable row ids, may hold row
-   *    addresses, which the rewrite changed: their bitmaps are kept as they are, naming fragments that no longer
-   *    exist, so the new fragments' rows are read to be searched until the index is optimized (upstream remaps the
-   *    index's files instead);
+   *    addresses, which the rewrite changed. Those the rewrite remapped (`rewritten_indices`: their files written
+   *    again for the new row addresses) take their new uuid, details, version and files, and their bitmaps trade each
+   *    group's old fragments for its new ones, as upstream's `handle_rewrite_indices` does; the others' bitmaps are
+   *    kept as they are, naming fragments that no longer exist, so the new fragments' rows are read to be searched
+   *    until the index is optimized;
    *  - a restore brings back the old version's; an overwrite replaces the data they indexed, so none survive.
    */
   def indexSection(op: Operation, base: Option[Manifest], current: Option[TableProtos.IndexSection],
@@ -112,7 +118,8 @@ object ManifestBuilder {
         val gone = removed.map(_.getUuid).toSet
         val kept = current.map(_.getIndicesList.asScala.filterNot(i => gone.contains(i.getUuid)).toSeq).getOrElse(Nil)
         Some(TableProtos.IndexSection.newBuilder().addAllIndices((kept ++ added).asJava).build())
-      case _: Operation.Append | _: Operation.Delete | _: Operation.Merge => current
+      case _: Operation.Append | _: Operation.Delete | _: Operation.Merge | _: Operation.ReserveFragments |
+          _: Operation.UpdateConfig => current
       case Operation.Update(_, updated, _, _) =>
         val before = base.map(_.fragments.map(f => f.id -> f.proto.getFilesList).toMap).getOrElse(Map.empty)
         val replaced = updated.filter(f => before.get(f.getId).exists(_ != f.getFilesList)).map(_.getId).toSet
@@ -134,6 +141,30 @@ object ManifestBuilder {
             }
             Some(IndexMetadata.withFragments(i, bitmap))
           }
+        }
+      case op: Operation.Rewrite if op.rewrittenIndices.nonEmpty =>
+        val byOld = op.rewrittenIndices.map(r => r.getOldId.getUuid -> r).toMap
+        val present = current.map(_.getIndicesList.asScala.map(_.getUuid.getUuid).toSet).getOrElse(Set.empty)
+        byOld.keys.find(u => !present.contains(u)).foreach { u =>
+          throw new IllegalArgumentException(s"a rewrite remaps index ${IndexMetadata.uuidString("", u)}, which the table " +
+            "no longer has")
+        }
+        val moves = rewrittenIds(base, op)
+        keep { i =>
+          byOld.get(i.getUuid.getUuid).map { r =>
+            val bitmap = new IndexMetadata(i, base.map(_.path).getOrElse("")).fragmentBitmap.clone()
+            moves.foreach { case (olds, news) =>
+              if (olds.exists(id => id <= 0xFFFFFFFFL && bitmap.contains(id.toInt))) {
+                olds.foreach(id => bitmap.remove(id.toInt))
+                news.foreach(id => bitmap.add(id.toInt))
+              }
+            }
+            val b = IndexMetadata.withFragments(i, bitmap).toBuilder.setUuid(r.getNewId)
+            if (r.hasNewIndexDetails) b.setIndexDetails(r.getNewIndexDetails)
+            if (r.getNewIndexFilesCount > 0) b.clearFiles().addAllFiles(r.getNewIndexFilesList)
+            if (r.getNewIndexVersion > 0) b.setIndexVersion(r.getNewIndexVersion)
+            b.build()
+          }.orElse(Some(i))
         }
       case _: Operation.Rewrite => current
       case _: Operation.Restore => restored
@@ -210,17 +241,26 @@ object ManifestBuilder {
   private def rewrittenIds(base: Option[Manifest], op: Operation.Rewrite): Seq[(Seq[Long], Seq[Long])] = {
     var next = base.flatMap(_.maxFragmentId).map(_ + 1).getOrElse(0L)
     op.groups.map { case (olds, news) =>
-      val ids = news.indices.map(k => next + k)
-      next += news.size
+      val ids = news.map { f =>
+        if (f.getId != 0) f.getId
+        else { next += 1; next - 1 }
+      }
       (olds.map(_.getId), ids)
     }
   }
 
-  /** Each group's new fragments take the place of its first old fragment; they keep the row ids they carry. */
+  /**
+   * Each group's new fragments replace its old ones; they keep the row ids they carry, and the ids they carry when
+   * not 0 (reserved ones).
+   */
   private def rewrite(b: TableProtos.Manifest.Builder, op: Operation.Rewrite, ids: Ids): Unit = {
     val gone = op.groups.flatMap(_._1.map(_.getId)).toSet
     val kept = b.getFragmentsList.asScala.toSeq.filterNot(f => gone.contains(f.getId))
-    b.clearFragments().addAllFragments((kept ++ op.groups.flatMap(_._2.map(ids.renumber))).asJava)
+    val added = op.groups.flatMap(_._2.map(f => if (f.getId != 0) f else ids.renumber(f)))
+    val ids0 = kept.map(_.getId).toSet
+    val clash = added.map(_.getId).diff(added.map(_.getId).distinct) ++ added.map(_.getId).filter(ids0.contains)
+    clash.headOption.foreach(id => throw new IllegalArgumentException(s"a rewrite's new fragment id $id is already taken"))
+    b.clearFragments().addAllFragments((kept ++ added).asJava)
   }
 
   /** Replaces fragments by id with their updated versions and drops the removed ones, keeping the order. */

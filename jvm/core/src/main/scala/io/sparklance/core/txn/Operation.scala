@@ -62,11 +62,23 @@ object Operation {
 
   /**
    * Fragments rewritten (compaction): each group's old fragments are replaced by new fragments holding the same live
-   * rows, which take new ids (and so come after the others: fragments are kept in id order). New fragments carry
-   * their rows' stable ids when the table has them.
+   * rows, which take new ids (and so come after the others: fragments are kept in id order); a new fragment whose id
+   * is not 0 keeps it (ids reserved by a [[ReserveFragments]], as upstream's `fragments_with_ids` keeps them). New
+   * fragments carry their rows' stable ids when the table has them.
+   *
+   * `rewrittenIndices` (transaction.proto `Rewrite.rewritten_indices`): indexes whose files were written again for
+   * the new fragments' row addresses, each replacing the index of `old_id` under `new_id` with its details, version
+   * and files (field 5, as pylance 14 writes it); its fragment bitmap trades each group's old fragments for the new.
    */
-  final case class Rewrite(groups: Seq[(Seq[TableProtos.DataFragment], Seq[TableProtos.DataFragment])])
+  final case class Rewrite(groups: Seq[(Seq[TableProtos.DataFragment], Seq[TableProtos.DataFragment])],
+      rewrittenIndices: Seq[TransactionProtos.Transaction.Rewrite.RewrittenIndex] = Nil)
       extends Operation { def name = "Rewrite" }
+
+  /**
+   * Fragment ids set aside (transaction.proto `ReserveFragments`): the table's `max_fragment_id` grows by
+   * `numFragments`, so that a compaction knows its new fragments' ids, and so their row addresses, before it commits.
+   */
+  final case class ReserveFragments(numFragments: Int) extends Operation { def name = "ReserveFragments" }
 
   /**
    * Columns added with values (data evolution): every fragment, with a new data file holding the new columns, and
@@ -135,13 +147,15 @@ final case class Transaction(readVersion: Long, uuid: String, operation: Operati
         b.setProject(TransactionProtos.Transaction.Project.newBuilder().addAllSchema(schema.asJava))
       case Operation.Restore(version) =>
         b.setRestore(TransactionProtos.Transaction.Restore.newBuilder().setVersion(version))
-      case Operation.Rewrite(groups) =>
+      case Operation.Rewrite(groups, rewrittenIndices) =>
         val r = TransactionProtos.Transaction.Rewrite.newBuilder()
         groups.foreach { case (olds, news) =>
           r.addGroups(TransactionProtos.Transaction.Rewrite.RewriteGroup.newBuilder()
             .addAllOldFragments(olds.asJava).addAllNewFragments(news.asJava))
         }
-        b.setRewrite(r)
+        b.setRewrite(r.addAllRewrittenIndices(rewrittenIndices.asJava))
+      case Operation.ReserveFragments(n) =>
+        b.setReserveFragments(TransactionProtos.Transaction.ReserveFragments.newBuilder().setNumFragments(n))
       case Operation.Merge(fragments, schema) =>
         b.setMerge(TransactionProtos.Transaction.Merge.newBuilder().addAllFragments(fragments.asJava).addAllSchema(schema.asJava))
       case Operation.CreateIndex(added, removed) =>
@@ -197,7 +211,9 @@ object Transaction {
         val r = p.getRewrite
         val groups = r.getGroupsList.asScala.toSeq.map(g => (g.getOldFragmentsList.asScala.toSeq, g.getNewFragmentsList.asScala.toSeq))
         Operation.Rewrite(if (groups.nonEmpty) groups
-          else Seq((r.getOldFragmentsList.asScala.toSeq, r.getNewFragmentsList.asScala.toSeq)))
+          else Seq((r.getOldFragmentsList.asScala.toSeq, r.getNewFragmentsList.asScala.toSeq)),
+          r.getRewrittenIndicesList.asScala.toSeq)
+      case RESERVE_FRAGMENTS => Operation.ReserveFragments(p.getReserveFragments.getNumFragments)
       case CREATE_INDEX =>
         Operation.CreateIndex(p.getCreateIndex.getNewIndicesList.asScala.toSeq, p.getCreateIndex.getRemovedIndicesList.asScala.toSeq)
       case UPDATE_CONFIG => updateConfig(p.getUpdateConfig)

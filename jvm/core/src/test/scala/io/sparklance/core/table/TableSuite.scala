@@ -14,6 +14,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.{CommitStateUnknownException, FileVersion, MetadataColumn}
 import io.sparklance.core.commit.CommitHandler
+import io.sparklance.core.index.IndexKind
 import io.sparklance.core.schema.{ArrowSchemas, LanceSchema}
 import io.sparklance.core.storage.InMemoryStorage
 
@@ -248,7 +249,21 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
       }
       if (r.nextBoolean()) append(1 + r.nextInt(100))
       if (r.nextBoolean()) deleteSome()
-      if (r.nextInt(3) == 0) table.compact(50 + r.nextInt(300))
+      if (r.nextInt(3) == 0) {
+        // A compaction remaps B-trees and bitmaps: no live row they covered becomes unindexed.
+        def unindexed(s: Snapshot, name: String) = s.fragments.filterNot(f => s.indexes.exists(i => i.name == name &&
+          i.covers(f.id))).map(f => f.physicalRows - f.deletionFile.map(_.numDeletedRows).getOrElse(0L)).sum
+        val before = table.latest()
+        table.compact(50 + r.nextInt(300))
+        val after = table.latest()
+        before.indexes.filter(i => i.kind == IndexKind.BTree || i.kind == IndexKind.Bitmap).foreach { i =>
+          assert(unindexed(after, i.name) <= unindexed(before, i.name), s"seed $seed: $i")
+          if (after.version > before.version && before.fragments.exists(f => i.covers(f.id) &&
+              !after.fragments.exists(_.id == f.id))) {
+            assert(!after.indexes.exists(_.uuid == i.uuid), s"seed $seed: $i was not remapped")
+          }
+        }
+      }
       val snapshot = table.latest()
       assert(snapshot.indexes.map(_.name).sorted == Seq("id_idx", "s_idx", "x_idx"), s"seed $seed")
       val model = read(table, snapshot.newScan(), 1L << 20).toMap

@@ -148,4 +148,31 @@ class ConflictRulesSuite extends AnyFunSuite {
         io.sparklance.proto.TransactionProtos.Transaction.UpdateMapEntry.newBuilder().setKey("k")).build())).build()
     assert(Transaction.fromProto(removal).operation.asInstanceOf[Operation.UpdateConfig].otherUpdates)
   }
+
+  test("a compaction that remaps indexes conflicts with index changes of those indexes or of its fragments; reserving ids combines with everything") {
+    val i = index("i", 1, 1, 2)
+    def remapping(uuid: Int) = Operation.Rewrite(Seq(Seq(frag(1), frag(2)) -> Seq(frag(9))),
+      Seq(io.sparklance.proto.TransactionProtos.Transaction.Rewrite.RewrittenIndex.newBuilder()
+        .setOldId(index("x", uuid).getUuid).setNewId(index("x", 100 + uuid).getUuid).build()))
+    val rewrite = remapping(1)
+    assert(conflict(rewrite, createIndex()(i)) == "it dropped or replaced an index this Rewrite remaps; compact again")
+    assert(conflict(rewrite, createIndex(index("j", 2, 2))()) ==
+      "it created an index covering fragment 2, which this Rewrite compacts; compact again")
+    assert(ok(rewrite, createIndex(index("j", 2, 3))()))
+    assert(conflict(createIndex()(i), rewrite) ==
+      "it remapped an index this CreateIndex drops or replaces (under a new uuid); run it again")
+    assert(ok(createIndex(index("j", 2, 3))(), rewrite))
+    val elsewhere = Operation.Rewrite(Seq(Seq(frag(5)) -> Seq(frag(10))), remapping(1).rewrittenIndices)
+    assert(conflict(elsewhere, rewrite) == "it remapped (rewrote the files of) the same index as this Rewrite; compact again")
+    assert(ok(Operation.Rewrite(Seq(Seq(frag(5)) -> Seq(frag(10))), remapping(2).rewrittenIndices), rewrite))
+    // Without remapped indexes a compaction still combines with any CreateIndex, as before.
+    assert(ok(Operation.Rewrite(rewrite.groups), createIndex()(i)))
+    val reserve = Operation.ReserveFragments(3)
+    Seq(append, delete(1)(), update(1)(), rewrite, overwrite, createIndex(i)(), Operation.UpdateConfig(Map("a" -> "1"),
+      Set.empty), Operation.Project(Nil), reserve).foreach { o =>
+      assert(ok(o, reserve) && ok(reserve, o), o)
+    }
+    assert(!ok(reserve, other) && !ok(other, reserve))
+    assert(Transaction.fromProto(Transaction.create(1, reserve).toProto).operation == reserve)
+  }
 }

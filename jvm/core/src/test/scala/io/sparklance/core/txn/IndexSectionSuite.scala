@@ -30,8 +30,9 @@ class IndexSectionSuite extends AnyFunSuite {
       i.getName -> new IndexMetadata(i, "m").fragmentBitmap.toArray.toSeq
     }
 
-  test("appends, deletes and merges keep every index as it is") {
-    Seq(Operation.Append(Seq(frag(4))), Operation.Delete(Seq(frag(1)), Seq(2), ""), Operation.Merge(Nil, Nil)).foreach { op =>
+  test("appends, deletes, merges, reserved fragment ids and config changes keep every index as it is") {
+    Seq(Operation.Append(Seq(frag(4))), Operation.Delete(Seq(frag(1)), Seq(2), ""), Operation.Merge(Nil, Nil),
+        Operation.ReserveFragments(2), Operation.UpdateConfig(Map("a" -> "1"), Set("b"))).foreach { op =>
       assert(after(op) == Seq("a" -> Seq(1, 2, 3), "b" -> Seq(1, 2)), op)
     }
   }
@@ -70,5 +71,43 @@ class IndexSectionSuite extends AnyFunSuite {
     assert(after(Operation.Overwrite(Nil, Nil, Map.empty, Map.empty)).isEmpty)
     val c = index("c", 3, 1, 3)
     assert(after(Operation.CreateIndex(Seq(c), Seq(a))) == Seq("b" -> Seq(1, 2), "c" -> Seq(3)))
+  }
+
+  test("a compaction that remaps an index gives it the new uuid, details, version and files, and trades each group's old fragments for its new ones") {
+    val reserved = new Manifest(base.proto.toBuilder.setMaxFragmentId(9).build(), "m")
+    val newA = index("a", 7, 0, 8, 9, 3)
+    val files = Seq(TableProtos.IndexFile.newBuilder().setPath("page_data.lance").setSizeBytes(12).build())
+    val remap = io.sparklance.proto.TransactionProtos.Transaction.Rewrite.RewrittenIndex.newBuilder()
+      .setOldId(a.getUuid).setNewId(newA.getUuid).setNewIndexDetails(newA.getIndexDetails).setNewIndexVersion(3)
+      .addAllNewIndexFiles(files.asJava).build()
+    // Fragments 8 and 9 were reserved: the new fragments keep those ids. `b` is not remapped and keeps its bitmap.
+    val op = Operation.Rewrite(Seq(Seq(frag(1), frag(2)) -> Seq(frag(8), frag(9))), Seq(remap))
+    val out = ManifestBuilder.indexSection(op, Some(reserved), section, None).get.getIndicesList.asScala
+    assert(out.map(i => i.getName -> new IndexMetadata(i, "m").fragmentBitmap.toArray.toSeq) ==
+      Seq("a" -> Seq(3, 8, 9), "b" -> Seq(1, 2)))
+    assert(out.head.getUuid == newA.getUuid && out.head.getIndexVersion == 3 && out.head.getFilesList.asScala == files)
+    assert(out(1) == b)
+    val next = ManifestBuilder.next(Some(reserved), Transaction.create(1, op), 2, java.time.Instant.now(), Committer.Options())
+    assert(next.getFragmentsList.asScala.map(_.getId).toSeq == Seq(3, 8, 9) && next.getMaxFragmentId == 9)
+    // The transaction file carries the remapped index (field 5 included) and reads back the same.
+    assert(Transaction.fromProto(Transaction.create(1, op).toProto).operation == op)
+    // An index the table no longer has (dropped meanwhile) cannot be remapped.
+    val gone = Some(TableProtos.IndexSection.newBuilder().addIndices(b).build())
+    assert(intercept[IllegalArgumentException](ManifestBuilder.indexSection(op, Some(reserved), gone, None))
+      .getMessage.contains("no longer has"))
+  }
+
+  test("reserving fragment ids raises max_fragment_id as upstream does, and a rewrite's new fragments then keep theirs") {
+    val withMax = new Manifest(base.proto.toBuilder.setMaxFragmentId(3).build(), "m")
+    def next(m: Manifest, op: Operation) = ManifestBuilder.next(Some(m), Transaction.create(1, op), 2,
+      java.time.Instant.now(), Committer.Options())
+    val reserved = next(withMax, Operation.ReserveFragments(2))
+    assert(reserved.getMaxFragmentId == 5 && reserved.getFragmentsList.asScala.map(_.getId).toSeq == Seq(1, 2, 3))
+    assert(next(new Manifest(base.proto.toBuilder.clearMaxFragmentId().build(), "m"), Operation.ReserveFragments(2))
+      .getMaxFragmentId == 2)
+    val after = next(new Manifest(reserved, "m"), Operation.Rewrite(Seq(Seq(frag(1)) -> Seq(frag(5), frag(0)))))
+    assert(after.getFragmentsList.asScala.map(_.getId).toSeq == Seq(2, 3, 5, 6))
+    assert(intercept[IllegalArgumentException](next(withMax, Operation.Rewrite(Seq(Seq(frag(1)) -> Seq(frag(2))))))
+      .getMessage.contains("fragment id 2 is already taken"))
   }
 }
