@@ -157,10 +157,13 @@ def config_seen_by_spark(spark, name: str) -> dict:
 def test_table_properties_set_and_unset_as_pylance_sees_them(spark, wh):
     """Seeded random SET/UNSET TBLPROPERTIES from Spark and update_config/delete_config_keys from pylance, in turn:
     after each step both see the config a model of the changes gives; each Spark change is one UpdateConfig version
-    that pylance reads as one, and validate() passes."""
+    that pylance reads as one, and validate() passes. The table's index stays through every change (config changes
+    once dropped the manifest's index section)."""
     import random
     r = random.Random(int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261126")))
     path = make(wh, "props")
+    lance.dataset(path).create_scalar_index("id", "BTREE", name="id_idx")
+    indexes = [(i["name"], i["uuid"]) for i in lance.dataset(path).list_indices()]
     model: dict = {}
     keys = ["k1", "k.2", "note", "Mixed", "lance.x", "rows_per_partition"]
     for step in range(8):
@@ -188,6 +191,7 @@ def test_table_properties_set_and_unset_as_pylance_sees_them(spark, wh):
         assert ds.version == version + 1, "each change is one version"
         assert ds.config() == model
         assert config_seen_by_spark(spark, "props") == model
+        assert [(i["name"], i["uuid"]) for i in ds.list_indices()] == indexes
         ds.validate()
     # A property the reads use takes effect: rows_per_partition splits the 4 rows into that many partitions.
     spark.sql("ALTER TABLE lance.db.props SET TBLPROPERTIES ('rows_per_partition' = '1')")
