@@ -186,7 +186,7 @@ object IvfModel {
     val ivfRows = math.min(n, params.ivfSample)
     // Hamming (uint8 vectors) trains by k-modes, as Lance does; the others by k-means in float32, the centroids then
     // rounded to the column's type they are stored in.
-    val ivf = if (params.distance == Distance.HAMMING) KModes.train(sample, ivfRows, dim, k, params.maxIters, seed)
+    val ivf = if (params.distance == Distance.HAMMING) KModes.train(sample, ivfRows, dim, k, params.maxIters, KModes.IVF_BALANCE, seed)
       else KMeans.train(sample, ivfRows, dim, k, params.maxIters, params.distance == Distance.DOT, seed)
     params.element.roundAll(ivf.centroids)
     val base = IvfModel(params.indexType, params.distance, dim, ivf.centroids, ivf.loss, params.numSubVectors,
