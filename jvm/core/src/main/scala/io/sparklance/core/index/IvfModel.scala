@@ -15,10 +15,13 @@ import io.sparklance.core.InvalidArgumentException
  * @param sqStart       SQ bounds (§2.4); unused for the other types
  * @param element       the column's element type, in which the centroids, codebook and IVF_FLAT's vectors are stored
  *                      (their float values here are already rounded to it); uint8 for hamming
+ * @param stored        the centroids and codebook tensors of the segment this model was read from, written as they
+ *                      are when the segment is extended (float64 ones are rounded in `centroids` and `codebook`);
+ *                      None for a model trained here
  */
 final case class IvfModel(indexType: String, distance: Distance, dim: Int, centroids: Array[Float], loss: Double,
     numSubVectors: Int, codebook: Array[Float], sqStart: Double, sqEnd: Double,
-    element: VectorElement = VectorElement.FLOAT32) {
+    element: VectorElement = VectorElement.FLOAT32, stored: Option[IvfIndex.Tensors] = None) {
 
   def numPartitions: Int = centroids.length / dim
 

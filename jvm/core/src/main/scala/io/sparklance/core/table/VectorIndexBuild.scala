@@ -8,7 +8,6 @@ import com.google.protobuf.{ByteString, CodedOutputStream}
 import org.apache.arrow.memory.RootAllocator
 import org.apache.arrow.vector.{FieldVector, VectorSchemaRoot}
 import org.apache.arrow.vector.complex.FixedSizeListVector
-import org.apache.arrow.vector.types.FloatingPointPrecision
 import org.apache.arrow.vector.types.pojo.ArrowType
 import org.roaringbitmap.RoaringBitmap
 import org.roaringbitmap.longlong.Roaring64NavigableMap
@@ -533,7 +532,7 @@ object VectorIndexBuild {
   /**
    * The update of vector index `name` of `snapshot` (OPTIMIZE INDEX), checked before anything is written: its
    * segments must be of one type it extends (IVF_FLAT, IVF_PQ with 8-bit codes, IVF_SQ, their IVF_HNSW_* forms), over a
-   * float32 column, and share one model, as the
+   * column of float16, float32, float64 or uint8 (hamming) vectors, and share one model, as the
    * segments pylance's `optimize_indices` adds do. `requested` options are refused: the model is kept.
    */
   private[table] def update(table: Table, snapshot: Snapshot, name: String, requested: Map[String, String]): VectorIndexBuild = {
@@ -555,10 +554,18 @@ object VectorIndexBuild {
       case _ => None
     }).getOrElse(throw refuse("it does not index one column of the table."))
     val arrow = LanceFileReader.readField(field)
-    arrow.getType match {
-      case _: ArrowType.FixedSizeList if arrow.getChildren.get(0).getType == new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE) =>
-      case other => throw refuse(s"its column '${field.name}' holds $other vectors, and sparklance extends indexes of " +
-        "float32 vectors only (not supported yet for other types).")
+    val element = arrow.getType match {
+      case _: ArrowType.FixedSizeList => Option(VectorElement.of(arrow.getChildren.get(0).getType))
+      case _ => None
+    }
+    element match {
+      case Some(VectorElement.FLOAT16) if !VectorIndexBuild.halfFloats =>
+        throw new UnsupportedFeatureException(s"Cannot optimize vector index '$name' of $root: its column " +
+          s"'${field.name}' holds float16 vectors, which this build of sparklance (for Spark 3.x, whose Arrow has no " +
+          "float16 vectors) does not read. Optimize it on Spark 4, or with pylance (optimize_indices).")
+      case Some(_) =>
+      case None => throw refuse(s"its column '${field.name}' holds ${arrow.getType} values, not vectors of float16, " +
+        "float32, float64 or uint8.")
     }
     val opened = segments.map { s =>
       val dir = snapshot.indexDir(s)
@@ -573,6 +580,10 @@ object VectorIndexBuild {
       }
       val ivf = try IvfIndex.open(snapshot.storage, dir) catch { case e: UnsupportedFeatureException => throw refuse(e.getMessage) }
       val model = try ivf.model catch { case e: UnsupportedFeatureException => throw refuse(e.getMessage) }
+      if (model.element != element.get) {
+        throw refuse(s"its segment ${s.uuid} stores ${model.element.name.toLowerCase(java.util.Locale.ROOT)} " +
+          s"centroids for a column of ${element.get.name.toLowerCase(java.util.Locale.ROOT)} vectors.")
+      }
       (s, ivf, model)
     }
     val model = opened.head._3
@@ -584,7 +595,8 @@ object VectorIndexBuild {
           "their rows cannot share one segment (not supported yet).")
       }
     }
-    val params = IvfModel.Params(model.indexType, model.distance, model.numPartitions, 256, 50, model.numSubVectors)
+    val params = IvfModel.Params(model.indexType, model.distance, model.numPartitions, 256, 50, model.numSubVectors,
+      model.element)
     val graphs = if (opened.head._2.isHnsw) Some(hnswOf(newest.proto.getIndexDetails.getValue)) else None
     new VectorIndexBuild(table, snapshot, name, field, model.dim, params, graphs, new java.util.Random().nextLong(),
       Some(Update(opened.map(o => (o._1, o._2)), model, newest.proto.getIndexDetails.getValue, newest.indexVersion)))
