@@ -114,8 +114,8 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
   private val replaced: Seq[IndexMetadata] = snapshot.indexes.filter(_.name == name)
 
   private lazy val model: IvfModel = update.map(_.model).getOrElse {
-    val (sample, n) = VectorIndexBuild.sample(snapshot, column, dim, params.sampleSize, seed)
-    IvfModel.train(column.name, params, dim, sample, n, seed)
+    val (sample, n, bounds64) = VectorIndexBuild.sample(snapshot, column, dim, params.sampleSize, seed)
+    IvfModel.train(column.name, params, dim, sample, n, seed, bounds64)
   }
 
   /** The fragments the old segments cover, when updating an index. */
@@ -313,8 +313,9 @@ object VectorIndexBuild {
         allocator) { root =>
         val n = root.getRowCount
         val (vectors, valid) = floats(root.getVector(0), n, dim)
-        // IVF_FLAT keeps float64 vectors in float64: read as doubles too, not through their float32 values.
-        val exact = if (model.indexType == "IVF_FLAT" && model.element == VectorElement.FLOAT64) doubles(root.getVector(0), n, dim)
+        // IVF_FLAT keeps float64 vectors in float64, and IVF_SQ codes them from their float64 values: read as doubles
+        // too, not through their float32 values.
+        val exact = if (model.indexType != "IVF_PQ" && model.element == VectorElement.FLOAT64) doubles(root.getVector(0), n, dim)
           else null
         val addresses = root.getVector(1).asInstanceOf[org.apache.arrow.vector.BigIntVector]
         val keptIds = new Array[Long](n)
@@ -330,7 +331,8 @@ object VectorIndexBuild {
             val p = model.partition(vectors, i * dim, scratch)
             keptIds(kept) = addresses.get(i)
             partitions(kept) = p
-            if (exact != null) model.encodeFlat64(exact, i * dim, payload, kept * model.width)
+            if (exact != null && model.indexType == "IVF_FLAT") model.encodeFlat64(exact, i * dim, payload, kept * model.width)
+            else if (exact != null) model.encodeSq64(exact, i * dim, payload, kept * model.width)
             else model.encode(vectors, i * dim, p, payload, kept * model.width, scratch)
             kept += 1
           }
@@ -389,9 +391,12 @@ object VectorIndexBuild {
 
   /**
    * A random sample of at most `size` of the column's non-null vectors in live rows, in random order (every one
-   * when the table has no more rows): rows drawn uniformly over the fragments' rows, read where they are.
+   * when the table has no more rows): rows drawn uniformly over the fragments' rows, read where they are. For a
+   * float64 column also the smallest and largest float64 value of the sampled vectors whose values are finite (as
+   * floats too), the bounds of an IVF_SQ quantizer.
    */
-  private def sample(snapshot: Snapshot, column: LanceField, dim: Int, size: Int, seed: Long): (Array[Float], Int) = {
+  private def sample(snapshot: Snapshot, column: LanceField, dim: Int, size: Int,
+      seed: Long): (Array[Float], Int, Option[(Double, Double)]) = {
     val random = new java.util.Random(seed)
     val fragments = snapshot.fragments.filter(_.physicalRows > 0)
     val total = fragments.map(_.physicalRows).sum
@@ -411,6 +416,9 @@ object VectorIndexBuild {
       }.toMap
     }
     val out = scala.collection.mutable.ArrayBuffer.empty[Array[Float]]
+    val float64 = LanceFileReader.readField(column).getChildren.get(0).getType == VectorElement.FLOAT64.arrowType()
+    var lo = Double.PositiveInfinity
+    var hi = Double.NegativeInfinity
     val allocator = new RootAllocator()
     try {
       fragments.foreach { f =>
@@ -418,8 +426,18 @@ object VectorIndexBuild {
         try {
           def add(root: VectorSchemaRoot): Unit = try {
             val (v, valid) = floats(root.getVector(0), root.getRowCount, dim)
+            val exact = if (float64) doubles(root.getVector(0), root.getRowCount, dim) else null
             var i = 0
-            while (i < root.getRowCount) { if (valid(i)) out += java.util.Arrays.copyOfRange(v, i * dim, (i + 1) * dim); i += 1 }
+            while (i < root.getRowCount) {
+              if (valid(i)) {
+                out += java.util.Arrays.copyOfRange(v, i * dim, (i + 1) * dim)
+                if (float64 && IvfModel.finite(v, i * dim, dim)) {
+                  var d = i * dim
+                  while (d < (i + 1) * dim) { lo = math.min(lo, exact(d)); hi = math.max(hi, exact(d)); d += 1 }
+                }
+              }
+              i += 1
+            }
           } finally root.close()
           if (chosen.isEmpty) {
             (0L until f.physicalRows by SliceRows.toLong).foreach(from =>
@@ -441,7 +459,7 @@ object VectorIndexBuild {
     }
     val flat = new Array[Float](rows.length * dim)
     rows.indices.foreach(r => System.arraycopy(rows(r), 0, flat, r * dim, dim))
-    (flat, rows.length)
+    (flat, rows.length, if (float64 && lo <= hi) Some((lo, hi)) else None)
   }
 
   /**
