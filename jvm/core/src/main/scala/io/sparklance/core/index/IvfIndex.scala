@@ -33,7 +33,7 @@ import io.sparklance.proto.IndexProtos
 final class IvfIndex private (val dir: String, val indexType: String, val distance: Distance, val dim: Int,
     centroids: Array[Float], loss: Double, offsets: Array[Long], lengths: Array[Int], storage: IvfStorage,
     graphs: Option[IvfIndex.Graphs], store: Storage, element: IndexProtos.Tensor.DataType,
-    tensors: IvfIndex.Tensors) {
+    codebookTensor: Option[IndexProtos.Tensor]) {
 
   def numPartitions: Int = lengths.length
 
@@ -158,7 +158,7 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
     val e = VectorElement.values().find(_.tensorType == element).getOrElse(throw new UnsupportedFeatureException(
       s"The vector index at $dir holds $element centroids, whose model sparklance does not reuse."))
     // The centroids and codebook are written back as read: float64 ones are held as floats here, rounded.
-    val kept = Some(tensors)
+    val kept = Some(IvfIndex.Tensors(storedCentroids, codebookTensor))
     storage match {
       case _: IvfStorage.Flat => IvfModel("IVF_FLAT", distance, dim, centroids, loss, 0, Array.emptyFloatArray, 0, 0, e, kept)
       case pq: IvfStorage.Pq if pq.nbits == 8 =>
@@ -168,6 +168,12 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
       case _ => throw new UnsupportedFeatureException(s"The vector index at $dir is $indexType with 4-bit codes, whose " +
         "model sparklance does not reuse.")
     }
+  }
+
+  /** The centroids tensor as `index.idx` stores it, read again (the cache keeps the centroids as floats only). */
+  private def storedCentroids: IndexProtos.Tensor = {
+    val path = Storage.join(dir, IvfIndex.IndexFile)
+    IndexFiles.withReader(store, path)(reader => IvfIndex.ivf(path, reader).getCentroidsTensor)
   }
 
   /**
@@ -285,11 +291,11 @@ object IvfIndex {
   /** What `open` reads of an index segment, kept in [[IndexCache]]. */
   private final case class Model(indexType: String, distance: Distance, dim: Int, centroids: Array[Float], loss: Double,
       offsets: Array[Long], lengths: Array[Int], storage: IvfStorage, graphs: Option[Graphs],
-      element: IndexProtos.Tensor.DataType, tensors: Tensors) {
+      element: IndexProtos.Tensor.DataType, codebookTensor: Option[IndexProtos.Tensor]) {
     def bytes: Long = centroids.length * 4L + offsets.length * 12L + (storage match {
       case pq: IvfStorage.Pq => pq.codebook.length * 4L
       case _ => 0L
-    }) + tensors.centroids.getSerializedSize + tensors.codebook.map(_.getSerializedSize.toLong).getOrElse(0L) + 256
+    }) + codebookTensor.map(_.getSerializedSize.toLong).getOrElse(0L) + 256
   }
 
   /** A segment's centroids and PQ codebook tensors as its files store them (in the column's type). */
@@ -333,7 +339,7 @@ object IvfIndex {
     catch { case NonFatal(e) => throw new CorruptFileException(path, s"its schema metadata '$key' is not JSON: ${e.getMessage}", e) }
 
   /** The IVF message of the global buffer that the file's `lance:ivf` metadata names (§1.2: 0 is the schema). */
-  private def ivf(path: String, reader: LanceFileReader): IndexProtos.IVF = {
+  private[index] def ivf(path: String, reader: LanceFileReader): IndexProtos.IVF = {
     import IndexFiles.SchemaMetadata
     val position = reader.schemaMetadataString("lance:ivf").map(IndexFiles.positiveInt(path, "lance:ivf", _)).getOrElse(
       throw new CorruptFileException(path, "its schema metadata has no 'lance:ivf'"))
@@ -377,7 +383,7 @@ object IvfIndex {
    */
   def open(store: Storage, dir: String): IvfIndex = {
     val m = IndexCache.getOrLoad[Model](ModelKey(dir), _.bytes)(model(store, dir))
-    new IvfIndex(dir, m.indexType, m.distance, m.dim, m.centroids, m.loss, m.offsets, m.lengths, m.storage, m.graphs, store, m.element, m.tensors)
+    new IvfIndex(dir, m.indexType, m.distance, m.dim, m.centroids, m.loss, m.offsets, m.lengths, m.storage, m.graphs, store, m.element, m.codebookTensor)
   }
 
   private def model(store: Storage, dir: String): Model = {
@@ -473,7 +479,7 @@ object IvfIndex {
           (IvfStorage.Sq(dim, start, end, distance), None)
       }
       Model(indexType, distance, dim, centroids, loss, offsets, lengths, storage, graphLayout, centroidTensor.getDataType,
-        Tensors(centroidTensor, codebookTensor))
+        codebookTensor)
     }
   }
 }
