@@ -235,6 +235,25 @@ def float_table(rng: random.Random, path: Path, dtype: str, n: int, dim: int) ->
     return v
 
 
+def assert_sq_as_pylance(ds: lance.LanceDataset, path: Path, v: np.ndarray, what: str) -> None:
+    """The SQ bounds and codes of our index are pylance's (dumped with pylance 14): the smallest and largest value of
+    the (live) vectors in the column's type, taken as float64, and each code ``floor((x - start) * 255 / (end -
+    start))`` of the value in the column's type, computed in float64."""
+    [index_dir] = list((path / "_indices").iterdir())
+    aux = LanceFileReader(str(index_dir / "auxiliary.idx"))
+    bounds = json.loads(json.loads(aux.metadata().schema.metadata[b"storage_metadata"])[0])["bounds"]
+    live = ds.to_table(columns=["id"])["id"].to_numpy()
+    values = v[live].astype(np.float64)
+    assert (bounds["start"], bounds["end"]) == (values.min(), values.max()), f"{what}: bounds {bounds}"
+    t = aux.read_all().to_table()
+    rows = ds.to_table(columns=["id"], with_row_id=True)
+    id_of = dict(zip(rows["_rowid"].to_pylist(), rows["id"].to_pylist()))
+    codes = np.stack(t["__sq_code"].to_numpy(zero_copy_only=False)).astype(np.int64)
+    x = v[[id_of[r] for r in t["_rowid"].to_pylist()]].astype(np.float64)
+    expected = np.clip(np.floor((x - bounds["start"]) * 255 / (bounds["end"] - bounds["start"])), 0, 255)
+    assert (codes == expected).all(), f"{what}: {(codes != expected).sum()} codes differ"
+
+
 FLOAT_CASES = [(d, t, m) for d in ("float16", "float64") for t, m in
                [("IVF_FLAT", "l2"), ("IVF_FLAT", "cosine"), ("IVF_PQ", "l2"), ("IVF_PQ", "dot"), ("IVF_SQ", "l2"),
                 ("IVF_HNSW_SQ", "l2")]]
@@ -275,6 +294,8 @@ def test_our_index_over_float16_and_float64(spark, tmp_path, dtype, index_type, 
             [index_dir] = list((path / "_indices").iterdir())
             flat = LanceFileReader(str(index_dir / "auxiliary.idx")).metadata().schema.field("flat").type
             assert flat.value_type == pa.from_numpy_dtype(np.dtype(dtype)), flat
+        if index_type.endswith("SQ"):
+            assert_sq_as_pylance(ds, path, v, what)
         q = v[rng.randrange(n)].astype(np.float32)
         plan = ds.scanner(nearest={"column": "emb", "q": q, "k": 10, "nprobes": 2, "metric": metric}).explain_plan()
         assert "ANNSubIndex: name=emb_idx" in plan, plan

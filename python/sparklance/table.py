@@ -328,7 +328,8 @@ class LanceTable:
         with the options it was built with, into a new index committed in its place; returns it as
         :meth:`list_indices` describes it. A vector index (IVF_FLAT, IVF_PQ, IVF_SQ, their IVF_HNSW_* forms) keeps its
         model: the new rows are placed and encoded with its centroids and quantizer, and written with its old rows into
-        one segment (an HNSW index's graphs rebuilt over old and new rows). An index
+        one segment (an HNSW index's graphs rebuilt over old and new rows), over float32, float16 (Spark 4), float64
+        or uint8 (hamming) vectors alike, in the column's type. An index
         that already covers every fragment, in one segment, is returned as it is, and nothing is committed."""
         with translated():
             statement = f"ALTER TABLE {self._sql_name} OPTIMIZE INDEX {_index_word('index name', name)}"

@@ -127,7 +127,8 @@ object HnswWriter {
         })
         val offsets = lengths.scanLeft(0L)(_ + _).take(parts)
         w.addGlobalBuffer(IvfWriter.ivfBuffer(offsets, lengths).setCentroidsTensor(
-          IvfWriter.tensor(model.centroids, parts, model.dim, model.element)).setLoss(model.loss).build().toByteArray)
+          model.stored.map(_.centroids).getOrElse(IvfWriter.tensor(model.centroids, parts, model.dim, model.element)))
+          .setLoss(model.loss).build().toByteArray)
         w.finish()
       } finally w.close()
     } finally readers.foreach(_.foreach(_.close()))

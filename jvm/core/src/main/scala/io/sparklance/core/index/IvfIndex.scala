@@ -32,7 +32,8 @@ import io.sparklance.proto.IndexProtos
  */
 final class IvfIndex private (val dir: String, val indexType: String, val distance: Distance, val dim: Int,
     centroids: Array[Float], loss: Double, offsets: Array[Long], lengths: Array[Int], storage: IvfStorage,
-    graphs: Option[IvfIndex.Graphs], store: Storage, element: IndexProtos.Tensor.DataType) {
+    graphs: Option[IvfIndex.Graphs], store: Storage, element: IndexProtos.Tensor.DataType,
+    codebookTensor: Option[IndexProtos.Tensor]) {
 
   def numPartitions: Int = lengths.length
 
@@ -147,8 +148,11 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
     tops.toSeq.map(_.result())
   }
 
-  /** Reads partitions `ps` of `auxiliary.idx` (opened once, if any is asked for), each handed to `use` as read. */
-  private def read(ps: Seq[Int], allocator: BufferAllocator)(use: (Int, IvfIndex.Partition) => Unit): Unit =
+  /**
+   * Reads partitions `ps` of `auxiliary.idx` (opened once, if any is asked for), each handed to `use` as read: its
+   * payload decoded by the storage, or with `raw` the code column's values as stored (bytes, row by row).
+   */
+  private def read(ps: Seq[Int], allocator: BufferAllocator, raw: Boolean = false)(use: (Int, IvfIndex.Partition) => Unit): Unit =
     if (ps.nonEmpty) {
       val path = Storage.join(dir, IvfIndex.AuxiliaryFile)
       IndexFiles.withReader(store, path) { reader =>
@@ -164,7 +168,8 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
             val rowIds = new Array[Long](rows)
             var i = 0
             while (i < rows) { rowIds(i) = ids.get(i); i += 1 }
-            IvfIndex.Partition(rowIds, storage.decode(path, root.getVector(1), rows))
+            IvfIndex.Partition(rowIds, if (raw) IvfStorage.rawValues(path, root.getVector(1), dim, rows)
+              else storage.decode(path, root.getVector(1), rows))
           } finally root.close()
           use(p, partition)
         }
@@ -176,23 +181,37 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
    * optimized: upstream's `optimize_vector_indices_v2` reuses them). The segment's type must be IVF_FLAT, IVF_PQ with
    * 8-bit codes, or IVF_SQ; graphs (IVF_HNSW_*) are not part of the model.
    */
-  def model: IvfModel = storage match {
-    case _: IvfStorage.Flat => IvfModel("IVF_FLAT", distance, dim, centroids, loss, 0, Array.emptyFloatArray, 0, 0)
-    case pq: IvfStorage.Pq if pq.nbits == 8 =>
-      IvfModel("IVF_PQ", distance, dim, centroids, loss, pq.m, pq.codebook, 0, 0)
-    case sq: IvfStorage.Sq => IvfModel("IVF_SQ", distance, dim, centroids, loss, 0, Array.emptyFloatArray, sq.start, sq.end)
-    case _ => throw new UnsupportedFeatureException(s"The vector index at $dir is $indexType with 4-bit codes, whose " +
-      "model sparklance does not reuse.")
+  def model: IvfModel = {
+    val e = VectorElement.values().find(_.tensorType == element).getOrElse(throw new UnsupportedFeatureException(
+      s"The vector index at $dir holds $element centroids, whose model sparklance does not reuse."))
+    // The centroids and codebook are written back as read: float64 ones are held as floats here, rounded.
+    val kept = Some(IvfIndex.Tensors(storedCentroids, codebookTensor))
+    storage match {
+      case _: IvfStorage.Flat => IvfModel("IVF_FLAT", distance, dim, centroids, loss, 0, Array.emptyFloatArray, 0, 0, e, kept)
+      case pq: IvfStorage.Pq if pq.nbits == 8 =>
+        IvfModel("IVF_PQ", distance, dim, centroids, loss, pq.m, pq.codebook, 0, 0, e, kept)
+      case sq: IvfStorage.Sq =>
+        IvfModel("IVF_SQ", distance, dim, centroids, loss, 0, Array.emptyFloatArray, sq.start, sq.end, e, kept)
+      case _ => throw new UnsupportedFeatureException(s"The vector index at $dir is $indexType with 4-bit codes, whose " +
+        "model sparklance does not reuse.")
+    }
+  }
+
+  /** The centroids tensor as `index.idx` stores it, read again (the cache keeps the centroids as floats only). */
+  private def storedCentroids: IndexProtos.Tensor = {
+    val path = Storage.join(dir, IvfIndex.IndexFile)
+    IndexFiles.withReader(store, path)(reader => IvfIndex.ivf(path, reader).getCentroidsTensor)
   }
 
   /**
    * The rows of partition `p` whose row id `keep` accepts, as an index build's run holds them: row ids and payloads of
-   * [[model]]`.width` bytes each (the float32 vector, little-endian; the PQ codes, row by row; the SQ codes). Read
-   * from the file, not kept in [[IndexCache]]: an optimized segment's partitions are read once, to be merged.
+   * [[model]]`.width` bytes each (the vector's values in the column's type, little-endian, as stored; the PQ codes, row
+   * by row; the SQ codes). Read from the file, not kept in [[IndexCache]]: an optimized segment's partitions are read
+   * once, to be merged.
    */
   def payloadRows(p: Int, keep: LongPredicate, allocator: BufferAllocator): (Array[Long], Array[Byte]) = {
     var out = (Array.emptyLongArray, Array.emptyByteArray)
-    read(if (lengths(p) > 0) Seq(p) else Nil, allocator) { (_, partition) =>
+    read(if (lengths(p) > 0) Seq(p) else Nil, allocator, raw = storage.isInstanceOf[IvfStorage.Flat]) { (_, partition) =>
       val rows = partition.rowIds.length
       val width = model.width
       val ids = new Array[Long](rows)
@@ -204,15 +223,6 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
           ids(kept) = partition.rowIds(i)
           val at = kept * width
           partition.payload match {
-            case v: Array[Float] =>
-              var d = 0
-              while (d < dim) {
-                val bits = java.lang.Float.floatToRawIntBits(v(i * dim + d))
-                val o = at + 4 * d
-                payload(o) = bits.toByte; payload(o + 1) = (bits >> 8).toByte
-                payload(o + 2) = (bits >> 16).toByte; payload(o + 3) = (bits >> 24).toByte
-                d += 1
-              }
             case codes: Array[Byte] if storage.isInstanceOf[IvfStorage.Pq] =>
               // Decoded PQ codes are sub-vector by sub-vector ([m][rows]); a run holds them row by row.
               var j = 0
@@ -326,12 +336,15 @@ object IvfIndex {
   /** What `open` reads of an index segment, kept in [[IndexCache]]. */
   private final case class Model(indexType: String, distance: Distance, dim: Int, centroids: Array[Float], loss: Double,
       offsets: Array[Long], lengths: Array[Int], storage: IvfStorage, graphs: Option[Graphs],
-      element: IndexProtos.Tensor.DataType) {
+      element: IndexProtos.Tensor.DataType, codebookTensor: Option[IndexProtos.Tensor]) {
     def bytes: Long = centroids.length * 4L + offsets.length * 12L + (storage match {
       case pq: IvfStorage.Pq => pq.codebook.length * 4L
       case _ => 0L
-    }) + 256
+    }) + codebookTensor.map(_.getSerializedSize.toLong).getOrElse(0L) + 256
   }
+
+  /** A segment's centroids and PQ codebook tensors as its files store them (in the column's type). */
+  final case class Tensors(centroids: IndexProtos.Tensor, codebook: Option[IndexProtos.Tensor])
 
   /** The query as the index searches it: float32, normalized for cosine (§4 step 1). */
   def preprocess(query: Array[Double], distance: Distance): Array[Float] = {
@@ -371,7 +384,7 @@ object IvfIndex {
     catch { case NonFatal(e) => throw new CorruptFileException(path, s"its schema metadata '$key' is not JSON: ${e.getMessage}", e) }
 
   /** The IVF message of the global buffer that the file's `lance:ivf` metadata names (§1.2: 0 is the schema). */
-  private def ivf(path: String, reader: LanceFileReader): IndexProtos.IVF = {
+  private[index] def ivf(path: String, reader: LanceFileReader): IndexProtos.IVF = {
     import IndexFiles.SchemaMetadata
     val position = reader.schemaMetadataString("lance:ivf").map(IndexFiles.positiveInt(path, "lance:ivf", _)).getOrElse(
       throw new CorruptFileException(path, "its schema metadata has no 'lance:ivf'"))
@@ -415,7 +428,7 @@ object IvfIndex {
    */
   def open(store: Storage, dir: String): IvfIndex = {
     val m = IndexCache.getOrLoad[Model](ModelKey(dir), _.bytes)(model(store, dir))
-    new IvfIndex(dir, m.indexType, m.distance, m.dim, m.centroids, m.loss, m.offsets, m.lengths, m.storage, m.graphs, store, m.element)
+    new IvfIndex(dir, m.indexType, m.distance, m.dim, m.centroids, m.loss, m.offsets, m.lengths, m.storage, m.graphs, store, m.element, m.codebookTensor)
   }
 
   private def model(store: Storage, dir: String): Model = {
@@ -477,10 +490,10 @@ object IvfIndex {
       val meta = parse(auxPath, "storage_metadata", outer.get(0).asText)
       def int(key: String): Int = Option(meta.get(key)).filter(_.canConvertToInt).map(_.asInt).getOrElse(
         throw new CorruptFileException(auxPath, s"its storage metadata ${outer.get(0).asText} has no whole number '$key'"))
-      val storage = indexType.stripPrefix("IVF_HNSW_").stripPrefix("IVF_") match {
+      val (storage, codebookTensor) = indexType.stripPrefix("IVF_HNSW_").stripPrefix("IVF_") match {
         case "FLAT" =>
           if (int("dim") != dim) throw new CorruptFileException(auxPath, s"it holds vectors of ${int("dim")}, the centroids $dim")
-          IvfStorage.Flat(dim, distance)
+          (IvfStorage.Flat(dim, distance), None)
         case "PQ" =>
           val (m, nbits) = (int("num_sub_vectors"), int("nbits"))
           if (int("dimension") != dim || m <= 0 || dim % m != 0 || (nbits != 8 && nbits != 4) || (nbits == 4 && m % 2 != 0)) {
@@ -497,7 +510,8 @@ object IvfIndex {
           catch { case e: com.google.protobuf.InvalidProtocolBufferException =>
             throw new CorruptFileException(auxPath, s"its global buffer $position is not a codebook tensor: ${e.getMessage}", e) }
           val transposed = Option(meta.get("transposed")).forall(_.asBoolean(true))
-          IvfStorage.Pq(dim, m, nbits, floats(auxPath, "codebook", codebook, (1L << nbits) * dim), transposed, distance)
+          (IvfStorage.Pq(dim, m, nbits, floats(auxPath, "codebook", codebook, (1L << nbits) * dim), transposed, distance),
+            Some(codebook))
         case _ =>
           if (int("dim") != dim || int("num_bits") != 8) {
             throw new CorruptFileException(auxPath, s"its SQ metadata ${outer.get(0).asText} does not fit vectors of $dim")
@@ -507,9 +521,10 @@ object IvfIndex {
           if (start.isNaN || end.isNaN || !(end > start)) {
             throw new CorruptFileException(auxPath, s"its SQ bounds are [$start, $end]")
           }
-          IvfStorage.Sq(dim, start, end, distance)
+          (IvfStorage.Sq(dim, start, end, distance), None)
       }
-      Model(indexType, distance, dim, centroids, loss, offsets, lengths, storage, graphLayout, centroidTensor.getDataType)
+      Model(indexType, distance, dim, centroids, loss, offsets, lengths, storage, graphLayout, centroidTensor.getDataType,
+        codebookTensor)
     }
   }
 }

@@ -15,10 +15,13 @@ import io.sparklance.core.InvalidArgumentException
  * @param sqStart       SQ bounds (§2.4); unused for the other types
  * @param element       the column's element type, in which the centroids, codebook and IVF_FLAT's vectors are stored
  *                      (their float values here are already rounded to it); uint8 for hamming
+ * @param stored        the centroids and codebook tensors of the segment this model was read from, written as they
+ *                      are when the segment is extended (float64 ones are rounded in `centroids` and `codebook`);
+ *                      None for a model trained here
  */
 final case class IvfModel(indexType: String, distance: Distance, dim: Int, centroids: Array[Float], loss: Double,
     numSubVectors: Int, codebook: Array[Float], sqStart: Double, sqEnd: Double,
-    element: VectorElement = VectorElement.FLOAT32) {
+    element: VectorElement = VectorElement.FLOAT32, stored: Option[IvfIndex.Tensors] = None) {
 
   def numPartitions: Int = centroids.length / dim
 
@@ -84,6 +87,16 @@ final case class IvfModel(indexType: String, distance: Distance, dim: Int, centr
   }
 
   /**
+   * IVF_SQ's payload of a float64 vector: each value's 8-bit code over the bounds, computed from the float64 value (as
+   * pylance codes float64 vectors; through its float32 value a code could differ at a code's edge), written to `out`
+   * at `at`.
+   */
+  def encodeSq64(v: Array[Double], from: Int, out: Array[Byte], at: Int): Unit = {
+    var d = 0
+    while (d < dim) { out(at + d) = IvfModel.sqCode(v(from + d), sqStart, sqEnd).toByte; d += 1 }
+  }
+
+  /**
    * IVF_FLAT's payload of a float64 vector, kept in float64 (`encode` takes float32 values): the `dim` values of `v`
    * from `from`, for cosine scaled to unit length in double, written little-endian to `out` at `at`.
    */
@@ -131,8 +144,11 @@ object IvfModel {
   }
 
   /** The SQ code of a value: `floor((x − start) × 255 / (end − start))` in double, saturated to 0..255 (§2.4). */
-  def sqCode(x: Float, start: Double, end: Double): Int = {
-    val c = math.floor((x.toDouble - start) * 255.0 / (end - start))
+  def sqCode(x: Float, start: Double, end: Double): Int = sqCode(x.toDouble, start, end)
+
+  /** [[sqCode]] of a float64 value. */
+  def sqCode(x: Double, start: Double, end: Double): Int = {
+    val c = math.floor((x - start) * 255.0 / (end - start))
     if (c.isNaN || c < 0) 0 else if (c > 255) 255 else c.toInt
   }
 
@@ -162,9 +178,10 @@ object IvfModel {
    * of them Lance indexes (finite; for cosine not zero), moved to the front and prepared in place: the centroids by k-means on the first `params.ivfSample` of them (§5: normalized first for cosine, spherical for
    * dot), then the quantizer on all of them: one 256-codeword k-means per PQ sub-vector over the residuals to the
    * vectors' centroids (over the vectors themselves for dot), or the SQ bounds as the sample's smallest and largest
-   * value.
+   * value (`sqBounds` when given: a float64 column's bounds, taken from its float64 values as pylance takes them).
    */
-  def train(column: String, params: Params, dim: Int, sample: Array[Float], sampled: Int, seed: Long): IvfModel = {
+  def train(column: String, params: Params, dim: Int, sample: Array[Float], sampled: Int, seed: Long,
+      sqBounds: Option[(Double, Double)] = None): IvfModel = {
     val k = params.numPartitions
     // Lance trains on the sampled vectors that are finite once prepared (normalized for cosine): NaN, infinities and,
     // for cosine, zero vectors are left out of the sample, as they are left out of the index.
@@ -186,7 +203,7 @@ object IvfModel {
     val ivfRows = math.min(n, params.ivfSample)
     // Hamming (uint8 vectors) trains by k-modes, as Lance does; the others by k-means in float32, the centroids then
     // rounded to the column's type they are stored in.
-    val ivf = if (params.distance == Distance.HAMMING) KModes.train(sample, ivfRows, dim, k, params.maxIters, seed)
+    val ivf = if (params.distance == Distance.HAMMING) KModes.train(sample, ivfRows, dim, k, params.maxIters, KModes.IVF_BALANCE, seed)
       else KMeans.train(sample, ivfRows, dim, k, params.maxIters, params.distance == Distance.DOT, seed)
     params.element.roundAll(ivf.centroids)
     val base = IvfModel(params.indexType, params.distance, dim, ivf.centroids, ivf.loss, params.numSubVectors,
@@ -227,7 +244,8 @@ object IvfModel {
         var hi = Float.NegativeInfinity
         i = 0
         while (i < n * dim) { lo = math.min(lo, sample(i)); hi = math.max(hi, sample(i)); i += 1 }
-        base.copy(sqStart = lo.toDouble, sqEnd = if (hi > lo) hi.toDouble else lo.toDouble + 1.0)
+        val (start, end) = sqBounds.getOrElse((lo.toDouble, hi.toDouble))
+        base.copy(sqStart = start, sqEnd = if (end > start) end else start + 1.0)
       case _ => base
     }
   }

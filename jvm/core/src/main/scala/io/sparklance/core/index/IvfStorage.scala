@@ -255,6 +255,26 @@ private[index] object IvfStorage {
     else java.lang.Float.intBitsToFloat(sign | ((exponent + 112) << 23) | (mantissa << 13))
   }
 
+  /**
+   * The values of a fixed-size list column of `width` values per row as stored: `rows × width` values of the child's
+   * type, little-endian, row by row (IVF_FLAT's vectors in the column's type, kept exactly when an index is merged).
+   */
+  def rawValues(path: String, values: FieldVector, width: Int, rows: Int): Array[Byte] = {
+    val child = listValues(path, values, width, rows)
+    val bytes = child.getField.getType match {
+      case f: ArrowType.FloatingPoint => f.getPrecision match {
+        case FloatingPointPrecision.HALF => 2
+        case FloatingPointPrecision.SINGLE => 4
+        case _ => 8
+      }
+      case i: ArrowType.Int if i.getBitWidth == 8 => 1
+      case other => throw new CorruptFileException(path, s"its vectors hold $other, not floats or bytes")
+    }
+    val out = new Array[Byte](rows * width * bytes)
+    child.getDataBuffer.getBytes(0, out, 0, out.length)
+    out
+  }
+
   /** The uint8 codes of column `column`: lists of `width` codes per row. */
   private def uint8Lists(path: String, column: String, values: FieldVector, width: Int, rows: Int): UInt1Vector =
     listValues(path, values, width, rows) match {

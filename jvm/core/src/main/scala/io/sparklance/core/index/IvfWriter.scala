@@ -207,7 +207,8 @@ object IvfWriter {
         val offsets = lengths.scanLeft(0L)(_ + _).take(parts)
         aux.addGlobalBuffer(ivfBuffer(offsets, lengths).build().toByteArray)
         if (model.indexType == "IVF_PQ") {
-          aux.addGlobalBuffer(tensor(model.codebook, IvfModel.Codewords, model.dim, model.element).toByteArray)
+          aux.addGlobalBuffer(model.stored.flatMap(_.codebook)
+            .getOrElse(tensor(model.codebook, IvfModel.Codewords, model.dim, model.element)).toByteArray)
         }
         aux.finish()
       } finally aux.close()
@@ -270,7 +271,7 @@ object IvfWriter {
       ArrowSchemas.fromArrow(schema).copy(metadata = meta.map { case (k, v) => k -> v.getBytes("UTF-8") }), version)
     try {
       w.addGlobalBuffer(ivfBuffer(new Array[Long](parts), new Array[Int](parts))
-        .setCentroidsTensor(tensor(model.centroids, parts, model.dim, model.element)).setLoss(model.loss).build().toByteArray)
+        .setCentroidsTensor(model.stored.map(_.centroids).getOrElse(tensor(model.centroids, parts, model.dim, model.element))).setLoss(model.loss).build().toByteArray)
       w.finish()
     } finally w.close()
   }

@@ -8,7 +8,6 @@ import com.google.protobuf.{ByteString, CodedOutputStream}
 import org.apache.arrow.memory.RootAllocator
 import org.apache.arrow.vector.{FieldVector, VectorSchemaRoot}
 import org.apache.arrow.vector.complex.FixedSizeListVector
-import org.apache.arrow.vector.types.FloatingPointPrecision
 import org.apache.arrow.vector.types.pojo.ArrowType
 import org.roaringbitmap.RoaringBitmap
 import org.roaringbitmap.longlong.Roaring64NavigableMap
@@ -115,8 +114,8 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
   private val replaced: Seq[IndexMetadata] = snapshot.indexes.filter(_.name == name)
 
   private lazy val model: IvfModel = update.map(_.model).getOrElse {
-    val (sample, n) = VectorIndexBuild.sample(snapshot, column, dim, params.sampleSize, seed)
-    IvfModel.train(column.name, params, dim, sample, n, seed)
+    val (sample, n, bounds64) = VectorIndexBuild.sample(snapshot, column, dim, params.sampleSize, seed)
+    IvfModel.train(column.name, params, dim, sample, n, seed, bounds64)
   }
 
   /** The fragments the old segments cover, when updating an index. */
@@ -330,8 +329,9 @@ object VectorIndexBuild {
         allocator) { root =>
         val n = root.getRowCount
         val (vectors, valid) = floats(root.getVector(0), n, dim)
-        // IVF_FLAT keeps float64 vectors in float64: read as doubles too, not through their float32 values.
-        val exact = if (model.indexType == "IVF_FLAT" && model.element == VectorElement.FLOAT64) doubles(root.getVector(0), n, dim)
+        // IVF_FLAT keeps float64 vectors in float64, and IVF_SQ codes them from their float64 values: read as doubles
+        // too, not through their float32 values.
+        val exact = if (model.indexType != "IVF_PQ" && model.element == VectorElement.FLOAT64) doubles(root.getVector(0), n, dim)
           else null
         val addresses = root.getVector(1).asInstanceOf[org.apache.arrow.vector.BigIntVector]
         val keptIds = new Array[Long](n)
@@ -347,7 +347,8 @@ object VectorIndexBuild {
             val p = model.partition(vectors, i * dim, scratch)
             keptIds(kept) = addresses.get(i)
             partitions(kept) = p
-            if (exact != null) model.encodeFlat64(exact, i * dim, payload, kept * model.width)
+            if (exact != null && model.indexType == "IVF_FLAT") model.encodeFlat64(exact, i * dim, payload, kept * model.width)
+            else if (exact != null) model.encodeSq64(exact, i * dim, payload, kept * model.width)
             else model.encode(vectors, i * dim, p, payload, kept * model.width, scratch)
             kept += 1
           }
@@ -406,9 +407,12 @@ object VectorIndexBuild {
 
   /**
    * A random sample of at most `size` of the column's non-null vectors in live rows, in random order (every one
-   * when the table has no more rows): rows drawn uniformly over the fragments' rows, read where they are.
+   * when the table has no more rows): rows drawn uniformly over the fragments' rows, read where they are. For a
+   * float64 column also the smallest and largest float64 value of the sampled vectors whose values are finite (as
+   * floats too), the bounds of an IVF_SQ quantizer.
    */
-  private def sample(snapshot: Snapshot, column: LanceField, dim: Int, size: Int, seed: Long): (Array[Float], Int) = {
+  private def sample(snapshot: Snapshot, column: LanceField, dim: Int, size: Int,
+      seed: Long): (Array[Float], Int, Option[(Double, Double)]) = {
     val random = new java.util.Random(seed)
     val fragments = snapshot.fragments.filter(_.physicalRows > 0)
     val total = fragments.map(_.physicalRows).sum
@@ -428,6 +432,9 @@ object VectorIndexBuild {
       }.toMap
     }
     val out = scala.collection.mutable.ArrayBuffer.empty[Array[Float]]
+    val float64 = LanceFileReader.readField(column).getChildren.get(0).getType == VectorElement.FLOAT64.arrowType()
+    var lo = Double.PositiveInfinity
+    var hi = Double.NegativeInfinity
     val allocator = new RootAllocator()
     try {
       fragments.foreach { f =>
@@ -435,8 +442,18 @@ object VectorIndexBuild {
         try {
           def add(root: VectorSchemaRoot): Unit = try {
             val (v, valid) = floats(root.getVector(0), root.getRowCount, dim)
+            val exact = if (float64) doubles(root.getVector(0), root.getRowCount, dim) else null
             var i = 0
-            while (i < root.getRowCount) { if (valid(i)) out += java.util.Arrays.copyOfRange(v, i * dim, (i + 1) * dim); i += 1 }
+            while (i < root.getRowCount) {
+              if (valid(i)) {
+                out += java.util.Arrays.copyOfRange(v, i * dim, (i + 1) * dim)
+                if (float64 && IvfModel.finite(v, i * dim, dim)) {
+                  var d = i * dim
+                  while (d < (i + 1) * dim) { lo = math.min(lo, exact(d)); hi = math.max(hi, exact(d)); d += 1 }
+                }
+              }
+              i += 1
+            }
           } finally root.close()
           if (chosen.isEmpty) {
             (0L until f.physicalRows by SliceRows.toLong).foreach(from =>
@@ -458,7 +475,7 @@ object VectorIndexBuild {
     }
     val flat = new Array[Float](rows.length * dim)
     rows.indices.foreach(r => System.arraycopy(rows(r), 0, flat, r * dim, dim))
-    (flat, rows.length)
+    (flat, rows.length, if (float64 && lo <= hi) Some((lo, hi)) else None)
   }
 
   /**
@@ -549,7 +566,7 @@ object VectorIndexBuild {
   /**
    * The update of vector index `name` of `snapshot` (OPTIMIZE INDEX), checked before anything is written: its
    * segments must be of one type it extends (IVF_FLAT, IVF_PQ with 8-bit codes, IVF_SQ, their IVF_HNSW_* forms), over a
-   * float32 column, and share one model, as the
+   * column of float16, float32, float64 or uint8 (hamming) vectors, and share one model, as the
    * segments pylance's `optimize_indices` adds do. `requested` options are refused: the model is kept.
    */
   private[table] def update(table: Table, snapshot: Snapshot, name: String, requested: Map[String, String]): VectorIndexBuild = {
@@ -571,10 +588,18 @@ object VectorIndexBuild {
       case _ => None
     }).getOrElse(throw refuse("it does not index one column of the table."))
     val arrow = LanceFileReader.readField(field)
-    arrow.getType match {
-      case _: ArrowType.FixedSizeList if arrow.getChildren.get(0).getType == new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE) =>
-      case other => throw refuse(s"its column '${field.name}' holds $other vectors, and sparklance extends indexes of " +
-        "float32 vectors only (not supported yet for other types).")
+    val element = arrow.getType match {
+      case _: ArrowType.FixedSizeList => Option(VectorElement.of(arrow.getChildren.get(0).getType))
+      case _ => None
+    }
+    element match {
+      case Some(VectorElement.FLOAT16) if !VectorIndexBuild.halfFloats =>
+        throw new UnsupportedFeatureException(s"Cannot optimize vector index '$name' of $root: its column " +
+          s"'${field.name}' holds float16 vectors, which this build of sparklance (for Spark 3.x, whose Arrow has no " +
+          "float16 vectors) does not read. Optimize it on Spark 4, or with pylance (optimize_indices).")
+      case Some(_) =>
+      case None => throw refuse(s"its column '${field.name}' holds ${arrow.getType} values, not vectors of float16, " +
+        "float32, float64 or uint8.")
     }
     val opened = segments.map { s =>
       val dir = snapshot.indexDir(s)
@@ -589,6 +614,10 @@ object VectorIndexBuild {
       }
       val ivf = try IvfIndex.open(snapshot.storage, dir) catch { case e: UnsupportedFeatureException => throw refuse(e.getMessage) }
       val model = try ivf.model catch { case e: UnsupportedFeatureException => throw refuse(e.getMessage) }
+      if (model.element != element.get) {
+        throw refuse(s"its segment ${s.uuid} stores ${model.element.name.toLowerCase(java.util.Locale.ROOT)} " +
+          s"centroids for a column of ${element.get.name.toLowerCase(java.util.Locale.ROOT)} vectors.")
+      }
       (s, ivf, model)
     }
     val model = opened.head._3
@@ -600,7 +629,8 @@ object VectorIndexBuild {
           "their rows cannot share one segment (not supported yet).")
       }
     }
-    val params = IvfModel.Params(model.indexType, model.distance, model.numPartitions, 256, 50, model.numSubVectors)
+    val params = IvfModel.Params(model.indexType, model.distance, model.numPartitions, 256, 50, model.numSubVectors,
+      model.element)
     val graphs = if (opened.head._2.isHnsw) Some(hnswOf(newest.proto.getIndexDetails.getValue)) else None
     new VectorIndexBuild(table, snapshot, name, field, model.dim, params, graphs, new java.util.Random().nextLong(),
       Some(Update(opened.map(o => (o._1, o._2)), model, newest.proto.getIndexDetails.getValue, newest.indexVersion)))

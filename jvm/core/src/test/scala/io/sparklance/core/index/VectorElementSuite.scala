@@ -46,7 +46,7 @@ class VectorElementSuite extends AnyFunSuite {
     }
   }
 
-  test("k-modes ends at a fixed point: every vector nearest its centroid by hamming, each centroid bit its vectors' majority") {
+  test("plain k-modes (balance 0) ends at a fixed point: every vector nearest its centroid by hamming, each centroid bit its vectors' majority") {
     val r = new Random(8)
     val (n, dim, k) = (600, 6, 5)
     val modes = Array.fill(k, dim)(r.nextInt(256))
@@ -55,7 +55,7 @@ class VectorElementSuite extends AnyFunSuite {
       val m = modes(r.nextInt(k))
       (0 until dim).foreach(d => data(i * dim + d) = (m(d) ^ (if (r.nextInt(4) == 0) 1 << r.nextInt(8) else 0)).toFloat)
     }
-    val model = KModes.train(data, n, dim, k, 100, 3)
+    val model = KModes.train(data, n, dim, k, 100, 0f, 3)
     val c = model.centroids
     def bits(i: Int, p: Int) = (0 until dim).map(d => Integer.bitCount((data(i * dim + d).toInt ^ c(p * dim + d).toInt) & 0xFF)).sum
     val assigned = (0 until n).map(i => IvfModel.nearestHamming(data, i * dim, c, k, dim))
@@ -70,5 +70,35 @@ class VectorElementSuite extends AnyFunSuite {
         }
       }
     }
+  }
+
+  test("k-modes' biased assignment: hamming distance plus balance × the centroid's size, the first of equally near ones") {
+    // Vector 0 is 1 bit from centroid 0 and 3 from centroid 1; vector 1 is 1 bit from both.
+    val data = Array[Byte](0x01, 0x02)
+    val centroids = Array[Byte](0x00, 0x06)
+    val out = new Array[Int](2)
+    val biased = new Array[Float](2)
+    KModes.assign(data, 2, 1, centroids, 2, 0f, Array(9, 1), out, biased)
+    assert(out.toSeq == Seq(0, 0) && biased.toSeq == Seq(1f, 1f))
+    // 1 + 4.5 against 3 + 0.5, and 1 + 4.5 against 1 + 0.5: the smaller cluster takes both.
+    KModes.assign(data, 2, 1, centroids, 2, 0.5f, Array(9, 1), out, biased)
+    assert(out.toSeq == Seq(1, 1) && biased.toSeq == Seq(3.5f, 1.5f))
+    KModes.assign(data, 2, 1, centroids, 2, 0.5f, Array(3, 3), out, biased)
+    assert(out.toSeq == Seq(0, 0) && biased.toSeq == Seq(2.5f, 2.5f))
+  }
+
+  test("balanced k-modes (Lance's IVF training) spreads vectors that tie between centroids more evenly than plain k-modes") {
+    // Random single bytes: distances of 0 to 8 bits, many rows equally near several centroids.
+    def largest(balance: Float, seed: Long): Int = {
+      val r = new Random(seed)
+      val (n, k) = (2000, 8)
+      val data = Array.fill(n)(r.nextInt(256).toFloat)
+      val c = KModes.train(data, n, 1, k, 50, balance, seed).centroids
+      (0 until n).groupBy(i => IvfModel.nearestHamming(data, i, c, k, 1)).values.map(_.size).max
+    }
+    val seeds = 1L to 6L
+    val plain = seeds.map(largest(0f, _)).sum
+    val balanced = seeds.map(largest(KModes.IVF_BALANCE, _)).sum
+    assert(balanced < plain, s"largest partitions: balanced $balanced, plain $plain")
   }
 }
