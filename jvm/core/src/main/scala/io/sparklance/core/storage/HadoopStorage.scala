@@ -50,9 +50,12 @@ final class HadoopStorage(val conf: Configuration) extends Storage {
 
   // Local paths go through the raw local file system: no .crc side files beside the table's files.
   private def fs(path: String): FileSystem =
-    try { val p = hadoopPath(path); p.getFileSystem(confFor(p)) } match {
-      case local: LocalFileSystem => local.getRaw
-      case other => other
+    try {
+      val p = hadoopPath(path)
+      p.getFileSystem(confFor(p)) match {
+        case local: LocalFileSystem => local.getRaw
+        case other => other
+      }
     } catch {
       case e: IOException => throw new StorageException(path, "access the file system of", e)
       // Hadoop names the class of a scheme's file system that is not on the class path (S3A without hadoop-aws).
