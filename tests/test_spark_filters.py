@@ -269,6 +269,24 @@ def test_scan_statistics_without_recorded_file_sizes_are_not_zero(spark, cbo, tm
     assert rows == 5000 and size >= 5000 * 8, size
 
 
+def test_a_subtree_a_query_holds_twice_runs_once(spark, tmp_path):
+    """Two scans of one version reading the same columns with the same filters are equal, so Spark runs a subtree a
+    query holds twice once (ReusedExchange), as it does over Parquet; with other filters, both run."""
+    path = str(tmp_path / "reuse.lance")
+    lance.write_dataset(pa.table({"k": pa.array(np.arange(3000) % 10, pa.int64()),
+                                  "v": pa.array(np.arange(3000), pa.int64())}), path)
+    spark.read.format("lance").load(path).createOrReplaceTempView("reuse")
+    sums = "(SELECT k, sum(v) AS s FROM reuse WHERE v > {} GROUP BY k)"
+    want = {k: sum(v for v in range(3000) if v % 10 == k and v > 10) for k in range(10)}
+    for other, reused in ((10, True), (11, False)):
+        df = spark.sql(f"SELECT a.k, a.s, b.s AS t FROM {sums.format(10)} a JOIN {sums.format(other)} b ON a.k = b.k")
+        got = df.collect()
+        plan = df._jdf.queryExecution().executedPlan().toString()
+        assert ("ReusedExchange" in plan) == reused, plan
+        assert {r.k: r.s for r in got} == want and len(got) == 10
+        assert {r.k: r.t for r in got} == {k: sum(v for v in range(3000) if v % 10 == k and v > other) for k in range(10)}
+
+
 @pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
 def test_seeded_filters_on_pylance_files_of_every_version_equal_spark_without_pushdown(spark, tmp_path, version):
     """pylance writes seeded rows with nulls (bit-packed integers and dates, dictionary-encoded decimals and

@@ -9,9 +9,10 @@ The 22 queries then run through the catalogs (`USE spark_catalog.tpch_parquet`, 
 `USE lance.tpch_pylance`), each set in turn per round so all three see the same machine; the best of the rounds
 counts. Each query's results must be equal on the three sets. Written to OUT_DIR: tpch-sf<SF>.csv, .md and .svg
 (the ratio Lance / Parquet per query), and the table sizes and write times in the Markdown.
-Usage: python integration/bench/tpch_bench.py OUT_DIR [SF] [--rounds N] [--queries 1,6,...] [--reuse-tables]
-`--reuse-tables` reads the three sets already under OUT_DIR/sf<SF> (spark-parquet/, warehouse/) instead of writing
-them again; their write times are then not measured.
+With `--reuse parquet,ours,pylance` (any of the three), the sets named are taken as an earlier run left them under
+OUT_DIR (tables directories may be symbolic links; nothing in them is written) and only the others are written;
+their write time and size are then not measured.
+Usage: python integration/bench/tpch_bench.py OUT_DIR [SF] [--rounds N] [--queries 1,6,...] [--reuse SET,...]
 """
 
 from __future__ import annotations
@@ -46,12 +47,20 @@ def generate(out: Path, sf: float) -> Path:
     return gen
 
 
+def clear(path: Path):
+    """Removes a directory about to be rewritten; a symbolic link (a reused set's) is removed, never its target."""
+    if path.is_symlink():
+        path.unlink()
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def du(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
-def load(spark, out: Path, gen: Path):
-    """Writes the three sets; returns {set: (seconds, bytes)}."""
+def load(spark, out: Path, gen: Path, reuse=()):
+    """Writes the three sets but those in `reuse`; returns {set: (seconds, bytes)} for those it wrote."""
     import lance
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -59,24 +68,28 @@ def load(spark, out: Path, gen: Path):
     warehouse = out / "warehouse"
     stats = {}
     pq_dir = out / "spark-parquet"
-    shutil.rmtree(pq_dir, ignore_errors=True)
     spark.sql("CREATE NAMESPACE IF NOT EXISTS spark_catalog.tpch_parquet")
-    t0 = time.perf_counter()
-    for t in TABLES:
-        spark.sql(f"SELECT * FROM parquet.`{gen / t}.parquet`").write.mode("overwrite").parquet(str(pq_dir / t))
-    stats["parquet"] = time.perf_counter() - t0, du(pq_dir)
+    if "parquet" not in reuse:
+        clear(pq_dir)
+        t0 = time.perf_counter()
+        for t in TABLES:
+            spark.sql(f"SELECT * FROM parquet.`{gen / t}.parquet`").write.mode("overwrite").parquet(str(pq_dir / t))
+        stats["parquet"] = time.perf_counter() - t0, du(pq_dir)
     for t in TABLES:
         spark.sql(f"DROP TABLE IF EXISTS spark_catalog.tpch_parquet.{t}")
         spark.sql(f"CREATE TABLE spark_catalog.tpch_parquet.{t} USING parquet LOCATION '{pq_dir / t}'")
 
-    shutil.rmtree(warehouse / "tpch_ours", ignore_errors=True)
-    spark.sql("CREATE NAMESPACE IF NOT EXISTS lance.tpch_ours")
-    t0 = time.perf_counter()
-    for t in TABLES:
-        spark.sql(f"CREATE TABLE lance.tpch_ours.{t} AS SELECT * FROM parquet.`{gen / t}.parquet`")
-    stats["ours"] = time.perf_counter() - t0, du(warehouse / "tpch_ours")
+    if "ours" not in reuse:
+        clear(warehouse / "tpch_ours")
+        spark.sql("CREATE NAMESPACE IF NOT EXISTS lance.tpch_ours")
+        t0 = time.perf_counter()
+        for t in TABLES:
+            spark.sql(f"CREATE TABLE lance.tpch_ours.{t} AS SELECT * FROM parquet.`{gen / t}.parquet`")
+        stats["ours"] = time.perf_counter() - t0, du(warehouse / "tpch_ours")
 
-    shutil.rmtree(warehouse / "tpch_pylance", ignore_errors=True)
+    if "pylance" in reuse:
+        return stats
+    clear(warehouse / "tpch_pylance")
     t0 = time.perf_counter()
     for t in TABLES:
         table = pq.read_table(gen / f"{t}.parquet")
@@ -85,20 +98,6 @@ def load(spark, out: Path, gen: Path):
         lance.write_dataset(table.cast(schema), str(warehouse / "tpch_pylance" / f"{t}.lance"))
     stats["pylance"] = time.perf_counter() - t0, du(warehouse / "tpch_pylance")
     return stats
-
-
-def reuse(spark, out: Path):
-    """Registers the three sets already written under `out`; returns {set: (nan, bytes)}."""
-    pq_dir, warehouse = out / "spark-parquet", out / "warehouse"
-    missing = [str(p) for p in [pq_dir / t for t in TABLES] + [warehouse / s / f"{t}.lance" for s in ("tpch_ours", "tpch_pylance")
-                                                                for t in TABLES] if not p.exists()]
-    if missing:
-        raise SystemExit(f"--reuse-tables: no table at {', '.join(missing[:3])}; run once without --reuse-tables")
-    spark.sql("CREATE NAMESPACE IF NOT EXISTS spark_catalog.tpch_parquet")
-    for t in TABLES:
-        spark.sql(f"CREATE TABLE IF NOT EXISTS spark_catalog.tpch_parquet.{t} USING parquet LOCATION '{pq_dir / t}'")
-    return {"parquet": (math.nan, du(pq_dir)), "ours": (math.nan, du(warehouse / "tpch_ours")),
-            "pylance": (math.nan, du(warehouse / "tpch_pylance"))}
 
 
 def svg_chart(rows, geomeans, sf) -> str:
@@ -140,8 +139,11 @@ def main():
     args.add_argument("sf", nargs="?", type=float, default=1.0)
     args.add_argument("--rounds", type=int, default=3)
     args.add_argument("--queries", default="")
-    args.add_argument("--reuse-tables", action="store_true")
+    args.add_argument("--reuse", default="", help="sets to take as they are: parquet,ours,pylance")
     a = args.parse_args()
+    reuse = {s for s in a.reuse.split(",") if s}
+    if reuse - set(SETS):
+        raise SystemExit(f"--reuse takes sets among {', '.join(SETS)}, not {', '.join(sorted(reuse - set(SETS)))}")
     sf = int(a.sf) if a.sf == int(a.sf) else a.sf
     out = Path(a.out).resolve() / f"sf{sf}"
     numbers = [int(q) for q in a.queries.split(",") if q] or list(range(1, 23))
@@ -152,7 +154,7 @@ def main():
     spark = sparklance.session(warehouse=str(out / "warehouse"), **{
         "spark.driver.memory": "8g", "spark.sql.warehouse.dir": str(out / "spark-warehouse")})
     spark.sparkContext.setLogLevel("ERROR")
-    loaded = reuse(spark, out) if a.reuse_tables else load(spark, out, gen)
+    loaded = load(spark, out, gen, reuse)
 
     rows = []
     for n in numbers:
@@ -194,7 +196,9 @@ def main():
     lines += [f"| **geometric mean** | | | | **{geomeans['ours']:.2f}** | | **{geomeans['pylance']:.2f}** |", "",
               "| tables | written by | write s | size MB |", "|---|---|---|---|"]
     writer = {"parquet": "Spark (Parquet, snappy)", "ours": "sparklance CTAS", "pylance": "pylance write_dataset"}
-    lines += [f"| {s} | {writer[s]} | {loaded[s][0]:.1f} | {loaded[s][1] / 1e6:.0f} |" for s in SETS]
+    lines += [f"| {s} | {writer[s]} | {loaded[s][0]:.1f} | {loaded[s][1] / 1e6:.0f} |" if s in loaded
+              else f"| {s} | {writer[s]} | (reused) | {du(out / ('spark-parquet' if s == 'parquet' else f'warehouse/tpch_{s}')) / 1e6:.0f} |"
+              for s in SETS]
     Path(f"{base}.md").write_text("\n".join(lines) + "\n")
     Path(f"{base}.svg").write_text(svg_chart(rows, geomeans, sf))
     print("\n".join(lines))

@@ -224,6 +224,20 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
     }
   }
 
+  /**
+   * What makes two scans read the same rows: the version (table or branch root, and number), the columns, the pushed filters, the limit
+   * and the read options. Spark compares scans by this (`BatchScanExec` equality) to run a subtree a query holds
+   * twice only once, as it does for Parquet (`ReusedExchange`, `ReusedSubquery`: TPC-H q2's region, q15's revenue).
+   */
+  private def identity: (String, Long, StructType, Option[Int], ReadOptions, Seq[Filter], Seq[Filter], Seq[lance.Predicate]) =
+    (snapshot.root, snapshot.version, readSchema, limit, options, fragmentFilters.toSeq, dataFilters.toSeq, listFilters)
+
+  override def equals(other: Any): Boolean = other match {
+    case o: LanceScan => identity == o.identity
+    case _ => false
+  }
+
+  override def hashCode(): Int = identity.hashCode()
 }
 
 object LanceScan {

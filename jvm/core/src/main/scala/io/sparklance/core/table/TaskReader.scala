@@ -29,6 +29,10 @@ import io.sparklance.core.storage.Storage
  * their offsets, unless those rows lie so close together that reading them would decode half the batch anyway;
  * one where fewer than one in [[TaskReader.CompactRowsRatio]] match (or few, but close together) is read whole and
  * comes back as just those rows too; otherwise the whole batch comes back, and the caller drops the rows that do not match.
+ *
+ * Predicates that are all `IS NOT NULL` (what Spark adds above a scan for the keys of a join on nullable columns)
+ * are the exception: a batch is read in one step and comes back whole unless no row matches. They rarely drop a
+ * row, so reading the filtered columns first, as dictionary positions where they can be, only costs.
  */
 final class TaskReader private[table] (storage: Storage, task: ScanTask, allocator: BufferAllocator) extends Closeable {
   private val ctx = task.context
@@ -45,6 +49,7 @@ final class TaskReader private[table] (storage: Storage, task: ScanTask, allocat
   private def key(f: LanceField): (Int, Seq[String]) = (f.id, f.children.map(_.name))
   private def filtering = ctx.filters.nonEmpty && filterFields.nonEmpty
   private lazy val predicate = BatchPredicate.compile(ctx.filters, filterFields)
+  private lazy val nullChecksOnly = ctx.filters.forall(_.isInstanceOf[Predicate.IsNotNull])
   private var selection = new Array[Int](0)
   private var position = 0L
   private var emitted = 0L
@@ -83,7 +88,10 @@ final class TaskReader private[table] (storage: Storage, task: ScanTask, allocat
         if (r.getRowCount > 0) { emitted += r.getRowCount; result = Some(r) } else r.close()
       } else {
         val end = math.min(slice.to, position + ctx.batchRows)
-        val root = if (filtering) readMatching(position, end) else Some(reader.read(position, end, allocator))
+        val root =
+          if (!filtering) Some(reader.read(position, end, allocator))
+          else if (nullChecksOnly) readUnlessNoneMatch(position, end)
+          else readMatching(position, end)
         position = end
         root.foreach { r =>
           if (r.getRowCount > 0) {
@@ -94,6 +102,17 @@ final class TaskReader private[table] (storage: Storage, task: ScanTask, allocat
       }
     }
     result
+  }
+
+  /** Rows [from, to), all of them, or None when the predicates hold on none. */
+  private def readUnlessNoneMatch(from: Long, to: Long): Option[VectorSchemaRoot] = {
+    val root = reader.read(from, to, allocator)
+    val n = root.getRowCount
+    if (selection.length < n) selection = new Array[Int](n)
+    val selected =
+      try predicate.select(root.getVector(_: String), n, selection)
+      catch { case NonFatal(e) => root.close(); throw e }
+    if (selected > 0) Some(root) else { root.close(); None }
   }
 
   /**

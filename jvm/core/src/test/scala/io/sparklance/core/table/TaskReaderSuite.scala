@@ -180,6 +180,18 @@ class TaskReaderSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(got.map(_._2.id).toSet == live.values.map(_.id).filter(_ < 128).toSet)
   }
 
+  test("IS NOT NULL alone returns a batch whole, the rows without a value included, unless none of it has one") {
+    val (t, live) = table(new Random(5))
+    Seq(("x", (r: Row) => r.x.isDefined), ("s", (r: Row) => r.s.isDefined)).foreach { case (c, hasValue) =>
+      val (whole, _) = read(t, t.latest().newScan().withFilters(Seq(Predicate.IsNotNull(c), Predicate.IsNotNull("id")))
+        .withBatchRows(128))
+      assert(whole.size == live.size && whole.map(g => g._1 -> g._2).toMap == live, s"$c: batches of 128 rows")
+      val (single, sizes) = read(t, t.latest().newScan().withFilters(Seq(Predicate.IsNotNull(c))).withBatchRows(1))
+      assert(single.map(g => g._1 -> g._2).toMap == live.filter(e => hasValue(e._2)), s"$c: batches of one row")
+      assert(sizes.forall(_ == 1) && single.size < live.size, s"$c: batches of one row")
+    }
+  }
+
   test("seeded predicates on dictionary-encoded columns select the rows the model selects: nulls, NaN, -0.0, OR, IS NULL, LIKE") {
     def draw(r: Random): Double = r.nextInt(12) match {
       case 0 => Double.NaN
