@@ -464,8 +464,18 @@ def random_filter(r, base, columns: List[str]):
     return pred, text
 
 
+@dataclasses.dataclass
+class FilterStats:
+    """The predicates a filter run drew, those it compared (a literal pyspark or Spark could not use is skipped),
+    and those that kept rows and dropped rows."""
+    drawn: int = 0
+    compared: int = 0
+    kept_rows: int = 0
+    dropped_rows: int = 0
+
+
 def run_spark_filters(spark, sources: List[Source], work: str, seed: str, max_task_bytes: int,
-                      per_case: int) -> List[Optional[str]]:
+                      per_case: int, stats: Optional[FilterStats] = None) -> List[Optional[str]]:
     """Filtered reads: Spark reads pylance's table with a random predicate pushed to the scan (row skipping on every
     type, tasks of at most `max_task_bytes`), and must return the rows Spark's own evaluation of the predicate keeps
     on the whole table read once and checkpointed (where nothing reaches the scan)."""
@@ -479,7 +489,10 @@ def run_spark_filters(spark, sources: List[Source], work: str, seed: str, max_ta
             with session_conf(spark, {**task_bytes(max_task_bytes), **TIME_FILTERS}):
                 base = spark.read.format("lance").load(src.path).localCheckpoint()
                 columns = _filter_columns(base.schema)
+                total = base.count()
                 for _ in range(per_case if columns else 0):
+                    if stats is not None:
+                        stats.drawn += 1
                     made = random_filter(r, base, columns)
                     if made is None:
                         continue
@@ -488,6 +501,10 @@ def run_spark_filters(spark, sources: List[Source], work: str, seed: str, max_ta
                         want = sorted(row.id for row in base.where(pred).select("id").collect())
                     except Exception:  # noqa: BLE001 - a literal Spark cannot compare with the column: no predicate
                         continue
+                    if stats is not None:
+                        stats.compared += 1
+                        stats.kept_rows += bool(want)
+                        stats.dropped_rows += len(want) < total
                     got = sorted(row.id for row in
                                  spark.read.format("lance").load(src.path).where(pred).select("id").collect())
                     if got != want:
