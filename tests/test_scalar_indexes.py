@@ -412,6 +412,7 @@ def check_predicates(spark, d: Draw, case: Case, indexes: Dict[str, Index], spar
             continue
         # A predicate Spark folds to false reads nothing: there is no scan to look at.
         expected = pred.spark_uses_index(indexes) if "LanceScan(" in plan else {}
+        stats["must use an index"] += any(must and coverage[column] for column, must in expected.items())
         for column, must in expected.items():
             index = indexes[column]
             if must and coverage[column] and not uses(plan, index.name, column):
@@ -438,11 +439,20 @@ def check_predicates(spark, d: Draw, case: Case, indexes: Dict[str, Index], spar
     return failures
 
 
+def assert_through_indexes(stats: Dict[str, int]) -> None:
+    """The differential runs read through an index wherever the index rules (`Pred.spark_uses_index`) say an index
+    covering fragments must answer. How many predicates that is depends on the draw, not on sparklance: a table
+    whose only index is on `u32` (whose filters do not reach the scan) or a bloom filter (which answers no range)
+    has few or none (seed 111 at N=1: none of 24; seed 9 at N=3: 23 of 72), so no fixed share of all predicates is
+    required."""
+    assert stats["through an index"] >= stats["must use an index"], stats
+
+
 def test_differential_pylance_builds_spark_reads(spark, wh):
     """pylance builds B-tree, bitmap, zone map and bloom filter indexes (small pages and zones, so that keys and
     nulls span several); Spark's reads through them must hold exactly the rows of a full scan, and say in EXPLAIN
     that they used them wherever they cover fragments."""
-    failures, stats = [], dict.fromkeys(["predicates", "through an index", "with rows"], 0)
+    failures, stats = [], dict.fromkeys(["predicates", "must use an index", "through an index", "with rows"], 0)
     for i in range(N):
         d = Draw(random.Random(f"{SEED}/pylance-builds/{i}"))
         case = Case(i, str(wh / "db" / f"pyl_{i}.lance"), [])
@@ -460,7 +470,7 @@ def test_differential_pylance_builds_spark_reads(spark, wh):
         failures += check_predicates(spark, d, case, indexes, spark_built=False, stats=stats)
     print(f"\nseed {SEED}, {N} tables: {stats}")
     assert not failures, f"{len(failures)} failures:\n\n" + "\n\n".join(failures[:8])
-    assert stats["through an index"] > stats["predicates"] // 3, stats
+    assert_through_indexes(stats)
 
 
 def index_files(path: str, name: str) -> Tuple[pa.Table, pa.Table]:
@@ -558,7 +568,7 @@ def test_differential_spark_builds_pylance_reads(spark, wh):
     """Spark builds B-tree, bitmap, zone map and bloom filter indexes (LanceTable.create_index); pylance must list
     them, find the files it writes itself for the same rows, use them, answer through them as a full scan does, keep them up
     (merge, remap) and validate the table."""
-    failures, stats = [], dict.fromkeys(["predicates", "through an index", "with rows"], 0)
+    failures, stats = [], dict.fromkeys(["predicates", "must use an index", "through an index", "with rows"], 0)
     for i in range(N):
         d = Draw(random.Random(f"{SEED}/spark-builds/{i}"))
         case = Case(i, str(wh / "db" / f"ours_{i}.lance"), [])
@@ -595,7 +605,7 @@ def test_differential_spark_builds_pylance_reads(spark, wh):
         failures += check_predicates(spark, d, case, indexes, spark_built=True, stats=stats)
     print(f"\nseed {SEED}, {N} tables: {stats}")
     assert not failures, f"{len(failures)} failures:\n\n" + "\n\n".join(failures[:8])
-    assert stats["through an index"] > stats["predicates"] // 3, stats
+    assert_through_indexes(stats)
 
 
 # ------------------------------------------------------------------------------------------------------ lifecycle

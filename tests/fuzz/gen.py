@@ -2,9 +2,10 @@
 
 A case is a table of random columns: primitives of every type Lance stores, nested in lists, large lists,
 fixed-size lists, structs and maps to depth 4, with nulls and empties at every level (a null list, an empty list, a
-list of nulls; a null struct, a struct of nulls). Each column is kept as a small type tree (``T``) plus plain Python
-values, so that a case prints as a short, self-contained pyarrow snippet (``Case.snippet``), and the table is built
-by evaluating exactly that snippet (``Case.table``): what a failure prints is what was tested.
+list of nulls; a null struct, a struct of nulls), and rare strings and binaries of up to 3 MB. Each column is kept
+as a small type tree (``T``) plus plain Python values, so that a case prints as a short, self-contained pyarrow
+snippet (``Case.snippet``), and the table is built by evaluating exactly that snippet (``Case.table``): what a
+failure prints is what was tested.
 
 About a third of the columns are low-cardinality: their primitive values are drawn from a small pool (1 to 100
 values per type), so that writers choose dictionary pages for them.
@@ -39,8 +40,42 @@ def _int_value(bits: int, signed: bool) -> Callable[[random.Random], int]:
     return lambda r: r.choice([lo, hi, 0, 1, -1 if signed else 2, r.randint(lo, hi), r.randint(-3 if signed else 0, 3)])
 
 
+class BigString(str):
+    """A large string value that prints as the short expression that makes it (``'ab' * 400000``), so that a case's
+    snippet stays readable."""
+
+    def __new__(cls, unit: str, count: int) -> "BigString":
+        value = super().__new__(cls, unit * count)
+        value.src = f"{unit!r} * {count}"
+        return value
+
+    def __repr__(self) -> str:
+        return self.src
+
+
+class BigBinary(bytes):
+    """A large binary value that prints as the expression that makes it, as ``BigString``."""
+
+    def __new__(cls, unit: bytes, count: int) -> "BigBinary":
+        value = super().__new__(cls, unit * count)
+        value.src = f"{unit!r} * {count}"
+        return value
+
+    def __repr__(self) -> str:
+        return self.src
+
+
+# Large values: past a page (1 MiB by default in pylance and sparklance) and past a 64 KiB blob's inline limit, as
+# users store documents and images; rare, so that a case stays a few megabytes.
+BIG_P = 0.004
+BIG_BYTES = (70_000, 300_000, 1_200_000, 3_000_000)
+
+
 def _string(r: random.Random) -> str:
     x = r.random()
+    if x < BIG_P:
+        unit = r.choice(["x", "ab", "日本語", "😀 "])
+        return BigString(unit, r.choice(BIG_BYTES) // len(unit.encode()))
     if x < 0.4:
         return r.choice(_UNUSUAL)
     if x < 0.5:
@@ -51,7 +86,11 @@ def _string(r: random.Random) -> str:
 
 
 def _binary(r: random.Random) -> bytes:
-    if r.random() < 0.05:
+    x = r.random()
+    if x < BIG_P:
+        unit = bytes(r.getrandbits(8) for _ in range(r.choice([1, 7, 64])))
+        return BigBinary(unit, r.choice(BIG_BYTES) // len(unit))
+    if x < 0.05:
         return bytes(r.getrandbits(8) for _ in range(r.randint(500, 3000)))
     return bytes(r.getrandbits(8) for _ in range(r.randint(0, 12)))
 
@@ -179,6 +218,10 @@ class Shape:
     pools: Dict[str, List[Any]] = dataclasses.field(default_factory=dict)
 
 
+def _small(v: Any) -> Any:
+    return v[:1000] if isinstance(v, (BigString, BigBinary)) else v
+
+
 def random_value(r: random.Random, t: T, shape: Shape, nullable: bool = True) -> Any:
     kind = t[0]
     if nullable and r.random() < shape.null_p and (kind != "struct" or shape.struct_nulls):
@@ -186,7 +229,8 @@ def random_value(r: random.Random, t: T, shape: Shape, nullable: bool = True) ->
     if kind == "prim":
         make = PRIMITIVES[t[1]][1]
         if shape.pool_size:
-            pool = shape.pools.setdefault(t[1], [make(shape.pool_rng) for _ in range(shape.pool_size)])
+            # A pool's values repeat on every row: a large one would make the case gigabytes.
+            pool = shape.pools.setdefault(t[1], [_small(make(shape.pool_rng)) for _ in range(shape.pool_size)])
             return pool[r.randrange(len(pool))]
         return make(r)
     if kind in ("list", "large_list"):

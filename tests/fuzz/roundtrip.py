@@ -7,6 +7,7 @@ round trip gave exactly the values pylance reads, else a description of the firs
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
@@ -340,21 +341,180 @@ def _floor_nanos(arr: pa.Array) -> pa.Array:
     return arr
 
 
-def run_spark(spark, sources: List[Source], work: str, version: str, options: Dict[str, str]) -> List[Optional[str]]:
-    """Direction 3: Spark reads pylance's table and writes it with `df.write.format("lance")`; pylance reads it."""
+def task_bytes(max_bytes: int) -> Dict[str, str]:
+    """The session settings that cut Spark's scans into tasks of at most `max_bytes` of data files
+    (`spark.sql.files.maxPartitionBytes`, with `openCostInBytes` a quarter of it), so that even small fragments are
+    read by several tasks, each a range of rows."""
+    return {"spark.sql.files.maxPartitionBytes": str(max_bytes), "spark.sql.files.openCostInBytes": str(max_bytes // 4)}
+
+
+# Spark 4.1+ reads TIME columns, but turns a comparison of one with a literal into a data source filter only with
+# its TIME type enabled (without it Parquet fails alike: UNSUPPORTED_TIME_TYPE); earlier lines ignore the key.
+TIME_FILTERS = {"spark.sql.timeType.enabled": "true"}
+
+
+@contextlib.contextmanager
+def session_conf(spark, keys: Dict[str, str]):
+    """The session settings `keys` for the duration of the block, the previous ones restored after it."""
+    before = {k: spark.conf.get(k, None) for k in keys}
+    for k, v in keys.items():
+        spark.conf.set(k, v)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, v)
+
+
+def fragment_bytes(path: str) -> List[int]:
+    """The bytes of each fragment's data files in the table's latest version."""
+    return [sum(os.path.getsize(os.path.join(path, "data", f.path)) for f in frag.data_files())
+            for frag in lance.dataset(path).get_fragments()]
+
+
+@dataclasses.dataclass
+class SplitStats:
+    """How the Spark scans of a run were cut into tasks: the cases read, those whose largest fragment holds at least
+    four tasks' bytes, and those read in more tasks than fragments (some fragment read by several tasks)."""
+    cases: int = 0
+    large_fragments: int = 0
+    split_fragments: int = 0
+
+
+def run_spark(spark, sources: List[Source], work: str, version: str, options: Dict[str, str],
+              max_task_bytes: int, stats: Optional[SplitStats] = None) -> List[Optional[str]]:
+    """Direction 3: Spark reads pylance's table, with tasks of at most `max_task_bytes` (`task_bytes`), and writes
+    it with `df.write.format("lance")`; pylance reads it."""
     results: List[Optional[str]] = []
     for k, src in enumerate(sources):
         dst = os.path.join(work, f"spark_{k}.lance")
         try:
-            df = spark.read.format("lance").load(src.path)
-            w = df.write.format("lance").option("file_format_version", version)
-            for key, value in options.items():
-                w = w.option(key, value)
-            w.save(dst)
+            with session_conf(spark, task_bytes(max_task_bytes)):
+                df = spark.read.format("lance").load(src.path)
+                if stats is not None:
+                    sizes = fragment_bytes(src.path)
+                    stats.cases += 1
+                    stats.large_fragments += bool(sizes) and max(sizes) >= 4 * max_task_bytes
+                    stats.split_fragments += df.rdd.getNumPartitions() > len(sizes)
+                w = df.write.format("lance").option("file_format_version", version)
+                for key, value in options.items():
+                    w = w.option(key, value)
+                w.save(dst)
         except Exception as e:  # noqa: BLE001 - a Spark error is a result here
             results.append(f"the Spark round trip failed: {type(e).__name__}: {str(e)[:2000]}")
             continue
         results.append(_pylance_reads(dst, spark_expected(lance.dataset(src.path).to_table()), version))
+    return results
+
+
+def _filter_columns(schema) -> List[str]:
+    """The columns a filter can name: top-level atomic columns and the atomic fields of top-level structs."""
+    from pyspark.sql import types as T
+
+    def atomic(t) -> bool:
+        return not isinstance(t, (T.ArrayType, T.MapType, T.StructType))
+
+    out = []
+    for f in schema.fields:
+        if f.name == "id":
+            continue
+        if atomic(f.dataType):
+            out.append(f"`{f.name}`")
+        elif isinstance(f.dataType, T.StructType):
+            out += [f"`{f.name}`.`{c.name}`" for c in f.dataType.fields if atomic(c.dataType)]
+    return out
+
+
+def random_filter(r, base, columns: List[str]):
+    """(a random predicate on one of `columns` with literals the column holds, its text), or None when no literal
+    could be made. Comparisons, IN, IS [NOT] NULL, sometimes joined with an `id` range or another predicate."""
+    from pyspark.sql import functions as F
+
+    name = r.choice(columns)
+    col = F.col(name)
+    values = [row[0] for row in base.select(col).where(col.isNotNull()).limit(64).collect()]
+    op = r.choice(["=", "!=", "<", "<=", ">", ">=", "IN", "IS NULL", "IS NOT NULL"] if values else
+                  ["IS NULL", "IS NOT NULL"])
+    try:
+        if op == "IS NULL":
+            pred, text = col.isNull(), f"{name} IS NULL"
+        elif op == "IS NOT NULL":
+            pred, text = col.isNotNull(), f"{name} IS NOT NULL"
+        elif op == "IN":
+            vs = [r.choice(values) for _ in range(r.randint(1, 3))]
+            pred, text = col.isin(*[F.lit(v) for v in vs]), f"{name} IN {_short(vs)}"
+        else:
+            v = r.choice(values)
+            lit = F.lit(v)
+            pred = {"=": col == lit, "!=": col != lit, "<": col < lit, "<=": col <= lit, ">": col > lit,
+                    ">=": col >= lit}[op]
+            text = f"{name} {op} {_short(v)}"
+    except Exception:  # noqa: BLE001 - a value pyspark cannot make a literal of: no predicate
+        return None
+    shape = r.random()
+    if shape < 0.2:
+        bound = r.randint(0, 1500)
+        pred, text = pred & (F.col("id") < bound), f"({text}) AND id < {bound}"
+    elif shape < 0.3:
+        bound = r.randint(0, 1500)
+        pred, text = pred | (F.col("id") >= bound), f"({text}) OR id >= {bound}"
+    return pred, text
+
+
+@dataclasses.dataclass
+class FilterStats:
+    """The predicates a filter run drew, those it compared (a literal pyspark or Spark could not use is skipped),
+    and those that kept rows and dropped rows."""
+    drawn: int = 0
+    compared: int = 0
+    kept_rows: int = 0
+    dropped_rows: int = 0
+
+
+def run_spark_filters(spark, sources: List[Source], work: str, seed: str, max_task_bytes: int,
+                      per_case: int, stats: Optional[FilterStats] = None) -> List[Optional[str]]:
+    """Filtered reads: Spark reads pylance's table with a random predicate pushed to the scan (row skipping on every
+    type, tasks of at most `max_task_bytes`), and must return the rows Spark's own evaluation of the predicate keeps
+    on the whole table read once and checkpointed (where nothing reaches the scan)."""
+    import random as _random
+
+    results: List[Optional[str]] = []
+    for src in sources:
+        r = _random.Random(f"{seed}/{src.case.version}/{src.case.index}/filters")
+        result = None
+        try:
+            with session_conf(spark, {**task_bytes(max_task_bytes), **TIME_FILTERS}):
+                base = spark.read.format("lance").load(src.path).localCheckpoint()
+                columns = _filter_columns(base.schema)
+                total = base.count()
+                for _ in range(per_case if columns else 0):
+                    if stats is not None:
+                        stats.drawn += 1
+                    made = random_filter(r, base, columns)
+                    if made is None:
+                        continue
+                    pred, text = made
+                    try:
+                        want = sorted(row.id for row in base.where(pred).select("id").collect())
+                    except Exception:  # noqa: BLE001 - a literal Spark cannot compare with the column: no predicate
+                        continue
+                    if stats is not None:
+                        stats.compared += 1
+                        stats.kept_rows += bool(want)
+                        stats.dropped_rows += len(want) < total
+                    got = sorted(row.id for row in
+                                 spark.read.format("lance").load(src.path).where(pred).select("id").collect())
+                    if got != want:
+                        result = (f"Spark's filtered read WHERE {text} returns {len(got)} rows, {len(want)} hold: "
+                                  f"missing ids {sorted(set(want) - set(got))[:10]}, extra "
+                                  f"{sorted(set(got) - set(want))[:10]}")
+                        break
+        except Exception as e:  # noqa: BLE001 - a Spark error is a result here
+            result = f"Spark's filtered read failed: {type(e).__name__}: {str(e)[:2000]}"
+        results.append(result)
     return results
 
 
