@@ -104,12 +104,19 @@ def test_tables_the_reference_declares_show_and_read_equal(spark, stand, tmp_pat
 
     cat = catalog(spark, stand, tmp_path)
     assert {"sales", "empty_db"} <= {r[0] for r in spark.sql(f"SHOW NAMESPACES IN {cat}").collect()}
-    assert sorted(r["tableName"] for r in spark.sql(f"SHOW TABLES IN {cat}.sales").collect()) == sorted(tables)
+    assert sorted(r["tableName"] for r in spark.sql(f"SHOW TABLES IN {cat}.sales").collect()) == sorted(tables)  # before by_glue
     assert spark.sql(f"SHOW TABLES IN {cat}.empty_db").collect() == []
     for name, table in tables.items():
         assert spark_rows(spark.table(f"{cat}.sales.{name}")) == rows(table)
     with pytest.raises(AnalysisException, match="(?i)TABLE_OR_VIEW_NOT_FOUND|not found"):
         spark.table(f"{cat}.sales.parquet_t").collect()
+    # A table whose versions Glue commits (managed_by = impl) is refused, not read past Glue's versions.
+    stand.client("glue").create_table(DatabaseName="sales", TableInput={
+        "Name": "by_glue", "TableType": "EXTERNAL_TABLE",
+        "Parameters": {"table_type": "lance", "managed_by": "impl", "version": "1"},
+        "StorageDescriptor": {"Location": str(db_dir / "t0.lance")}})
+    with lance_raises(sparklance.UnsupportedFeatureError, match="managed_by = impl"):
+        spark.table(f"{cat}.sales.by_glue").collect()
     props = {r[0]: r[1] for r in spark.sql(f"DESCRIBE NAMESPACE EXTENDED {cat}.sales").collect()}
     assert str(db_dir) in " ".join(str(v) for v in props.values())
 

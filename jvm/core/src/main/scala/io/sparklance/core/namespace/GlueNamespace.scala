@@ -190,8 +190,16 @@ final class GlueNamespace private (endpoint: URI, region: String, catalogId: Opt
   override def tableLocation(id: Seq[String]): Option[String] = {
     if (id.size != 2) return None
     val (db, name) = tableId(id)
-    getTable(db, name).map(t => locationOf(t).getOrElse(throw new UnsupportedFeatureException(s"Glue table $db.$name " +
-      s"of $describe has no StorageDescriptor.Location; sparklance reads and writes a table at its location.")))
+    getTable(db, name).map { t =>
+      // managed_by = impl: the table's versions are committed through Glue (its `version` parameter), which
+      // sparklance does not do; reading or writing its files directly would bypass them.
+      Option(t.get("Parameters")).flatMap(p => Option(p.get("managed_by"))).map(_.asText).filter(_.equalsIgnoreCase("impl"))
+        .foreach { _ => throw new UnsupportedFeatureException(s"Glue table $db.$name of $describe has managed_by = " +
+          "impl (its versions are committed through Glue), which sparklance does not support: it reads and commits " +
+          "tables whose versions the storage keeps (managed_by = storage, or unset).") }
+      locationOf(t).getOrElse(throw new UnsupportedFeatureException(s"Glue table $db.$name " +
+        s"of $describe has no StorageDescriptor.Location; sparklance reads and writes a table at its location."))
+    }
   }
 
   private def createTable(id: Seq[String], location: String, parameters: Map[String, String]): Unit = {
