@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import lance
-import pyarrow as pa
 import pytest
 from lance_namespace import (CreateNamespaceRequest, DeclareTableRequest, DescribeNamespaceRequest, DescribeTableRequest,
                              ListNamespacesRequest, ListTablesRequest)
@@ -22,6 +21,7 @@ sys.path.insert(0, str(HERE.parent / "python"))
 
 from conftest import arrow_df, lance_raises, start_spark  # noqa: E402
 from s3_support import KEY, REGION, SECRET, Stand  # noqa: E402
+from test_namespaces import random_table, rows, spark_rows  # noqa: E402
 
 import sparklance  # noqa: E402
 from pyspark.errors import AnalysisException  # noqa: E402
@@ -65,23 +65,6 @@ def catalog(spark, stand, root, **extra) -> str:
 def reference(stand, root):
     """lance-namespace-impls' Glue namespace over the same catalog."""
     return glue_impl.GlueNamespace(**glue_props(stand, root))
-
-
-def random_table(rng: random.Random) -> pa.Table:
-    n = rng.randint(1, 60)
-    return pa.table({
-        "id": pa.array(rng.sample(range(100_000), n), pa.int64()),
-        "x": pa.array([rng.random() if rng.random() > 0.2 else None for _ in range(n)], pa.float64()),
-        "s": pa.array(["".join(rng.choice("abcxyz") for _ in range(rng.randint(0, 6))) for _ in range(n)]),
-    })
-
-
-def rows(table: pa.Table) -> list:
-    return sorted(tuple(r.values()) for r in table.to_pylist())
-
-
-def spark_rows(df) -> list:
-    return sorted(tuple(r) for r in df.select("id", "x", "s").collect())
 
 
 def test_tables_the_reference_declares_show_and_read_equal(spark, stand, tmp_path):
