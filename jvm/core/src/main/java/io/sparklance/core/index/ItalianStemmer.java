@@ -93,16 +93,10 @@ final class ItalianStemmer extends SnowballMachine {
   }
 
   private void markRegions() {
-    pV = limit;
-    p1 = limit;
-    p2 = limit;
-    cursor = 0;
-    if (rv()) pV = cursor;
-    cursor = 0;
-    if (goPast(V) && goPastNon(V)) {
-      p1 = cursor;
-      if (goPast(V) && goPastNon(V)) p2 = cursor;
-    }
+    int[] regions = romanceRegions(V, this::rv);
+    pV = regions[0];
+    p1 = regions[1];
+    p2 = regions[2];
   }
 
   /** Moves the cursor to RV's start: after the next vowel, the next consonant, {@code divan} or the third letter. */

@@ -184,6 +184,22 @@ abstract class SnowballMachine {
   }
 
   /** {@code gopast non-g}: past the next character not in g. */
+  /**
+   * The regions of the Romance algorithms (French, Italian, Romanian, Spanish): RV's start where {@code rv} leaves
+   * the cursor (the end if it fails), R1's after the first non-vowel that follows a vowel, R2's the same from R1.
+   */
+  protected final int[] romanceRegions(Grouping vowels, java.util.function.BooleanSupplier rv) {
+    int[] regions = {limit, limit, limit};
+    cursor = 0;
+    if (rv.getAsBoolean()) regions[0] = cursor;
+    cursor = 0;
+    if (goPast(vowels) && goPastNon(vowels)) {
+      regions[1] = cursor;
+      if (goPast(vowels) && goPastNon(vowels)) regions[2] = cursor;
+    }
+    return regions;
+  }
+
   protected final boolean goPastNon(Grouping g) {
     while (cursor < limit) {
       if (!g.has(current[cursor++])) return true;
