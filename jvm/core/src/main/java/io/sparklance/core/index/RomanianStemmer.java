@@ -71,26 +71,10 @@ final class RomanianStemmer extends SnowballMachine {
   }
 
   private void markRegions() {
-    int[] regions = romanceRegions(V, this::rv);
+    int[] regions = romanceRegions(V, () -> romanceRv(V));
     pV = regions[0];
     p1 = regions[1];
     p2 = regions[2];
-  }
-
-  /** Moves the cursor to RV's start: after the next vowel, the next consonant or the third letter. */
-  private boolean rv() {
-    if (inGrouping(V)) {
-      if (outGrouping(V) && goPast(V)) return true;
-      cursor = 1;
-      return inGrouping(V) && goPastNon(V);
-    }
-    cursor = 0;
-    if (outGrouping(V)) {
-      if (outGrouping(V) && goPast(V)) return true;
-      cursor = 1;
-      return inGrouping(V) && next();
-    }
-    return false;
   }
 
   private void step0() {

@@ -200,6 +200,25 @@ abstract class SnowballMachine {
     return regions;
   }
 
+  /**
+   * Moves the cursor to RV's start as Spanish and Romanian define it: after the next vowel, the next consonant or the
+   * third letter.
+   */
+  protected final boolean romanceRv(Grouping v) {
+    if (inGrouping(v)) {
+      if (outGrouping(v) && goPast(v)) return true;
+      cursor = 1;
+      return inGrouping(v) && goPastNon(v);
+    }
+    cursor = 0;
+    if (outGrouping(v)) {
+      if (outGrouping(v) && goPast(v)) return true;
+      cursor = 1;
+      return inGrouping(v) && next();
+    }
+    return false;
+  }
+
   protected final boolean goPastNon(Grouping g) {
     while (cursor < limit) {
       if (!g.has(current[cursor++])) return true;
