@@ -2,7 +2,7 @@ package io.sparklance.core.namespace
 
 import java.io.IOException
 import java.net.URI
-import java.net.http.{HttpClient, HttpRequest, HttpResponse}
+import java.net.http.{HttpClient, HttpRequest}
 import java.nio.charset.StandardCharsets.UTF_8
 import java.security.MessageDigest
 import java.time.{Duration, ZoneOffset, ZonedDateTime}
@@ -53,14 +53,7 @@ final class GlueNamespace private (endpoint: URI, region: String, catalogId: Opt
     val builder = HttpRequest.newBuilder(endpoint).timeout(Timeout)
     signed.foreach { case (k, v) => if (k != "host") builder.header(k, v) }
     val request = builder.POST(HttpRequest.BodyPublishers.ofByteArray(bytes)).build()
-    val response =
-      try client.send(request, HttpResponse.BodyHandlers.ofString(UTF_8))
-      catch {
-        case e: IOException => throw new StorageException(endpoint.toString, what, e)
-        case e: InterruptedException =>
-          Thread.currentThread().interrupt()
-          throw new StorageException(endpoint.toString, what, new IOException("interrupted", e))
-      }
+    val response = LanceNamespace.send(client, request, endpoint.toString, what)
     val text = Option(response.body()).getOrElse("")
     val json = try { if (text.trim.isEmpty) Json.createObjectNode() else Json.readTree(text) } catch {
       case e: IOException => throw new StorageException(endpoint.toString, what, new IOException(

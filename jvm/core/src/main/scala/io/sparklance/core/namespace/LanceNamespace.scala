@@ -127,6 +127,17 @@ object LanceNamespace {
     out.result()
   }
 
+  /** Sends an HTTP request of a namespace client; failing to reach `where` is a storage error naming `what`. */
+  private[namespace] def send(client: java.net.http.HttpClient, request: java.net.http.HttpRequest, where: String,
+      what: String): java.net.http.HttpResponse[String] =
+    try client.send(request, java.net.http.HttpResponse.BodyHandlers.ofString(java.nio.charset.StandardCharsets.UTF_8))
+    catch {
+      case e: java.io.IOException => throw new io.sparklance.core.StorageException(where, what, e)
+      case e: InterruptedException =>
+        Thread.currentThread().interrupt()
+        throw new io.sparklance.core.StorageException(where, what, new java.io.IOException("interrupted", e))
+    }
+
   private val TextMapper = new com.fasterxml.jackson.databind.ObjectMapper()
 
   private[namespace] def show(id: Seq[String]): String = if (id.isEmpty) "the root namespace" else id.mkString(".")

@@ -2,7 +2,7 @@ package io.sparklance.core.namespace
 
 import java.io.IOException
 import java.net.URI
-import java.net.http.{HttpClient, HttpRequest, HttpResponse}
+import java.net.http.{HttpClient, HttpRequest}
 import java.nio.charset.StandardCharsets.UTF_8
 import java.time.Duration
 
@@ -49,14 +49,7 @@ final class RestNamespace private (endpoint: String, delimiter: String, headers:
         .method(method, HttpRequest.BodyPublishers.ofString(Json.writeValueAsString(sent), UTF_8)).build()
       case None => builder.method(method, HttpRequest.BodyPublishers.noBody()).build()
     }
-    val response =
-      try client.send(request, HttpResponse.BodyHandlers.ofString(UTF_8))
-      catch {
-        case e: IOException => throw new StorageException(uri.toString, what, e)
-        case e: InterruptedException =>
-          Thread.currentThread().interrupt()
-          throw new StorageException(uri.toString, what, new IOException("interrupted", e))
-      }
+    val response = LanceNamespace.send(client, request, uri.toString, what)
     val text = Option(response.body()).getOrElse("")
     val json =
       if (text.trim.isEmpty) Json.createObjectNode()
