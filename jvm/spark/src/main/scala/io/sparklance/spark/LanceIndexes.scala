@@ -63,11 +63,15 @@ object LanceIndexes {
         _.runFullTextIndexTask(_)))
     }
 
-  /** The graphs of an IVF_HNSW_* build's partitions, built by one Spark job, one task per partition (none otherwise). */
+  /**
+   * The graphs of an IVF_HNSW_* build's partitions, built by one Spark job, one task per partition (none otherwise).
+   * The tasks share the application's cores: each takes `spark.task.cpus` threads, or more when there are fewer
+   * graphs than cores.
+   */
   private def graphs(spark: SparkSession, conf: org.apache.hadoop.conf.Configuration, build: VectorIndexBuild,
       runs: Seq[String]): Seq[String] = {
     val sc = spark.sparkContext
-    val tasks = build.graphTasks(runs)
+    val tasks = build.graphTasks(runs, sc.defaultParallelism, sc.getConf.getInt("spark.task.cpus", 1))
     if (tasks.isEmpty) Nil
     else {
       val work = if (sc.isLocal) new RunInThisProcess(VectorIndexBuild.runGraphInThisProcess)

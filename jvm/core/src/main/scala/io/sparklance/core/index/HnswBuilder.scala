@@ -367,17 +367,19 @@ object HnswBuilder {
 
   /**
    * The threads a graph build uses: the JVM system property `sparklance.hnsw-build-threads` when set (1 for
-   * repeatable builds), else the cores of this JVM, as Lance's builder uses rayon's pool of all cores.
+   * repeatable builds), else `wanted` (by default the cores of this JVM, as Lance's builder uses rayon's pool of all
+   * cores), at most the cores of this JVM.
    */
-  def defaultThreads: Int = {
+  def threads(wanted: Int = Runtime.getRuntime.availableProcessors): Int = {
     val cores = Runtime.getRuntime.availableProcessors
-    val threads = Integer.getInteger("sparklance.hnsw-build-threads", cores)
-    if (threads < 1) {
-      throw new io.sparklance.core.InvalidArgumentException(s"The JVM system property sparklance.hnsw-build-threads " +
-        s"is $threads; give a number of threads of at least 1 (1 for repeatable HNSW builds), or leave it unset for " +
-        s"the $cores cores of this JVM.")
+    Option(Integer.getInteger("sparklance.hnsw-build-threads")).map(_.intValue) match {
+      case Some(set) if set < 1 =>
+        throw new io.sparklance.core.InvalidArgumentException(s"The JVM system property sparklance.hnsw-build-threads " +
+          s"is $set; give a number of threads of at least 1 (1 for repeatable HNSW builds), or leave it unset for " +
+          s"the $cores cores of this JVM.")
+      case Some(set) => set
+      case None => math.max(1, math.min(wanted, cores))
     }
-    threads
   }
 
   private val threadFactory: java.util.concurrent.ThreadFactory = new java.util.concurrent.ThreadFactory {

@@ -81,13 +81,21 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
 
   /**
    * For an IVF_HNSW_* index, one task per partition, run after [[tasks]] on their runs: it builds the partition's
-   * graph ([[VectorIndexBuild.runGraph]]). None for the other types.
+   * graph ([[VectorIndexBuild.runGraph]]). None for the other types. The tasks share `cores` cores, each taking at
+   * least `coresPerTask`: a build of fewer graphs than cores gives each graph several threads, one of many graphs
+   * leaves the parallelism to the tasks (Spark's `spark.task.cpus` each).
    */
-  def graphTasks(runs: Seq[String]): Seq[VectorIndexBuild.GraphTask] = if (upToDate) Nil else hnsw.toSeq.flatMap { h =>
-    val all = carriedRuns ++ runs
-    (0 until model.numPartitions).map(p => VectorIndexBuild.GraphTask(all, p, model, h, seed * 31 + p, graphPath(p),
-      uuid.toString))
-  }
+  def graphTasks(runs: Seq[String], cores: Int, coresPerTask: Int): Seq[VectorIndexBuild.GraphTask] =
+    if (upToDate) Nil else hnsw.toSeq.flatMap { h =>
+      val all = carriedRuns ++ runs
+      val threads = math.max(math.max(1, coresPerTask), cores / model.numPartitions)
+      (0 until model.numPartitions).map(p => VectorIndexBuild.GraphTask(all, p, model, h, seed * 31 + p, graphPath(p),
+        uuid.toString, threads))
+    }
+
+  /** The graph tasks run one after another in this process, each on every core. */
+  private def graphTasksHere(runs: Seq[String]): Seq[VectorIndexBuild.GraphTask] =
+    graphTasks(runs, 0, Runtime.getRuntime.availableProcessors)
 
   /**
    * For an update of an IVF_HNSW_* index, the old segments' live rows written as runs (one per segment, on first
@@ -181,7 +189,7 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
    */
   private[table] def writeHere(): io.sparklance.proto.TableProtos.IndexMetadata = {
     val runs = tasks.map(VectorIndexBuild.run(storage, _))
-    files(runs, graphTasks(runs).map(VectorIndexBuild.runGraph(storage, _)))
+    files(runs, graphTasksHere(runs).map(VectorIndexBuild.runGraph(storage, _)))
   }
 
   /** Writes the index files from the runs and graphs; the new index's metadata, not committed. */
@@ -228,7 +236,7 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
   def runAndCommit(): IndexMetadata =
     try {
       val runs = tasks.map(VectorIndexBuild.run(storage, _))
-      commit(runs, graphTasks(runs).map(VectorIndexBuild.runGraph(storage, _)))
+      commit(runs, graphTasksHere(runs).map(VectorIndexBuild.runGraph(storage, _)))
     } catch { case NonFatal(e) => abort(); throw e }
 }
 
@@ -261,14 +269,14 @@ object VectorIndexBuild {
 
   /**
    * The graph of partition `partition` of an IVF_HNSW_* build, from the rows the build's `runs` hold of it (in the
-   * order the merge writes them, which numbers the graph's nodes), written to `path`.
+   * order the merge writes them, which numbers the graph's nodes), written to `path`, on `threads` threads.
    */
   final case class GraphTask(runs: Seq[String], partition: Int, model: IvfModel, hnsw: Hnsw, seed: Long, path: String,
-      build: String)
+      build: String, threads: Int)
 
   /**
    * Runs a graph task (anywhere): reads the partition's payloads, decodes them to the storage's vectors, builds the
-   * graph with Lance's algorithm ([[HnswBuilder]], on [[HnswBuilder.defaultThreads]] threads) and writes it
+   * graph with Lance's algorithm ([[HnswBuilder]], on the task's threads, see [[HnswBuilder.threads]]) and writes it
    * ([[HnswWriter.writeGraph]]); returns its path.
    */
   def runGraph(storage: Storage, task: GraphTask): String = {
@@ -278,7 +286,7 @@ object VectorIndexBuild {
       val n = rowIds.length
       val builder = new HnswBuilder(HnswBuilder.vectors(task.model, payload, n), n, task.model.dim,
         HnswBuilder.space(task.model), task.hnsw.m, task.hnsw.efConstruction, task.hnsw.maxLevel, task.seed,
-        HnswBuilder.defaultThreads).build()
+        HnswBuilder.threads(task.threads)).build()
       HnswWriter.writeGraph(storage, task.path, builder, task.hnsw.m, task.hnsw.efConstruction, task.hnsw.maxLevel,
         allocator)
     } finally allocator.close()

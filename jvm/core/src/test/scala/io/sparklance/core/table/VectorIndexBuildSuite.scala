@@ -289,6 +289,22 @@ class VectorIndexBuildSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(t.latestVersion() == version + 1)
   }
 
+  test("IVF_HNSW_* graph tasks share the cores they are given: fewer graphs than cores take several threads each") {
+    val (t, _) = table(new Random(6), 8, 1, 100)
+    def threads(partitions: Int, cores: Int, perTask: Int): Seq[Int] = {
+      val build = t.newVectorIndex(t.latest(), "emb_idx", "emb", "ivf_hnsw_sq", Map("num_partitions" -> partitions.toString),
+        replace = true)
+      try build.graphTasks(Nil, cores, perTask).map(_.threads) finally build.abort()
+    }
+    assert(threads(1, 2, 1) == Seq(2))
+    assert(threads(4, 2, 1) == Seq.fill(4)(1))
+    assert(threads(2, 8, 1) == Seq(4, 4))
+    assert(threads(3, 8, 1) == Seq(2, 2, 2))
+    assert(threads(4, 2, 3) == Seq.fill(4)(3), "spark.task.cpus is a floor")
+    val flat = t.newVectorIndex(t.latest(), "flat", "emb", "ivf_flat", Map("num_partitions" -> "1"), replace = false)
+    try assert(flat.graphTasks(Nil, 8, 1).isEmpty) finally flat.abort()
+  }
+
   test("bad options are refused before anything is written") {
     val (t, _) = table(new Random(3), 12, 2, 100)
     def refused[E <: Exception](kind: String, options: Map[String, String], column: String = "emb")(implicit
