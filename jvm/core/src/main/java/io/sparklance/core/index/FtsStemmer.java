@@ -22,8 +22,8 @@ import org.tartarus.snowball.ext.TurkishStemmer;
  * over seeded word lists of each language), with two measured exceptions handled here or refused: Lucene's
  * programs count UTF-16 units where Snowball counts code points, so a word with a code point above U+FFFF is
  * stemmed with each such code point standing in for a private-use character it does not hold; and Snowball 3.1.1's
- * Turkish treats an apostrophe (a proper noun's suffix) where 2.x does not, so Turkish is exact only on tokens
- * without one ({@link #stemsApostrophes}). The other eleven languages pylance offers (Danish, Dutch, Finnish, French,
+ * Turkish first removes a proper noun's suffix after an apostrophe, which 2.x does not, so that step
+ * ({@link #removeProperNounSuffix}) runs here before Lucene's program. The other eleven languages pylance offers (Danish, Dutch, Finnish, French,
  * German, Greek, Italian, Norwegian, Romanian, Spanish, Swedish), which stem differently in Snowball 2.x, are
  * sparklance's own programs of Snowball 3.1.1's algorithms (on {@code SnowballMachine}: {@code DanishStemmer}, ...).
  *
@@ -51,14 +51,6 @@ public abstract class FtsStemmer {
     return LANGUAGES.contains(language);
   }
 
-  /**
-   * Whether the stemmer of {@code language} equals Snowball 3.1.1's on tokens that hold an apostrophe (which only
-   * the whitespace and raw base tokenizers pass on): false for Turkish.
-   */
-  public static boolean stemsApostrophes(String language) {
-    return !"Turkish".equals(language);
-  }
-
   /** The stemmer of {@code language}; an {@link IllegalArgumentException} where it is not one of {@link #LANGUAGES}. */
   public static FtsStemmer of(String language) {
     switch (language) {
@@ -68,7 +60,7 @@ public abstract class FtsStemmer {
       case "Portuguese": return new Snowball(PortugueseStemmer::new);
       case "Russian": return new Snowball(RussianStemmer::new);
       case "Tamil": return new Snowball(TamilStemmer::new);
-      case "Turkish": return new Snowball(TurkishStemmer::new);
+      case "Turkish": return TURKISH;
       case "Danish": return new Machine(DanishStemmer::new);
       case "Dutch": return new Machine(DutchStemmer::new);
       case "Finnish": return new Machine(FinnishStemmer::new);
@@ -84,6 +76,30 @@ public abstract class FtsStemmer {
         throw new IllegalArgumentException("no stemmer for language '" + language + "'; the stemmed languages are "
             + String.join(", ", LANGUAGES));
     }
+  }
+
+  private static final FtsStemmer TURKISH = new FtsStemmer() {
+    private final FtsStemmer program = new Snowball(TurkishStemmer::new);
+
+    @Override
+    public String stem(String word) {
+      return program.stem(removeProperNounSuffix(word));
+    }
+  };
+
+  /**
+   * Snowball 3.1.1 Turkish's first step ({@code remove_proper_noun_suffix}), which Lucene's 2.x program lacks: the
+   * word without its leading apostrophes (U+0027), then cut at its first apostrophe from the third code point on (a
+   * proper noun's suffix, "türkiye'dir"; one or two letters before it, "o'connor", "l'entrée", stay whole). It runs
+   * whether or not the rest of the algorithm stems the word.
+   */
+  static String removeProperNounSuffix(String word) {
+    int start = 0;
+    while (start < word.length() && word.charAt(start) == '\'') start++;
+    String w = word.substring(start);
+    if (w.codePointCount(0, w.length()) < 2) return w;
+    int at = w.indexOf('\'', w.offsetByCodePoints(0, 2));
+    return at < 0 ? w : w.substring(0, at);
   }
 
   private static final FtsStemmer ENGLISH = new FtsStemmer() {

@@ -67,9 +67,8 @@ object FtsParams {
    * Parameters from pylance's JSON; `what` names the index in errors, `path` the file it came from. Settings this
    * reader does not implement are refused by name: a `lance_tokenizer` other than `text`, a base tokenizer other
    * than simple, whitespace or raw (ngram, lindera, jieba), a language pylance does not take, stemming in a language
-   * [[FtsStemmer]] does not stem (pylance 14 stems with Snowball 3.1.1's algorithms) or Turkish stemming of tokens
-   * that may hold an apostrophe (a base tokenizer other than simple), and any other switch turned on (pylance 14's
-   * split_identifiers, split_on_numerics, preserve_original, index_operators).
+   * [[FtsStemmer]] does not stem (pylance 14 stems with Snowball 3.1.1's algorithms), and any other switch turned on
+   * (pylance 14's split_identifiers, split_on_numerics, preserve_original, index_operators).
    */
   def parse(json: String, what: String, path: String): FtsParams = {
     val node: JsonNode =
@@ -110,11 +109,6 @@ object FtsParams {
         s"sparklance's full-text search does not stem ${p.language} as pylance 14 does (Snowball 3.1.1's algorithm); " +
         s"it stems ${FtsStemmer.LANGUAGES.asScala.mkString(", ")}. Search it with pylance, or rebuild the index " +
         "with stem = false.")
-    }
-    if (p.stem && !FtsStemmer.stemsApostrophes(p.language) && p.baseTokenizer != "simple") {
-      throw new UnsupportedFeatureException(s"$what stems ${p.language} with base_tokenizer '${p.baseTokenizer}', " +
-        s"whose tokens may hold apostrophes, which sparklance does not stem as pylance 14 does in ${p.language}. " +
-        "Search it with pylance, or rebuild the index with base_tokenizer 'simple' or stem = false.")
     }
     p
   }

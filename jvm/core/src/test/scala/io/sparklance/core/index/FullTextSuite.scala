@@ -69,7 +69,6 @@ class FullTextSuite extends AnyFunSuite {
     assert(refused("""{"base_tokenizer":"ngram"}""").contains("base_tokenizer 'ngram'"))
     assert(refused("""{"base_tokenizer":"jieba/default"}""").contains("base_tokenizer 'jieba/default'"))
     assert(refused("""{"lance_tokenizer":"json"}""").contains("lance_tokenizer 'json'"))
-    assert(refused("""{"language":"Turkish","base_tokenizer":"whitespace"}""").contains("stems Turkish with base_tokenizer 'whitespace'"))
     assert(refused("""{"language":"french","stem":false}""").contains("language 'french', which pylance 14 does not take"))
     assert(refused("""{"split_identifiers":true,"preserve_original":false}""").contains("split_identifiers = true"))
     params("""{"language":"French","stem":false,"remove_stop_words":false}""")
@@ -89,6 +88,24 @@ class FullTextSuite extends AnyFunSuite {
       .texts.toSeq == Seq("புத்தகம்"))
     assert(FtsStopWords.of("French").contains("les") && !FtsStopWords.of("French").contains("the"))
     assert(params("""{"language":"French","stem":false}""").tokenizer().tokenize("les chats").texts.toSeq == Seq("chats"))
+  }
+
+  test("Turkish cuts a proper noun's suffix at an apostrophe from the third letter on, as Snowball 3.1.1 does") {
+    import FtsStemmer.removeProperNounSuffix
+    assert(removeProperNounSuffix("türkiye'dir") == "türkiye")
+    assert(removeProperNounSuffix("''ankara'da'") == "ankara")
+    assert(removeProperNounSuffix("o'connor") == "o'connor" && removeProperNounSuffix("l'entrée") == "l'entrée")
+    assert(removeProperNounSuffix("ab'c'd") == "ab" && removeProperNounSuffix("ab'") == "ab")
+    assert(removeProperNounSuffix("'''") == "" && removeProperNounSuffix("a") == "a")
+    // Two code points before the apostrophe, one of them above U+FFFF (two UTF-16 units), still cut; one is not.
+    assert(removeProperNounSuffix("\ud835\udc00a'da") == "\ud835\udc00a")
+    assert(removeProperNounSuffix("\ud835\udc00'da") == "\ud835\udc00'da")
+    val turkish = FtsStemmer.of("Turkish")
+    assert(turkish.stem("kitapların'da") == turkish.stem("kitapların") && turkish.stem("kitapların") == "kitap")
+    // A word the rest of the algorithm leaves alone (one syllable) still loses its suffix.
+    assert(turkish.stem("ev'de") == "ev")
+    assert(params("""{"language":"Turkish","base_tokenizer":"whitespace"}""").tokenizer()
+      .tokenize("Ankara'dan evlerimizden").texts.toSeq == Seq(turkish.stem("ankara"), "ev"))
   }
 
   test("a code point above U+FFFF counts as one character in the stemmer, as in Snowball") {
