@@ -96,7 +96,7 @@ $(S3_CLASSPATH): build.sbt integration/s3_classpath.py | venv sbt
 s3-classpath: $(S3_CLASSPATH)
 
 test-python: venv wheel publish-local $(S3_CLASSPATH)
-	$(VPY) -m pytest tests -q -p no:cacheprovider
+	$(VPY) -m pytest tests -q -p no:cacheprovider --durations=25
 
 # The other Spark lines' Python environments: the pyspark of the line, with pylance and the test tools pinned as for
 # .venv. The Scala 2.12 builds of 3.4 and 3.5 are what their pyspark packages run.
