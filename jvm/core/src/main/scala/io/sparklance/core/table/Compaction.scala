@@ -223,7 +223,9 @@ object Compaction {
    * Writes `index` again for the rewritten table: the version as it will be once `groups` (their new fragments
    * numbered) are committed, restricted to the fragments the index covers then (those it covered and kept, and the
    * new fragments of the groups it covered), brought up to date as OPTIMIZE INDEX would: the rows of the fragments no
-   * longer there are left out, the new fragments' rows are read and added. The result holds the rows pylance's remap
+   * longer there are left out, the new fragments' rows are read and added; a vector index covering every fragment of
+   * the groups it touches instead carries its rows' payloads to their new addresses ([[moves]]), reading nothing, as
+   * upstream's remap does (its vectors are the costly column to read, and its codes stay as they were). The result holds the rows pylance's remap
    * holds (deleted rows of fragments not rewritten stay, as they stayed before), so its queries answer alike. None,
    * with a warning, when the index cannot be brought up to date here (an index kind or layout OPTIMIZE INDEX refuses,
    * e.g. a vector index of float16 vectors, or a failure writing it): it then keeps naming the old fragments.
@@ -244,7 +246,7 @@ object Compaction {
           val b = table.newFullTextIndexUpdate(view, index.name, Map.empty)
           (() => b.writeHere(), () => b.abort())
         case IndexKind.Vector =>
-          val b = table.newVectorIndexUpdate(view, index.name)
+          val b = VectorIndexBuild.update(table, view, index.name, Map.empty, moves(snapshot, groups, index))
           (() => b.writeHere(), () => b.abort())
         case _ =>
           val b = table.newIndexUpdate(view, index.name)
@@ -258,6 +260,41 @@ object Compaction {
         log.warn(s"Compaction of ${table.root} leaves index '${index.name}' as it is (its compacted fragments are " +
           s"read to be searched until OPTIMIZE INDEX): ${e.getMessage}")
         None
+    }
+  }
+
+  /**
+   * Where the compaction moved the rows of the groups `index` covers, when it covers every fragment they rewrote: each
+   * old fragment's live rows, in order, fill the group's new fragments in order (as [[compact]] writes them). None when
+   * a group mixes fragments the index covers with others, whose rows must then be read.
+   */
+  private def moves(snapshot: Snapshot, groups: Seq[(Seq[TableProtos.DataFragment], Seq[TableProtos.DataFragment])],
+      index: IndexMetadata): Option[VectorIndexBuild.RowMoves] = {
+    val touched = groups.filter(_._1.exists(f => index.covers(f.getId)))
+    if (!touched.forall(_._1.forall(f => index.covers(f.getId)))) None
+    else {
+      val byId = snapshot.fragments.map(f => f.id -> f).toMap
+      val from = touched.flatMap { case (olds, news) =>
+        var n = 0
+        var offset = 0L
+        olds.map { proto =>
+          val f = byId(proto.getId)
+          val deleted = snapshot.deletionVector(f)
+          val to = new Array[Long](f.physicalRows.toInt)
+          var i = 0
+          while (i < to.length) {
+            if (deleted.contains(i)) to(i) = -1L
+            else {
+              while (offset >= news(n).getPhysicalRows) { n += 1; offset = 0 }
+              to(i) = (news(n).getId << 32) | offset
+              offset += 1
+            }
+            i += 1
+          }
+          f.id -> to
+        }
+      }.toMap
+      Some(new VectorIndexBuild.RowMoves(from, touched.flatMap(_._2.map(_.getId))))
     }
   }
 

@@ -126,9 +126,15 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
     IvfModel.train(column.name, params, dim, sample, n, seed, bounds64)
   }
 
-  /** The fragments the old segments cover, when updating an index. */
-  private val covered = update.fold(new RoaringBitmap())(_.segments.foldLeft(new RoaringBitmap())((b, s) =>
-    RoaringBitmap.or(b, s._1.fragmentBitmap)))
+  /**
+   * The fragments the old segments cover, when updating an index, and the fragments a compaction wrote from them
+   * (whose rows the old segments hold under their old addresses).
+   */
+  private val covered = update.fold(new RoaringBitmap()) { u =>
+    val b = u.segments.foldLeft(new RoaringBitmap())((b, s) => RoaringBitmap.or(b, s._1.fragmentBitmap))
+    u.moves.foreach(m => m.written.foreach(f => b.add(f.toInt)))
+    b
+  }
 
   private val present = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
 
@@ -222,7 +228,17 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
       val keep = VectorIndexUse.liveRowIds(snapshot, meta)
       keep.andNot(taken)
       taken.or(keep)
-      (p: Int) => segment.payloadRows(p, id => keep.contains(id), allocator)
+      u.moves match {
+        case None => (p: Int) => segment.payloadRows(p, id => keep.contains(id), allocator)
+        case Some(moves) =>
+          // Rows of the fragments a compaction rewrote keep their payloads under their new addresses, in place.
+          (p: Int) => {
+            val (ids, payload) = segment.payloadRows(p, id => keep.contains(id) || moves.to(id) >= 0, allocator)
+            var i = 0
+            while (i < ids.length) { if (!keep.contains(ids(i))) ids(i) = moves.to(ids(i)); i += 1 }
+            (ids, payload)
+          }
+      }
     }
   }
 
@@ -259,7 +275,22 @@ object VectorIndexBuild {
    * An existing index being brought up to date: its segments (newest first) with their files opened, the model they
    * share, and the `index_details` and `index_version` the new segment records as theirs.
    */
-  final case class Update(segments: Seq[(IndexMetadata, IvfIndex)], model: IvfModel, details: ByteString, indexVersion: Int)
+  final case class Update(segments: Seq[(IndexMetadata, IvfIndex)], model: IvfModel, details: ByteString, indexVersion: Int,
+      moves: Option[RowMoves] = None)
+
+  /**
+   * Where a compaction moved rows: for each fragment it rewrote (`from`, by id), the new row address of each of its
+   * physical rows (-1 for a deleted row); `written` are the fragments it wrote them to. An index update given the
+   * moves carries the old segments' payloads of the moved rows under their new addresses instead of reading the
+   * written fragments again, as upstream's remap of a vector index does.
+   */
+  final class RowMoves(from: Map[Long, Array[Long]], val written: Seq[Long]) {
+    /** The new address of the row at old address `address`, or -1 (deleted, or not moved). */
+    def to(address: Long): Long = from.get(address >>> 32) match {
+      case Some(news) if (address & 0xFFFFFFFFL) < news.length => news((address & 0xFFFFFFFFL).toInt)
+      case _ => -1L
+    }
+  }
 
   /**
    * The HNSW graph's build options: `m` links per node (2m on level 0), `ef_construction` candidates per insert,
@@ -577,7 +608,8 @@ object VectorIndexBuild {
    * column of float16, float32, float64 or uint8 (hamming) vectors, and share one model, as the
    * segments pylance's `optimize_indices` adds do. `requested` options are refused: the model is kept.
    */
-  private[table] def update(table: Table, snapshot: Snapshot, name: String, requested: Map[String, String]): VectorIndexBuild = {
+  private[table] def update(table: Table, snapshot: Snapshot, name: String, requested: Map[String, String],
+      moves: Option[RowMoves] = None): VectorIndexBuild = {
     val root = snapshot.root
     io.sparklance.core.format.FeatureFlags.checkWritable(root, snapshot.version, snapshot.manifest.proto.getWriterFeatureFlags)
     val segments = snapshot.indexes.filter(_.name == name).sortBy(-_.datasetVersion)
@@ -641,7 +673,7 @@ object VectorIndexBuild {
       model.element)
     val graphs = if (opened.head._2.isHnsw) Some(hnswOf(newest.proto.getIndexDetails.getValue)) else None
     new VectorIndexBuild(table, snapshot, name, field, model.dim, params, graphs, new java.util.Random().nextLong(),
-      Some(Update(opened.map(o => (o._1, o._2)), model, newest.proto.getIndexDetails.getValue, newest.indexVersion)))
+      Some(Update(opened.map(o => (o._1, o._2)), model, newest.proto.getIndexDetails.getValue, newest.indexVersion, moves)))
   }
 
   /**

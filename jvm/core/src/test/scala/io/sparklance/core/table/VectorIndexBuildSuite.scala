@@ -1,5 +1,6 @@
 package io.sparklance.core.table
 
+import scala.jdk.CollectionConverters._
 import scala.util.Random
 
 import org.apache.arrow.memory.RootAllocator
@@ -287,6 +288,44 @@ class VectorIndexBuildSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(o.getMessage.contains("with options num_partitions") && o.getMessage.contains("takes no options"), o.getMessage)
     assert(intercept[InvalidArgumentException](t.newVectorIndexUpdate(t.latest(), "nope")).getMessage.contains("no index named 'nope'"))
     assert(t.latestVersion() == version + 1)
+  }
+
+  test("a compaction moves a vector index's rows to their new addresses with their old codes, for every index type") {
+    val r = new Random(21)
+    for (kind <- Seq("ivf_flat", "ivf_pq", "ivf_sq", "ivf_hnsw_sq")) {
+      val dim = 8
+      val rows = 200 + r.nextInt(100)
+      val (t, before) = table(r, dim, 3, rows)
+      val options = Map("num_partitions" -> "3") ++ (if (kind == "ivf_pq") Map("num_sub_vectors" -> "4") else Map.empty)
+      t.newVectorIndex(t.latest(), "emb_idx", "emb", kind, options, replace = false).runAndCommit()
+      val doomed = new DeletedRows
+      val gone = r.shuffle(before.keys.toSeq).take(30)
+      gone.foreach(doomed.add)
+      t.newDelete(t.latest()).delete(DeletedRows.fromBytes(doomed.toBytes)).commit()
+      def ids(): Map[Long, Long] = ScanRows(t, t.latest().newScan(), 1000, allocator) { (root, i) =>
+        root.getVector("id").asInstanceOf[BigIntVector].get(i)
+      }.toMap
+      val q = Array.fill(dim)(r.nextGaussian() * 4)
+      // A beam as wide as the table reaches every node of a graph.
+      def distances(): Map[Long, Float] = {
+        val byAddress = ids()
+        val f = use(t, Distance.L2).search(Seq(q), before.size, 3, None, Some(before.size)).head
+        f.rowIds.zip(f.distances).map { case (a, d) => byAddress(a) -> d }.toMap
+      }
+      val was = distances()
+      val storage = t.storage.asInstanceOf[InMemoryStorage]
+      storage.opened.clear()
+      val result = t.compact(if (kind.endsWith("pq") || kind.endsWith("flat")) 10 * rows else 2 * rows + 13)
+      assert(result.indexesRemapped == Seq("emb_idx"), s"$kind $result")
+      val index = use(t, Distance.L2)
+      assert(index.unindexedFragments.isEmpty && t.latest().fragments.forall(_.deletionFile.isEmpty), kind)
+      val written = t.latest().fragments.flatMap(_.proto.getFilesList.asScala.map(_.getPath))
+      assert(written.nonEmpty && !storage.opened.asScala.exists(p => written.exists(p.endsWith)),
+        s"$kind: the compaction read the files it wrote (${storage.opened.asScala.filter(p => written.exists(p.endsWith))})")
+      val now = distances()
+      assert(now.size == before.size - gone.size, s"$kind: each live row once")
+      assert(now == was, s"$kind: every row keeps its codes under its new address")
+    }
   }
 
   test("IVF_HNSW_* graph tasks share the cores they are given: fewer graphs than cores take several threads each") {
