@@ -280,16 +280,21 @@ def test_pylance_uses_our_4bit_index(spark, tmp_path, index_type, metric):
             assert sum(overlaps) / len(overlaps) >= MIN_OVERLAP, (what, overlaps)
 
 
-@pytest.mark.parametrize("built_by", ["pylance", "sparklance"])
+@pytest.mark.parametrize("built_by", ["pylance", "sparklance", "pylance-hnsw"])
 def test_optimize_extends_4bit_index(spark, tmp_path, built_by):
     rng = random.Random(f"{SEED}-pq4-optimize-{built_by}")
     dim = rng.choice([8, 16])
     path = tmp_path / "t.lance"
     data = table(rng, path, 2000, dim)
     m = dim // 2
-    if built_by == "pylance":
+    if built_by == "pylance-hnsw":
+        lance.dataset(str(path)).create_index("emb", index_type="IVF_HNSW_PQ", num_partitions=2, num_sub_vectors=m,
+                                              num_bits=4, m=16, ef_construction=80)
+    elif built_by == "pylance":
         lance.dataset(str(path)).create_index("emb", index_type="IVF_PQ", num_partitions=4, num_sub_vectors=m,
                                               num_bits=4)
+        # pylance's own codes obey the rule check_codes holds ours to (so that the rule is pylance's).
+        check_codes(path, "l2", m)
     else:
         LanceTable.for_path(spark, str(path)).create_index("emb", "ivf_pq", num_partitions=4, num_sub_vectors=m,
                                                            num_bits=4)
@@ -299,14 +304,21 @@ def test_optimize_extends_4bit_index(spark, tmp_path, built_by):
     ds = lance.dataset(str(path))
     ds.validate()
     [listed] = ds.list_indices()
-    assert listed["uuid"] != before and listed["type"] == "IVF_PQ", listed
+    assert listed["uuid"] != before and listed["type"] == ("IVF_HNSW_PQ" if built_by == "pylance-hnsw" else "IVF_PQ"), \
+        listed
     stats = ds.stats.index_stats("emb_idx")
     assert stats["num_unindexed_rows"] == 0 and stats["num_indexed_rows"] == ds.count_rows(), stats
     storage = json.loads(json.loads(LanceFileReader(str(index_dir(path) / "auxiliary.idx")).metadata()
                                     .schema.metadata[b"storage_metadata"])[0])
     assert storage["nbits"] == 4, storage
-    if built_by == "sparklance":
-        check_codes(path, "l2", m)
+    # The old rows' codes kept, the appended rows' codes the nearest codewords under the index's model (for pylance's
+    # index: its centroids and codebook, so our codes are the ones pylance would store).
+    if built_by == "pylance-hnsw":
+        overlaps = [overlap(our_search(spark, path, q, 10, "l2", nprobes=2), pylance_search(ds, q, 10, "l2", nprobes=2),
+                            "4-bit IVF_HNSW_PQ optimized") for q in data.vectors(6).astype(np.float64)]
+        assert sum(overlaps) / len(overlaps) >= MIN_OVERLAP, overlaps
+        return
+    check_codes(path, "l2", m)
     for _ in range(3):
         q = data.vectors(1)[0].astype(np.float64)
         search_both(spark, ds, path, q, rng.randint(1, 25), "l2", f"4-bit optimized ({built_by})",
