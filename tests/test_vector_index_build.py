@@ -191,7 +191,10 @@ def test_replace_and_errors(spark, tmp_path):
             kind="ivf_flat", num_partitions="many")
     refused(UnsupportedFeatureError, "IVF_RQ vector indexes are not supported yet", kind="ivf_rq", num_partitions=2)
     refused(UnsupportedFeatureError, "HNSW vector indexes are not supported yet", kind="hnsw")
-    refused(UnsupportedFeatureError, "num_bits = 4 .*not supported yet", num_partitions=2, num_sub_vectors=4, num_bits=4)
+    refused(InvalidArgumentError, "num_bits = 4 .*num_sub_vectors = 3 is odd", num_partitions=2, num_sub_vectors=3,
+            num_bits=4)
+    refused(InvalidArgumentError, "num_bits of IVF_PQ must be 8 or 4, not '6'", num_partitions=2, num_sub_vectors=4,
+            num_bits=6)
     refused(UnsupportedFeatureError, "IVF_SQ indexes for l2 only", kind="ivf_sq", distance_type="cosine")
     refused(InvalidArgumentError, "has no column 'nope'", column="nope", kind="ivf_flat")
     # Nothing was committed or left behind by the refusals.

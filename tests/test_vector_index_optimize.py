@@ -328,13 +328,13 @@ def test_refused_without_a_commit(spark, tmp_path):
     rng = random.Random(f"{SEED}-refused")
     path = tmp_path / "h.lance"
     rows = new_table(rng, path, stable=False)
-    lance.dataset(str(path)).create_index("emb", index_type="IVF_PQ", num_partitions=2, num_sub_vectors=2, num_bits=4)
+    lance.dataset(str(path)).create_index("emb", index_type="IVF_SQ", num_partitions=2, metric="cosine")
     lance.write_dataset(rows.table(100), str(path), mode="append")
     version = lance.dataset(str(path)).version
     t = LanceTable.for_path(spark, str(path))
-    with lance_raises(UnsupportedFeatureError, match="vector index 'emb_idx' .* IVF_PQ with 4-bit codes.*Re-create it"):
+    with lance_raises(UnsupportedFeatureError, match="vector index 'emb_idx' .*IVF_SQ for cosine.*Re-create it"):
         t.optimize_index("emb_idx")
-    with lance_raises(UnsupportedFeatureError, match="4-bit codes"):
+    with lance_raises(UnsupportedFeatureError, match="IVF_SQ for cosine"):
         spark.sql(f"ALTER TABLE lance.`{path}` OPTIMIZE INDEX emb_idx")
     path2 = tmp_path / "o.lance"
     rows2 = new_table(rng, path2, stable=False)

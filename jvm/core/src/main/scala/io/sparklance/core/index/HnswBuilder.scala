@@ -412,8 +412,9 @@ object HnswBuilder {
         while (r < n) {
           var j = 0
           while (j < m) {
-            val code = payload(r * width + j) & 0xFF
-            System.arraycopy(model.codebook, (j * IvfModel.Codewords + code) * sub, out, r * dim + j * sub, sub)
+            val byte = payload(r * width + j * model.numBits / 8) & 0xFF
+            val code = if (model.numBits == 8) byte else if (j % 2 == 0) byte & 0x0F else byte >> 4
+            System.arraycopy(model.codebook, (j * model.codewords + code) * sub, out, r * dim + j * sub, sub)
             j += 1
           }
           r += 1

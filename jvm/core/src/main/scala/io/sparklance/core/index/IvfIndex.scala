@@ -178,8 +178,8 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
 
   /**
    * The segment's IVF model and quantizer, to place and encode more rows as this segment holds its own (an index
-   * optimized: upstream's `optimize_vector_indices_v2` reuses them). The segment's type must be IVF_FLAT, IVF_PQ with
-   * 8-bit codes, or IVF_SQ; graphs (IVF_HNSW_*) are not part of the model.
+   * optimized: upstream's `optimize_vector_indices_v2` reuses them). The segment's type must be IVF_FLAT, IVF_PQ (8- or
+   * 4-bit codes), or IVF_SQ; graphs (IVF_HNSW_*) are not part of the model.
    */
   def model: IvfModel = {
     val e = VectorElement.values().find(_.tensorType == element).getOrElse(throw new UnsupportedFeatureException(
@@ -188,12 +188,10 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
     val kept = Some(IvfIndex.Tensors(storedCentroids, codebookTensor))
     storage match {
       case _: IvfStorage.Flat => IvfModel("IVF_FLAT", distance, dim, centroids, loss, 0, Array.emptyFloatArray, 0, 0, e, kept)
-      case pq: IvfStorage.Pq if pq.nbits == 8 =>
-        IvfModel("IVF_PQ", distance, dim, centroids, loss, pq.m, pq.codebook, 0, 0, e, kept)
+      case pq: IvfStorage.Pq =>
+        IvfModel("IVF_PQ", distance, dim, centroids, loss, pq.m, pq.codebook, 0, 0, e, kept, pq.nbits)
       case sq: IvfStorage.Sq =>
         IvfModel("IVF_SQ", distance, dim, centroids, loss, 0, Array.emptyFloatArray, sq.start, sq.end, e, kept)
-      case _ => throw new UnsupportedFeatureException(s"The vector index at $dir is $indexType with 4-bit codes, whose " +
-        "model sparklance does not reuse.")
     }
   }
 
@@ -206,14 +204,16 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
   /**
    * The rows of partition `p` whose row id `keep` accepts, as an index build's run holds them: row ids and payloads of
    * [[model]]`.width` bytes each (the vector's values in the column's type, little-endian, as stored; the PQ codes, row
-   * by row; the SQ codes). Read from the file, not kept in [[IndexCache]]: an optimized segment's partitions are read
+   * by row, 4-bit ones two a byte as stored; the SQ codes). Read from the file, not kept in [[IndexCache]]: an optimized segment's partitions are read
    * once, to be merged.
    */
   def payloadRows(p: Int, keep: LongPredicate, allocator: BufferAllocator): (Array[Long], Array[Byte]) = {
     var out = (Array.emptyLongArray, Array.emptyByteArray)
     read(if (lengths(p) > 0) Seq(p) else Nil, allocator, raw = storage.isInstanceOf[IvfStorage.Flat]) { (_, partition) =>
       val rows = partition.rowIds.length
-      val width = model.width
+      val reused = model
+      val width = reused.width
+      val packed = reused.numBits == 4
       val ids = new Array[Long](rows)
       val payload = new Array[Byte](rows * width)
       var kept = 0
@@ -224,9 +224,14 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
           val at = kept * width
           partition.payload match {
             case codes: Array[Byte] if storage.isInstanceOf[IvfStorage.Pq] =>
-              // Decoded PQ codes are sub-vector by sub-vector ([m][rows]); a run holds them row by row.
+              // Decoded PQ codes are sub-vector by sub-vector ([m][rows]); a run holds them row by row, packed again
+              // two a byte (low nibble first) for 4-bit codes.
               var j = 0
-              while (j < width) { payload(at + j) = codes(j * rows + i); j += 1 }
+              if (!packed) while (j < width) { payload(at + j) = codes(j * rows + i); j += 1 }
+              else while (j < width) {
+                payload(at + j) = (codes(2 * j * rows + i) | (codes((2 * j + 1) * rows + i) << 4)).toByte
+                j += 1
+              }
             case codes: Array[Byte] => System.arraycopy(codes, i * width, payload, at, width)
             case other => throw new IllegalStateException(s"Unexpected payload ${other.getClass} of $dir")
           }
@@ -423,7 +428,7 @@ object IvfIndex {
 
   /**
    * The index segment in `dir`: its type and distance, centroids, partition layout and quantizer, read and checked.
-   * A type this reader does not search (HNSW, RQ, 4-bit IVF_PQ, IVF_SQ for cosine or dot) is an
+   * A type this reader does not search (RQ, IVF_SQ for cosine or dot) is an
    * [[UnsupportedFeatureException]]. What is read is kept in [[IndexCache]], so that an index is read once.
    */
   def open(store: Storage, dir: String): IvfIndex = {
@@ -498,12 +503,6 @@ object IvfIndex {
           val (m, nbits) = (int("num_sub_vectors"), int("nbits"))
           if (int("dimension") != dim || m <= 0 || dim % m != 0 || (nbits != 8 && nbits != 4) || (nbits == 4 && m % 2 != 0)) {
             throw new CorruptFileException(auxPath, s"its PQ metadata ${outer.get(0).asText} does not fit vectors of $dim")
-          }
-          if (nbits == 4) {
-            // pylance measures 4-bit codes through a table quantized to bytes, over the first rows of a partition
-            // measured exactly; its rows differ from a float32 search, so such an index is not searched.
-            throw new UnsupportedFeatureException(s"Cannot search the vector index at $dir: it is $indexType with 4-bit codes, " +
-              "which sparklance does not search yet. Search with bypass_vector_index => true.")
           }
           val position = int("codebook_position")
           val codebook = try IndexProtos.Tensor.parseFrom(reader.globalBuffer(position))

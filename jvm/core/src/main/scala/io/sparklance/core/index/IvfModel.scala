@@ -11,24 +11,25 @@ import io.sparklance.core.InvalidArgumentException
  * @param centroids     `[partitions][dim]`, row-major
  * @param loss          the k-means loss of the centroids, recorded in `index.idx`
  * @param numSubVectors PQ sub-vectors (0 for the other types)
- * @param codebook      PQ codewords, `[numSubVectors][256][dim / numSubVectors]` (§2.3); empty for the other types
+ * @param codebook      PQ codewords, `[numSubVectors][2^numBits][dim / numSubVectors]` (§2.3); empty for the other types
  * @param sqStart       SQ bounds (§2.4); unused for the other types
  * @param element       the column's element type, in which the centroids, codebook and IVF_FLAT's vectors are stored
  *                      (their float values here are already rounded to it); uint8 for hamming
  * @param stored        the centroids and codebook tensors of the segment this model was read from, written as they
  *                      are when the segment is extended (float64 ones are rounded in `centroids` and `codebook`);
  *                      None for a model trained here
+ * @param numBits       bits of each PQ code: 8, or 4 (two codes a byte, §2.3)
  */
 final case class IvfModel(indexType: String, distance: Distance, dim: Int, centroids: Array[Float], loss: Double,
     numSubVectors: Int, codebook: Array[Float], sqStart: Double, sqEnd: Double,
-    element: VectorElement = VectorElement.FLOAT32, stored: Option[IvfIndex.Tensors] = None) {
+    element: VectorElement = VectorElement.FLOAT32, stored: Option[IvfIndex.Tensors] = None, numBits: Int = 8) {
 
   def numPartitions: Int = centroids.length / dim
 
   /** Bytes each row's payload takes in `auxiliary.idx`: its vector (in the element type), its PQ codes or its SQ codes. */
   def width: Int = indexType match {
     case "IVF_FLAT" => dim * element.bytes
-    case "IVF_PQ" => numSubVectors
+    case "IVF_PQ" => numSubVectors * numBits / 8
     case _ => dim
   }
 
@@ -41,11 +42,14 @@ final case class IvfModel(indexType: String, distance: Distance, dim: Int, centr
   def prepare(v: Array[Float], from: Int): Boolean =
     distance != Distance.COSINE || IvfModel.normalize(v, from, dim)
 
+  /** Codewords per PQ sub-vector: `2^numBits`. */
+  def codewords: Int = 1 << numBits
+
   @transient private lazy val centroidTable: CentroidTable = CentroidTable.of(centroids, 0, numPartitions, dim)
 
   @transient private lazy val codewordTables: Array[CentroidTable] =
-    Array.tabulate(numSubVectors)(j => CentroidTable.of(codebook, j * IvfModel.Codewords * (dim / numSubVectors),
-      IvfModel.Codewords, dim / numSubVectors))
+    Array.tabulate(numSubVectors)(j => CentroidTable.of(codebook, j * codewords * (dim / numSubVectors),
+      codewords, dim / numSubVectors))
 
   /** Floats of the `scratch` that [[partition]] and [[encode]] take. */
   def scratchSize: Int = dim + math.max(numPartitions, IvfModel.Codewords)
@@ -63,7 +67,8 @@ final case class IvfModel(indexType: String, distance: Distance, dim: Int, centr
   /**
    * Writes the payload of the prepared vector at `from` of `v`, in partition `p`, to `out` at `at` (`width` bytes):
    * the vector's values in the element type (little-endian), the nearest codeword of each sub-vector of its residual to the centroid (of
-   * the vector itself for dot), or each value's 8-bit code over the bounds. `scratch` holds [[scratchSize]] floats.
+   * the vector itself for dot; 4-bit codes two a byte, sub-vector `2b` in the low nibble of byte `b`, `2b + 1` in its
+   * high one, as pylance packs them), or each value's 8-bit code over the bounds. `scratch` holds [[scratchSize]] floats.
    */
   def encode(v: Array[Float], from: Int, p: Int, out: Array[Byte], at: Int, scratch: Array[Float]): Unit = indexType match {
     case "IVF_FLAT" =>
@@ -77,9 +82,18 @@ final case class IvfModel(indexType: String, distance: Distance, dim: Int, centr
       }
       val subDim = dim / numSubVectors
       var j = 0
-      while (j < numSubVectors) {
-        out(at + j) = codewordTables(j).nearestL2(scratch, j * subDim, scratch, dim).toByte
-        j += 1
+      if (numBits == 8) {
+        while (j < numSubVectors) {
+          out(at + j) = codewordTables(j).nearestL2(scratch, j * subDim, scratch, dim).toByte
+          j += 1
+        }
+      } else {
+        while (j < numSubVectors) {
+          val low = codewordTables(j).nearestL2(scratch, j * subDim, scratch, dim)
+          val high = codewordTables(j + 1).nearestL2(scratch, (j + 1) * subDim, scratch, dim)
+          out(at + j / 2) = (low | (high << 4)).toByte
+          j += 2
+        }
       }
     case _ =>
       var d = 0
@@ -130,17 +144,17 @@ object IvfModel {
     best
   }
 
-  /** Codewords per PQ sub-vector: 8-bit codes only. */
+  /** Codewords per PQ sub-vector of 8-bit codes, and the SQ codes' range. */
   val Codewords = 256
 
   /** The build parameters (`WITH (...)` options, Lance's names and defaults, §5). */
   final case class Params(indexType: String, distance: Distance, numPartitions: Int, sampleRate: Int, maxIters: Int,
-      numSubVectors: Int, element: VectorElement = VectorElement.FLOAT32) {
+      numSubVectors: Int, element: VectorElement = VectorElement.FLOAT32, numBits: Int = 8) {
     /** Vectors the IVF k-means trains on at most. */
     def ivfSample: Int = math.min(Int.MaxValue.toLong, sampleRate.toLong * numPartitions).toInt
-    /** Vectors the whole training reads at most: the quantizer trains on `sampleRate × 256` (PQ, SQ). */
+    /** Vectors the whole training reads at most: the quantizer trains on `sampleRate × 2^numBits` (PQ; SQ: 256). */
     def sampleSize: Int =
-      if (indexType == "IVF_FLAT") ivfSample else math.max(ivfSample, math.min(Int.MaxValue.toLong, sampleRate.toLong * Codewords).toInt)
+      if (indexType == "IVF_FLAT") ivfSample else math.max(ivfSample, math.min(Int.MaxValue.toLong, sampleRate.toLong * (1 << numBits)).toInt)
   }
 
   /** The SQ code of a value: `floor((x − start) × 255 / (end − start))` in double, saturated to 0..255 (§2.4). */
@@ -176,7 +190,7 @@ object IvfModel {
   /**
    * Trains the model on the first `sampled` vectors of `sample` (row-major, in random order, not yet prepared), those
    * of them Lance indexes (finite; for cosine not zero), moved to the front and prepared in place: the centroids by k-means on the first `params.ivfSample` of them (§5: normalized first for cosine, spherical for
-   * dot), then the quantizer on all of them: one 256-codeword k-means per PQ sub-vector over the residuals to the
+   * dot), then the quantizer on all of them: one `2^numBits`-codeword k-means per PQ sub-vector over the residuals to the
    * vectors' centroids (over the vectors themselves for dot), or the SQ bounds as the sample's smallest and largest
    * value (`sqBounds` when given: a float64 column's bounds, taken from its float64 values as pylance takes them).
    */
@@ -207,12 +221,13 @@ object IvfModel {
       else KMeans.train(sample, ivfRows, dim, k, params.maxIters, params.distance == Distance.DOT, seed)
     params.element.roundAll(ivf.centroids)
     val base = IvfModel(params.indexType, params.distance, dim, ivf.centroids, ivf.loss, params.numSubVectors,
-      Array.emptyFloatArray, 0.0, 0.0, params.element)
+      Array.emptyFloatArray, 0.0, 0.0, params.element, numBits = params.numBits)
     params.indexType match {
       case "IVF_PQ" =>
-        if (n < Codewords) {
+        val codewords = base.codewords
+        if (n < codewords) {
           throw new InvalidArgumentException(s"Cannot build an IVF_PQ index on column '$column': training its " +
-            s"$Codewords codewords per sub-vector needs at least $Codewords vectors that can be indexed, and it has $n.")
+            s"$codewords codewords per sub-vector needs at least $codewords vectors that can be indexed, and it has $n.")
         }
         val m = params.numSubVectors
         val subDim = dim / m
@@ -228,14 +243,14 @@ object IvfModel {
           }
           i += 1
         }
-        val codebook = new Array[Float](m * Codewords * subDim)
+        val codebook = new Array[Float](m * codewords * subDim)
         // One k-means per sub-vector, independent of the others.
         java.util.stream.IntStream.range(0, m).parallel().forEach { j =>
           val sub = new Array[Float](n * subDim)
           var r = 0
           while (r < n) { System.arraycopy(residual, r * dim + j * subDim, sub, r * subDim, subDim); r += 1 }
-          val trained = KMeans.train(sub, n, subDim, Codewords, params.maxIters, false, seed + 1 + j)
-          System.arraycopy(trained.centroids, 0, codebook, j * Codewords * subDim, Codewords * subDim)
+          val trained = KMeans.train(sub, n, subDim, codewords, params.maxIters, false, seed + 1 + j)
+          System.arraycopy(trained.centroids, 0, codebook, j * codewords * subDim, codewords * subDim)
         }
         params.element.roundAll(codebook)
         base.copy(codebook = codebook)

@@ -86,6 +86,12 @@ private[index] object IvfStorage {
    * Product quantization (IVF_PQ): `m` sub-vectors of `dim / m` values, each coded by `nbits` bits as the nearest of
    * the sub-vector's `2^nbits` codewords. `codebook` is `[m][2^nbits][dim / m]` (§2.3). For l2 and cosine the codes
    * are of the residual to the partition's centroid; for dot of the vector itself.
+   *
+   * A row's distance is the sum of its sub-vectors' entries in the query's table, in float32 as pylance 14 sums them
+   * (§6.5): for 8-bit codes sub-vector by sub-vector; for 4-bit codes byte by byte, each byte's two entries (low
+   * nibble, high nibble) added together first, and for dot from entries `1 - q·c` less `m - 1`. pylance 14 measures
+   * every row of a 4-bit partition so (the byte-quantized table of Lance's older `compute_pq_distance_4bit` is not
+   * what it returns: checked by `integration/research/vector-index/pq4_search.py`).
    */
   final case class Pq(dim: Int, m: Int, nbits: Int, codebook: Array[Float], transposed: Boolean, distance: Distance)
       extends IvfStorage {
@@ -141,7 +147,7 @@ private[index] object IvfStorage {
             }
             d += 1
           }
-          table(i * codewords + c) = if (dot) -s else s
+          table(i * codewords + c) = if (!dot) s else if (nbits == 4) 1.0f - s else -s
           c += 1
         }
         i += 1
@@ -153,7 +159,10 @@ private[index] object IvfStorage {
       val codes = payload.asInstanceOf[Array[Byte]]
       val t = table(q, centroid)
       val dot = distance == Distance.DOT
-      new NodeDistance {
+      if (nbits == 4) new NodeDistance {
+        def apply(row: Int): Float = pairSum(t, codes, rows, row)
+      }
+      else new NodeDistance {
         def apply(row: Int): Float = {
           var s = 0.0f
           var at = row
@@ -168,7 +177,31 @@ private[index] object IvfStorage {
       }
     }
 
-    def distances(q: Array[Float], centroid: Array[Float], payload: AnyRef, rows: Int): Array[Float] = {
+    /**
+     * The distance of row `row` to 4-bit codes: byte by byte, the entries of its two sub-vectors added first; for dot
+     * less `m - 1` (the table holds `1 - q·c`).
+     */
+    private def pairSum(t: Array[Float], codes: Array[Byte], rows: Int, row: Int): Float = {
+      var s = 0.0f
+      var j = 0
+      while (j < m) {
+        s += t(j * codewords + codes(j * rows + row)) + t((j + 1) * codewords + codes((j + 1) * rows + row))
+        j += 2
+      }
+      if (distance == Distance.DOT) s - (m - 1).toFloat else s
+    }
+
+    def distances(q: Array[Float], centroid: Array[Float], payload: AnyRef, rows: Int): Array[Float] =
+      if (nbits == 4) {
+        val codes = payload.asInstanceOf[Array[Byte]]
+        val t = table(q, centroid)
+        val out = new Array[Float](rows)
+        var r = 0
+        while (r < rows) { out(r) = pairSum(t, codes, rows, r); r += 1 }
+        out
+      } else distances8(q, centroid, payload, rows)
+
+    private def distances8(q: Array[Float], centroid: Array[Float], payload: AnyRef, rows: Int): Array[Float] = {
       val codes = payload.asInstanceOf[Array[Byte]]
       val table = this.table(q, centroid)
       val dot = distance == Distance.DOT

@@ -178,7 +178,7 @@ object IvfWriter {
       runs.foreach(r => opened += openRun(storage, r, parts))
       val (column, item, listSize) = model.indexType match {
         case "IVF_FLAT" => ("flat", model.element.arrowType, model.dim)
-        case "IVF_PQ" => ("__pq_code", U8, model.numSubVectors)
+        case "IVF_PQ" => ("__pq_code", U8, model.width)
         case _ => ("__sq_code", U8, model.dim)
       }
       val schema = new Schema(Seq(ids("_rowid"), listField(column, listSize, item)).asJava)
@@ -208,7 +208,7 @@ object IvfWriter {
         aux.addGlobalBuffer(ivfBuffer(offsets, lengths).build().toByteArray)
         if (model.indexType == "IVF_PQ") {
           aux.addGlobalBuffer(model.stored.flatMap(_.codebook)
-            .getOrElse(tensor(model.codebook, IvfModel.Codewords, model.dim, model.element)).toByteArray)
+            .getOrElse(tensor(model.codebook, model.codewords, model.dim, model.element)).toByteArray)
         }
         aux.finish()
       } finally aux.close()
@@ -218,7 +218,7 @@ object IvfWriter {
 
   /**
    * The PQ codes of a partition's `n` rows of `m` bytes, column-major (`[m][n]`), as pylance stores them with
-   * `"transposed": true` (§2.3).
+   * `"transposed": true` (§2.3); for 4-bit codes the bytes (two codes each) are transposed, not the codes.
    */
   def transpose(codes: Array[Byte], n: Int, m: Int): Array[Byte] = {
     val out = new Array[Byte](codes.length)
@@ -237,7 +237,7 @@ object IvfWriter {
     model.indexType match {
       case "IVF_FLAT" => node.put("dim", model.dim)
       case "IVF_PQ" =>
-        node.put("codebook_position", 2).put("nbits", 8).put("num_sub_vectors", model.numSubVectors)
+        node.put("codebook_position", 2).put("nbits", model.numBits).put("num_sub_vectors", model.numSubVectors)
           .put("dimension", model.dim)
         node.putArray("codebook_tensor")
         node.put("transposed", true)

@@ -426,7 +426,7 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
    * Vector index `name` brought up to date with `snapshot` (OPTIMIZE INDEX), to build ([[VectorIndexBuild]]) and
    * commit in its place: the rows of the fragments its segments do not cover, which alone are read, placed and
    * encoded with the model its segments share, written with their live rows into one segment, as upstream's
-   * `optimize_indices` does. Segments of a type not extended (IVF_HNSW_*, 4-bit PQ, ...) are an
+   * `optimize_indices` does. Segments of a type not extended (IVF_RQ, IVF_SQ for cosine or dot, ...) are an
    * [[io.sparklance.core.UnsupportedFeatureException]]; options given are refused (the model is kept).
    */
   def newVectorIndexUpdate(snapshot: Snapshot, name: String, requested: Map[String, String]): VectorIndexBuild =

@@ -41,7 +41,7 @@ import io.sparklance.core.txn.{Committer, Operation, Transaction}
  * Options (`WITH (...)`, pylance's names): `num_partitions` (default: rows / 4096 for IVF_FLAT, rows / 8192
  * otherwise, between 1 and 4096), `distance_type` (or `metric`: `l2`, `cosine`, `dot`; default l2), `sample_rate`
  * (default 256), `max_iters` (default 50), for IVF_PQ `num_sub_vectors` (required, dividing the dimension) and
- * `num_bits` (8), for IVF_SQ `num_bits` (8); for IVF_HNSW_* also `m` (default 20), `ef_construction` (150) and
+ * `num_bits` (8, or 4: two codes a byte), for IVF_SQ `num_bits` (8); for IVF_HNSW_* also `m` (default 20), `ef_construction` (150) and
  * `max_level` (7), and
  * `num_partitions` defaults to rows / 1,048,576 (Lance's targets).
  *
@@ -550,7 +550,7 @@ object VectorIndexBuild {
         })
       }
       params.indexType match {
-        case "IVF_PQ" => c.writeBytes(4, message { q => q.writeUInt32(1, 8); q.writeUInt32(2, params.numSubVectors) })
+        case "IVF_PQ" => c.writeBytes(4, message { q => q.writeUInt32(1, params.numBits); q.writeUInt32(2, params.numSubVectors) })
         case "IVF_SQ" => c.writeBytes(5, message(_.writeUInt32(1, 8)))
         case _ => c.writeBytes(8, ByteString.EMPTY)
       }
@@ -670,7 +670,7 @@ object VectorIndexBuild {
       }
     }
     val params = IvfModel.Params(model.indexType, model.distance, model.numPartitions, 256, 50, model.numSubVectors,
-      model.element)
+      model.element, model.numBits)
     val graphs = if (opened.head._2.isHnsw) Some(hnswOf(newest.proto.getIndexDetails.getValue)) else None
     new VectorIndexBuild(table, snapshot, name, field, model.dim, params, graphs, new java.util.Random().nextLong(),
       Some(Update(opened.map(o => (o._1, o._2)), model, newest.proto.getIndexDetails.getValue, newest.indexVersion, moves)))
@@ -747,15 +747,15 @@ object VectorIndexBuild {
         s"'$columnName': sparklance builds $indexType indexes for l2 only (not supported yet for $distanceName). Use IVF_PQ " +
         "or IVF_FLAT, or build it with pylance.")
     }
-    params.get("num_bits").foreach { v =>
+    val numBits = params.get("num_bits").fold(8) { v =>
       val bits = scala.util.Try(v.trim.toInt).toOption
-      if (bits.contains(4) && base == "IVF_PQ") {
-        throw new UnsupportedFeatureException(s"Cannot create an $indexType index with num_bits = 4 on column '$columnName': " +
-          "sparklance builds 8-bit PQ codes only (4-bit is not supported yet). Use num_bits = 8, or build it with pylance.")
+      if (base == "IVF_PQ" && !bits.contains(8) && !bits.contains(4)) {
+        throw new InvalidArgumentException(s"Index option num_bits of $indexType must be 8 or 4, not '$v'.")
       }
-      if (!bits.contains(8)) {
+      if (base != "IVF_PQ" && !bits.contains(8)) {
         throw new InvalidArgumentException(s"Index option num_bits of $indexType must be 8, not '$v'.")
       }
+      bits.get
     }
     val rows = snapshot.fragments.map(_.numRows).sum
     // Lance's target partition sizes (§5): one partition per 1,048,576 rows for IVF_HNSW_*.
@@ -772,6 +772,11 @@ object VectorIndexBuild {
       if (dim % m != 0) {
         throw new InvalidArgumentException(s"Cannot create an $indexType index on column '$columnName': num_sub_vectors = $m " +
           s"does not divide the dimension $dim of its vectors.")
+      }
+      // 4-bit codes are stored two a byte (§2.3), as pylance requires.
+      if (numBits == 4 && m % 2 != 0) {
+        throw new InvalidArgumentException(s"Cannot create an $indexType index with num_bits = 4 on column '$columnName': " +
+          s"num_sub_vectors = $m is odd, and 4-bit codes are stored two a byte. Use an even num_sub_vectors.")
       }
       m
     }
@@ -790,7 +795,7 @@ object VectorIndexBuild {
         throw new InvalidArgumentException(s"Index option max_level of $indexType must be at most 16, not ${h.maxLevel}.")
       }
     }
-    val p = IvfModel.Params(base, distance, partitions, sampleRate, maxIters, subVectors, element)
+    val p = IvfModel.Params(base, distance, partitions, sampleRate, maxIters, subVectors, element, numBits)
     new VectorIndexBuild(table, snapshot, name, field, dim, p, hnsw, new java.util.Random().nextLong())
   }
 }

@@ -9,7 +9,7 @@ import io.sparklance.core.index.{Distance, IndexCache, IndexKind, IndexMetadata,
 /**
  * The vector index a nearest-neighbour search of one column uses, as pylance chooses it: the table's vector index on
  * that column, if it was built for the distance asked (pylance searches exactly otherwise) and of a type sparklance
- * searches (IVF_FLAT, IVF_PQ with 8-bit codes, IVF_SQ with l2, and their IVF_HNSW_* forms), with all its segments
+ * searches (IVF_FLAT, IVF_PQ with 8- or 4-bit codes, IVF_SQ with l2, and their IVF_HNSW_* forms), with all its segments
  * (the delta segments pylance's `optimize_indices(num_indices_to_merge=0)` adds, each over the fragments appended
  * since the one before). [[search]] runs the index search of docs/dev/vector-index-format.md §4 steps 1–4 in each
  * segment over the rows of the fragments it covers, and keeps the nearest of all, as Lance unions its segments'
@@ -97,7 +97,7 @@ object VectorIndexUse {
   /**
    * The vector index a search of `column` by `distance` uses in `snapshot`, if any, with all its segments. An index
    * of another distance is not used (as in pylance, which then searches exactly), nor one of a type sparklance does
-   * not search (RQ, 4-bit PQ, SQ with cosine or dot), nor one whose segments differ in type, distance or dimension:
+   * not search (RQ, SQ with cosine or dot), nor one whose segments differ in type, distance or dimension:
    * the search is then exact, and the reason is returned for the plan to show.
    */
   def plan(snapshot: Snapshot, column: String, distance: Distance): Either[String, VectorIndexUse] = {

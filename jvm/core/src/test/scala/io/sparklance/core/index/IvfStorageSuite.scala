@@ -65,6 +65,23 @@ class IvfStorageSuite extends AnyFunSuite {
           }
           val want = distance.between(q.map(_.toDouble), v.toArray)
           assert(math.abs(got(r) - want) <= 1e-4 * math.max(1, math.abs(want)), s"trial $trial row $r: ${got(r)} vs $want")
+          assert(storage.nodeDistance(q, centroid, payload, rows)(r) == got(r), s"trial $trial row $r")
+          if (nbits == 4) {
+            // pylance 14's float32 sum for 4-bit codes: byte by byte, each byte's two table entries added first; for
+            // dot entries 1 - q·c, the sum less m - 1.
+            def entry(j: Int): Float = {
+              var s = 0.0f
+              (0 until sd).foreach { d =>
+                val x = q(j * sd + d)
+                val c = codebook((j * k + codes(r)(j)) * sd + d)
+                s += (if (distance == Distance.DOT) x * c else { val e = (x - centroid(j * sd + d)) - c; e * e })
+              }
+              if (distance == Distance.DOT) 1.0f - s else s
+            }
+            var sum = 0.0f
+            (0 until m by 2).foreach(j => sum += entry(j) + entry(j + 1))
+            assert(got(r) == (if (distance == Distance.DOT) sum - (m - 1) else sum), s"trial $trial row $r")
+          }
         }
       } finally column.close()
     }

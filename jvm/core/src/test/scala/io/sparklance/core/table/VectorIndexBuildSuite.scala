@@ -363,8 +363,10 @@ class VectorIndexBuildSuite extends AnyFunSuite with BeforeAndAfterAll {
       "Index option ef_construction of IVF_HNSW_FLAT must be a positive whole number, not 'lots'"))
     assert(refused[InvalidArgumentException]("ivf_hnsw_pq", Map("num_sub_vectors" -> "4", "nprobes" -> "2")).contains(
       "Unknown option nprobes for an IVF_HNSW_PQ index"))
-    assert(refused[UnsupportedFeatureException]("ivf_pq", Map("num_sub_vectors" -> "4", "num_bits" -> "4")).contains(
-      "4-bit is not supported yet"))
+    assert(refused[InvalidArgumentException]("ivf_pq", Map("num_sub_vectors" -> "1", "num_bits" -> "4")).contains(
+      "num_sub_vectors = 1 is odd, and 4-bit codes are stored two a byte"))
+    assert(refused[InvalidArgumentException]("ivf_hnsw_pq", Map("num_sub_vectors" -> "4", "num_bits" -> "5")).contains(
+      "Index option num_bits of IVF_HNSW_PQ must be 8 or 4, not '5'"))
     assert(refused[InvalidArgumentException]("ivf_flat", Map("distance_type" -> "hamming")).contains(
       "it holds float32 vectors, and 'hamming' measures vectors of uint8"))
     assert(t.latest().indexes.isEmpty)
