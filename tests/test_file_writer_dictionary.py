@@ -1,7 +1,11 @@
 """Dictionary pages of the JVM file writer against pylance: low-cardinality columns (decimals, strings, binaries,
 64-bit values) that pylance writes as mini-block pages of bitpacked indices into a page dictionary. pylance writes a
 table, the JVM rewrites it (RewriteTable), and pylance must read the JVM's table with the same values, pass
-``validate()``, and find dictionary pages where the writer's rule (docs/file-writer.md) says there are some."""
+``validate()``, and find dictionary pages where the writer's rule (docs/file-writer.md) says there are some: on every
+one-page column, exactly where pylance's own file of the same rows has one. Besides fixed columns, each table holds
+columns drawn at the rule's edges (distinct values about the sample's and the size estimate's limits, in random,
+cyclic and sorted order, with and without nulls); ``SPARKLANCE_FUZZ_SEED`` draws them, ``SPARKLANCE_FUZZ_N`` is how
+many."""
 
 from __future__ import annotations
 
@@ -22,6 +26,39 @@ sys.path.insert(0, str(ROOT / "python"))
 from sparklance._jvm import java_command  # noqa: E402
 
 N = 3000
+SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261127"))
+EDGES = int(os.environ.get("SPARKLANCE_FUZZ_N", "24"))
+
+
+def _edge_column(r: random.Random):
+    """A column of N values whose distinct count is near one of pylance's limits: the sample of the leading 128
+    values of 32 blocks (at most N / 2 items projected), or the estimate (distinct values, offsets and a 4-byte
+    index a value within 0.8 of the plain values)."""
+    kind = r.choice(["string", "large_string", "decimal", "int64", "double"])
+    null_p = r.choice([0.0, 0.0, 0.1, 0.4])
+    if kind in ("string", "large_string"):
+        width = r.choice([1, 2, 3, 6, 20])
+        # For short values the estimate's limit, for long ones the sample's: about N * (0.8 * (w + o) - 4) / (w + o).
+        o = 4 if kind == "string" else 8
+        limit = max(2, min(N // 2, int(N * (0.8 * (width + o) - 4) / (width + o))))
+    else:
+        width = 8 if kind in ("int64", "double") else 16
+        limit = int(N * 0.3) if width == 8 else N // 2
+    distinct = max(2, int(limit * r.uniform(0.6, 1.3)))
+    order = r.choice(["random", "cycle", "sorted"])
+    keys = [r.randrange(distinct) if order == "random" else i % distinct if order == "cycle" else i * distinct // N
+            for i in range(N)]
+    nulls = [r.random() < null_p for _ in range(N)]
+    if kind in ("string", "large_string"):
+        pool = [f"{k:0{width}d}"[-width:] if width < 6 else f"{k:0{width}d}" for k in range(distinct)]
+        values = [None if z else pool[k] for k, z in zip(keys, nulls)]
+        return pa.array(values, pa.string() if kind == "string" else pa.large_string())
+    if kind == "decimal":
+        return pa.array([None if z else decimal.Decimal(k * 7919).scaleb(-2) for k, z in zip(keys, nulls)],
+                        pa.decimal128(15, 2))
+    if kind == "int64":
+        return pa.array([None if z else k * 1_000_003 for k, z in zip(keys, nulls)], pa.int64())
+    return pa.array([None if z else k * 0.25 for k, z in zip(keys, nulls)], pa.float64())
 
 
 def _pick(r: random.Random, pool, n: int, null_p: float = 0.0):
@@ -53,24 +90,31 @@ def _table(seed: int) -> pa.Table:
                        pa.struct([("s", pa.string()), ("d", pa.decimal128(15, 2))])),
         "lst": pa.array([None if r.random() < 0.1 else _pick(r, words, r.randint(0, 4), 0.1) for _ in range(N)],
                         pa.list_(pa.string())),
-        # Cardinality at the rule's edge (one page of 3000 rows): 2118 distinct decimals take 2118 * 16 + 3000 * 12 / 8
-        # = 38388 bytes as a dictionary page, under 0.8 of the 48000 plain bytes; 2119 take 38404, over it.
-        "edge_in": pa.array([decimal.Decimal(i % 2118) for i in range(N)], pa.decimal128(15, 2)),
-        "edge_out": pa.array([decimal.Decimal(i % 2119) for i in range(N)], pa.decimal128(15, 2)),
+        # At most half the values as items: 1500 distinct decimals in a cycle (the sample, half distinct, projects
+        # 1500) take a dictionary, 1501 do not.
+        "edge_in": pa.array([decimal.Decimal(i % 1500) for i in range(N)], pa.decimal128(15, 2)),
+        "edge_out": pa.array([decimal.Decimal(i % 1501) for i in range(N)], pa.decimal128(15, 2)),
+        # One-byte strings never pay: pylance prices 4 bytes an index, more than such a value and its offset save.
+        "str_1b": pa.array(_pick(r, ["A", "N", "R"], N)),
         # Distinct values: never a dictionary.
         "dec_distinct": pa.array([decimal.Decimal(i) for i in range(N)], pa.decimal128(15, 2)),
         "str_distinct": pa.array([f"value {i}" for i in range(N)]),
         # 32-bit values are left to bitpacking, as pylance does.
         "i32": pa.array(_pick(r, [i * 1_000_003 for i in range(40)], N), pa.int32()),
     }
+    edges = random.Random(SEED * 7 + seed)
+    for k in range(EDGES):
+        cols[f"edge{k}"] = _edge_column(edges)
     return pa.table(cols)
 
 
 # Columns whose pages are all dictionary pages in a JVM-written file of the version (leaf column name -> versions).
+# Not str_empty and str_1b: values of a byte or less never pay for a 4-byte index, as pylance prices it; bin (one
+# byte on average) is at the edge, left to test_dictionary_pages_where_pylance_has_them.
 DICTIONARY = {"dec": {"2.1", "2.2"}, "dec_nulls": {"2.1", "2.2"}, "dec_one": {"2.1", "2.2"},
               "fsb16": {"2.1", "2.2"}, "str": {"2.1", "2.2"}, "str_nulls": {"2.1", "2.2"},
-              "str_empty": {"2.1", "2.2"}, "large_str": {"2.1", "2.2"}, "big_str": {"2.1", "2.2"},
-              "bin": {"2.1", "2.2"}, "large_bin": {"2.1", "2.2"}, "i64": {"2.2"}, "f64": {"2.2"}, "ts": {"2.2"},
+              "large_str": {"2.1", "2.2"}, "big_str": {"2.1", "2.2"}, "large_bin": {"2.1", "2.2"},
+              "i64": {"2.2"}, "f64": {"2.2"}, "ts": {"2.2"},
               "st.s": {"2.1", "2.2"}, "st.d": {"2.1", "2.2"}, "lst.item": {"2.1", "2.2"}, "edge_in": {"2.1", "2.2"}}
 
 
@@ -90,7 +134,7 @@ def _leaf_names(schema: pa.Schema):
 
 
 def _dictionary_pages(path: str, schema: pa.Schema):
-    """{leaf: (dictionary pages, mini-block or full-zip pages with values)} over the data files of a dataset."""
+    """{leaf: [dictionary pages, mini-block or full-zip pages with values]} over the data files of a dataset."""
     leaves = _leaf_names(schema)
     counts = {name: [0, 0] for name in leaves}
     for frag in lance.dataset(path).get_fragments():
@@ -145,12 +189,33 @@ def test_dictionary_pages_where_the_rule_says(rewritten, version):
     table, _, dst = rewritten[(version, 1)]
     counts = _dictionary_pages(dst, table.schema)
     for leaf, (dictionary, pages) in counts.items():
+        if leaf == "bin" or (leaf.startswith("edge") and leaf[4:].isdigit()):
+            continue
         if leaf == "dec_all_null":
             assert pages == 0, counts
         elif version in DICTIONARY.get(leaf, ()):
             assert pages > 0 and dictionary == pages, (leaf, counts[leaf])
         else:
             assert dictionary == 0, (leaf, counts[leaf])
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_dictionary_pages_where_pylance_has_them(rewritten, version, seed):
+    # Every column of one page in both files (all but the long strings) gets a dictionary in the JVM's file exactly
+    # when it has one in pylance's file of the same rows.
+    table, src, dst = rewritten[(version, seed)]
+    ours, theirs = _dictionary_pages(dst, table.schema), _dictionary_pages(src, table.schema)
+    compared, differ, with_dictionary = 0, [], 0
+    for leaf, (dictionary, pages) in ours.items():
+        if pages != 1 or theirs[leaf][1] != 1:
+            continue
+        compared += 1
+        with_dictionary += dictionary
+        if dictionary != theirs[leaf][0]:
+            differ.append((leaf, str(table.schema.field(leaf.split(".")[0]).type), "jvm" if dictionary else "pylance"))
+    assert not differ, differ
+    assert compared >= EDGES + 20 and 0 < with_dictionary < compared, (compared, with_dictionary)
 
 
 @pytest.mark.parametrize("version", ["2.1", "2.2"])

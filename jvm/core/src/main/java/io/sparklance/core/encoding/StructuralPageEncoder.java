@@ -53,12 +53,25 @@ public final class StructuralPageEncoder {
   static final int PER_VALUE_ZSTD_MIN_BYTES = 128;
   /** Pages of fewer values are never dictionary-encoded (upstream `LANCE_ENCODING_DICT_TOO_SMALL`, 100). */
   static final int DICTIONARY_MIN_VALUES = 100;
+  /**
+   * A page dictionary holds at most the page's values divided by this (upstream `dict-divisor`, 2), and at most
+   * {@link #DICTIONARY_MAX_ITEMS} items.
+   */
+  static final int DICTIONARY_DIVISOR = 2;
   /** A page dictionary holds at most this many items (upstream `DEFAULT_DICT_MAX_CARDINALITY`, 100,000). */
   static final int DICTIONARY_MAX_ITEMS = 100_000;
   /** A page dictionary holds at most this many bytes, so that it stays one LZ4 block well below 2 GiB. */
   static final long DICTIONARY_MAX_BYTES = 64L << 20;
-  /** A dictionary page must be smaller than this fraction of the plain values (upstream `dict-size-ratio`, 0.8). */
+  /** A dictionary page's estimate must be at most this fraction of the plain values (upstream `dict-size-ratio`). */
   static final double DICTIONARY_SIZE_RATIO = 0.8;
+  /** The sample that gates a dictionary: up to this many values (upstream 4096)... */
+  static final int DICTIONARY_SAMPLE_VALUES = 4096;
+  /** ...taken as the leading values of this many equal blocks of the page (upstream 32)... */
+  static final int DICTIONARY_SAMPLE_BLOCKS = 32;
+  /** ...and only when it holds at least this many values (upstream 1024); smaller pages go without the gate. */
+  static final int DICTIONARY_SAMPLE_MIN_VALUES = 1024;
+  /** A sample of at least this fraction of distinct values rules a dictionary out (upstream 0.98). */
+  static final double DICTIONARY_SAMPLE_MAX_UNIQUE = 0.98;
 
   private final LeafShredder s;
   private final boolean v22;
@@ -367,7 +380,7 @@ public final class StructuralPageEncoder {
    */
   private void buildDictionary() {
     int keyBytes = s.dictionaryKeyBits / 8;
-    DictionaryBuilder d = collectDictionary(Long.MAX_VALUE, Integer.MAX_VALUE);
+    DictionaryBuilder d = collectDictionary();
     if (keyBytes < 8 && d.items() - 1 > (1L << (8 * keyBytes - 1)) - 1) {
       throw new IllegalStateException(d.items() + " distinct values overflow a " + (8 * keyBytes) + "-bit dictionary key");
     }
@@ -375,12 +388,11 @@ public final class StructuralPageEncoder {
   }
 
   /**
-   * The page's distinct values in order of first appearance and each visible slot's item (-1 for a null slot), or
-   * null as soon as there are more than `maxItems` items or the dictionary block would take `budget` bytes or more.
+   * The page's distinct values in order of first appearance and each visible slot's item (-1 for a null slot), for
+   * a dictionary-typed column's own dictionary.
    */
-  private DictionaryBuilder collectDictionary(long budget, int maxItems) {
+  private DictionaryBuilder collectDictionary() {
     boolean variable = s.valueKind == LeafShredder.VARIABLE;
-    int ob = variable ? s.width / 8 : 0;
     DictionaryBuilder d = new DictionaryBuilder();
     byte[] data = s.values.data;
     long[] valueEnds = s.ends.data;
@@ -392,13 +404,22 @@ public final class StructuralPageEncoder {
         int start = variable ? (v == 0 ? 0 : (int) valueEnds[v - 1]) : v * s.width;
         int end = variable ? (int) valueEnds[v] : start + s.width;
         d.add(data, start, end - start);
-        if (d.items() > maxItems || dictionaryBytes(d, ob) >= budget) return null;
       } else {
         d.addNull();
       }
       v++;
     }
     return d;
+  }
+
+  /** Adds the page's visible value `v` (a null slot's placeholder: empty, or zeros) to `d`. */
+  private void addValue(DictionaryBuilder d, int v) {
+    if (s.valueKind == LeafShredder.VARIABLE) {
+      int start = v == 0 ? 0 : (int) s.ends.data[v - 1];
+      d.add(s.values.data, start, (int) s.ends.data[v] - start);
+    } else {
+      d.add(s.values.data, v * s.width, s.width);
+    }
   }
 
   /**
@@ -442,22 +463,38 @@ public final class StructuralPageEncoder {
 
   /**
    * Replaces the page's values by 32-bit indices into a dictionary of its distinct values (in order of first
-   * appearance; null slots get index 0) when that pays: at most {@link #DICTIONARY_MAX_ITEMS} items, and the
-   * dictionary plus the indices at the bits the largest needs smaller than {@link #DICTIONARY_SIZE_RATIO} of the plain
-   * values (their bytes and offsets; for integers, their bitpacked size). pylance 14 takes the same ratio of its
-   * encoded size to the plain size. Gives up, leaving the page as it was, as soon as the dictionary alone exceeds
-   * the budget. In 2.2 the dictionary is LZ4-compressed, as pylance 14 writes it (`General(LZ4, ...)`); 2.1 keeps it
-   * plain, as pylance does.
+   * appearance) when pylance 14 would (lance-encoding `PrimitiveStructuralEncoder::should_dictionary_encode` and its
+   * budgeted `dictionary_encode`, checked against pylance 14's files by tests/test_file_writer_dictionary.py). Its
+   * evidence is the page's values as one block, a null slot counting as its placeholder (an empty value, or zeros):
+   * <ol>
+   *   <li>a sample: the leading values of {@link #DICTIONARY_SAMPLE_BLOCKS} equal blocks of the page, up to
+   *   {@link #DICTIONARY_SAMPLE_VALUES} in all; with at least {@link #DICTIONARY_SAMPLE_MIN_VALUES} of them, the page
+   *   gets no dictionary when the sample's fraction of distinct values is {@link #DICTIONARY_SAMPLE_MAX_UNIQUE} or
+   *   more, or projected to the page exceeds the item limit (the page's values / {@link #DICTIONARY_DIVISOR}, at
+   *   most {@link #DICTIONARY_MAX_ITEMS});</li>
+   *   <li>the dictionary itself, given up as soon as it exceeds the item limit or its estimate (the distinct values
+   *   and their offsets, plus 4 bytes an index) exceeds {@link #DICTIONARY_SIZE_RATIO} of the plain values (their
+   *   bytes and offsets, or their fixed width).</li>
+   * </ol>
+   * The index width pylance prices (32 bits) is not what either writer stores: the indices are bitpacked. Null slots
+   * get the placeholder's item, as in pylance's files. In 2.2 the dictionary is LZ4-compressed, as pylance 14 writes
+   * it (`General(LZ4, ...)`); 2.1 keeps it plain, as pylance does.
    */
   private boolean dictionaryEncode() {
     int n = s.numVisible;
     int ob = s.valueKind == LeafShredder.VARIABLE ? s.width / 8 : 0;
-    long plain = ob > 0 ? s.values.size + (long) n * ob : plainFixedBytes();
-    long budget = Math.min((long) (plain * DICTIONARY_SIZE_RATIO), DICTIONARY_MAX_BYTES);
-    if (dictionaryPricedOut(budget)) return false;   // as the dictionary below would decide, without hashing
-    DictionaryBuilder d = collectDictionary(budget, DICTIONARY_MAX_ITEMS);
-    if (d == null || d.items() == 0 || dictionaryBytes(d, ob) + ((long) n * indexBits(d.items()) + 7) / 8 >= budget) {
-      return false;
+    int maxItems = Math.min(n / DICTIONARY_DIVISOR, DICTIONARY_MAX_ITEMS);
+    if (maxItems == 0) return false;
+    long plain = ob > 0 ? s.values.size + (long) (n + 1) * ob : (long) n * s.width;
+    long budget = (long) (plain * DICTIONARY_SIZE_RATIO);
+    if (sampledOut(n, maxItems)) return false;
+    long indexBytes = 4L * n;
+    DictionaryBuilder d = new DictionaryBuilder();
+    for (int v = 0; v < n; v++) {
+      addValue(d, v);
+      int items = d.items();
+      long estimate = d.itemBytes().size + (ob > 0 ? (long) (items + 1) * ob : 0) + indexBytes;
+      if (items > maxItems || estimate > budget || dictionaryBytes(d, ob) > DICTIONARY_MAX_BYTES) return false;
     }
     useDictionary(d, 4);
     bitpackable = compress;
@@ -465,35 +502,26 @@ public final class StructuralPageEncoder {
   }
 
   /**
-   * Whether the page's leading values in order (ascending or descending, as signed or as unsigned 64-bit numbers,
-   * without nulls) already hold too many distinct values for a dictionary as {@link #dictionaryEncode} prices it:
-   * more than {@link #DICTIONARY_MAX_ITEMS}, or a dictionary and indices of `budget` bytes or more. Values in order
-   * are distinct where they change, so they are counted in one pass, and they are a lower bound of the page's
-   * distinct values. A B-tree's pages, sorted by key, are such pages; on others this stops at the first value out of
-   * order and the dictionary decides.
+   * Whether the page's sample (see {@link #dictionaryEncode}) rules a dictionary of at most `maxItems` items out: too
+   * many distinct values in the sample, or projected to the page's `n` values.
    */
-  private boolean dictionaryPricedOut(long budget) {
-    if (kind != LeafShredder.FIXED || width != 8 || s.numValid != s.numVisible || s.numVisible == 0) return false;
-    byte[] data = values.data;
-    int n = s.numVisible;
-    boolean up = true, down = true, upUnsigned = true, downUnsigned = true;
-    long items = 1;
-    long prev = LittleEndian.getLong(data, 0);
-    for (int i = 1; i < n; i++) {
-      long x = LittleEndian.getLong(data, 8 * i);
-      if (x != prev) {
-        int c = Long.compare(prev, x), u = Long.compareUnsigned(prev, x);
-        up &= c < 0;
-        down &= c > 0;
-        upUnsigned &= u < 0;
-        downUnsigned &= u > 0;
-        if (!(up || down || upUnsigned || downUnsigned)) return false;
-        items++;
-        if (items > DICTIONARY_MAX_ITEMS || 8 * items + ((long) n * indexBits((int) items) + 7) / 8 >= budget) return true;
-      }
-      prev = x;
+  private boolean sampledOut(int n, int maxItems) {
+    int count = Math.min(n, DICTIONARY_SAMPLE_VALUES);
+    if (count < DICTIONARY_SAMPLE_MIN_VALUES) return false;
+    int blocks = Math.min(DICTIONARY_SAMPLE_BLOCKS, count);
+    int perBlock = count / blocks;
+    DictionaryBuilder sample = new DictionaryBuilder();
+    int sampled = 0;
+    for (int b = 0; b < blocks; b++) {
+      int start = (int) ((long) b * n / blocks);
+      int end = (int) ((long) (b + 1) * n / blocks);
+      int take = Math.min(perBlock, end - start);
+      for (int v = start; v < start + take; v++) addValue(sample, v);
+      sampled += take;
     }
-    return false;
+    if (sampled < DICTIONARY_SAMPLE_MIN_VALUES) return false;
+    double unique = (double) sample.items() / sampled;
+    return unique >= DICTIONARY_SAMPLE_MAX_UNIQUE || Math.ceil(unique * n) > maxItems;
   }
 
   /** Puts back the page's own values after a dictionary page did not fit the mini-block limits. */
@@ -508,40 +536,19 @@ public final class StructuralPageEncoder {
     bitpackable = integerLike;
   }
 
-  /** Bytes of the plain fixed-width values: flat, or for integers bitpacked per block of 1024 to the bits it needs. */
-  private long plainFixedBytes() {
-    int n = s.numVisible;
-    long flat = (long) n * s.width;
-    if (!integerLike || s.width != 8) return flat;
-    long packed = 0;
-    for (int w : blockWidths(s.values, n, 8)) packed += 8 + (long) w * FastLanes.BLOCK / 8;
-    return Math.min(flat, packed);
-  }
-
-  /** The page's own values' block widths once computed ({@link #blockWidths}), for the dictionary's price and the page. */
-  private int[] plainWidths;
-
   /** The bits each block of 1024 of the first `n` values in `data` needs ({@link #bitWidth}), `bytes` bytes each. */
   private int[] blockWidths(Growable.Bytes data, int n, int bytes) {
-    boolean plain = data == s.values;
-    if (plain && plainWidths != null) return plainWidths;
     int[] widths = new int[(n + FastLanes.BLOCK - 1) / FastLanes.BLOCK];
     for (int c = 0; c < widths.length; c++) {
       int from = c * FastLanes.BLOCK;
       widths[c] = bitWidth(data.data, from, Math.min(n, from + FastLanes.BLOCK), bytes);
     }
-    if (plain) plainWidths = widths;
     return widths;
   }
 
   /** Bytes the dictionary block of `d` takes: its values and, for variable-width values, its offsets and header. */
   private static long dictionaryBytes(DictionaryBuilder d, int offsetBytes) {
     return d.itemBytes().size + (offsetBytes == 0 ? 0 : (long) offsetBytes * (d.items() + 3));
-  }
-
-  /** Bits of the largest index into a dictionary of `items` items. */
-  private static int indexBits(int items) {
-    return items <= 1 ? 0 : 32 - Integer.numberOfLeadingZeros(items - 1);
   }
 
   /**
