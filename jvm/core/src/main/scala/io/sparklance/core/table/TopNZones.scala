@@ -15,9 +15,9 @@ import io.sparklance.core.index.{IndexKind, IndexMetadata, ZoneMapIndex}
  * best value comes after a bound that at least `k` rows are known to reach are not read.
  *
  * The bound: zones counted only where their rows are known exactly (the fragment has no deletion file, the zone no
- * NaN, so its bounds are SQL's), sorted by their worst key (the last in the order: null when it has nulls and
- * nulls sort last, else its largest value ascending, its smallest descending); the worst key of the zone that brings
- * the count of rows to `k` is the bound `T`. At least `k` rows sort at or before `T`, so a row after `T` is not
+ * NaN, so its bounds are SQL's), each as two parts, its values (which sort at or before its worst value: its
+ * largest ascending, its smallest descending) and its nulls, the parts sorted by that worst key; the worst key of
+ * the part that brings the count of rows to `k` is the bound `T`. At least `k` rows sort at or before `T`, so a row after `T` is not
  * in the top `k`; a zone whose best key (null when it has nulls and nulls sort first, else its smallest value
  * ascending) comes after `T` holds only such rows. Every other zone, and rows no zone spans, are read. Only for
  * scans without data filters: filtered rows would not count.
@@ -33,8 +33,11 @@ private[table] object TopNZones {
   val None: TopNZones = TopNZones(scala.None, 0, 0, Map.empty)
 
   /** Zone `index` (of the zone map's rows) of a fragment, its bounds exact or not, and whether its rows count. */
-  private final case class Zone(index: Int, fragment: Long, start: Long, length: Long, exact: Boolean, counted: Boolean,
-      bestNull: Boolean, worstNull: Boolean)
+  private final case class Zone(index: Int, fragment: Long, start: Long, length: Long, nulls: Long, exact: Boolean,
+      counted: Boolean, bestNull: Boolean)
+
+  /** Rows of a counted zone that sort at or before its `index`'s worst value (or null): its values, or its nulls. */
+  private final case class Part(index: Int, rows: Long, isNull: Boolean)
 
   def plan(snapshot: Snapshot, fragments: Seq[Fragment], topN: TopN): TopNZones = {
     val key = topN.keys.head
@@ -70,8 +73,8 @@ private[table] object TopNZones {
         val values = z.zoneLength(i) - nulls
         // Bounds with NaNs are not SQL's order (upstream's max is NaN, its min skips them).
         val exact = z.nanCount(i) == 0 && (values <= 0 || (!z.min.isNull(i) && !z.max.isNull(i)))
-        zones += Zone(i, f.id, z.zoneStart(i), z.zoneLength(i), exact, exact && f.deletionFile.isEmpty,
-          bestNull = (nulls > 0 && key.nullsFirst) || values <= 0, worstNull = (nulls > 0 && !key.nullsFirst) || values <= 0)
+        zones += Zone(i, f.id, z.zoneStart(i), z.zoneLength(i), nulls, exact, exact && f.deletionFile.isEmpty,
+          bestNull = (nulls > 0 && key.nullsFirst) || values <= 0)
       }
       i += 1
     }
@@ -83,11 +86,15 @@ private[table] object TopNZones {
       else if (aNull) (if (key.nullsFirst) -1 else 1)
       else if (bNull) (if (key.nullsFirst) 1 else -1)
       else { val c = Integer.signum(order.get.compare(a, ai, b, bi)); if (key.descending) -c else c }
-    val counted = zones.filter(_.counted).sortWith((a, b) => compare(a.worstNull, worst, a.index, b.worstNull, worst, b.index) < 0)
+    // A counted zone's values reach at most its worst value, its nulls null: counted apart, a zone's nulls do not
+    // hide its values when nulls sort last, nor its values its nulls when they sort first.
+    val parts = zones.filter(_.counted).flatMap { zone =>
+      Seq(Part(zone.index, zone.length - zone.nulls, isNull = false), Part(zone.index, zone.nulls, isNull = true)).filter(_.rows > 0)
+    }.sortWith((a, b) => compare(a.isNull, worst, a.index, b.isNull, worst, b.index) < 0)
     var total = 0L
-    val bound = counted.find { zone => total += zone.length; total >= topN.k }
+    val bound = parts.find { part => total += part.rows; total >= topN.k }
     bound.fold(None) { t =>
-      val dropped = zones.filter(zone => zone.exact && compare(zone.bestNull, best, zone.index, t.worstNull, worst, t.index) > 0)
+      val dropped = zones.filter(zone => zone.exact && compare(zone.bestNull, best, zone.index, t.isNull, worst, t.index) > 0)
       if (dropped.isEmpty) None
       else {
         val rows = covered.map { f =>
