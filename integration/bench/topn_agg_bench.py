@@ -61,11 +61,8 @@ def best(fns, rounds=3):
 if __name__ == "__main__":
     out = Path(sys.argv[1])
     lance_path, parquet_path = write(out)
-    from pyspark.sql import SparkSession
-    jar = sorted((ROOT / "build" / "jars").glob("sparklance-spark-*.jar"))[-1]
-    spark = (SparkSession.builder.master("local[2]").appName("topn-agg-bench")
-             .config("spark.jars", str(jar)).config("spark.driver.memory", "3g")
-             .config("spark.sql.parquet.aggregatePushdown", "true").config("spark.ui.enabled", "false").getOrCreate())
+    import sparklance
+    spark = sparklance.session(**{"spark.driver.memory": "3g", "spark.sql.parquet.aggregatePushdown": "true"})
     spark.sparkContext.setLogLevel("ERROR")
     parquet = spark.read.parquet(parquet_path)
     on = spark.read.format("lance").load(lance_path)
