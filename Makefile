@@ -161,7 +161,7 @@ SEEDED_TESTS := tests/test_scalar_indexes.py tests/test_index_types.py tests/tes
   tests/test_vector_search_arrow.py tests/test_vector_search_driver.py tests/test_stable_row_ids.py tests/test_primary_key.py \
   tests/test_fts_index_build.py tests/test_fts_index_optimize.py tests/test_ngram_index.py tests/test_spark_blobs.py \
   tests/test_spark_column_shapes.py tests/test_vector_index_optimize.py tests/test_vector_types.py tests/test_fts_stemming.py \
-  tests/test_compaction_remap.py
+  tests/test_compaction_remap.py tests/test_topn_aggregates.py
 fuzz: venv jar
 	SPARKLANCE_FUZZ_SEED=$(SEED) SPARKLANCE_FUZZ_N=$(N) $(VPY) -m pytest tests/fuzz -q -p no:cacheprovider
 	SPARKLANCE_FUZZ_SEED=$(SEED) SPARKLANCE_FUZZ_N=$(TABLES) $(VPY) -m pytest $(SEEDED_TESTS) -q -p no:cacheprovider
@@ -180,6 +180,7 @@ bench: venv sbt
 	  --add-opens=java.base/java.nio=ALL-UNNAMED -cp "$$(cat build/bench-classpath.txt)" io.sparklance.bench.FileReadBench
 	$(MAKE) jar
 	$(VPY) integration/bench/spark_read_bench.py $(BENCH_DIR)/spark
+	$(VPY) integration/bench/topn_agg_bench.py $(BENCH_DIR)/topn
 	$(VPY) integration/bench/index_bench.py $(BENCH_DIR)/index
 	$(VPY) integration/bench/vector_bench.py $(BENCH_DIR)/vector
 	$(VPY) integration/bench/vector_build_bench.py $(BENCH_DIR)/vector_build

@@ -25,11 +25,12 @@ object LanceOptions {
 
   /**
    * Read options. `versionAsOf` and `timestampAsOf` are Spark's own time-travel options (resolved by Spark for
-   * tables of a catalog); `pushDownFilters` is the other connector's switch for filter pushdown.
+   * tables of a catalog); `pushDownFilters` and `topN_push_down` are the other connector's switches for filter and
+   * ORDER BY ... LIMIT pushdown.
    */
   val Read: Set[String] = Common ++ Set("version", "timestamp", "tag", "branch", "batch_size", "rows_per_partition",
     "columnar", "nanoseconds", "pushdownfilters", "versionasof", "timestampasof", "driver_lookup_rows",
-    "startingversion", "skipchangecommits")
+    "startingversion", "skipchangecommits", "topn_push_down", "aggregate_push_down")
 
   /**
    * Write options; `max_row_per_file`, `data_storage_version` and `write_mode` are the other connector's names.
@@ -41,8 +42,7 @@ object LanceOptions {
   private val NoEffectRead = Map(
     "block_size" -> "sparklance reads pages at the sizes the file records",
     "index_cache_size" -> "sparklance keeps no index cache",
-    "metadata_cache_size" -> "sparklance keeps no metadata cache",
-    "topn_push_down" -> "Spark applies ORDER BY ... LIMIT itself")
+    "metadata_cache_size" -> "sparklance keeps no metadata cache")
 
   private val NoEffectWrite = Map(
     "use_queued_write_buffer" -> "sparklance writes batches as its tasks produce them",

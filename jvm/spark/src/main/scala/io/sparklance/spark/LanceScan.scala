@@ -7,22 +7,27 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.connector.expressions.aggregate.{Aggregation, CountStar}
+import org.apache.arrow.memory.RootAllocator
+import org.apache.spark.sql.connector.expressions.{Expression, NamedReference, NullOrdering, SortDirection, SortOrder}
+import org.apache.spark.sql.connector.expressions.aggregate.{Aggregation, Count, CountStar, Max, Min}
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream
 import org.apache.spark.sql.connector.read._
 import org.apache.spark.sql.sources.Filter
-import org.apache.spark.sql.types.{LongType, StructField, StructType}
+import org.apache.spark.sql.types.{DataType, LongType, StructField, StructType}
+import org.apache.spark.sql.vectorized.ColumnarBatch
 import org.apache.spark.util.SerializableConfiguration
 
 import io.sparklance.core.{MetadataColumn, table => lance}
 import io.sparklance.core.schema.{BlobColumns, LanceField, LogicalType}
 
 /**
- * Plans a scan of a pinned table version: the projection Spark asks for (nested fields pruned), LIMIT, and
- * COUNT(*) answered from the manifest without reading data files. The plan itself is the core's [[lance.Scan]].
+ * Plans a scan of a pinned table version: the projection Spark asks for (nested fields pruned), LIMIT, ORDER BY ...
+ * LIMIT (each task returns only its first rows in that order: [[lance.Scan.withTopN]]), and COUNT(*), COUNT(c),
+ * MIN(c), MAX(c) answered from the table's metadata without reading data files where it answers them exactly
+ * ([[lance.Scan.aggregateFromMetadata]]). The plan itself is the core's [[lance.Scan]].
  */
 final class LanceScanBuilder(table: LanceTable, options: ReadOptions)
-    extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownLimit
+    extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownLimit with SupportsPushDownTopN
     with SupportsPushDownAggregates with SupportsPushDownFilters {
 
   private var fragmentFilters: Array[Filter] = Array.empty
@@ -49,57 +54,137 @@ final class LanceScanBuilder(table: LanceTable, options: ReadOptions)
 
   private var required: StructType = table.schema
   private var limit: Option[Int] = None
-  private var countOnly = false
+  private var topN: Option[lance.TopN] = None
+  private var aggregated: Option[LanceAggregateScan] = None
 
   override def pruneColumns(requiredSchema: StructType): Unit = required = requiredSchema
 
   override def pushLimit(n: Int): Boolean = { limit = Some(n); true }
 
-  override def isPartiallyPushed: Boolean = true
-
-  override def pushAggregation(aggregation: Aggregation): Boolean = {
-    val isCountStar = aggregation.groupByExpressions().isEmpty &&
-      aggregation.aggregateExpressions().toSeq.forall(_.isInstanceOf[CountStar])
-    countOnly = isCountStar && aggregation.aggregateExpressions().nonEmpty
-    countOnly
+  /**
+   * Takes `ORDER BY ... LIMIT n` when every key is a top-level column the core's scan orders ([[lance.TopN.orders]])
+   * and no filter on data is pushed (Spark pushes a top-N only when it keeps no filter above the scan, and the
+   * batch filters keep rows Spark would drop). Each task then returns its first `n` rows; Spark still sorts them.
+   */
+  override def pushTopN(orders: Array[SortOrder], n: Int): Boolean = {
+    val keys = orders.toSeq.map { o =>
+      o.expression() match {
+        case ref: NamedReference if ref.fieldNames().length == 1 && lance.TopN.orders(table.snapshot.schema, ref.fieldNames()(0)) &&
+            table.snapshot.schema.field(ref.fieldNames()(0)).exists(f => !f.isBlob && !f.isBlobV2) =>
+          Some(lance.SortKey(ref.fieldNames()(0), o.direction() == SortDirection.DESCENDING, o.nullOrdering() == NullOrdering.NULLS_FIRST))
+        case _ => None
+      }
+    }
+    val pushed = options.pushDownTopN && dataFilters.isEmpty && keys.nonEmpty && keys.forall(_.isDefined)
+    if (pushed) topN = Some(lance.TopN(keys.flatten, n))
+    pushed
   }
 
-  override def supportCompletePushDown(aggregation: Aggregation): Boolean =
-    aggregation.groupByExpressions().isEmpty && aggregation.aggregateExpressions().toSeq.forall(_.isInstanceOf[CountStar])
+  /** Always: Spark sorts and limits the rows of all tasks (each returns up to the limit). */
+  override def isPartiallyPushed: Boolean = true
+
+  override def supportCompletePushDown(aggregation: Aggregation): Boolean = {
+    aggregated = aggregateScan(aggregation)
+    aggregated.isDefined
+  }
+
+  override def pushAggregation(aggregation: Aggregation): Boolean = {
+    if (aggregated.isEmpty) aggregated = aggregateScan(aggregation)
+    aggregated.isDefined
+  }
+
+  /**
+   * The scan of one row answering `aggregation` from the table's metadata: without GROUP BY, COUNT(*), COUNT(c),
+   * MIN(c) and MAX(c) of top-level columns, where the core answers every one exactly; else None, and Spark
+   * aggregates the rows read.
+   */
+  private def aggregateScan(aggregation: Aggregation): Option[LanceAggregateScan] = {
+    def column(e: Expression): Option[String] = e match {
+      case ref: NamedReference if ref.fieldNames().length == 1 && table.snapshot.schema.field(ref.fieldNames()(0)).isDefined =>
+        Some(ref.fieldNames()(0))
+      case _ => None
+    }
+    val aggregates = aggregation.aggregateExpressions().toSeq.map {
+      case _: CountStar => Some(lance.Aggregate.CountRows)
+      case c: Count if !c.isDistinct => column(c.column()).map(lance.Aggregate.Count(_))
+      case m: Min => column(m.column()).map(lance.Aggregate.Min(_))
+      case m: Max => column(m.column()).map(lance.Aggregate.Max(_))
+      case _ => None
+    }
+    if (!options.pushDownAggregates || aggregation.groupByExpressions().nonEmpty || aggregates.isEmpty ||
+        aggregates.exists(_.isEmpty)) None
+    else LanceAggregateScan.of(table, coreScan, aggregates.flatten, fragmentFilters)
+  }
 
   private def coreScan: lance.Scan =
     table.snapshot.newScan().withFilters((fragmentFilters ++ dataFilters).toSeq.flatMap(predicate))
       .withBatchRows(options.batchSize)
 
-  override def build(): Scan =
-    if (countOnly) { LanceMicroBatchStream.refuseInBatch(options, table.name()); new LanceCountScan(table, coreScan, fragmentFilters) }
-    else new LanceScan(table, coreScan, required, limit, options, fragmentFilters, dataFilters)
+  override def build(): Scan = aggregated match {
+    case Some(scan) => LanceMicroBatchStream.refuseInBatch(options, table.name()); scan
+    case None => new LanceScan(table, coreScan, required, limit, options, fragmentFilters, dataFilters, topN = topN)
+  }
 }
 
-/** COUNT(*) from the manifest: physical rows minus deleted rows, summed over the (selected) fragments. */
-final class LanceCountScan(table: LanceTable, scan: lance.Scan, fragmentFilters: Array[Filter]) extends Scan with Batch {
-  override def readSchema(): StructType = StructType(Seq(StructField("count(*)", LongType, nullable = false)))
+/**
+ * Aggregates answered from the table's metadata ([[lance.Scan.aggregateFromMetadata]]): one row, computed when the
+ * scan is planned, read by one task.
+ */
+final class LanceAggregateScan private (table: LanceTable, aggregates: Seq[lance.Aggregate], row: InternalRow,
+    schema: StructType, fragmentFilters: Array[Filter]) extends Scan with Batch {
+  override def readSchema(): StructType = schema
   override def toBatch: Batch = this
-  override def planInputPartitions(): Array[InputPartition] = Array(CountPartition(scan.countRows()))
-  override def createReaderFactory(): PartitionReaderFactory = CountReaderFactory
-  override def description(): String = s"LanceCountScan(${table.name()}@${table.snapshot.version}" +
+  override def planInputPartitions(): Array[InputPartition] = Array(AggregatePartition(row))
+  override def createReaderFactory(): PartitionReaderFactory = AggregateReaderFactory
+  override def description(): String = s"LanceAggregateScan(${table.name()}@${table.snapshot.version}, " +
+    s"${aggregates.mkString(", ")} from metadata" +
     (if (fragmentFilters.nonEmpty) s", fragments where ${fragmentFilters.mkString(" and ")}" else "") + ")"
 }
 
-final case class CountPartition(count: Long) extends InputPartition
+object LanceAggregateScan {
+  /** The scan answering `aggregates` of `scan`'s rows, or None when the metadata does not answer them all exactly. */
+  def of(table: LanceTable, scan: lance.Scan, aggregates: Seq[lance.Aggregate], fragmentFilters: Array[Filter]): Option[LanceAggregateScan] =
+    LanceSparkException.translate {
+      val fields = aggregates.map {
+        case lance.Aggregate.CountRows => StructField("count(*)", LongType, nullable = false)
+        case a @ lance.Aggregate.Count(_) => StructField(a.toString.toLowerCase, LongType, nullable = false)
+        case a @ lance.Aggregate.Min(c) => StructField(a.toString.toLowerCase, columnType(table, c), nullable = true)
+        case a @ lance.Aggregate.Max(c) => StructField(a.toString.toLowerCase, columnType(table, c), nullable = true)
+      }
+      val allocator = new RootAllocator(Long.MaxValue)
+      try scan.aggregateFromMetadata(aggregates, allocator).map { root =>
+        val vectors = root.getFieldVectors.asScala.toIndexedSeq
+        val converted = vectors.zip(fields).map { case (v, f) => SparkArrow.convert(v, f.dataType, allocator) }
+        try {
+          val columns = converted.zip(fields).map { case (v, f) => DirectColumnVector.of(f.dataType, v) }
+          val row = new ColumnarBatch(columns.toArray, 1).getRow(0).copy()
+          new LanceAggregateScan(table, aggregates, row, StructType(fields), fragmentFilters)
+        } finally {
+          converted.zip(vectors).foreach { case (c, v) => if (c ne v) c.close() }
+          root.close()
+        }
+      } finally allocator.close()
+    }
 
-object CountReaderFactory extends PartitionReaderFactory {
+  private def columnType(table: LanceTable, column: String): DataType =
+    table.snapshot.schema.field(column).map(f => SparkSchemas.toSpark(f, table.nanoseconds).dataType).getOrElse(
+      throw new IllegalStateException(s"no column $column"))
+}
+
+final case class AggregatePartition(row: InternalRow) extends InputPartition
+
+object AggregateReaderFactory extends PartitionReaderFactory {
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] = new PartitionReader[InternalRow] {
     private var done = false
     override def next(): Boolean = { val more = !done; done = true; more }
-    override def get(): InternalRow = InternalRow(partition.asInstanceOf[CountPartition].count)
+    override def get(): InternalRow = partition.asInstanceOf[AggregatePartition].row
     override def close(): Unit = ()
   }
 }
 
 final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType, limit: Option[Int],
     options: ReadOptions, fragmentFilters: Array[Filter], dataFilters: Array[Filter],
-    listFilters: Seq[lance.Predicate] = Nil)
+    listFilters: Seq[lance.Predicate] = Nil, topN: Option[lance.TopN] = None)
     extends Scan with Batch with SupportsReportStatistics {
 
   private val snapshot = table.snapshot
@@ -111,6 +196,7 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
   def withListFilters(predicates: Seq[lance.Predicate]): LanceScan = {
     val added = predicates.distinct.filterNot(listFilters.contains)
     if (added.isEmpty || !options.pushDownFilters) this
+    else if (topN.isDefined) this // a top-N reads no filtered batches: Spark filters the rows itself
     else new LanceScan(table, base.withFilters(base.fragmentFilters ++ base.dataFilters ++ added), required, limit,
       options, fragmentFilters, dataFilters, listFilters ++ added)
   }
@@ -144,7 +230,8 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
 
   private lazy val scan: lance.Scan = {
     val s = base.withProjection(projection).withMetadataColumns(metadataColumns)
-    limit.map(s.withLimit).getOrElse(s)
+    val limited = limit.map(s.withLimit).getOrElse(s)
+    LanceSparkException.translate(topN.map(limited.withTopN).getOrElse(limited))
   }
 
   override lazy val readSchema: StructType = LanceSparkException.translate {
@@ -161,10 +248,12 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
   override def description(): String =
     s"LanceScan(${table.name()}@${snapshot.version}, columns=[${readSchema.fieldNames.mkString(", ")}]" +
       limit.map(l => s", limit=$l").getOrElse("") +
+      topN.map(t => s", $t per task").getOrElse("") +
       (if (fragmentFilters.nonEmpty) s", fragments where ${fragmentFilters.mkString(" and ")}" else "") +
       (if (dataFilters.nonEmpty) s", batches where ${dataFilters.mkString(" and ")}" else "") +
       (if (listFilters.nonEmpty) s", lists where ${listFilters.mkString(" and ")}" else "") +
       (if (!scan.indexUse.isEmpty) s", using ${scan.indexUse}" else "") +
+      (if (scan.topNZones.index.isDefined) s", ${scan.topNZones}" else "") +
       (if (scan.selectsRows && scan.indexUse.isEmpty) ", rows taken by id" else "") + ")"
 
   override def planInputPartitions(): Array[InputPartition] = {
@@ -217,7 +306,7 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
   override def estimateStatistics(): Statistics = {
     val (rows, bytes) = scan.estimate(tableRowBytes)
     val readBytes = math.max(1L, (bytes.toDouble * readShare).toLong)
-    val readRows = limit.map(l => math.min(rows, l.toLong)).getOrElse(rows)
+    val readRows = limit.orElse(topN.map(_.k)).map(l => math.min(rows, l.toLong)).getOrElse(rows)
     new Statistics {
       override def sizeInBytes(): OptionalLong = OptionalLong.of(readBytes)
       override def numRows(): OptionalLong = OptionalLong.of(readRows)
@@ -229,8 +318,8 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
    * and the read options. Spark compares scans by this (`BatchScanExec` equality) to run a subtree a query holds
    * twice only once, as it does for Parquet (`ReusedExchange`, `ReusedSubquery`: TPC-H q2's region, q15's revenue).
    */
-  private def identity: (String, Long, StructType, Option[Int], ReadOptions, Seq[Filter], Seq[Filter], Seq[lance.Predicate]) =
-    (snapshot.root, snapshot.version, readSchema, limit, options, fragmentFilters.toSeq, dataFilters.toSeq, listFilters)
+  private def identity: (String, Long, StructType, Option[Int], ReadOptions, Seq[Filter], Seq[Filter], Seq[lance.Predicate], Option[lance.TopN]) =
+    (snapshot.root, snapshot.version, readSchema, limit, options, fragmentFilters.toSeq, dataFilters.toSeq, listFilters, topN)
 
   override def equals(other: Any): Boolean = other match {
     case o: LanceScan => identity == o.identity

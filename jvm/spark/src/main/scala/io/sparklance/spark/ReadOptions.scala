@@ -15,6 +15,9 @@ import io.sparklance.core.{InvalidArgumentException, table => lance}
  *  - `nanoseconds`: `truncate` (default) or `long`, how nanosecond values map to Spark types (read when the
  *    table is resolved, since it shapes the schema: [[ReadOptions.nanoseconds]]);
  *  - `pushDownFilters` (the other Lance connector's name): `false` keeps Spark's filters out of the scan;
+ *  - `topN_push_down` (the other connector's name): `false` keeps ORDER BY ... LIMIT out of the scan;
+ *  - `aggregate_push_down`: `false` keeps COUNT, MIN and MAX out of the scan (always read and aggregated by Spark),
+ *    as `spark.sql.parquet.aggregatePushdown` does for Parquet;
  *  - `driver_lookup_rows`: a scan whose rows an index selects and that reads at most this many rows is read on the
  *    driver, without a Spark job, when the SQL extensions are on ([[DriverLookups]]; default 4096, 0 never);
  *  - `startingVersion`, `skipChangeCommits` (Delta Lake's names): a streaming read's start and how it treats
@@ -23,7 +26,8 @@ import io.sparklance.core.{InvalidArgumentException, table => lance}
  */
 final case class ReadOptions(batchSize: Int, rowsPerPartition: Option[Long], columnar: Boolean = true,
     pushDownFilters: Boolean = true, driverLookupRows: Long = ReadOptions.DriverLookupRows,
-    stream: LanceMicroBatchStream.Options = LanceMicroBatchStream.Options())
+    stream: LanceMicroBatchStream.Options = LanceMicroBatchStream.Options(), pushDownTopN: Boolean = true,
+    pushDownAggregates: Boolean = true)
 
 object ReadOptions {
   val DriverLookupRows = 4096L
@@ -41,6 +45,7 @@ object ReadOptions {
     val core = lance.ReadSettings(settings)
     ReadOptions(core.batchRows, core.rowsPerTask, settings.flag(default = true, "columnar"),
       settings.flag(default = true, "pushdownfilters"), settings.count(DriverLookupRows, "driver_lookup_rows"),
-      LanceMicroBatchStream.Options(options))
+      LanceMicroBatchStream.Options(options), settings.flag(default = true, "topn_push_down"),
+      settings.flag(default = true, "aggregate_push_down"))
   }
 }

@@ -2,9 +2,11 @@ package io.sparklance.core.table
 
 import scala.collection.mutable.ArrayBuffer
 
+import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.vector.VectorSchemaRoot
 import org.roaringbitmap.RoaringBitmap
 
-import io.sparklance.core.MetadataColumn
+import io.sparklance.core.{MetadataColumn, UnsupportedFeatureException}
 import io.sparklance.core.format.{Fragment, TableLayout}
 import io.sparklance.core.schema.{LanceField, LanceSchema, LogicalType}
 import io.sparklance.proto.TableProtos
@@ -22,12 +24,13 @@ final class Scan private[table] (
     val fragmentFilters: Seq[Predicate],
     val dataFilters: Seq[Predicate],
     val limit: Option[Int],
-    val batchRows: Int) {
+    val batchRows: Int,
+    val topN: Option[TopN]) {
 
   private def copy(projection: Seq[LanceField] = projection, metadataColumns: Seq[MetadataColumn] = metadataColumns,
       fragmentFilters: Seq[Predicate] = fragmentFilters, dataFilters: Seq[Predicate] = dataFilters,
-      limit: Option[Int] = limit, batchRows: Int = batchRows): Scan =
-    new Scan(snapshot, projection, metadataColumns, fragmentFilters, dataFilters, limit, batchRows)
+      limit: Option[Int] = limit, batchRows: Int = batchRows, topN: Option[TopN] = topN): Scan =
+    new Scan(snapshot, projection, metadataColumns, fragmentFilters, dataFilters, limit, batchRows, topN)
 
   /** Reads these fields of the table (pruned as given) in this order. */
   def withProjection(fields: Seq[LanceField]): Scan = copy(projection = fields)
@@ -44,10 +47,41 @@ final class Scan private[table] (
       val use = Scan.filterUse(snapshot.schema, p)
       use == Scan.FilterUse.SkipsBatches || use == Scan.FilterUse.SelectsRows
     }
+    if (topN.isDefined && data.nonEmpty) refuseTopNWithFilters(data)
     copy(fragmentFilters = fragment, dataFilters = data)
   }
 
-  def withLimit(rows: Int): Scan = copy(limit = Some(rows))
+  /**
+   * Returns, per task, only the task's first `topN.k` rows in `topN`'s order, sorted (a caller takes the first `k`
+   * of all tasks' rows); where a zone map index on the first key bounds what those rows can be, zones that cannot
+   * hold one are not read ([[TopNZones]]). Every key must be a column the scan orders ([[TopN.orders]]) and read
+   * (in the projection). Not with data filters: batches keep rows a filter may still drop, and those would crowd
+   * out rows that belong in the top `k`.
+   */
+  def withTopN(order: TopN): Scan = {
+    order.keys.find(k => !TopN.orders(snapshot.schema, k.column)).foreach { k =>
+      throw new UnsupportedFeatureException(s"Cannot read the first rows of ${snapshot.root} ordered by '${k.column}': " +
+        "a scan orders rows only by top-level columns of integer, float, boolean, string, binary, date, timestamp or " +
+        "decimal type. Sort the rows read instead.")
+    }
+    if (dataFilters.nonEmpty) refuseTopNWithFilters(dataFilters)
+    copy(topN = Some(order), limit = None)
+  }
+
+  private def refuseTopNWithFilters(filters: Seq[Predicate]): Nothing =
+    throw new UnsupportedFeatureException(s"Cannot read the first rows of ${snapshot.root} in an order with filters on " +
+      s"its data (${filters.mkString(" and ")}): the scan does not drop every row the filters drop. Filter and sort the rows read instead.")
+
+  /**
+   * The rows of a top-N's first key's zone map that can hold one of the top rows ([[TopNZones]]), read on first
+   * use. None without a top-N or with filters on data.
+   */
+  lazy val topNZones: TopNZones = topN match {
+    case Some(t) if dataFilters.isEmpty => TopNZones.plan(snapshot, filteredFragments, t)
+    case _ => TopNZones.None
+  }
+
+  def withLimit(rows: Int): Scan = copy(limit = Some(rows), topN = None)
 
   def withBatchRows(rows: Int): Scan = copy(batchRows = rows)
 
@@ -70,7 +104,11 @@ final class Scan private[table] (
   private lazy val selected: Map[Long, Option[RoaringBitmap]] = snapshot.fragments.map { f =>
     val byIndex = indexUse.rows(f.id)
     val taken = take.flatMap(_.rows(f))
-    f.id -> (if (byIndex.isEmpty) taken else if (taken.isEmpty) byIndex else Some(RoaringBitmap.and(byIndex.get, taken.get)))
+    val selection = if (byIndex.isEmpty) taken else if (taken.isEmpty) byIndex else Some(RoaringBitmap.and(byIndex.get, taken.get))
+    f.id -> (if (topN.isEmpty) selection else (selection, topNZones.rows.get(f.id)) match {
+      case (Some(a), Some(b)) => Some(RoaringBitmap.and(a, b))
+      case (a, b) => a.orElse(b)
+    })
   }.toMap
 
   private def selectedRows(f: Fragment): Option[RoaringBitmap] = selected.getOrElse(f.id, None)
@@ -79,15 +117,24 @@ final class Scan private[table] (
    * The fragments the scan reads: those every fragment filter keeps, but those in which the indexes used, or the
    * row ids asked, select no row.
    */
-  def fragments: Seq[Fragment] = snapshot.fragments.filter { f =>
-    fragmentFilters.forall(Scan.keepsFragment(_, f.id)) && !selectedRows(f).exists(_.isEmpty)
-  }
+  def fragments: Seq[Fragment] = filteredFragments.filter(f => !selectedRows(f).exists(_.isEmpty))
+
+  /** The fragments every fragment filter keeps. */
+  private def filteredFragments: Seq[Fragment] = snapshot.fragments.filter(f => fragmentFilters.forall(Scan.keepsFragment(_, f.id)))
 
   /** The ids of the fragments the scan reads. */
   def fragmentIds: Seq[Long] = fragments.map(_.id)
 
   /** The live rows of the selected fragments, from the manifest alone. */
   def countRows(): Long = fragments.map(_.numRows).sum
+
+  /**
+   * The `aggregates` of the scan's rows from the table's metadata alone ([[MetadataAggregates]]): one row with a
+   * column per aggregate, in order (counts as int64, MIN and MAX in the column's type), owned by the caller; None
+   * unless the metadata answers every one of them exactly.
+   */
+  def aggregateFromMetadata(aggregates: Seq[Aggregate], allocator: BufferAllocator): Option[VectorSchemaRoot] =
+    MetadataAggregates.answer(snapshot, fragments, dataFilters, aggregates, allocator)
 
   /** The bytes of `f`'s data files: their recorded sizes, or `defaultRowBytes` per physical row where one is not recorded. */
   private def fileBytes(f: Fragment, defaultRowBytes: Long): Double = {
@@ -118,7 +165,7 @@ final class Scan private[table] (
     val readable = dataFilters.filter(p => !p.isInstanceOf[Predicate.ListHasAny] && !p.isInstanceOf[Predicate.FullTextMatch] &&
       p.columns.forall(c => projection.exists(_.name == c)))
     ScanTask.Context(snapshot.layout, snapshot.manifest.path, fieldsBytes, metadataColumns.map(_.name),
-      snapshot.manifest.hasStableRowIds, batchRows, limit, readable)
+      snapshot.manifest.hasStableRowIds, batchRows, limit, readable, topN)
   }
 
   /**
@@ -206,15 +253,17 @@ final class Scan private[table] (
   override def toString: String =
     s"Scan(${snapshot.root}@${snapshot.version}, columns=[${(projection.map(_.name) ++ metadataColumns.map(_.name)).mkString(", ")}]" +
       limit.map(l => s", limit=$l").getOrElse("") +
+      topN.map(t => s", $t per task").getOrElse("") +
       (if (fragmentFilters.nonEmpty) s", fragments where ${fragmentFilters.mkString(" and ")}" else "") +
       (if (dataFilters.nonEmpty) s", batches where ${dataFilters.mkString(" and ")}" else "") +
       (if (!indexUse.isEmpty) s", using $indexUse" else "") +
+      (if (topNZones.index.isDefined) s", $topNZones" else "") +
       (if (take.isDefined) s", taking ${fragments.map(f => selectedRows(f).fold(f.numRows)(_.getLongCardinality)).sum} rows by id" else "") + ")"
 }
 
 object Scan {
   private[table] def of(snapshot: Snapshot): Scan =
-    new Scan(snapshot, snapshot.schema.fields, Nil, Nil, Nil, None, 8192)
+    new Scan(snapshot, snapshot.schema.fields, Nil, Nil, Nil, None, 8192, None)
 
   /**
    * How [[Scan.planTasks]] sizes tasks by bytes, as Spark sizes the splits of its file sources: at most `maxBytes`
@@ -334,7 +383,8 @@ object ScanTask {
       stableRowIds: Boolean,
       batchRows: Int,
       limit: Option[Int],
-      filters: Seq[Predicate]) {
+      filters: Seq[Predicate],
+      topN: Option[TopN] = None) {
     private[table] def projection: IndexedSeq[LanceField] =
       fields.toIndexedSeq.flatMap(LanceSchema.fromBytes(manifestPath, _).fields)
   }

@@ -72,8 +72,26 @@ final class TaskReader private[table] (storage: Storage, task: ScanTask, allocat
     true
   }
 
-  /** The next batch with at least one row, owned by the caller; None at the end of the task. */
-  def next(): Option[VectorSchemaRoot] = {
+  private var topNDone = false
+
+  /**
+   * The next batch with at least one row, owned by the caller; None at the end of the task. With a top-N, the
+   * task's first `k` rows in its order, sorted, in one batch ([[TopRows]]).
+   */
+  def next(): Option[VectorSchemaRoot] = ctx.topN match {
+    case None => nextBatch()
+    case Some(_) if topNDone => None
+    case Some(t) =>
+      topNDone = true
+      val top = new TopRows(t, allocator)
+      try {
+        var batch = nextBatch()
+        while (batch.isDefined) { top.add(batch.get); batch = nextBatch() }
+        top.result()
+      } finally top.close()
+  }
+
+  private def nextBatch(): Option[VectorSchemaRoot] = {
     var result: Option[VectorSchemaRoot] = None
     var more = reader != null || advance()
     while (result.isEmpty && more && ctx.limit.forall(emitted < _)) {
