@@ -175,6 +175,9 @@ def test_tables_the_metastore_registers_show_and_read_equal(spark, metastore, hi
                {"table_type": "lance", "managed_by": "impl", "version": "1"})
     with lance_raises(sparklance.UnsupportedFeatureError, match="managed_by = impl"):
         spark.table(f"{cat}.sales.by_hive").collect()
+    # Registered without EXTERNAL = TRUE (as lance-namespace-impls' Python hive2 does), a Hive 2 metastore records
+    # an EXTERNAL_TABLE as a managed one: why sparklance's tables carry EXTERNAL = TRUE.
+    assert hive.getTable("sales", "by_hive").getTableType() == "MANAGED_TABLE"
     props = {r[0]: r[1] for r in spark.sql(f"DESCRIBE NAMESPACE EXTENDED {cat}.sales").collect()}
     assert str(tmp_path / "sales.db") in " ".join(str(v) for v in props.values())
 
