@@ -410,8 +410,8 @@ def test_bad_names_and_options_are_clear_errors(spark, tmp_path):
     bad = catalog(spark, impl="dir", root=root, manifest_enabled="maybe")
     with lance_raises(sparklance.InvalidArgumentError, match="manifest_enabled must be true or false"):
         spark.sql(f"SHOW NAMESPACES IN {bad}")
-    bad = catalog(spark, impl="hive2", root=root)
-    with lance_raises(sparklance.UnsupportedFeatureError, match="'hive2' are not supported"):
+    bad = catalog(spark, impl="unity", root=root)
+    with lance_raises(sparklance.UnsupportedFeatureError, match="'unity' are not supported"):
         spark.sql(f"SHOW NAMESPACES IN {bad}")
     bad = catalog(spark, impl="dir", uri="http://localhost:1")
     with lance_raises(sparklance.InvalidArgumentError, match="Unknown directory namespace property 'uri'"):

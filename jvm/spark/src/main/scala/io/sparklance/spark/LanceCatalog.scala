@@ -31,7 +31,7 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
   private var catalogName: String = _
   private var warehouse: String = _
   private var conf: Configuration = _
-  /** The Lance Namespace that keeps the tables when the catalog names an `impl` (dir, rest, glue); else directories. */
+  /** The Lance Namespace that keeps the tables when the catalog names an `impl` (dir, rest, glue, hive2, hive3); else directories. */
   private var namespaces: Option[NamespaceCatalog] = None
 
   override def name(): String = catalogName
@@ -542,7 +542,8 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
 
 object LanceCatalog {
   /** Catalog options besides settings (`fs.*`, `hadoop.*`, `sparklance.*`); `root` is the other connector's name. */
-  private val Known = Set("warehouse", "root", "impl", NamespaceCatalog.SingleLevel) ++ NamespaceCatalog.Properties
+  private val Known = Set("warehouse", "root", "impl", NamespaceCatalog.SingleLevel, NamespaceCatalog.Parent,
+    NamespaceCatalog.ParentDelimiter) ++ NamespaceCatalog.Properties
 
   /** The options of Lance catalog `name` (`spark.sql.catalog.<name>.<key>`). */
   def options(spark: SparkSession, name: String): Map[String, String] = {
@@ -574,7 +575,7 @@ object LanceCatalog {
 
   /**
    * Checks a catalog's options (`spark.sql.catalog.<name>.<key>`) as [[LanceOptions]] checks those of a read: a
-   * Lance Namespace (`impl = dir` or `rest` and their properties, the other connector's names) and Lance's S3
+   * Lance Namespace (`impl` and its properties, the other connector's names, `parent` among them) and Lance's S3
    * options (`storage.<key>`) are accepted; a namespace property without `impl`, other namespaces and other storage
    * options are refused, since they would be ignored.
    */
@@ -586,21 +587,19 @@ object LanceCatalog {
     if (k != "root" && NamespaceCatalog.isProperty(k) && !options.keys.exists(_.equalsIgnoreCase("impl"))) {
       throw new LanceSparkException(new InvalidArgumentException(s"Option spark.sql.catalog.$name.$key is a " +
         s"property of a Lance Namespace, but catalog '$name' names no impl: set spark.sql.catalog.$name.impl to dir, " +
-        "rest or glue (docs/reading.md, \"Lance Namespaces\"), or remove the option."))
+        "rest, glue, hive2 or hive3 (docs/reading.md, \"Lance Namespaces\"), or remove the option."))
     } else if (k == "impl" && !io.sparklance.core.namespace.LanceNamespace.Impls.contains(value.trim)) {
-      refuse(s"catalog '$name' keeps its tables in a directory, or in a Lance Namespace of impl dir, rest or glue; " +
-        s"namespaces '$value' are not supported")
+      refuse(s"catalog '$name' keeps its tables in a directory, or in a Lance Namespace of impl dir, rest, glue, " +
+        s"hive2 or hive3; namespaces '$value' are not supported")
     } else if (k.startsWith("storage.")) {
       LanceSparkException.translate(io.sparklance.core.table.Settings.hadoopSettingsOfStorageOptions(
         Map(key.drop("storage.".length) -> value), s"catalog '$name' (spark.sql.catalog.$name.$key)"))
-    } else if (k == "parent" || k == "parent_delimiter") {
-      refuse(s"it anchors a catalog below the root of a namespace deeper than Spark's levels (Hive 3's), and " +
-        "sparklance's Lance Namespaces (dir, rest, glue) are used from their root")
     } else if (!Known.contains(k) && !Seq("fs.", "hadoop.", "sparklance.", "header.", "headers.").exists(k.startsWith)) {
       throw new LanceSparkException(new InvalidArgumentException(s"Unknown option spark.sql.catalog.$name.$key. " +
-        "A Lance catalog takes warehouse (or root), a Lance Namespace's impl (dir, rest, glue) and its properties " +
-        s"(${NamespaceCatalog.Properties.toSeq.sorted.mkString(", ")}, header.<name> or headers.<name>, " +
-        s"${NamespaceCatalog.SingleLevel}), and settings as fs.<key>, " +
+        "A Lance catalog takes warehouse (or root), a Lance Namespace's impl (dir, rest, glue, hive2, hive3) and its " +
+        s"properties (${NamespaceCatalog.Properties.toSeq.sorted.mkString(", ")}, header.<name> or headers.<name>, " +
+        s"${NamespaceCatalog.SingleLevel}, ${NamespaceCatalog.Parent}, ${NamespaceCatalog.ParentDelimiter}), and " +
+        "settings as fs.<key>, " +
         "hadoop.<key> or sparklance.<key> (docs/configuration.md)."))
     }
   }

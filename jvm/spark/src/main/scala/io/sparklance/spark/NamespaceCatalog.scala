@@ -9,15 +9,18 @@ import org.apache.spark.sql.catalyst.analysis.{NamespaceAlreadyExistsException, 
 import org.apache.spark.sql.connector.catalog.Identifier
 
 import io.sparklance.core.{LanceException, UnsupportedFeatureException}
-import io.sparklance.core.namespace.{DirectoryNamespace, GlueNamespace, LanceNamespace, NamespaceExistsException, NamespaceNotEmptyException, NamespaceNotFoundException, RestNamespace, TableInNamespaceExistsException, TableNotFoundException}
+import io.sparklance.core.namespace.{DirectoryNamespace, GlueNamespace, HiveNamespace, LanceNamespace, NamespaceExistsException, NamespaceNotEmptyException, NamespaceNotFoundException, RestNamespace, TableInNamespaceExistsException, TableNotFoundException}
 
 /**
- * The namespaces and tables of a [[LanceCatalog]] configured with a Lance Namespace (`impl = dir` or `impl =
- * rest`, docs/reading.md "Lance Namespaces"): Spark's namespace and table operations as calls of the core's
- * [[LanceNamespace]], its errors as Spark's (no such table, namespace exists, ...). Tables are then read and
- * written at the locations the namespace gives, as any table of the catalog.
+ * The namespaces and tables of a [[LanceCatalog]] configured with a Lance Namespace (`impl = dir`, `rest`, `glue`,
+ * `hive2` or `hive3`, docs/reading.md "Lance Namespaces"): Spark's namespace and table operations as calls of the
+ * core's [[LanceNamespace]], its errors as Spark's (no such table, namespace exists, ...). Tables are then read and
+ * written at the locations the namespace gives, as any table of the catalog. With a `parent` (the other
+ * connector's option), Spark's namespaces are those below that namespace (e.g. the databases of Hive 3's catalog
+ * `hive`), not below the root.
  */
-private[spark] final class NamespaceCatalog(catalogName: String, namespace: LanceNamespace, singleLevel: Boolean) {
+private[spark] final class NamespaceCatalog(catalogName: String, namespace: LanceNamespace, singleLevel: Boolean,
+    parent: Seq[String]) {
   import NamespaceCatalog.VirtualNamespace
 
   /**
@@ -25,8 +28,8 @@ private[spark] final class NamespaceCatalog(catalogName: String, namespace: Lanc
    * namespaces of root tables only) Spark sees one virtual namespace, `default`, which is the namespace's root.
    */
   private def nsId(ns: Array[String]): Seq[String] =
-    if (!singleLevel) ns.toSeq
-    else if (ns.sameElements(VirtualNamespace)) Nil
+    if (!singleLevel) parent ++ ns
+    else if (ns.sameElements(VirtualNamespace)) parent
     else throw new NoSuchNamespaceException(ns)
 
   private def id(ident: Identifier): Seq[String] = nsId(ident.namespace()) :+ ident.name()
@@ -41,14 +44,17 @@ private[spark] final class NamespaceCatalog(catalogName: String, namespace: Lanc
   private def calling[T](ident: Option[Identifier], ns: Array[String])(body: => T): T =
     try body
     catch {
-      case e: NamespaceNotFoundException => throw new NoSuchNamespaceException(e.id.toArray)
-      case e: NamespaceExistsException => throw new NamespaceAlreadyExistsException(e.id.toArray)
-      case e: NamespaceNotEmptyException => throw new NonEmptyNamespaceException(e.id.toArray)
+      case e: NamespaceNotFoundException => throw new NoSuchNamespaceException(sparkName(e.id))
+      case e: NamespaceExistsException => throw new NamespaceAlreadyExistsException(sparkName(e.id))
+      case e: NamespaceNotEmptyException => throw new NonEmptyNamespaceException(sparkName(e.id))
       case e: TableNotFoundException => throw new NoSuchTableException(ident.getOrElse(Identifier.of(e.id.init.toArray, e.id.last)))
       case e: TableInNamespaceExistsException =>
         throw new TableAlreadyExistsException(ident.getOrElse(Identifier.of(e.id.init.toArray, e.id.last)))
       case e: LanceException => throw new LanceSparkException(e)
     }
+
+  /** Spark's name of namespace `id` (below the parent, when it is in it). */
+  private def sparkName(id: Seq[String]): Array[String] = (if (id.startsWith(parent)) id.drop(parent.size) else id).toArray
 
   /** Where table `ident` is, if the namespace has it. */
   def location(ident: Identifier): Option[String] = calling(Some(ident), ident.namespace())(namespace.tableLocation(id(ident)))
@@ -58,10 +64,10 @@ private[spark] final class NamespaceCatalog(catalogName: String, namespace: Lanc
 
   def listNamespaces(parent: Array[String]): Array[Array[String]] =
     if (singleLevel) { if (parent.isEmpty) Array(VirtualNamespace) else { nsId(parent); Array.empty } }
-    else calling(None, parent)(namespace.listNamespaces(parent.toSeq).map(n => parent :+ n).toArray)
+    else calling(None, parent)(namespace.listNamespaces(nsId(parent)).map(n => parent :+ n).toArray)
 
   def namespaceExists(ns: Array[String]): Boolean =
-    if (singleLevel) ns.sameElements(VirtualNamespace) else calling(None, ns)(namespace.namespaceExists(ns.toSeq))
+    if (singleLevel) ns.sameElements(VirtualNamespace) else calling(None, ns)(namespace.namespaceExists(nsId(ns)))
 
   def namespaceMetadata(ns: Array[String]): util.Map[String, String] =
     calling(None, ns)(namespace.namespaceProperties(nsId(ns))).asJava
@@ -77,7 +83,7 @@ private[spark] final class NamespaceCatalog(catalogName: String, namespace: Lanc
         s"${ns.mkString(".")} of catalog '$catalogName': its ${namespace.describe} decides where tables go. Create " +
         "the namespace without LOCATION."))
     }
-    calling(None, ns)(namespace.createNamespace(ns.toSeq, metadata.asScala.toMap))
+    calling(None, ns)(namespace.createNamespace(nsId(ns), metadata.asScala.toMap))
   }
 
   /**
@@ -86,9 +92,9 @@ private[spark] final class NamespaceCatalog(catalogName: String, namespace: Lanc
    */
   def dropNamespace(ns: Array[String], cascade: Boolean): Boolean = calling(None, ns) {
     refuseInSingleLevel(ns, "DROP NAMESPACE")
-    if (!namespace.namespaceExists(ns.toSeq)) throw new NoSuchNamespaceException(ns)
-    if (cascade) dropContents(ns.toSeq)
-    namespace.dropNamespace(ns.toSeq)
+    if (!namespace.namespaceExists(nsId(ns))) throw new NoSuchNamespaceException(ns)
+    if (cascade) dropContents(nsId(ns))
+    namespace.dropNamespace(nsId(ns))
     true
   }
 
@@ -131,7 +137,8 @@ private[spark] final class NamespaceCatalog(catalogName: String, namespace: Lanc
 private[spark] object NamespaceCatalog {
 
   /** The catalog options that configure a namespace (besides `impl`): lance-namespace's property names. */
-  val Properties: Set[String] = DirectoryNamespace.Properties ++ RestNamespace.Properties ++ GlueNamespace.Properties
+  val Properties: Set[String] =
+    DirectoryNamespace.Properties ++ RestNamespace.Properties ++ GlueNamespace.Properties ++ HiveNamespace.Properties
 
   /** Spark's one namespace of a catalog with `single_level_ns = true`. */
   val VirtualNamespace: Array[String] = Array("default")
@@ -139,12 +146,16 @@ private[spark] object NamespaceCatalog {
   /** The other connector's catalog option for a namespace of root tables only (seen by Spark as `default`). */
   val SingleLevel = "single_level_ns"
 
+  /** The other connector's catalog options for the namespace Spark's namespaces are below, and its delimiter. */
+  val Parent = "parent"
+  val ParentDelimiter = "parent_delimiter"
+
   /**
    * Whether a catalog option is a property of its namespace (`header.*` of a REST one included, also spelt
    * `headers.*` as the other connector does), or [[SingleLevel]].
    */
   def isProperty(key: String): Boolean =
-    Properties.contains(key) || key == SingleLevel || key.startsWith("header.") || key.startsWith("headers.")
+    Properties.contains(key) || key == SingleLevel || key == Parent || key == ParentDelimiter || key.startsWith("header.") || key.startsWith("headers.")
 
   /**
    * The namespace catalog that catalog `name`'s options configure, if they name an `impl`; `warehouse` stands for
@@ -156,7 +167,8 @@ private[spark] object NamespaceCatalog {
         case (k, v) if k.equalsIgnoreCase("warehouse") || k.equalsIgnoreCase("root") => "root" -> TableAccess.qualify(conf, v.trim.stripSuffix("/"))
         case (k, v) if k.toLowerCase.startsWith("header.") => "header." + k.substring("header.".length) -> v
         case (k, v) if k.toLowerCase.startsWith("headers.") => "header." + k.substring("headers.".length) -> v
-        case (k, v) if isProperty(k.toLowerCase) && !k.equalsIgnoreCase(SingleLevel) => k.toLowerCase -> v
+        case (k, v) if isProperty(k.toLowerCase) && !Seq(SingleLevel, Parent, ParentDelimiter).exists(k.equalsIgnoreCase) =>
+          k.toLowerCase -> v
       }
       val singleLevel = options.collectFirst { case (k, v) if k.equalsIgnoreCase(SingleLevel) => v.trim.toLowerCase } match {
         case None | Some("false") => false
@@ -164,7 +176,18 @@ private[spark] object NamespaceCatalog {
         case Some(other) => throw new LanceSparkException(new io.sparklance.core.InvalidArgumentException(
           s"Catalog '$name' option $SingleLevel must be true or false, not '$other'."))
       }
+      def option(key: String) = options.collectFirst { case (k, v) if k.equalsIgnoreCase(key) => v }
+      val delimiter = option(ParentDelimiter).filter(_.nonEmpty).getOrElse(".")
+      val parent = option(Parent).map(_.trim).filter(_.nonEmpty)
+        .map(_.split(java.util.regex.Pattern.quote(delimiter), -1).map(_.trim).toSeq).getOrElse(Nil)
+      if (parent.exists(_.isEmpty)) throw new LanceSparkException(new io.sparklance.core.InvalidArgumentException(
+        s"Catalog '$name' option $Parent '${option(Parent).getOrElse("")}' has an empty name between its " +
+          s"'$delimiter' delimiters."))
       val ns = LanceSparkException.translate(LanceNamespace.connect(props + ("impl" -> impl), conf))
-      new NamespaceCatalog(name, ns, singleLevel)
+      if (parent.nonEmpty && !LanceSparkException.translate(ns.namespaceExists(parent))) {
+        throw new LanceSparkException(new io.sparklance.core.namespace.NamespaceNotFoundException(parent,
+          s"${ns.describe} (catalog '$name' option $Parent)"))
+      }
+      new NamespaceCatalog(name, ns, singleLevel, parent)
     }
 }

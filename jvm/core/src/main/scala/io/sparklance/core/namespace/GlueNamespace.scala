@@ -267,14 +267,8 @@ final class GlueNamespace private (endpoint: URI, region: String, catalogId: Opt
 
   override def dropTable(id: Seq[String]): Boolean = {
     val location = deregisterTable(id)
-    location.foreach(deleteTree)
+    location.foreach(LanceNamespace.deleteTree(storage, _))
     location.isDefined
-  }
-
-  private def deleteTree(dir: String): Unit = {
-    val entries = try storage.list(dir) catch { case _: StorageException => Nil }
-    entries.foreach(e => if (e.isDirectory) deleteTree(e.path) else storage.delete(e.path))
-    storage.delete(dir)
   }
 }
 

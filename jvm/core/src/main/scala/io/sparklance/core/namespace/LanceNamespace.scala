@@ -11,7 +11,7 @@ import io.sparklance.core.{InvalidArgumentException, LanceException, Unsupported
  *
  * Implementations: [[DirectoryNamespace]] (`impl = dir`: a `__manifest` table under a root directory) and
  * [[RestNamespace]] (`impl = rest`: a server speaking the REST spec), [[GlueNamespace]] (`impl = glue`: AWS Glue's
- * Data Catalog). Missing namespaces and tables are reported as
+ * Data Catalog), [[HiveNamespace]] (`impl = hive2` or `hive3`: a Hive Metastore). Missing namespaces and tables are reported as
  * [[NamespaceNotFoundException]] and [[TableNotFoundException]], names taken as [[NamespaceExistsException]] and
  * [[TableInNamespaceExistsException]], so that engines can map them to their own errors.
  */
@@ -78,10 +78,10 @@ object LanceNamespace {
   def objectId(id: Seq[String]): String = id.mkString(Delimiter)
 
   /** The implementations, by the `impl` property's value. */
-  val Impls: Seq[String] = Seq("dir", "rest", "glue")
+  val Impls: Seq[String] = Seq("dir", "rest", "glue", "hive2", "hive3")
 
   /**
-   * The namespace that `properties` configure (`impl` = dir, rest or glue, and that implementation's properties as
+   * The namespace that `properties` configure (`impl` = dir, rest, glue, hive2 or hive3, and that implementation's properties as
    * lance-namespace names them); `conf` holds the file-system settings tables are read and written with. Unknown
    * properties and malformed values are an [[InvalidArgumentException]] naming them.
    */
@@ -90,6 +90,8 @@ object LanceNamespace {
       case Some("dir") => DirectoryNamespace(properties - "impl", conf)
       case Some("rest") => RestNamespace(properties - "impl")
       case Some("glue") => GlueNamespace(properties - "impl", conf)
+      case Some("hive2") => HiveNamespace.hive2(properties - "impl", conf)
+      case Some("hive3") => HiveNamespace.hive3(properties - "impl", conf)
       case other => throw new UnsupportedFeatureException(s"Lance namespace impl '${other.getOrElse("")}' is not " +
         s"supported: use one of ${Impls.mkString(", ")}.")
     }
@@ -137,6 +139,16 @@ object LanceNamespace {
         Thread.currentThread().interrupt()
         throw new io.sparklance.core.StorageException(where, what, new java.io.IOException("interrupted", e))
     }
+
+  /**
+   * Deletes directory `dir` and everything below it (a dropped table's files); a directory that cannot be listed
+   * (already gone) is only deleted itself.
+   */
+  private[namespace] def deleteTree(storage: io.sparklance.core.storage.Storage, dir: String): Unit = {
+    val entries = try storage.list(dir) catch { case _: io.sparklance.core.StorageException => Nil }
+    entries.foreach(e => if (e.isDirectory) deleteTree(storage, e.path) else storage.delete(e.path))
+    storage.delete(dir)
+  }
 
   private val TextMapper = new com.fasterxml.jackson.databind.ObjectMapper()
 
