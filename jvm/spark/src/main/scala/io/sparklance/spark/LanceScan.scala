@@ -257,8 +257,9 @@ object LanceScan {
    * Task sizes from the settings Spark sizes its file sources' splits by: `spark.sql.files.maxPartitionBytes` at
    * most per task, `spark.sql.files.openCostInBytes` at least, and the scan spread over
    * `spark.sql.files.minPartitionNum` tasks (by default the leaf nodes' parallelism: the cores) when it is small.
-   * Unlike Spark's file sources, tasks count only the bytes of the columns read (`readShare`, estimated as the
-   * planner's statistics are), so unread columns do not add tasks: a wave of tasks that leaves a core idle costs
+   * Unlike Spark's file sources, tasks count only the bytes of the columns read (their pages' bytes,
+   * [[lance.Scan.columnShare]], or `readShare`, their default sizes against a row's, where the files do not tell),
+   * so unread columns do not add tasks: a wave of tasks that leaves a core idle costs
    * as much as a full one. Not one task per fragment either: each task costs a scheduling round and, under an
    * aggregate, a partial result of its own.
    */
