@@ -5,12 +5,14 @@ supported comparison, with nulls, NaN, -0.0 and strings; unsupported filters sti
 from __future__ import annotations
 
 import math
+import os
 import sys
 from pathlib import Path
 
 import lance
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 HERE = Path(__file__).resolve().parent
@@ -253,6 +255,68 @@ def test_scan_statistics_follow_the_columns_rows_and_index_of_the_scan(spark, cb
     assert "BTREE index" in point._jdf.queryExecution().executedPlan().toString()
     point_bytes, point_rows = _stats(point)
     assert point_rows == 1 and point_bytes < half_bytes / 1000, (point_bytes, point_rows)
+
+
+def _page_bytes(path: str, columns) -> int:
+    """The bytes of the pages and column buffers of `columns` in every data file of pylance's table at `path`."""
+    from lance.file import LanceFileReader
+
+    total = 0
+    for fragment in lance.dataset(path).get_fragments():
+        for f in fragment.metadata.files:
+            m = LanceFileReader(f"{path}/data/{f.path}").metadata()
+            names = [m.schema.field(i).name for i in range(len(m.schema))]
+            for field_id, column in zip(f.fields, f.column_indices):
+                if names[field_id] in columns:  # flat schemas: field ids are the fields' positions
+                    c = m.columns[column]
+                    total += sum(b.size for p in c.pages for b in p.buffers) + sum(b.size for b in c.column_buffers)
+    return total
+
+
+def test_scan_tasks_are_sized_by_the_columns_pages_pylance_wrote_and_the_planner_gets_parquets_scale(spark, cbo, tmp_path):
+    """A scan's tasks count the bytes of the pages of the columns it reads, as pylance's file metadata gives them
+    (exactly for up to 8 fragments, sampled from 8 of them beyond); the planner gets the data files' bytes scaled as
+    Spark scales a Parquet scan's (by the columns' default sizes plus 8 bytes a row), so joins are planned as over
+    Parquet. Seeded tables of an integer, a string and a double column."""
+    seed = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261127"))
+    rng = np.random.default_rng(seed)
+    conf = spark.conf
+    keys = ("spark.sql.files.maxPartitionBytes", "spark.sql.files.openCostInBytes", "spark.sql.files.minPartitionNum")
+    saved = {k: conf.get(k, None) for k in keys}
+    try:
+        for fragments in (1 + int(rng.integers(0, 8)), 9 + int(rng.integers(0, 12))):
+            n = 2_000 * fragments
+            table = pa.table({"id": pa.array(np.arange(n, dtype=np.int64)),
+                              "s": pa.array([f"{v:x}" * int(rng.integers(1, 8)) for v in rng.integers(0, 1 << 40, n)]),
+                              "x": pa.array(rng.normal(size=n))})
+            path = str(tmp_path / f"sizes{fragments}.lance")
+            lance.write_dataset(table, path, max_rows_per_file=2_000)
+            assert len(lance.dataset(path).get_fragments()) == fragments
+            files = sum(f.file_size_bytes for fr in lance.dataset(path).get_fragments() for f in fr.metadata.files)
+            pq_path = str(tmp_path / f"sizes{fragments}.parquet")
+            Path(pq_path).mkdir()
+            pq.write_table(table, f"{pq_path}/part-0.parquet")
+            pq_files = sum(p.stat().st_size for p in Path(pq_path).glob("*.parquet"))
+            df = spark.read.format("lance").load(path)
+            for columns in (["id"], ["s"], ["id", "x"], ["id", "s", "x"]):
+                want = _page_bytes(path, columns)
+                # Tasks of a third of the pages' bytes and a half: 4 of them, if the scan counts those bytes.
+                conf.set("spark.sql.files.maxPartitionBytes", str(int(want / 3.5)))
+                conf.set("spark.sql.files.openCostInBytes", "1")
+                conf.set("spark.sql.files.minPartitionNum", "1")
+                tasks = df.select(*columns).rdd.getNumPartitions()
+                assert tasks == 4 if fragments <= 8 else 3 <= tasks <= 5, (seed, fragments, columns, want, tasks)
+                for k, v in saved.items():
+                    conf.unset(k) if v is None else conf.set(k, v)
+                size, rows = _stats(df.select(*columns))
+                assert rows == n
+                # Spark's estimate for the same columns of the same rows as one Parquet file, at the Lance files' size.
+                pq_size = int(str(spark.read.parquet(pq_path).select(*columns)._jdf.queryExecution()
+                                  .optimizedPlan().stats().sizeInBytes()))
+                assert abs(size / files - pq_size / pq_files) < 1e-5, (seed, fragments, columns, size, pq_size)
+    finally:
+        for k, v in saved.items():
+            conf.unset(k) if v is None else conf.set(k, v)
 
 
 def test_scan_statistics_without_recorded_file_sizes_are_not_zero(spark, cbo, tmp_path):

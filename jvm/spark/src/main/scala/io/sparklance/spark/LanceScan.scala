@@ -267,7 +267,10 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
     case None => scan.planTasks(LanceScan.taskSizing(SparkSession.active, tableRowBytes, readShare))
   }
 
-  /** The share of a row's bytes the scan reads: its columns' default sizes against the table's, as Spark scales a Parquet scan's size. */
+  /**
+   * The share of a row's bytes the scan reads as Spark would guess it (its columns' default sizes against the
+   * table's), for data files whose column sizes the core cannot read ([[lance.Scan.columnShare]]).
+   */
   private def readShare: Double = math.min(1.0, math.max(1.0 / tableRowBytes, readSchema.defaultSize.toDouble / tableRowBytes))
 
   private def tableRowBytes: Long = math.max(1, SparkSchemas.toSpark(snapshot.schema, table.nanoseconds).defaultSize)
@@ -298,14 +301,20 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
 
   /**
    * What the scan reads, for Spark's planner (broadcast or not, join order): the rows of the fragments it keeps (only
-   * those an index selected, where one is used), and the bytes of their data files in proportion to those rows and
-   * to the columns read, scaled as Spark scales a Parquet scan (by the default sizes of the columns read against
-   * the table's). A fragment whose file sizes the manifest does not record counts its rows at the table's default
-   * row size, never nothing: an estimate of 0 would broadcast any table.
+   * those an index selected, where one is used), and the bytes of their data files in proportion to those rows,
+   * scaled as Spark scales a Parquet scan's files: by Spark's size of a row of the columns read (their default sizes
+   * and 8 bytes of the row's own, `EstimationUtils.getSizePerRow`) against a row of the table. Spark's thresholds
+   * (`autoBroadcastJoinThreshold`) are set for that scale, so joins are planned as over Parquet. Not the real bytes
+   * of the columns read (which size the tasks): sorted keys compress far below their default size's share, so
+   * scans of key columns looked small enough to broadcast where Parquet's do not (6 of the 22 TPC-H queries planned
+   * other joins; docs/performance.md). A fragment whose file sizes the manifest does not record counts its rows at
+   * the table's default row size, never nothing: an estimate of 0 would broadcast any table.
    */
   override def estimateStatistics(): Statistics = {
-    val (rows, bytes) = scan.estimate(tableRowBytes)
-    val readBytes = math.max(1L, (bytes.toDouble * readShare).toLong)
+    val (rows, bytes) = scan.estimateFileBytes(tableRowBytes)
+    // Spark's size of a row (EstimationUtils.getSizePerRow): 8 bytes of a row's own, and the columns' default sizes.
+    val share = (readSchema.defaultSize + 8).toDouble / (tableRowBytes + 8)
+    val readBytes = math.max(1L, (bytes * math.min(1.0, share)).toLong)
     val readRows = limit.orElse(topN.map(_.k)).map(l => math.min(rows, l.toLong)).getOrElse(rows)
     new Statistics {
       override def sizeInBytes(): OptionalLong = OptionalLong.of(readBytes)
@@ -337,8 +346,9 @@ object LanceScan {
    * Task sizes from the settings Spark sizes its file sources' splits by: `spark.sql.files.maxPartitionBytes` at
    * most per task, `spark.sql.files.openCostInBytes` at least, and the scan spread over
    * `spark.sql.files.minPartitionNum` tasks (by default the leaf nodes' parallelism: the cores) when it is small.
-   * Unlike Spark's file sources, tasks count only the bytes of the columns read (`readShare`, estimated as the
-   * planner's statistics are), so unread columns do not add tasks: a wave of tasks that leaves a core idle costs
+   * Unlike Spark's file sources, tasks count only the bytes of the columns read (their pages' bytes,
+   * [[lance.Scan.columnShare]], or `readShare`, their default sizes against a row's, where the files do not tell),
+   * so unread columns do not add tasks: a wave of tasks that leaves a core idle costs
    * as much as a full one. Not one task per fragment either: each task costs a scheduling round and, under an
    * aggregate, a partial result of its own.
    */

@@ -28,7 +28,24 @@ final case class FileMetadata(
     numRows: Long,
     schema: LanceSchema,
     columns: IndexedSeq[File2Protos.ColumnMetadata],
-    globalBuffers: IndexedSeq[(Long, Long)])
+    globalBuffers: IndexedSeq[(Long, Long)]) {
+
+  /** The bytes of column `column`'s page buffers and column buffers: what reading all of the column fetches. */
+  def columnBytes(column: Int): Long = {
+    val cm = columns(column)
+    var bytes = 0L
+    var p = 0
+    while (p < cm.getPagesCount) {
+      val page = cm.getPages(p)
+      var b = 0
+      while (b < page.getBufferSizesCount) { bytes += page.getBufferSizes(b); b += 1 }
+      p += 1
+    }
+    var b = 0
+    while (b < cm.getBufferSizesCount) { bytes += cm.getBufferSizes(b); b += 1 }
+    bytes
+  }
+}
 
 object FileMetadata {
   val FooterSize = 40

@@ -7,6 +7,7 @@ import org.apache.arrow.vector.VectorSchemaRoot
 import org.roaringbitmap.RoaringBitmap
 
 import io.sparklance.core.{MetadataColumn, UnsupportedFeatureException}
+import io.sparklance.core.file.LanceFileReader
 import io.sparklance.core.format.{Fragment, TableLayout}
 import io.sparklance.core.schema.{LanceField, LanceSchema, LogicalType}
 import io.sparklance.proto.TableProtos
@@ -143,11 +144,74 @@ final class Scan private[table] (
   }
 
   /**
-   * The rows the scan reads and the bytes of data files they stand for: per fragment kept, its live rows (or those an
-   * index selected) and its data files' recorded sizes in proportion to them. A fragment whose sizes the manifest
-   * does not record counts `defaultRowBytes` per physical row.
+   * The share of the bytes of the fragments' data files that the columns the scan reads take: the sizes of those
+   * columns' page and column buffers (the files' column metadata, [[io.sparklance.core.file.FileMetadata.columnBytes]]) against the files'
+   * sizes, over the data files of up to [[Scan.ColumnSizeSample]] fragments spread evenly over those the scan reads.
+   * One writer gives a table's fragments the same columns and encodings, so a few tell the rest, and the files
+   * opened to plan stay few (a ranged read of each one's end, none where [[io.sparklance.core.file.FileMetadataCache]] holds it). None when
+   * a sampled file's manifest entry lists no column indices (older writers), or the samples hold no bytes.
    */
-  def estimate(defaultRowBytes: Long): (Long, Long) = {
+  lazy val columnShare: Option[Double] = {
+    val kept = fragments
+    val sample = if (kept.size <= Scan.ColumnSizeSample) kept
+      else (0 until Scan.ColumnSizeSample).map(i => kept((i.toLong * kept.size / Scan.ColumnSizeSample).toInt))
+    val ids = projection.flatMap(_.flatten).map(_.id).toSet
+    var read = 0L
+    var total = 0L
+    var told = true
+    sample.foreach(_.files.foreach { file =>
+      if (file.columnIndices.size != file.fields.size) told = false
+      else {
+        val reader = LanceFileReader.openImmutable(snapshot.storage, snapshot.dataFilePath(file), file.fileSizeBytes.getOrElse(-1L))
+        try {
+          val m = reader.metadata
+          total += m.fileSize
+          file.fields.zip(file.columnIndices).foreach { case (id, column) =>
+            if (ids(id) && column >= 0 && column < m.columns.size) read += m.columnBytes(column)
+          }
+        } finally reader.close()
+      }
+    })
+    if (!told || total <= 0) None else Some(math.min(1.0, read.toDouble / total))
+  }
+
+  /**
+   * The bytes the scan reads of fragment `f` for `rows` of its physical rows: its data files' bytes in proportion
+   * to those rows, times the share its columns take ([[columnShare]], or `estimatedShare` where the files do not
+   * tell), plus 8 bytes per row for each metadata column, and at least a byte per row. A fragment whose file sizes
+   * the manifest does not record counts `defaultRowBytes` per row times `estimatedShare`: both are the caller's
+   * estimates of a row, which a share of real files would not fit.
+   */
+  private def readBytes(f: Fragment, rows: Long, defaultRowBytes: Long, estimatedShare: Double): Double = {
+    val recorded = f.files.forall(_.fileSizeBytes.isDefined)
+    val share = if (recorded) columnShare.getOrElse(estimatedShare) else estimatedShare
+    val columns = fileBytes(f, defaultRowBytes) * share * rows / math.max(1L, f.physicalRows)
+    math.max(rows.toDouble, columns + 8.0 * metadataColumns.size * rows)
+  }
+
+  /**
+   * The rows the scan reads and their bytes, for a planner: per fragment kept, its live rows (or those an index
+   * selected) and the bytes of the columns read for them ([[readBytes]]: from the files' column sizes, else
+   * `estimatedShare` of the files' sizes; a fragment whose sizes the manifest does not record counts
+   * `defaultRowBytes` per physical row).
+   */
+  private[table] def estimate(defaultRowBytes: Long, estimatedShare: Double): (Long, Long) = {
+    var rows = 0L
+    var bytes = 0.0
+    fragments.foreach { f =>
+      val selected = selectedRows(f).map(_.getLongCardinality).getOrElse(f.numRows)
+      rows += selected
+      bytes += readBytes(f, selected, defaultRowBytes, estimatedShare)
+    }
+    (rows, bytes.toLong)
+  }
+
+  /**
+   * The rows the scan reads and the bytes of the data files they stand for: per fragment kept, its live rows (or
+   * those an index selected) and its data files' sizes in proportion to them, whatever columns the scan reads (a
+   * fragment whose sizes the manifest does not record counts `defaultRowBytes` per physical row).
+   */
+  def estimateFileBytes(defaultRowBytes: Long): (Long, Long) = {
     var rows = 0L
     var bytes = 0.0
     fragments.foreach { f =>
@@ -203,8 +267,8 @@ final class Scan private[table] (
   }
 
   /**
-   * The tasks of the scan sized by the bytes of data files they read ([[Scan.TaskSizing]]): the fragments' bytes
-   * (times the share of them the scan reads), in
+   * The tasks of the scan sized by the bytes of data files they read ([[Scan.TaskSizing]]): the bytes of the columns
+   * read in the fragments ([[readBytes]], as [[estimate]] counts them), in
    * order, are cut into tasks of equal bytes, each of at most `maxBytes`, of at least `minBytes` unless the scan has
    * fewer, and at least `parallelism` of them when that leaves each task `minBytes`. A cut inside a fragment splits
    * it by rows (or by the offsets an index selected), its bytes standing evenly for its physical rows; whole
@@ -216,7 +280,7 @@ final class Scan private[table] (
       val offsets = selectedRows(f).map(_.toArray)
       val units = offsets.map(_.length.toLong).getOrElse(f.physicalRows)
       if (units == 0) None
-      else Some((f, offsets, units, fileBytes(f, sizing.defaultRowBytes) * sizing.readShare * units / math.max(1L, f.physicalRows)))
+      else Some((f, offsets, units, readBytes(f, units, sizing.defaultRowBytes, sizing.readShare)))
     }
     val total = kept.map(_._4).sum
     val target = math.min(sizing.maxBytes.toDouble, math.max(sizing.minBytes.toDouble, total / math.max(1, sizing.parallelism)))
@@ -262,6 +326,9 @@ final class Scan private[table] (
 }
 
 object Scan {
+  /** The fragments whose data files' column sizes [[Scan.columnShare]] reads, at most. */
+  val ColumnSizeSample = 8
+
   private[table] def of(snapshot: Snapshot): Scan =
     new Scan(snapshot, snapshot.schema.fields, Nil, Nil, Nil, None, 8192, None)
 
@@ -270,9 +337,9 @@ object Scan {
    * of data files per task (Spark's `spark.sql.files.maxPartitionBytes`), at least `minBytes` (its
    * `openCostInBytes`: below that, another task costs more than it saves), and the scan spread over `parallelism`
    * tasks (its `minPartitionNum`, by default the cores) when it is small. A fragment whose file sizes the manifest
-   * does not record counts `defaultRowBytes` per row. `readShare` (in (0, 1]) is the share of those bytes the scan
-   * reads (its columns' part of a row, estimated by the caller): a task is sized by the bytes it decodes, not by
-   * columns it leaves unread, such as a long comment column.
+   * does not record counts `defaultRowBytes` per row. A task is sized by the bytes of the columns it reads, not by
+   * columns it leaves unread, such as a long comment column: their share of the files comes from the files' column
+   * sizes ([[Scan.columnShare]]); `readShare` (in (0, 1]) is the caller's estimate of it for files that do not tell.
    */
   final case class TaskSizing(maxBytes: Long, minBytes: Long, parallelism: Int, defaultRowBytes: Long,
       readShare: Double = 1.0) {

@@ -113,14 +113,14 @@ class KernelsSuite extends AnyFunSuite {
     for (seed <- Seeds; m <- mutants(buf, new Random(seed))) survives("mutant")(d.decode(slice(m), 30))
   }
 
-  /** Runs of random values (1-255 long, some of length 0) covering exactly `n` values. */
+  /** Runs of random values (half of them 1-9 long, as sorted keys' runs are, the others up to 255; some of length 0) covering exactly `n` values. */
   private def runs(r: Random, n: Int, vb: Int): (Array[Byte], Array[Byte], Array[Byte]) = {
     val runValues = new java.io.ByteArrayOutputStream()
     val lengths = new java.io.ByteArrayOutputStream()
     val expanded = new java.io.ByteArrayOutputStream()
     var left = n
     while (left > 0) {
-      val len = math.min(left, if (r.nextInt(10) == 0) 0 else 1 + r.nextInt(255))
+      val len = math.min(left, if (r.nextInt(10) == 0) 0 else if (r.nextBoolean()) 1 + r.nextInt(9) else 1 + r.nextInt(255))
       val v = bytes(r, vb)
       runValues.write(v)
       lengths.write(len)
@@ -144,6 +144,24 @@ class KernelsSuite extends AnyFunSuite {
       LittleEndian.putLong(block, 0, vals.length.toLong)
       assert(fixedBytes(Decoders21.block(rle(bits), maxBytes).decode(slice(block), n)) == want.toSeq, s"block rle of $bits, $n")
       assert(Rle.inferCount(rle(bits), slice(block)) == n)
+    }
+  }
+
+  test("run-length encoded mini-block values decode into a run of chunks' array at any offset") {
+    for (seed <- Seeds; bits <- Seq(8, 16, 24, 32, 64, 128); n <- Seq(0, 1, 7, 256, 5000)) {
+      val vb = bits / 8
+      val (vals, lens, want) = runs(new Random(seed * 31 + n), n, vb)
+      val d = Decoders21.miniBlock(rle(bits), maxBytes)
+      assert(d.directBits == bits)
+      val at = vb * (seed % 5)
+      val out = Array.fill[Byte](at + want.length + 3)(-7)
+      d.decodeInto(Array(slice(vals), slice(lens)), n, out, at)
+      assert(out.slice(at, at + want.length).toSeq == want.toSeq, s"rle of $bits bits, $n values into byte $at")
+      assert(out.take(at).forall(_ == -7) && out.drop(at + want.length).forall(_ == -7), "bytes outside the values kept")
+      if (n > 0) {
+        assert(damaged("past the end")(d.decodeInto(Array(slice(vals), slice(lens)), n, new Array[Byte](want.length - 1), 0))
+          .getMessage == s"rle runs of $n $bits-bit values at byte 0 of ${want.length - 1}")
+      }
     }
   }
 

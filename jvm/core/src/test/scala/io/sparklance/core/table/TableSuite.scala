@@ -200,7 +200,7 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
-  test("tasks sized by bytes: seeded tables are cut into equal tasks of at most the bytes asked (the share of the files read), every live row read once") {
+  test("tasks sized by bytes: seeded tables are cut into equal tasks of at most the bytes asked (those of the columns read), every live row read once") {
     (1 to 16).foreach { seed =>
       val r = new Random(seed * 7)
       val (_, table) = newTable()
@@ -208,12 +208,17 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
       if (r.nextBoolean()) deleteRandom(table, r, wholeFragments = true)
       val snapshot = table.latest()
       val model = read(table, snapshot.newScan(), 1L << 20).toMap
-      val readShare = if (r.nextBoolean()) 1.0 else 0.05 + 0.95 * r.nextDouble()
-      val fileBytes = snapshot.fragments.map(f => f.id -> readShare * f.files.flatMap(_.fileSizeBytes).sum / f.physicalRows).toMap
+      val projection = r.shuffle(schema.fields).take(1 + r.nextInt(schema.fields.size))
+      val scan = snapshot.newScan().withProjection(projection).withMetadataColumns(Seq(MetadataColumn.RowAddress))
+      // The columns' share of the files, and 8 bytes per row for the row address.
+      val share = scan.columnShare.getOrElse(1.0)
+      assert(scan.columnShare.isDefined == snapshot.fragments.nonEmpty, s"seed $seed")
+      val fileBytes = snapshot.fragments.map(f => f.id -> (share * f.files.flatMap(_.fileSizeBytes).sum / f.physicalRows + 8)).toMap
       val total = snapshot.fragments.map(f => fileBytes(f.id) * f.physicalRows).sum
       assert(snapshot.fragments.forall(_.files.forall(_.fileSizeBytes.exists(_ > 0))), s"seed $seed: file sizes not recorded")
-      val sizing = Scan.TaskSizing(maxBytes = 1 + r.nextInt(20000), minBytes = r.nextInt(3000), 1 + r.nextInt(4), 16, readShare)
-      val tasks = snapshot.newScan().withMetadataColumns(Seq(MetadataColumn.RowAddress)).planTasks(sizing)
+      // The caller's estimate of the share is not used where the files tell it.
+      val sizing = Scan.TaskSizing(maxBytes = 1 + r.nextInt(20000), minBytes = r.nextInt(3000), 1 + r.nextInt(4), 16, 0.01)
+      val tasks = scan.planTasks(sizing)
       val target = math.min(sizing.maxBytes.toDouble, math.max(sizing.minBytes.toDouble, total / sizing.parallelism))
       val rowBytes = if (fileBytes.isEmpty) 0.0 else fileBytes.values.max
       val taskBytes = tasks.map(_.slices.map(s => fileBytes(s.parsed.id) * s.rows).sum)
@@ -225,6 +230,40 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
       assert(tasks.forall(_.slices.nonEmpty), context)
       val got = ScanRows(table, tasks, allocator)((_, _) => ())
       assert(got.map(_._1).sorted == model.keys.toSeq.sorted, context)
+    }
+  }
+
+  test("a scan's share of the data files is the bytes of its columns' pages: sampled from 8 fragments, additive over columns, the caller's estimate for files that do not tell") {
+    (1 to 8).foreach { seed =>
+      val r = new Random(seed * 11)
+      val (_, table) = newTable()
+      (0 until 1 + r.nextInt(4)).foreach(_ => appendRandom(table, r, 200 + r.nextInt(1500)))
+      val snapshot = table.latest()
+      def share(names: String*) = snapshot.newScan().withProjection(names.map(n => schema.field(n).get)).columnShare.get
+      val all = share("id", "x", "s")
+      assert(math.abs(share("id") + share("x") + share("s") - all) < 1e-12, s"seed $seed")
+      assert(share() == 0.0 && all > 0 && all < 1, s"seed $seed: $all")
+      // The bytes of the sampled fragments' pages, read from their files here.
+      val kept = snapshot.fragments
+      val sample = if (kept.size <= Scan.ColumnSizeSample) kept
+        else (0 until Scan.ColumnSizeSample).map(i => kept(i * kept.size / Scan.ColumnSizeSample))
+      val (pages, files) = sample.flatMap(_.files).map { file =>
+        val reader = io.sparklance.core.file.LanceFileReader.open(snapshot.storage, snapshot.dataFilePath(file))
+        try {
+          val m = reader.metadata
+          val sizes = m.columns.map(c => c.getPagesList.asScala.map(_.getBufferSizesList.asScala.map(_.longValue).sum).sum +
+            c.getBufferSizesList.asScala.map(_.longValue).sum)
+          (sizes.sum, m.fileSize)
+        } finally reader.close()
+      }.unzip
+      assert(kept.size <= Scan.ColumnSizeSample || sample.size == Scan.ColumnSizeSample, s"seed $seed")
+      assert(math.abs(all - pages.sum.toDouble / files.sum) < 1e-12, s"seed $seed: $all of ${files.sum} bytes")
+      // Estimated bytes: the share of the kept fragments' files, 8 bytes per row for a metadata column.
+      val scan = snapshot.newScan().withProjection(Seq(schema.field("s").get)).withMetadataColumns(Seq(MetadataColumn.RowAddress))
+      val (rows, bytes) = scan.estimate(16, 0.5)
+      assert(rows == snapshot.numRows)
+      val want = kept.map(f => share("s") * f.files.flatMap(_.fileSizeBytes).sum + 8.0 * f.numRows).sum
+      assert(math.abs(bytes - want) <= kept.size, s"seed $seed: $bytes, $want")
     }
   }
 
