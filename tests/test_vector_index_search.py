@@ -166,6 +166,37 @@ def test_index_search_matches_pylance(spark, tmp_path, index_type):
                         prefilter=prefilter)
 
 
+@pytest.mark.parametrize("metric", ["l2", "dot", "cosine"])
+def test_pq_distances_are_pylances_to_the_bit(spark, tmp_path, metric):
+    """Every row's 8-bit IVF_PQ distance equals pylance's float32 value exactly, for sub-vectors shorter than, equal
+    to and longer than pylance's kernels' 8 and 16 lanes (its table entries sum with FMA lanes, or plain lanes, in
+    an order that rounds differently from a plain running sum: 40% of the rows differed by an ulp for 16-value
+    sub-vectors, seed 20261202, before the table was summed as pylance sums it)."""
+    rng = random.Random(f"{SEED}-pq-bits-{metric}")
+    cases = [(16, 2), (32, 2), (24, 2), (40, 2), (48, 2), (32, 4), (64, 2), (12, 2)]
+    rng.shuffle(cases)
+    for t, (dim, m) in enumerate(cases[:max(3, N * 2)]):
+        nprng = np.random.default_rng(rng.randrange(2 ** 32))
+        centers = nprng.normal(0, 3, (5, dim))
+        v = (centers[nprng.integers(0, 5, 900)] + nprng.normal(0, 1, (900, dim))).astype(np.float32)
+        path = tmp_path / f"pq{t}.lance"
+        ds = lance.write_dataset(pa.table({"id": pa.array(range(900), pa.int64()),
+                                           "emb": pa.FixedSizeListArray.from_arrays(pa.array(v.ravel()), dim)}),
+                                 str(path))
+        ds.create_index("emb", index_type="IVF_PQ", num_partitions=2, num_sub_vectors=m, metric=metric)
+        q = nprng.normal(0, 3, dim).astype(np.float32)
+        theirs = ds.to_table(nearest={"column": "emb", "q": q, "k": 900, "nprobes": 2, "metric": metric},
+                             with_row_id=True, columns=["id"])
+        ours = LanceTable.for_path(spark, str(path)).search(
+            [float(x) for x in q], k=900, column="emb", metric=metric, nprobes=2, with_row_id=True,
+            columns=["id"]).collect()
+        want = dict(zip(theirs["_rowid"].to_pylist(), theirs["_distance"].to_pylist()))
+        got = {r._rowid: r._distance for r in ours}
+        differ = [(r, got.get(r), d) for r, d in want.items() if got.get(r) != d]
+        assert len(got) == len(want) == 900 and not differ, \
+            f"{metric} dim {dim}, {m} sub-vectors: {len(differ)} of 900 distances differ, e.g. {differ[:3]}"
+
+
 @pytest.mark.parametrize("dtype", ["float16", "float64"])
 def test_float16_and_float64_vectors(spark, tmp_path, dtype):
     """pylance indexes float16 and float64 vectors too; it measures float16 ones in float16, hence the tolerance."""

@@ -10,7 +10,8 @@ import java.io.ByteArrayOutputStream;
  *
  * <p>Scores are computed in 32-bit floats in the order pylance computes them, so they equal its bytes: with the
  * partition's N documents, n of them holding the token, avgdl = total tokens / N, the token's scale is
- * ln((N - n + 0.5) / (n + 0.5) + 1) · (k1 + 1) and a document's part f / (f + k1 (1 - b + b len / avgdl)).
+ * ln((N - n + 0.5) / (n + 0.5) + 1) · (k1 + 1) (ln rounded as glibc's logf rounds it, {@link GlibcLogf}) and a
+ * document's part f / (f + k1 (1 - b + b len / avgdl)).
  */
 public final class PostingWriter {
   public static final int BLOCK = PostingList.BLOCK_SIZE;
@@ -35,7 +36,7 @@ public final class PostingWriter {
   public static PostingWriter encode(int[] docs, int[] freqs, int count, int[] positions, int[] docLengths,
       int numDocs, float avgdl) {
     PostingWriter w = new PostingWriter();
-    float idf = (float) Math.log((double) (((float) numDocs - (float) count + 0.5f) / ((float) count + 0.5f) + 1.0f));
+    float idf = GlibcLogf.log(((float) numDocs - (float) count + 0.5f) / ((float) count + 0.5f) + 1.0f);
     float scale = idf * (1.2f + 1.0f);
     int nblocks = (count + BLOCK - 1) / BLOCK;
     w.blocks = new byte[nblocks][];

@@ -127,33 +127,37 @@ private[index] object IvfStorage {
       }
     }
 
-    /** The table of each sub-vector's distance to each codeword, in float32 as pylance computes it (§4 step 3). */
+    /**
+     * The table of each sub-vector's distance to each codeword, in float32 as pylance computes it (§4 step 3): for
+     * l2 and cosine the squared distance of the residual `q − centroid` to the codeword, for dot `1 − q·codeword`,
+     * each summed as [[PqTableSums]] does.
+     */
     private def table(q: Array[Float], centroid: Array[Float]): Array[Float] = {
       val table = new Array[Float](m * codewords)
       val dot = distance == Distance.DOT
+      val x = if (dot) q else {
+        val r = new Array[Float](dim)
+        var d = 0
+        while (d < dim) { r(d) = q(d) - centroid(d); d += 1 }
+        r
+      }
       var i = 0
       while (i < m) {
         var c = 0
         while (c < codewords) {
           val base = (i * codewords + c) * subDim
-          var s = 0.0f
-          var d = 0
-          while (d < subDim) {
-            val x = q(i * subDim + d)
-            if (dot) s += x * codebook(base + d)
-            else {
-              val diff = (x - centroid(i * subDim + d)) - codebook(base + d)
-              s += diff * diff
-            }
-            d += 1
-          }
-          table(i * codewords + c) = if (!dot) s else if (nbits == 4) 1.0f - s else -s
+          table(i * codewords + c) =
+            if (dot) 1.0f - PqTableSums.dot(x, i * subDim, codebook, base, subDim)
+            else PqTableSums.squaredL2(x, i * subDim, codebook, base, subDim)
           c += 1
         }
         i += 1
       }
       table
     }
+
+    /** What pylance subtracts from a dot distance's sum of `m` table entries (each `1 − q_j·c_j`) to give `1 − q·c`. */
+    private val dotOffset = (m - 1).toFloat
 
     def nodeDistance(q: Array[Float], centroid: Array[Float], payload: AnyRef, rows: Int): NodeDistance = {
       val codes = payload.asInstanceOf[Array[Byte]]
@@ -172,7 +176,7 @@ private[index] object IvfStorage {
             at += rows
             base += codewords
           }
-          if (dot) 1.0f + s else s
+          if (dot) s - dotOffset else s
         }
       }
     }
@@ -188,7 +192,7 @@ private[index] object IvfStorage {
         s += t(j * codewords + codes(j * rows + row)) + t((j + 1) * codewords + codes((j + 1) * rows + row))
         j += 2
       }
-      if (distance == Distance.DOT) s - (m - 1).toFloat else s
+      if (distance == Distance.DOT) s - dotOffset else s
     }
 
     def distances(q: Array[Float], centroid: Array[Float], payload: AnyRef, rows: Int): Array[Float] =
@@ -221,7 +225,7 @@ private[index] object IvfStorage {
       }
       if (dot) {
         var r = 0
-        while (r < rows) { out(r) = 1.0f + out(r); r += 1 }
+        while (r < rows) { out(r) = out(r) - dotOffset; r += 1 }
       }
       out
     }
