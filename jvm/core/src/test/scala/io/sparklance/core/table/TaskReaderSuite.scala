@@ -4,7 +4,7 @@ import java.nio.charset.StandardCharsets.UTF_8
 
 import scala.util.Random
 
-import org.apache.arrow.memory.RootAllocator
+import org.apache.arrow.memory.{BufferAllocator, RootAllocator}
 import org.apache.arrow.vector.{BigIntVector, FieldVector, Float8Vector, VarCharVector, VectorSchemaRoot}
 import org.apache.arrow.vector.types.FloatingPointPrecision
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, Schema}
@@ -15,7 +15,7 @@ import io.sparklance.core.{FileVersion, MetadataColumn}
 import io.sparklance.core.commit.CommitHandler
 import io.sparklance.core.format.FragmentFiles
 import io.sparklance.core.scan.FragmentReader
-import io.sparklance.core.schema.ArrowSchemas
+import io.sparklance.core.schema.{ArrowSchemas, LanceSchema}
 import io.sparklance.core.storage.InMemoryStorage
 
 /**
@@ -29,24 +29,9 @@ class TaskReaderSuite extends AnyFunSuite with BeforeAndAfterAll {
   private val allocator = new RootAllocator()
   override def afterAll(): Unit = allocator.close()
 
-  private val schema = ArrowSchemas.fromArrow(new Schema(java.util.List.of(
-    Field.notNullable("id", new ArrowType.Int(64, true)),
-    Field.nullable("x", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)),
-    Field.nullable("s", ArrowType.Utf8.INSTANCE))))
+  private val schema = TaskReaderSuite.schema
 
-  private def batch(rows: Seq[Row]): VectorSchemaRoot = {
-    val id = new BigIntVector("id", allocator)
-    val x = new Float8Vector("x", allocator)
-    val s = new VarCharVector("s", allocator)
-    id.allocateNew(rows.size); x.allocateNew(rows.size); s.allocateNew()
-    rows.zipWithIndex.foreach { case (row, i) =>
-      id.set(i, row.id)
-      row.x.fold(x.setNull(i))(x.set(i, _))
-      row.s.fold(s.setNull(i))(v => s.setSafe(i, v.getBytes(UTF_8)))
-    }
-    Seq[FieldVector](id, x, s).foreach(_.setValueCount(rows.size))
-    new VectorSchemaRoot(java.util.List.of[FieldVector](id, x, s))
-  }
+  private def batch(rows: Seq[Row]): VectorSchemaRoot = TaskReaderSuite.batch(rows, allocator)
 
   /**
    * A table of 3 fragments of 2000 rows with ids 0 until 6000; about a tenth of the rows deleted. x and s take few
@@ -285,6 +270,27 @@ class TaskReaderSuite extends AnyFunSuite with BeforeAndAfterAll {
 
 object TaskReaderSuite {
   final case class Row(id: Long, x: Option[Double], s: Option[String])
+
+  /** The table of [[Row]]s: a non-null id, a nullable double and a nullable string. */
+  val schema: LanceSchema = ArrowSchemas.fromArrow(new Schema(java.util.List.of(
+    Field.notNullable("id", new ArrowType.Int(64, true)),
+    Field.nullable("x", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)),
+    Field.nullable("s", ArrowType.Utf8.INSTANCE))))
+
+  /** `rows` as one batch of [[schema]], owned by the caller. */
+  def batch(rows: Seq[Row], allocator: BufferAllocator): VectorSchemaRoot = {
+    val id = new BigIntVector("id", allocator)
+    val x = new Float8Vector("x", allocator)
+    val s = new VarCharVector("s", allocator)
+    id.allocateNew(rows.size); x.allocateNew(rows.size); s.allocateNew()
+    rows.zipWithIndex.foreach { case (row, i) =>
+      id.set(i, row.id)
+      row.x.fold(x.setNull(i))(x.set(i, _))
+      row.s.fold(s.setNull(i))(v => s.setSafe(i, v.getBytes(UTF_8)))
+    }
+    Seq[FieldVector](id, x, s).foreach(_.setValueCount(rows.size))
+    new VectorSchemaRoot(java.util.List.of[FieldVector](id, x, s))
+  }
 
   def matches(p: Predicate, row: Row): Boolean = {
     def value(c: String): Option[Any] = c match {

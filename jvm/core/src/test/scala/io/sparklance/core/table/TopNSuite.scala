@@ -5,15 +5,12 @@ import java.nio.charset.StandardCharsets.UTF_8
 import scala.util.Random
 
 import org.apache.arrow.memory.RootAllocator
-import org.apache.arrow.vector.{BigIntVector, FieldVector, Float8Vector, VarCharVector, VectorSchemaRoot}
-import org.apache.arrow.vector.types.FloatingPointPrecision
-import org.apache.arrow.vector.types.pojo.{ArrowType, Field, Schema}
+import org.apache.arrow.vector.{BigIntVector, Float8Vector, VarCharVector, VectorSchemaRoot}
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparklance.core.{FileVersion, UnsupportedFeatureException}
 import io.sparklance.core.commit.CommitHandler
-import io.sparklance.core.schema.ArrowSchemas
 import io.sparklance.core.storage.InMemoryStorage
 
 /**
@@ -23,29 +20,14 @@ import io.sparklance.core.storage.InMemoryStorage
  * tasks and batches of a few hundred rows.
  */
 class TopNSuite extends AnyFunSuite with BeforeAndAfterAll {
-  import TopNSuite.Row
+  import TaskReaderSuite.Row
 
   private val allocator = new RootAllocator()
   override def afterAll(): Unit = allocator.close()
 
-  private val schema = ArrowSchemas.fromArrow(new Schema(java.util.List.of(
-    Field.notNullable("id", new ArrowType.Int(64, true)),
-    Field.nullable("x", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)),
-    Field.nullable("s", ArrowType.Utf8.INSTANCE))))
+  private val schema = TaskReaderSuite.schema
 
-  private def batch(rows: Seq[Row]): VectorSchemaRoot = {
-    val id = new BigIntVector("id", allocator)
-    val x = new Float8Vector("x", allocator)
-    val s = new VarCharVector("s", allocator)
-    id.allocateNew(rows.size); x.allocateNew(rows.size); s.allocateNew()
-    rows.zipWithIndex.foreach { case (row, i) =>
-      id.set(i, row.id)
-      row.x.fold(x.setNull(i))(x.set(i, _))
-      row.s.fold(s.setNull(i))(v => s.setSafe(i, v.getBytes(UTF_8)))
-    }
-    Seq[FieldVector](id, x, s).foreach(_.setValueCount(rows.size))
-    new VectorSchemaRoot(java.util.List.of[FieldVector](id, x, s))
-  }
+  private def batch(rows: Seq[Row]): VectorSchemaRoot = TaskReaderSuite.batch(rows, allocator)
 
   /** 3 fragments of 1000 rows, about a tenth of them deleted; the live rows. */
   private def table(r: Random): (Table, Seq[Row]) = {
@@ -119,7 +101,7 @@ class TopNSuite extends AnyFunSuite with BeforeAndAfterAll {
 }
 
 object TopNSuite {
-  final case class Row(id: Long, x: Option[Double], s: Option[String])
+  import TaskReaderSuite.Row
 
   private def key(row: Row, column: String): Option[Any] = column match {
     case "id" => Some(row.id)
