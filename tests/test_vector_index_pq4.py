@@ -36,6 +36,7 @@ from conftest import start_spark, warehouse_with  # noqa: E402
 from test_vector_index_build import options, recall, table  # noqa: E402
 from test_vector_index_hnsw import MIN_OVERLAP, our_search, overlap, pylance_search  # noqa: E402
 from test_vector_index_search import indexed_table, search_both  # noqa: E402
+from test_vector_types import proto_fields  # noqa: E402
 
 from sparklance import LanceTable  # noqa: E402
 
@@ -109,35 +110,6 @@ def index_dir(path: Path) -> Path:
     return path / "_indices" / listed["uuid"]
 
 
-def fields(buf: bytes):
-    """A protobuf message's fields as (number, wire type, value): varints as ints, length-delimited ones as bytes."""
-    pos = 0
-
-    def varint():
-        nonlocal pos
-        out, shift = 0, 0
-        while True:
-            b = buf[pos]
-            pos += 1
-            out |= (b & 0x7F) << shift
-            shift += 7
-            if b < 0x80:
-                return out
-    while pos < len(buf):
-        key = varint()
-        if key & 7 == 0:
-            yield key >> 3, 0, varint()
-        elif key & 7 == 2:
-            n = varint()
-            yield key >> 3, 2, buf[pos:pos + n]
-            pos += n
-        elif key & 7 == 1:
-            yield key >> 3, 1, buf[pos:pos + 8]
-            pos += 8
-        else:
-            raise AssertionError(f"unexpected wire type {key & 7}")
-
-
 def packed(value) -> list:
     """A repeated varint field's values (packed bytes, or one varint)."""
     return [value] if isinstance(value, int) else list(_varints(value))
@@ -160,7 +132,7 @@ def _varints(buf: bytes):
 def tensor(buf: bytes):
     """A float32 ``Tensor`` message (data_type 1, shape 2, data 3) as (shape, values)."""
     dtype, shape, data = 0, [], b""
-    for number, _, value in fields(buf):
+    for number, value in proto_fields(buf):
         if number == 1:
             dtype = value
         elif number == 2:
@@ -187,9 +159,9 @@ def check_codes(path: Path, metric: str, m: int):
     assert str(cols.schema.field("__pq_code").type) == f"fixed_size_list<item: uint8>[{m // 2}]", cols.schema
     index_file = LanceFileReader(str(d / "index.idx"))
     ivf = bytes(index_file.read_global_buffer(int(index_file.metadata().schema.metadata[b"lance:ivf"])))
-    [centroids] = [tensor(v)[1].reshape(-1, dim) for number, _, v in fields(ivf) if number == 4]
+    [centroids] = [tensor(v)[1].reshape(-1, dim) for number, v in proto_fields(ivf) if number == 4]
     aux_ivf = bytes(aux.read_global_buffer(int(meta[b"lance:ivf"])))
-    lengths = [n for number, _, v in fields(aux_ivf) if number == 3 for n in packed(v)]
+    lengths = [n for number, v in proto_fields(aux_ivf) if number == 3 for n in packed(v)]
     book = codebook.reshape(m, 16, dim // m)  # the tensor's bytes are sub-vector-major (§2.3)
     rows = lance.dataset(str(path)).to_table(columns=["emb"], with_row_id=True)
     vectors = dict(zip(rows["_rowid"].to_pylist(), np.stack(rows["emb"].to_numpy(zero_copy_only=False)).astype(np.float32)))
