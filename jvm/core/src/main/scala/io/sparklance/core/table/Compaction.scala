@@ -7,7 +7,7 @@ import scala.util.control.NonFatal
 import org.apache.arrow.memory.RootAllocator
 
 import io.sparklance.core.InvalidArgumentException
-import io.sparklance.core.format.{Fragment, Manifest, RowIdSequence, RowVersionSequence}
+import io.sparklance.core.format.{DeletionVector, Fragment, Manifest, RowIdSequence, RowVersionSequence}
 import io.sparklance.core.index.{IndexKind, IndexMetadata}
 import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.txn.{Committer, Operation, Transaction}
@@ -118,6 +118,8 @@ object Compaction {
     val allocator = new RootAllocator()
     val writers = ArrayBuffer.empty[FragmentWriter]
     val remaps = ArrayBuffer.empty[() => Unit]
+    // Each rewritten fragment's deletions, read once for the rewrite and used again to move vector index rows.
+    val deletedRows = scala.collection.mutable.Map.empty[Long, DeletionVector]
     try {
       val rewritten = groups.map { group =>
         val writer = new FragmentWriter(storage, root, snapshot.schema, version,
@@ -128,6 +130,7 @@ object Compaction {
         val updated = ArrayBuffer.empty[Long]
         group.foreach { f =>
           val deletions = snapshot.deletionVector(f)
+          deletedRows(f.id) = deletions
           val ids = snapshot.rowIds(f)
           val c = snapshot.createdAtVersions(f)
           val u = snapshot.lastUpdatedAtVersions(f)
@@ -167,7 +170,7 @@ object Compaction {
       }
       val toRemap = remappable(snapshot, rewritten)
       val placed = if (toRemap.isEmpty) rewritten else withReservedIds(table, snapshot, rewritten)
-      val remapped = toRemap.flatMap(i => remap(table, snapshot, placed, i).map { case (build, meta) =>
+      val remapped = toRemap.flatMap(i => remap(table, snapshot, placed, i, deletedRows).map { case (build, meta) =>
         remaps += build
         i -> meta
       })
@@ -232,7 +235,8 @@ object Compaction {
    */
   private def remap(table: Table, snapshot: Snapshot,
       groups: Seq[(Seq[TableProtos.DataFragment], Seq[TableProtos.DataFragment])],
-      index: IndexMetadata): Option[(() => Unit, TableProtos.IndexMetadata)] = {
+      index: IndexMetadata, deletedRows: collection.Map[Long, DeletionVector])
+      : Option[(() => Unit, TableProtos.IndexMetadata)] = {
     val gone = groups.flatMap(_._1.map(_.getId)).toSet
     val added = groups.filter(_._1.exists(f => index.covers(f.getId))).flatMap(_._2)
     val kept = snapshot.fragments.filter(f => index.covers(f.id) && !gone.contains(f.id)).map(_.proto)
@@ -246,7 +250,7 @@ object Compaction {
           val b = table.newFullTextIndexUpdate(view, index.name, Map.empty)
           (() => b.writeHere(), () => b.abort())
         case IndexKind.Vector =>
-          val b = VectorIndexBuild.update(table, view, index.name, Map.empty, moves(snapshot, groups, index))
+          val b = VectorIndexBuild.update(table, view, index.name, Map.empty, moves(snapshot, groups, index, deletedRows))
           (() => b.writeHere(), () => b.abort())
         case _ =>
           val b = table.newIndexUpdate(view, index.name)
@@ -269,7 +273,7 @@ object Compaction {
    * a group mixes fragments the index covers with others, whose rows must then be read.
    */
   private def moves(snapshot: Snapshot, groups: Seq[(Seq[TableProtos.DataFragment], Seq[TableProtos.DataFragment])],
-      index: IndexMetadata): Option[VectorIndexBuild.RowMoves] = {
+      index: IndexMetadata, deletedRows: collection.Map[Long, DeletionVector]): Option[VectorIndexBuild.RowMoves] = {
     val touched = groups.filter(_._1.exists(f => index.covers(f.getId)))
     if (!touched.forall(_._1.forall(f => index.covers(f.getId)))) None
     else {
@@ -279,7 +283,7 @@ object Compaction {
         var offset = 0L
         olds.map { proto =>
           val f = byId(proto.getId)
-          val deleted = snapshot.deletionVector(f)
+          val deleted = deletedRows(f.id)
           val to = new Array[Long](f.physicalRows.toInt)
           var i = 0
           while (i < to.length) {
