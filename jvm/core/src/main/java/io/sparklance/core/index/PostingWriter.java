@@ -36,7 +36,7 @@ public final class PostingWriter {
   public static PostingWriter encode(int[] docs, int[] freqs, int count, int[] positions, int[] docLengths,
       int numDocs, float avgdl) {
     PostingWriter w = new PostingWriter();
-    float idf = GlibcLogf.log(((float) numDocs - (float) count + 0.5f) / ((float) count + 0.5f) + 1.0f);
+    float idf = InvertedIndex.idf(numDocs, count);
     float scale = idf * (1.2f + 1.0f);
     int nblocks = (count + BLOCK - 1) / BLOCK;
     w.blocks = new byte[nblocks][];

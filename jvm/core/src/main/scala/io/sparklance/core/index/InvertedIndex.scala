@@ -33,34 +33,32 @@ final class InvertedIndex private (val dir: String, val params: FtsParams, val p
    * id, as Lance scores a match query over its indexed documents (docs/dev/fts-index-format.md §3): k1 = 1.2,
    * b = 0.75; a token's idf is ln((N - n + 0.5) / (n + 0.5) + 1), with N the documents of every partition and n those
    * holding the token in any; a document's part is (k1 + 1) f / (f + k1 (1 - b + b len / avgdl)), with avgdl the
-   * tokens of every document over N; the score sums the parts of the query's tokens, a token the query repeats
-   * counting as often (as pylance 14 scores it), times `boost`.
+   * tokens of every document over N; the score sums the parts of the query's tokens in the query's order, a token
+   * the query repeats counting as often (as pylance 14 scores it), times `boost`. Every step is pylance's float
+   * arithmetic in its order, so the scores are pylance's to the bit ([[InvertedIndex.idf]], [[InvertedIndex.termWeight]]).
    */
-  def scores(tokens: Seq[String], all: Boolean, boost: Double): java.util.HashMap[java.lang.Long, java.lang.Double] = {
-    val out = new java.util.HashMap[java.lang.Long, java.lang.Double]()
+  def scores(tokens: Seq[String], all: Boolean, boost: Float): java.util.HashMap[java.lang.Long, java.lang.Float] = {
+    val out = new java.util.HashMap[java.lang.Long, java.lang.Float]()
     val distinct = tokens.distinct
     if (distinct.isEmpty) return out
-    val repeats = distinct.map(t => tokens.count(_ == t).toDouble)
-    val n = numDocs.toDouble
-    val avgdl = totalTokens / n
+    val order = tokens.map(t => distinct.indexOf(t)).toArray
+    val avgdl = InvertedIndex.averageLength(totalTokens, numDocs)
     val perPartition = partitions.map(p => distinct.map(p.postings))
-    val idf = distinct.indices.map { k =>
-      repeats(k) * InvertedIndex.idf(n, perPartition.map(_(k).map(_.size.toLong).getOrElse(0L)).sum.toDouble)
-    }
+    val idf = distinct.indices.map(k => InvertedIndex.idf(numDocs, perPartition.map(_(k).map(_.size.toLong).getOrElse(0L)).sum))
     partitions.zip(perPartition).foreach { case (p, lists) =>
       if (!all || lists.forall(_.isDefined)) {
-        val sums = new java.util.HashMap[Integer, Array[Double]]()
-        lists.zipWithIndex.foreach { case (list, k) =>
-          list.foreach { l =>
+        val sums = new java.util.HashMap[Integer, Array[Float]]()
+        order.indices.foreach { j =>
+          val k = order(j)
+          val first = order.indexOf(k) == j
+          lists(k).foreach { l =>
             var i = 0
             while (i < l.size) {
               val doc = l.docs(i)
-              val f = l.frequencies(i).toDouble
-              val len = p.numTokens(doc).toDouble
-              val part = idf(k) * InvertedIndex.termWeight(f, len, avgdl)
-              val acc = sums.computeIfAbsent(doc, _ => new Array[Double](2))
+              val part = idf(k) * InvertedIndex.termWeight(l.frequencies(i), p.numTokens(doc), avgdl)
+              val acc = sums.computeIfAbsent(doc, _ => new Array[Float](2))
               acc(0) += part
-              acc(1) += 1
+              if (first) acc(1) += 1
               i += 1
             }
           }
@@ -102,14 +100,28 @@ final class InvertedIndex private (val dir: String, val params: FtsParams, val p
 
 object InvertedIndex {
   /** BM25's parameters as Lance sets them (`scorer.rs`). */
-  val K1 = 1.2
-  val B = 0.75
+  val K1 = 1.2f
+  val B = 0.75f
 
-  /** A token's BM25 idf among `n` documents, `holding` of which hold it: ln((n - holding + 0.5) / (holding + 0.5) + 1). */
-  def idf(n: Double, holding: Double): Double = math.log((n - holding + 0.5) / (holding + 0.5) + 1)
+  /**
+   * A token's BM25 idf among `numDocs` documents, `holding` of which hold it, as pylance computes it: in float,
+   * ln((N - n + 0.5) / (n + 0.5) + 1) with glibc's `logf` (which Rust's `f32::ln` calls on Linux).
+   */
+  def idf(numDocs: Long, holding: Long): Float =
+    GlibcLogf.log((numDocs.toFloat - holding.toFloat + 0.5f) / (holding.toFloat + 0.5f) + 1.0f)
 
-  /** The BM25 weight of a token `f` times in a document of `len` tokens, where documents average `avgdl` tokens. */
-  def termWeight(f: Double, len: Double, avgdl: Double): Double = (K1 + 1) * f / (f + K1 * (1 - B + B * len / avgdl))
+  /** The average tokens of a document, `totalTokens` over `numDocs` documents, in float as pylance divides them. */
+  def averageLength(totalTokens: Long, numDocs: Long): Float = totalTokens.toFloat / numDocs.toFloat
+
+  /**
+   * The BM25 weight of a token `f` times in a document of `len` tokens, where documents average `avgdl` tokens, in
+   * pylance's float operations and order: (k1 + 1) f / (f + k1 ((1 - b) + b len / avgdl)).
+   */
+  def termWeight(f: Int, len: Int, avgdl: Float): Float = {
+    val freq = f.toFloat
+    val norm = K1 * ((1.0f - B) + B * len.toFloat / avgdl)
+    (K1 + 1.0f) * freq / (freq + norm)
+  }
 
   val TokensFile = "part_%d_tokens.lance"
   val InvertFile = "part_%d_invert.lance"

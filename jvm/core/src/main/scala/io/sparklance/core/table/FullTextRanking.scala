@@ -42,9 +42,8 @@ object FullTextRanking {
     val best = new java.util.HashMap[java.lang.Long, java.lang.Float]()
     searched.distinct.foreach { column =>
       scores(snapshot, column, query, allowed, function).forEach { (id, score) =>
-        val f = score.floatValue()
         val was = best.get(id)
-        if (was == null || was < f) best.put(id, f)
+        if (was == null || was < score) best.put(id, score)
       }
     }
     val hits = new Array[Hit](best.size)
@@ -66,7 +65,7 @@ object FullTextRanking {
 
   /** The score of every live, allowed row of `snapshot` matching `query` on `column`, by row id. */
   private def scores(snapshot: Snapshot, column: String, query: String, allowed: Option[Roaring64NavigableMap],
-      function: String): java.util.HashMap[java.lang.Long, java.lang.Double] = {
+      function: String): java.util.HashMap[java.lang.Long, java.lang.Float] = {
     val use = FullTextIndexUse.plan(snapshot, column, function)
     val field = snapshot.schema.field(column).get
     val segments = use.segments(snapshot)
@@ -74,10 +73,10 @@ object FullTextRanking {
     val index = InvertedIndex.union(segments.map(s => InvertedIndex.open(snapshot.storage, snapshot.indexDir(s), s.name)))
     val tokenizer = index.params.tokenizer()
     val tokens = tokenizer.tokenize(query).texts.toSeq
-    val out = new java.util.HashMap[java.lang.Long, java.lang.Double]()
+    val out = new java.util.HashMap[java.lang.Long, java.lang.Float]()
     if (tokens.isEmpty) return out
     val live = LiveRowIds.of(snapshot, covers)
-    index.scores(tokens, all = false, boost = 1.0).forEach { (id, score) =>
+    index.scores(tokens, all = false, boost = 1.0f).forEach { (id, score) =>
       if (live.contains(id) && allowed.forall(_.contains(id))) out.put(id, score)
     }
     val unindexed = snapshot.fragments.filterNot(covers).map(_.id)
@@ -91,9 +90,9 @@ object FullTextRanking {
    */
   private def flatScores(snapshot: Snapshot, field: io.sparklance.core.schema.LanceField, unindexed: Seq[Long],
       index: InvertedIndex, tokens: Seq[String], tokenizer: io.sparklance.core.index.FtsTokenizer,
-      allowed: Option[Roaring64NavigableMap], out: java.util.HashMap[java.lang.Long, java.lang.Double]): Unit = {
+      allowed: Option[Roaring64NavigableMap], out: java.util.HashMap[java.lang.Long, java.lang.Float]): Unit = {
     val distinct = tokens.distinct.toArray
-    val repeats = distinct.map(t => tokens.count(_ == t).toDouble)
+    val order = tokens.map(t => distinct.indexOf(t)).toArray
     // Per matching row: its row id, its token count and how often it holds each distinct query token.
     val matching = mutable.ArrayBuffer.empty[(Long, Int, Array[Int])]
     val holding = new Array[Long](distinct.length)
@@ -131,15 +130,13 @@ object FullTextRanking {
         } finally reader.close()
       }
     } finally allocator.close()
-    val n = (index.numDocs + docs).toDouble
-    val avgdl = (index.totalTokens + totalTokens) / n
-    val idf = distinct.indices.map(k => repeats(k) * InvertedIndex.idf(n, (index.documentFrequency(distinct(k)) + holding(k)).toDouble))
+    val n = index.numDocs + docs
+    val avgdl = InvertedIndex.averageLength(index.totalTokens + totalTokens, n)
+    val idf = distinct.indices.map(k => InvertedIndex.idf(n, index.documentFrequency(distinct(k)) + holding(k)))
     matching.foreach { case (id, length, counts) =>
-      var score = 0.0
-      var k = 0
-      while (k < counts.length) {
-        if (counts(k) > 0) score += idf(k) * InvertedIndex.termWeight(counts(k).toDouble, length.toDouble, avgdl)
-        k += 1
+      var score = 0.0f
+      order.foreach { k =>
+        if (counts(k) > 0) score += idf(k) * InvertedIndex.termWeight(counts(k), length, avgdl)
       }
       out.put(id, score)
     }
