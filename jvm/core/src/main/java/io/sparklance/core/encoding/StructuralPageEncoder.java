@@ -208,11 +208,12 @@ public final class StructuralPageEncoder {
       return p;
     }
     if (dictionaryCandidate()) {
-      if (oneByteValues()) return smallerOfDictionaryAndPlain();
       if (dictionaryEncode()) {
         Page p = dictionaryPage();
         if (p != null) return p;
         undoDictionary();
+      } else if (oneByteValues()) {
+        return smallerOfDictionaryAndPlain();
       }
     }
     return plain();
@@ -560,9 +561,9 @@ public final class StructuralPageEncoder {
 
   /**
    * Whether the page's values are strings or binaries of at most one byte (flags such as TPC-H's `l_returnflag`):
-   * pylance 14 never gives them a dictionary (its estimate prices an index at 4 bytes, more than such a value and its
-   * offset save), where this writer deviates (see {@link #smallerOfDictionaryAndPlain}). Not for fields stored
-   * uncompressed.
+   * pylance 14 never gives them a dictionary with 32-bit offsets (its estimate prices an index at 4 bytes, more than
+   * such a value and its offset save; large strings' 8-byte offsets pass it), where this writer deviates (see
+   * {@link #smallerOfDictionaryAndPlain}). Not for fields stored uncompressed.
    */
   private boolean oneByteValues() {
     return compress && s.valueKind == LeafShredder.VARIABLE && s.maxValueBytes <= 1;
@@ -769,19 +770,28 @@ public final class StructuralPageEncoder {
         .setUncompressedBitsPerValue(16).setValues(flat(w))).build();
   }
 
-  /** Appends levels [from, from + n) in the encoding of {@link #levelEncoding} for `max`. */
+  /**
+   * Appends levels [from, from + n) in the encoding of {@link #levelEncoding} for `max`: whole blocks packed, and the
+   * last partial block packed as a zero-padded block when its padding costs fewer bits than packing saves, raw 16-bit
+   * words otherwise, as pylance 14 writes an out-of-line bitpacked block.
+   */
   private static void levels(short[] levels, int from, int n, int max, Growable.Bytes out) {
     int w = 32 - Integer.numberOfLeadingZeros(max);
     int blocks = n / FastLanes.BLOCK;
+    int tail = n - blocks * FastLanes.BLOCK;
+    boolean packTail = tail > 0 && w * (FastLanes.BLOCK - tail) < (16 - w) * tail;
     byte[] block = new byte[2 * FastLanes.BLOCK];
-    for (int b = 0; b < blocks; b++) {
-      for (int i = 0; i < FastLanes.BLOCK; i++) LittleEndian.putShort(block, 2 * i, levels[from + b * FastLanes.BLOCK + i]);
+    for (int b = 0; b < blocks + (packTail ? 1 : 0); b++) {
+      int at = from + b * FastLanes.BLOCK;
+      int count = Math.min(FastLanes.BLOCK, from + n - at);
+      for (int i = 0; i < count; i++) LittleEndian.putShort(block, 2 * i, levels[at + i]);
+      if (count < FastLanes.BLOCK) Arrays.fill(block, 2 * count, block.length, (byte) 0);
       int bytes = FastLanes.packedBytes(w);
       out.ensure(bytes);
       FastLanes.pack(16, w, block, 0, out.data, out.size);
       out.size += bytes;
     }
-    for (int i = blocks * FastLanes.BLOCK; i < n; i++) out.u16(levels[from + i]);
+    if (!packTail) for (int i = blocks * FastLanes.BLOCK; i < n; i++) out.u16(levels[from + i]);
   }
 
   /**
