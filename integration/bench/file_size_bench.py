@@ -4,7 +4,7 @@
 
 One seeded table of 500,000 rows with a column per kind of data people store: integers (sequential, small, wide),
 decimals (low and high cardinality), dates, timestamps, doubles and floats, strings (low and high cardinality,
-long text), booleans and a 32-float vector. pylance writes it as one 2.2 file; io.sparklance.cli.RewriteTable
+one-byte flags, long text), booleans and a 32-float vector. pylance writes it as one 2.2 file; io.sparklance.cli.RewriteTable
 rewrites it at 2.2 with the jar `make jar` built (or SPARKLANCE_JAR), pylance must read the same values back, and
 the bytes of every column's pages are printed with our/pylance ratio.
 """
@@ -37,6 +37,7 @@ def table() -> pa.Table:
     return pa.table({
         "int64 sequential": pa.array(np.arange(N, dtype=np.int64) * 3 + 1_000_000),
         "int32 small (0-999)": pa.array(rng.integers(0, 1000, N, dtype=np.int32)),
+        "int64 keys, 8 each": pa.array(np.arange(N, dtype=np.int64) // 8 + 1),
         "int64 wide random": pa.array(rng.integers(-(1 << 62), 1 << 62, N, dtype=np.int64)),
         "decimal(15,2) 50 values": pa.array([Decimal(int(v)) for v in rng.integers(1, 51, N)], pa.decimal128(15, 2)),
         "decimal(15,2) prices": pa.array([Decimal(int(v)).scaleb(-2) for v in price_cents], pa.decimal128(15, 2)),
@@ -46,6 +47,7 @@ def table() -> pa.Table:
         "float32 normal": pa.array(rng.standard_normal(N).astype(np.float32)),
         "double 2 digits": pa.array(np.round(rng.uniform(0, 1000, N), 2)),
         "string 8 values": pa.array(words[rng.integers(0, len(words), N)]),
+        "string 1 byte, 3 values": pa.array(np.array(["A", "N", "R"])[rng.integers(0, 3, N)]),
         "string ids": pa.array([f"user-{v:09d}" for v in rng.integers(0, 10 ** 9, N)]),
         "string text": pa.array([" ".join(words[rng.integers(0, 8, 12)]) for _ in range(N)]),
         "bool": pa.array(rng.random(N) < 0.3),

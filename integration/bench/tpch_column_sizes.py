@@ -1,9 +1,9 @@
 """Bytes per column of TPC-H lineitem written by pylance (file version 2.2) and by the JVM file writer, in one run.
 
-    .venv/bin/python integration/bench/tpch_column_sizes.py OUT_DIR [LABEL=JAR ...]
+    .venv/bin/python integration/bench/tpch_column_sizes.py OUT_DIR [--table NAME] [LABEL=JAR ...]
 
-pylance writes lineitem (SF0.1 from tpchgen-cli, generated into OUT_DIR if /tmp/tpch01/lineitem.parquet is missing;
-string_view columns cast to string) as one 2.2 file; each jar (default: the one `make jar` built) rewrites that table
+pylance writes lineitem, or the table NAME (SF0.1 from tpchgen-cli, generated into OUT_DIR if
+/tmp/tpch01/NAME.parquet is missing; string_view columns cast to string) as one 2.2 file; each jar (default: the one `make jar` built) rewrites that table
 with io.sparklance.cli.RewriteTable at 2.2, and pylance must read the same values back. Prints the bytes of every
 column's pages (from ``LanceFileReader.metadata()``) and the ratio of the last jar's to pylance's.
 """
@@ -26,11 +26,12 @@ sys.path.insert(0, str(ROOT / "python"))
 from sparklance._jvm import java_command  # noqa: E402
 
 
-def lineitem(out: Path) -> pa.Table:
-    src = Path("/tmp/tpch01/lineitem.parquet")
+def lineitem(out: Path, name: str = "lineitem") -> pa.Table:
+    src = Path(f"/tmp/tpch01/{name}.parquet")
+    if not src.exists():
+        src = out / "tpch01" / f"{name}.parquet"
     if not src.exists():
         subprocess.run([str(ROOT / ".venv/bin/tpchgen-cli"), "parquet", "-s", "0.1", "-o", str(out / "tpch01")], check=True)
-        src = out / "tpch01" / "lineitem.parquet"
     t = pq.read_table(src)
     return t.cast(pa.schema([pa.field(f.name, pa.string() if pa.types.is_string_view(f.type) else f.type)
                              for f in t.schema]))
@@ -50,10 +51,14 @@ def column_bytes(path: str) -> dict:
 def main() -> None:
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
-    jars = dict(a.split("=", 1) for a in sys.argv[2:]) or {"sparklance": os.environ.get("SPARKLANCE_JAR", "")}
+    args = sys.argv[2:]
+    name = "lineitem"
+    if args[:1] == ["--table"]:
+        name, args = args[1], args[2:]
+    jars = dict(a.split("=", 1) for a in args) or {"sparklance": os.environ.get("SPARKLANCE_JAR", "")}
     src = str(out / "pylance.lance")
     shutil.rmtree(src, ignore_errors=True)
-    lance.write_dataset(lineitem(out), src, data_storage_version="2.2")
+    lance.write_dataset(lineitem(out, name), src, data_storage_version="2.2")
     want = lance.dataset(src).to_table()
     results = {"pylance": column_bytes(src)}
     for label, jar in jars.items():

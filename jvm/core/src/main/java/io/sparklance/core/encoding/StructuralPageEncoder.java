@@ -24,7 +24,9 @@ import io.sparklance.proto.Encodings21Protos.Variable;
  *
  * Encodings chosen: values flat, or inline-bitpacked when an integer column's chunks need fewer bits; variable-width
  * values with 32/64-bit offsets; levels out-of-line bitpacked. A page of few distinct values becomes a mini-block
- * page of bitpacked 32-bit indices into a page dictionary, as pylance writes it (see {@link #dictionaryCandidate}).
+ * page of 32-bit indices (bitpacked, or runs) into a page dictionary, as pylance writes it (see
+ * {@link #dictionaryCandidate}); pages of strings of at most one byte too, where pylance leaves them plain, when that
+ * is smaller (see {@link #smallerOfDictionaryAndPlain}).
  */
 public final class StructuralPageEncoder {
 
@@ -92,6 +94,8 @@ public final class StructuralPageEncoder {
   private Growable.Bytes dictionary;
   private CompressiveEncoding dictionaryEncoding;
   private int dictionaryItems;
+  /** Whether a page dictionary's indices are written as runs ({@link DictionaryPageEncodings#RLE_INDICES}). */
+  private boolean rleIndices;
   /** Whether a page of plain values may become a dictionary page (see {@link #dictionaryCandidate}). */
   private final boolean pageDictionaries;
 
@@ -203,11 +207,20 @@ public final class StructuralPageEncoder {
       }
       return p;
     }
-    if (dictionaryCandidate() && dictionaryEncode()) {
-      Page p = miniBlock();
-      if (p != null) return p;
-      undoDictionary();
+    if (dictionaryCandidate()) {
+      if (dictionaryEncode()) {
+        Page p = dictionaryPage();
+        if (p != null) return p;
+        undoDictionary();
+      } else if (oneByteValues()) {
+        return smallerOfDictionaryAndPlain();
+      }
     }
+    return plain();
+  }
+
+  /** The page of the shredder's own values: a mini-block page, or full-zip for wide values or chunks past the limits. */
+  private Page plain() {
     boolean wide = s.valueKind == LeafShredder.FIXED_SIZE_LIST || s.valueKind == LeafShredder.VARIABLE_PACKED_STRUCT
         || (s.valueKind == LeafShredder.VARIABLE && s.maxValueBytes >= MINIBLOCK_MAX_VALUE_BYTES);
     if (!wide) {
@@ -265,13 +278,15 @@ public final class StructuralPageEncoder {
     boolean levelsPerValue = !hasRep;   // without lists, levels and values are one to one
     int fixedBytes = kind == LeafShredder.FIXED || kind == LeafShredder.PACKED_STRUCT ? width : 0;
     int typeBits = fixedBytes * 8;
-    boolean pack = bitpackable && kind == LeafShredder.FIXED && (typeBits == 8 || typeBits == 16 || typeBits == 32 || typeBits == 64);
+    boolean rle = rleIndices;
+    boolean pack = !rle && bitpackable && kind == LeafShredder.FIXED && (typeBits == 8 || typeBits == 16 || typeBits == 32 || typeBits == 64);
     boolean anyNarrow = false;
 
     Growable.Bytes chunks = new Growable.Bytes(values.size + numLevels + 1024);
     Growable.Bytes words = new Growable.Bytes(256);
     Growable.Longs repIndex = new Growable.Longs(64);
     Growable.Bytes valueBuf = new Growable.Bytes(CHUNK_MAX_BYTES);
+    Growable.Bytes runBuf = rle ? new Growable.Bytes(DictionaryPageEncodings.RLE_CHUNK_VALUES) : null;
     Growable.Bytes repBuf = new Growable.Bytes(1024);
     Growable.Bytes defBuf = new Growable.Bytes(1024);
     int[] widths = pack ? blockWidths(values, numValues, fixedBytes) : null;
@@ -294,7 +309,8 @@ public final class StructuralPageEncoder {
 
     int v = 0, level = 0, chunkIndex = 0;
     while (v < numValues) {
-      int n = pack ? Math.min(FastLanes.BLOCK, numValues - v) : chunkValues(v, numValues);
+      int n = pack ? Math.min(FastLanes.BLOCK, numValues - v)
+          : rle ? Math.min(DictionaryPageEncodings.RLE_CHUNK_VALUES, numValues - v) : chunkValues(v, numValues);
       int levelEnd;
       if (levelsPerValue) levelEnd = level + n;
       else {
@@ -308,7 +324,10 @@ public final class StructuralPageEncoder {
       if (chunkLevels > 0xFFFF) return null;
 
       valueBuf.clear();
-      if (pack) {
+      if (rle) {
+        runBuf.clear();
+        DictionaryPageEncodings.rle(values.data, v, n, valueBuf, runBuf);
+      } else if (pack) {
         int w = widths[chunkIndex];
         System.arraycopy(values.data, v * fixedBytes, block, 0, n * fixedBytes);
         if (n < FastLanes.BLOCK) Arrays.fill(block, n * fixedBytes, block.length, (byte) 0);
@@ -334,11 +353,13 @@ public final class StructuralPageEncoder {
       if (hasRep) chunks.u16(repBuf.size);
       if (hasDef) chunks.u16(defBuf.size);
       if (v22) chunks.u32(valueBuf.size); else chunks.u16(valueBuf.size);
+      if (rle && v22) chunks.u32(runBuf.size); else if (rle) chunks.u16(runBuf.size);
       chunks.pad(8, CHUNK_PAD);
       if (hasRep) { chunks.add(repBuf.data, 0, repBuf.size); chunks.pad(8, CHUNK_PAD); }
       if (hasDef) { chunks.add(defBuf.data, 0, defBuf.size); chunks.pad(8, CHUNK_PAD); }
       chunks.add(valueBuf.data, 0, valueBuf.size);
       chunks.pad(8, CHUNK_PAD);
+      if (rle) { chunks.add(runBuf.data, 0, runBuf.size); chunks.pad(8, CHUNK_PAD); }
       int bytes = chunks.size - start;
       if (bytes > CHUNK_MAX_BYTES || (!v22 && valueBuf.size > 0xFFFF)) return null;
       int log = last ? 0 : Integer.numberOfTrailingZeros(n);
@@ -352,8 +373,9 @@ public final class StructuralPageEncoder {
     }
 
     MiniBlockLayout.Builder m = MiniBlockLayout.newBuilder()
-        .setValueCompression(pack ? inlineBitpacking(typeBits) : zstd ? zstd(valueEncoding()) : valueEncoding())
-        .setNumBuffers(1)
+        .setValueCompression(rle ? DictionaryPageEncodings.RLE_INDICES : pack ? inlineBitpacking(typeBits)
+            : zstd ? zstd(valueEncoding()) : valueEncoding())
+        .setNumBuffers(rle ? 2 : 1)
         .setNumItems(numValues);
     if (hasRep) m.setRepCompression(levelEncoding(s.maxRep)).setRepetitionIndexDepth(1);
     if (hasDef) m.setDefCompression(levelEncoding(maxPageDef));
@@ -476,9 +498,10 @@ public final class StructuralPageEncoder {
    *   and their offsets, plus 4 bytes an index) exceeds {@link #DICTIONARY_SIZE_RATIO} of the plain values (their
    *   bytes and offsets, or their fixed width).</li>
    * </ol>
-   * The index width pylance prices (32 bits) is not what either writer stores: the indices are bitpacked. Null slots
-   * get the placeholder's item, as in pylance's files. In 2.2 the dictionary is LZ4-compressed, as pylance 14 writes
-   * it (`General(LZ4, ...)`); 2.1 keeps it plain, as pylance does.
+   * The index width pylance prices (32 bits) is not what either writer stores: the indices are bitpacked or runs
+   * ({@link #smallerEncodings}). Null slots get the placeholder's item, as in pylance's files. In 2.2 the dictionary
+   * is LZ4-compressed, as pylance 14 writes it (`General(LZ4, ...)`), or bitpacked (64-bit values); 2.1 keeps it
+   * plain, as pylance does.
    */
   private boolean dictionaryEncode() {
     int n = s.numVisible;
@@ -498,7 +521,77 @@ public final class StructuralPageEncoder {
     }
     useDictionary(d, 4);
     bitpackable = compress;
+    smallerEncodings(d);
     return true;
+  }
+
+  /**
+   * Gives the dictionary page's parts the smaller of pylance 14's encodings ({@link DictionaryPageEncodings}), as
+   * pylance chooses them: the indices runs when they take fewer bytes than bitpacked, a 64-bit dictionary (2.2)
+   * bitpacked when that is smaller than LZ4-compressed. Not for fields stored uncompressed.
+   */
+  private void smallerEncodings(DictionaryBuilder d) {
+    if (!compress) return;
+    int n = s.numVisible;
+    int header = 2 + (s.maxRep > 0 ? 2 : 0) + (hasDef ? 2 : 0);
+    int sizeBytes = v22 ? 4 : 2;
+    rleIndices = DictionaryPageEncodings.rleBytes(values.data, n, header, sizeBytes)
+        < DictionaryPageEncodings.bitpackedBytes(values.data, n, header, sizeBytes);
+    if (v22 && s.valueKind == LeafShredder.FIXED && s.width == 8) {
+      DictionaryPageEncodings.Block b = DictionaryPageEncodings.bitpacked64(d.itemBytes().data, d.items());
+      if (b != null && b.bytes.size < dictionary.size) {
+        dictionary = b.bytes;
+        dictionaryEncoding = b.encoding;
+      }
+    }
+  }
+
+  /**
+   * The mini-block page of a page dictionary's indices; runs given up for bitpacking when their chunks do not fit the
+   * mini-block limits, null when neither does.
+   */
+  private Page dictionaryPage() {
+    Page p = miniBlock();
+    if (p == null && rleIndices) {
+      rleIndices = false;
+      p = miniBlock();
+    }
+    return p;
+  }
+
+  /**
+   * Whether the page's values are strings or binaries of at most one byte (flags such as TPC-H's `l_returnflag`):
+   * pylance 14 never gives them a dictionary with 32-bit offsets (its estimate prices an index at 4 bytes, more than
+   * such a value and its offset save; large strings' 8-byte offsets pass it), where this writer deviates (see
+   * {@link #smallerOfDictionaryAndPlain}). Not for fields stored uncompressed.
+   */
+  private boolean oneByteValues() {
+    return compress && s.valueKind == LeafShredder.VARIABLE && s.maxValueBytes <= 1;
+  }
+
+  /**
+   * A page of values of at most one byte as a dictionary page (its indices and dictionary encoded as by
+   * {@link #smallerEncodings}) when that takes fewer bytes than the page's plain layout, and plain otherwise. A
+   * deviation from pylance 14, which stores such values plain (about 5 bytes a value with their offsets, where a
+   * dictionary of two or three flags takes a quarter of a byte); pylance reads these pages as dictionary pages of its
+   * own. At most 257 distinct values (each byte and the empty value), so the dictionary is built whole.
+   */
+  private Page smallerOfDictionaryAndPlain() {
+    DictionaryBuilder d = new DictionaryBuilder();
+    for (int v = 0; v < s.numVisible; v++) addValue(d, v);
+    useDictionary(d, 4);
+    bitpackable = true;
+    smallerEncodings(d);
+    Page withDictionary = dictionaryPage();
+    undoDictionary();
+    Page plain = plain();
+    return withDictionary != null && bytes(withDictionary) < bytes(plain) ? withDictionary : plain;
+  }
+
+  private static long bytes(Page p) {
+    long total = 0;
+    for (ByteBuffer b : p.buffers) total += b.remaining();
+    return total;
   }
 
   /**
@@ -524,7 +617,7 @@ public final class StructuralPageEncoder {
     return unique >= DICTIONARY_SAMPLE_MAX_UNIQUE || Math.ceil(unique * n) > maxItems;
   }
 
-  /** Puts back the page's own values after a dictionary page did not fit the mini-block limits. */
+  /** Puts back the page's own values after a dictionary page (did not fit the mini-block limits, or was not taken). */
   private void undoDictionary() {
     kind = s.valueKind;
     width = s.width;
@@ -533,6 +626,7 @@ public final class StructuralPageEncoder {
     dictionary = null;
     dictionaryEncoding = null;
     dictionaryItems = 0;
+    rleIndices = false;
     bitpackable = integerLike;
   }
 
@@ -676,19 +770,28 @@ public final class StructuralPageEncoder {
         .setUncompressedBitsPerValue(16).setValues(flat(w))).build();
   }
 
-  /** Appends levels [from, from + n) in the encoding of {@link #levelEncoding} for `max`. */
+  /**
+   * Appends levels [from, from + n) in the encoding of {@link #levelEncoding} for `max`: whole blocks packed, and the
+   * last partial block packed as a zero-padded block when its padding costs fewer bits than packing saves, raw 16-bit
+   * words otherwise, as pylance 14 writes an out-of-line bitpacked block.
+   */
   private static void levels(short[] levels, int from, int n, int max, Growable.Bytes out) {
     int w = 32 - Integer.numberOfLeadingZeros(max);
     int blocks = n / FastLanes.BLOCK;
+    int tail = n - blocks * FastLanes.BLOCK;
+    boolean packTail = tail > 0 && w * (FastLanes.BLOCK - tail) < (16 - w) * tail;
     byte[] block = new byte[2 * FastLanes.BLOCK];
-    for (int b = 0; b < blocks; b++) {
-      for (int i = 0; i < FastLanes.BLOCK; i++) LittleEndian.putShort(block, 2 * i, levels[from + b * FastLanes.BLOCK + i]);
+    for (int b = 0; b < blocks + (packTail ? 1 : 0); b++) {
+      int at = from + b * FastLanes.BLOCK;
+      int count = Math.min(FastLanes.BLOCK, from + n - at);
+      for (int i = 0; i < count; i++) LittleEndian.putShort(block, 2 * i, levels[at + i]);
+      if (count < FastLanes.BLOCK) Arrays.fill(block, 2 * count, block.length, (byte) 0);
       int bytes = FastLanes.packedBytes(w);
       out.ensure(bytes);
       FastLanes.pack(16, w, block, 0, out.data, out.size);
       out.size += bytes;
     }
-    for (int i = blocks * FastLanes.BLOCK; i < n; i++) out.u16(levels[from + i]);
+    if (!packTail) for (int i = blocks * FastLanes.BLOCK; i < n; i++) out.u16(levels[from + i]);
   }
 
   /**

@@ -155,8 +155,9 @@ class StructuralPageEncoderSuite extends AnyFunSuite with BeforeAndAfterAll {
     val str = Column(Nil, Str)
     assert(dictionary(str, Seq.tabulate(1000)(i => "x" * 30 + (i % 500))))
     assert(!dictionary(str, Seq.tabulate(1000)(i => "x" * 30 + (i % 501))))
-    // One-byte strings never pay: the 4-byte index pylance prices is more than the value and its offset save.
-    assert(!dictionary(str, Seq.tabulate(3000)(i => "ABC" (i % 3).toString)))
+    // One-byte strings never pay by pylance's estimate (a 4-byte index against the value and its offset), but this
+    // writer gives them a dictionary when that is smaller than plain (see the tests of one-byte values below).
+    assert(dictionary(str, Seq.tabulate(3000)(i => "ABC" (i % 3).toString)))
     // The sample (the leading 128 values of 32 blocks of 10,000) decides before the dictionary: 5,000 values each
     // twice in a row hold 65 distinct values in some blocks (projected past 5,000 items), the same values repeating
     // every 5,000 rows no more than 64 in any block.
@@ -167,6 +168,110 @@ class StructuralPageEncoderSuite extends AnyFunSuite with BeforeAndAfterAll {
     // 2,715 bytes against 2,683, over the budget (without the null slots they would be within it); 81 are within.
     assert(!dictionary(str, Seq.tabulate(500)(i => if (i % 10 == 9) null else f"${i % 101}%03d")))
     assert(dictionary(str, Seq.tabulate(500)(i => if (i % 10 == 9) null else f"${i % 90}%03d")))
+  }
+
+  private def encodeOne(c: Column, all: Seq[V], v22: Boolean, dictionary: Boolean = true): (StructuralPageEncoder.Page, Long) = {
+    val vec = vector(c, allocator, all)
+    try {
+      val s = shredder(c)
+      s.shred(vec, 0, all.size)
+      val p = if (dictionary) StructuralPageEncoder.encode(s, v22, c.leaf.bitpackable)
+        else StructuralPageEncoder.encodeWithoutPageDictionary(s, v22, c.leaf.bitpackable)
+      checkPage(c, s, p, all, s"$c ${if (v22) "2.2" else "2.1"} ${all.size} rows")
+      (p, p.buffers.map(_.remaining.toLong).sum)
+    } finally vec.close()
+  }
+
+  private def valueEncoding(p: StructuralPageEncoder.Page): String =
+    Decoders21.describe(p.layout.getMiniBlockLayout.getValueCompression)
+
+  private def dictionaryEncoding(p: StructuralPageEncoder.Page): String =
+    if (p.layout.getMiniBlockLayout.hasDictionary) Decoders21.describe(p.layout.getMiniBlockLayout.getDictionary) else "none"
+
+  test("dictionary indices are runs where runs take fewer bytes than bitpacking, as in pylance 14's files") {
+    val i64 = Column(Nil, Int64)
+    val str = Column(Nil, Str)
+    for (v22 <- Seq(false, true)) {
+      // Sorted strings (pylance 14: rle indices in 2.1 and 2.2), strings at random (bitpacked).
+      val sorted = Seq.tabulate(20000)(i => Leaf(s"mode-${i * 7 / 20000}"))
+      val (p1, _) = encodeOne(str, sorted, v22)
+      assert(valueEncoding(p1) == "rle(flat32, flat8)" && p1.layout.getMiniBlockLayout.getNumBuffers == 2)
+      val r = new Random(3)
+      val (p2, _) = encodeOne(str, Seq.fill(20000)(Leaf(s"mode-${r.nextInt(7)}")), v22)
+      assert(valueEncoding(p2) == "inline_bitpacking32" && p2.layout.getMiniBlockLayout.getNumBuffers == 1)
+    }
+    // TPC-H's ps_partkey: each key 4 times in a row. pylance 14 (2.2): rle indices, 20,000 items bitpacked to 15 bits.
+    val keys = Seq.tabulate(80000)(i => Leaf((i / 4 + 1).toLong))
+    val (p, bytes) = encodeOne(i64, keys, v22 = true)
+    assert(valueEncoding(p) == "rle(flat32, flat8)")
+    assert(dictionaryEncoding(p).startsWith("out_of_line_bitpacking64"), dictionaryEncoding(p))
+    assert(bytes <= 138800, s"$bytes bytes, pylance 14's page: 138,800")
+    // Runs over nulls and lists, with rle chunks of 4096 values: random pages read back whichever encoding is taken.
+    val r = new Random(11)
+    for (round <- 0 until 24) {
+      val c = Column(Seq.fill(r.nextInt(3))(if (r.nextBoolean()) S else L), if (r.nextBoolean()) Str else Int64)
+      val n = 200 + r.nextInt(12000)
+      val run = 1 + r.nextInt(300)
+      val nullRate = Seq(0.0, 0.05, 0.5)(r.nextInt(3))
+      val all = rows(c, r, n, nullRate).zipWithIndex.map {
+        case (v, i) => replaceLeaves(v, if (c.leaf == Str) s"k${i / run % 50}" else (i / run % 50).toLong * 1000003L)
+      }
+      encodeOne(c, all, r.nextBoolean())
+    }
+  }
+
+  /** `v` with every leaf value replaced by `x`. */
+  private def replaceLeaves(v: V, x: Any): V = v match {
+    case Leaf(_) => Leaf(x)
+    case Struct(child) => Struct(replaceLeaves(child, x))
+    case Lst(items) => Lst(items.map(replaceLeaves(_, x)))
+    case Nul => Nul
+  }
+
+  test("a 64-bit dictionary is bitpacked where that is smaller than LZ4: inline up to 1024 items, out of line past") {
+    val i64 = Column(Nil, Int64)
+    // Each item 4 times, cycling: the encoding of the dictionary and its bytes.
+    def page(items: Int, item: Int => Long): (String, Int) = {
+      val (p, _) = encodeOne(i64, Seq.tabulate(4 * items)(i => Leaf(item(i % items))), v22 = true)
+      (dictionaryEncoding(p), p.buffers(2).remaining)
+    }
+    assert(page(1000, _ + 1L) == ("inline_bitpacking64", 8 + 1280))
+    // 1,500 items at 11 bits: the last 476 packed as a block (their padding, 548 x 11 bits, costs less than packing
+    // saves, 476 x 53); 1,100 items: the last 76 raw (948 x 11 against 76 x 53).
+    assert(page(1500, _ + 1L) == ("out_of_line_bitpacking64(flat11)", 2 * 1408))
+    assert(page(1100, _ + 1L) == ("out_of_line_bitpacking64(flat11)", 1408 + 76 * 8))
+    // Values of all 64 bits (negative) and doubles stay LZ4-compressed, as pylance 14 writes them.
+    assert(page(500, i => -1L - i)._1.startsWith("general(lz4"))
+    assert(page(500, i => java.lang.Double.doubleToLongBits(i * 0.25))._1.startsWith("general(lz4"))
+    // 2.1 keeps its dictionaries plain.
+    val (p, _) = encodeOne(Column(Nil, Str), Seq.tabulate(3000)(i => Leaf(s"v${i % 40}")), v22 = false)
+    assert(dictionaryEncoding(p).startsWith("variable"), dictionaryEncoding(p))
+  }
+
+  private val Flag = Str.copy(name = "one-byte string", random = r => Seq("A", "N", "R", "")(r.nextInt(4)))
+
+  test("strings of at most one byte get a dictionary page where it is smaller than plain, and read back") {
+    for (v22 <- Seq(false, true)) {
+      // l_returnflag-like: three flags at random, a tenth of them null.
+      val r = new Random(4)
+      val flags = Seq.fill(30000)(if (r.nextInt(10) == 0) Nul else Leaf("ANR".charAt(r.nextInt(3)).toString))
+      val (p, bytes) = encodeOne(Column(Nil, Str), flags, v22)
+      val (_, plain) = encodeOne(Column(Nil, Str), flags, v22, dictionary = false)
+      assert(p.layout.getMiniBlockLayout.hasDictionary && p.layout.getMiniBlockLayout.getNumDictionaryItems == 4)
+      assert(bytes * 5 < plain, s"$bytes bytes with the dictionary, $plain plain")
+      // Every byte value at random: indices of 8 or 9 bits gain nothing over zstd's plain page; the smaller is kept.
+      val all = Seq.fill(30000)(Leaf(new String(Array((r.nextInt(94) + 33).toChar))))
+      val (q, qBytes) = encodeOne(Column(Nil, Str), all, v22)
+      val (_, qPlain) = encodeOne(Column(Nil, Str), all, v22, dictionary = false)
+      assert(qBytes <= qPlain && (qBytes == qPlain) != q.layout.getMiniBlockLayout.hasDictionary, s"$qBytes, $qPlain")
+    }
+    // Random nested columns of one-byte strings, nulls and empty lists at every layer.
+    for (seed <- Seeds; round <- 0 until 8) {
+      val r = new Random(seed * 100 + round)
+      val c = Column(Seq.fill(r.nextInt(4))(if (r.nextBoolean()) S else L), Flag)
+      val all = rows(c, r, 100 + r.nextInt(6000), Seq(0.0, 0.2, 0.6)(r.nextInt(3)))
+      encodeOne(c, all, r.nextBoolean())
+    }
   }
 
   test("pages of many values split into chunks of at most 4096 values, each a power of two but the last") {
