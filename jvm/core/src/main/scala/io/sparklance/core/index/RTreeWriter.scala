@@ -6,7 +6,7 @@ import java.nio.charset.StandardCharsets
 import scala.jdk.CollectionConverters._
 
 import org.apache.arrow.memory.BufferAllocator
-import org.apache.arrow.vector.{BaseVariableWidthVector, BigIntVector, FieldVector, Float8Vector, UInt8Vector,
+import org.apache.arrow.vector.{BigIntVector, FieldVector, Float8Vector, UInt8Vector,
   VarBinaryVector, VectorSchemaRoot}
 import org.apache.arrow.vector.complex.StructVector
 import org.apache.arrow.vector.types.FloatingPointPrecision
@@ -113,7 +113,7 @@ object RTreeWriter {
           case Some((xs, ys)) =>
             if (!xs.isNull(i) && !ys.isNull(i)) addPoint(box, xs.get(i), ys.get(i))
           case None =>
-            val bytes = geometries.asInstanceOf[BaseVariableWidthVector].get(i)
+            val bytes = KeyOrder.bytes(geometries, i)
             val end = try Wkb.bounds(bytes, 0, box) catch {
               case e: Wkb.Malformed => throw new InvalidArgumentException(s"Cannot create an RTREE index on column " +
                 s"'$column': its value at row ${id & 0xFFFFFFFFL} of fragment ${id >>> 32} is not a WKB geometry " +
