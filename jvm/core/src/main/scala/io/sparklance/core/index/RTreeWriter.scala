@@ -248,7 +248,8 @@ object RTreeWriter {
     while (i < b.n) {
       val hx = saturatedU32(math.floor(max * ((b.minX(i) + b.maxX(i)) / 2 - x0) / width))
       val hy = saturatedU32(math.floor(max * ((b.minY(i) + b.maxY(i)) / 2 - y0) / height))
-      keys(i) = ((Hilbert.index(hx, hy).toLong & 0xFFFFFFFFL) << 32) | i
+      // The Hilbert value (u32) in the upper half, flipped in its top bit so that signed order is unsigned order.
+      keys(i) = (((Hilbert.index(hx, hy).toLong & 0xFFFFFFFFL) << 32) | i) ^ Long.MinValue
       i += 1
     }
     java.util.Arrays.sort(keys)
