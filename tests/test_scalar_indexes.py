@@ -973,8 +973,8 @@ def test_refused(spark, typed, call, error, message):
 
 
 def test_refused_in_sql(spark, typed):
-    with lance_raises(sparklance.UnsupportedFeatureError, match="does not build RTREE indexes; it builds BTREE"):
-        spark.sql(f"ALTER TABLE lance.`{typed}` CREATE INDEX x USING rtree (k)")
+    with lance_raises(sparklance.UnsupportedFeatureError, match="does not build MINHASHLSH indexes; it builds BTREE"):
+        spark.sql(f"ALTER TABLE lance.`{typed}` CREATE INDEX x USING minhashlsh (k)")
     with lance_raises(sparklance.InvalidArgumentError, match="Cannot read index option 'zone_size'"):
         spark.sql(f"ALTER TABLE lance.`{typed}` CREATE INDEX x USING btree (k) WITH (zone_size)")
     with lance_raises(sparklance.InvalidArgumentError, match="replace must be true or false, not 'maybe'"):

@@ -1158,11 +1158,14 @@ SCENARIOS = [
                 num_segments = 8
             );""", indexes=("db/documents", {"doc_fts": "Inverted"}),
             filter_check=("lance.db.documents", "lance_match(content, 'columnar')", 1)),
-        ours("CREATE TABLE lance.db.places (id BIGINT, geometry STRUCT<x: DOUBLE, y: DOUBLE>)"),
+        # The page's geometry is a GeoArrow point struct, which Spark cannot mark as one (the field metadata
+        # ARROW:extension:name = geoarrow.point); WKB in a BINARY column is the geometry pylance and sparklance both take.
+        ours("CREATE TABLE lance.db.places (id BIGINT, geometry BINARY)"),
+        ours("INSERT INTO lance.db.places VALUES (1, X'0101000000000000000000F03F0000000000000040'), (2, X'01010000000000000000000CC00000000000204440'), (3, NULL)"),
         sql("operations/ddl/create-scalar-index.md", """
             ALTER TABLE lance.db.places CREATE INDEX idx_geometry
                 USING rtree (geometry) WITH (page_size = 2048, num_segments = 8);""",
-            expect=unsupported(UNSUPPORTED, "rtree")),
+            indexes=("db/places", {"idx_geometry": "RTree"})),
     ]),
 
     # --------------------------------------------------------------------------------------- vector index builds

@@ -49,6 +49,7 @@ object IndexAppend {
         .map(f => f.getName -> Some(f.getType))) && globalBuffers(storage, Storage.join(dir, BloomFilterIndex.File)) > 1
       case IndexKind.NGram => hasColumns(NGramIndex.File, Seq("tokens" -> Some(new ArrowType.Int(32, false)),
         "posting_list" -> Some(ArrowType.Binary.INSTANCE)))
+      case IndexKind.RTree => hasColumns(RTreeWriter.PagesFile, Seq("bbox" -> None, "id" -> u64))
       case _ => false
     }
   }

@@ -31,15 +31,17 @@ object IndexKind {
   case object LabelList extends Scalar("LABEL_LIST", "lance.table.LabelListIndexDetails")
   case object Inverted extends IndexKind("INVERTED", "lance.table.InvertedIndexDetails")
   case object NGram extends Scalar("NGRAM", "lance.table.NGramIndexDetails")
+  /** pylance 14's spatial index (`RTreeIndexDetails`, empty); built, never read to answer filters. */
+  case object RTree extends Scalar("RTREE", "lance.index.pb.RTreeIndexDetails")
   /** A vector index; pylance 14 records its details as `lance.index.pb.VectorIndexDetails`. */
   case object Vector extends IndexKind("VECTOR", "lance.index.pb.VectorIndexDetails")
   /** An index sparklance does not know (a system index, or a newer kind); kept, never read. */
   final case class Other(typeUrl: String) extends IndexKind(typeUrl.substring(typeUrl.lastIndexOf('/') + 1), "")
 
-  private val known: Seq[IndexKind] = Seq(BTree, Bitmap, ZoneMap, BloomFilter, LabelList, Inverted, NGram, Vector)
+  private val known: Seq[IndexKind] = Seq(BTree, Bitmap, ZoneMap, BloomFilter, LabelList, Inverted, NGram, RTree, Vector)
 
   /** The scalar kinds `CREATE INDEX ... USING <kind>` builds, by the name users give. */
-  val buildable: Seq[Scalar] = Seq(BTree, Bitmap, ZoneMap, BloomFilter, LabelList, NGram)
+  val buildable: Seq[Scalar] = Seq(BTree, Bitmap, ZoneMap, BloomFilter, LabelList, NGram, RTree)
 
   def of(p: TableProtos.IndexMetadata): IndexKind =
     if (!p.hasIndexDetails) {

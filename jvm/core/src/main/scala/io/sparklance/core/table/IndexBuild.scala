@@ -12,8 +12,8 @@ import io.sparklance.core.{InvalidArgumentException, MetadataColumn, Unsupported
 import io.sparklance.core.file.LanceFileReader
 import io.sparklance.core.format.{Fragment, FragmentFiles, TableLayout}
 import io.sparklance.core.index.{BitmapWriter, BloomFilterIndex, BloomFilterWriter, BTreeIndex, BTreeWriter, HeldRuns,
-  IndexAppend, IndexKind, IndexMetadata, KeyOrder, LabelListWriter, NGramIndex, NGramWriter, ZoneMapIndex, ZoneMapWriter,
-  ZoneRuns}
+  IndexAppend, IndexKind, IndexMetadata, KeyOrder, LabelListWriter, NGramIndex, NGramWriter, RTreeWriter, ZoneMapIndex,
+  ZoneMapWriter, ZoneRuns}
 import io.sparklance.core.scan.FragmentReader
 import io.sparklance.core.schema.{LanceField, LanceSchema}
 import io.sparklance.core.storage.Storage
@@ -51,6 +51,11 @@ import io.sparklance.core.txn.{Committer, Operation, Transaction}
  *    OPTIMIZE INDEX merges an index of row addresses with the new fragments' rows, keeping its rows (deleted ones
  *    too, as upstream does; those of fragments no longer in the table are left out); one of stable row ids is rebuilt
  *    over every fragment, as pylance 14 does.
+ *  - RTREE: `page_size`, entries per R-tree page (default 4096, at least 2), on a WKB binary column or a GeoArrow
+ *    point struct. Each task writes its fragment's bounding boxes as a run; the driver sorts them in Hilbert order
+ *    and writes the pages ([[RTreeWriter]]). Like upstream's (index version 0), it holds stable row ids on tables that
+ *    have them, row addresses otherwise; OPTIMIZE INDEX merges an index of row addresses with the new fragments'
+ *    boxes and rebuilds one of stable row ids over every fragment.
  */
 final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val name: String, val column: LanceField,
     val kind: IndexKind.Scalar, params: Map[String, String], replace: Boolean, base: Seq[IndexMetadata] = Nil,
@@ -71,6 +76,8 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
     if (kind == IndexKind.BloomFilter) IndexBuild.positive(params, Seq("number_of_items"), BloomFilterWriter.DefaultItems)
     else IndexBuild.positive(params, Seq("rows_per_zone"), ZoneMapWriter.DefaultRowsPerZone)
 
+  private val pageSize: Int = if (kind == IndexKind.RTree) RTreeWriter.pageSize(params) else RTreeWriter.DefaultPageSize
+
   private val probability: Double = params.get("probability").map { v =>
     scala.util.Try(v.trim.toDouble).toOption.filter(p => p > 0 && p < 1).getOrElse(throw new InvalidArgumentException(
       s"Index option probability must be a number between 0 and 1 (exclusive), not '$v'."))
@@ -80,11 +87,11 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
   private def zones: Boolean = kind == IndexKind.ZoneMap || kind == IndexKind.BloomFilter
 
   /**
-   * Bitmaps and NGRAM indexes of tables with stable row ids hold row ids (upstream's choice); every other index row
-   * addresses.
+   * Bitmaps, NGRAM and RTREE indexes of tables with stable row ids hold row ids (upstream's choice); every other
+   * index row addresses.
    */
-  private val rowIds =
-    (kind == IndexKind.Bitmap || kind == IndexKind.LabelList || kind == IndexKind.NGram) && snapshot.hasStableRowIds
+  private val rowIds = (kind == IndexKind.Bitmap || kind == IndexKind.LabelList || kind == IndexKind.NGram ||
+    kind == IndexKind.RTree) && snapshot.hasStableRowIds
 
   /** The indexes of this name the new one replaces (with `replace`, or the segments it merges). */
   private val replaced: Seq[IndexMetadata] = snapshot.indexes.filter(_.name == name)
@@ -183,13 +190,14 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
         case IndexKind.ZoneMap => ZoneMapWriter.merge(table.storage, runs, dir, keys, rowsPerZone, allocator)
         case IndexKind.NGram => NGramWriter.merge(table.storage, runs.map(_._2), old.toSet,
           if (rowIds) _ => true else kept, dir, allocator)
+        case IndexKind.RTree => RTreeWriter.merge(table.storage, runs.map(_._2), dir, pageSize, allocator)
         case _ => BloomFilterWriter.merge(table.storage, runs, dir, rowsPerZone, probability, allocator)
       }
     } finally {
       try release() finally try bitmaps.foreach(_.close()) finally allocator.close()
     }
     written.foreach { r =>
-      if (zones || kind == IndexKind.LabelList) ZoneRuns.delete(table.storage, r) else table.storage.delete(r)
+      if (zones || kind == IndexKind.LabelList || kind == IndexKind.RTree) ZoneRuns.delete(table.storage, r) else table.storage.delete(r)
     }
     val details = if (kind == IndexKind.ZoneMap) ZoneMapWriter.details(rowsPerZone) else com.google.protobuf.ByteString.EMPTY
     // A merged index keeps the version its oldest segment was built at, as pylance 14's optimize_indices records it
@@ -245,6 +253,7 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
           labelList = kind == IndexKind.LabelList, liveRowIds, kept, physicalRows, allocator)
         case IndexKind.ZoneMap => IndexAppend.zoneRun(table.storage, from, ZoneMapIndex.File, run, kept, allocator)
         case IndexKind.NGram => Storage.join(from, NGramIndex.File)
+        case IndexKind.RTree => RTreeWriter.oldRun(table.storage, from, run, rowIds, kept, allocator)
         case _ => IndexAppend.zoneRun(table.storage, from, BloomFilterIndex.File, run, kept, allocator)
       }
     }
@@ -305,6 +314,8 @@ object IndexBuild {
           LabelListWriter.writeRun(storage, task.runPath, root.getVector(0), addresses, allocator)
         } else if (task.kind == IndexKind.NGram.name) {
           NGramWriter.writeRun(storage, task.runPath, root.getVector(0), addresses, allocator)
+        } else if (task.kind == IndexKind.RTree.name) {
+          RTreeWriter.writeRun(storage, task.runPath, root.getVector(0).getName, root.getVector(0), addresses, allocator)
         } else if (task.kind == IndexKind.BloomFilter.name) {
           BloomFilterWriter.writeZones(storage, task.runPath, fragment.id, root.getVector(0), addresses, task.rowsPerZone,
             task.probability, allocator)
@@ -348,6 +359,33 @@ object IndexBuild {
     } finally reader.close()
   }
 
+  /**
+   * Checks that an RTREE index can be built on `field`: a binary column of WKB (pylance reads one without extension
+   * metadata as WKB, or one marked `geoarrow.wkb`), or a GeoArrow point (a struct of float64 `x`, `y`, marked
+   * `geoarrow.point`).
+   */
+  private def checkGeometry(root: String, column: String, field: LanceField): Unit = {
+    import org.apache.arrow.vector.types.pojo.ArrowType
+    val arrow = LanceFileReader.readField(field).getType
+    val ext = field.extensionName
+    val wkb = (arrow.isInstanceOf[ArrowType.Binary] || arrow.isInstanceOf[ArrowType.LargeBinary]) &&
+      ext.forall(_ == RTreeWriter.WkbExtension)
+    def float64(name: String) = field.child(name).exists(c => LanceFileReader.readField(c).getType ==
+      new ArrowType.FloatingPoint(org.apache.arrow.vector.types.FloatingPointPrecision.DOUBLE))
+    val point = arrow.isInstanceOf[ArrowType.Struct] && float64("x") && float64("y")
+    if (point && !ext.contains(RTreeWriter.PointExtension)) {
+      throw new UnsupportedFeatureException(s"Cannot create an RTREE index on column '$column' of $root: it is a " +
+        "struct of x and y without the field metadata ARROW:extension:name = geoarrow.point, without which pylance " +
+        "does not read it as a point (nor build or use the index). Store the geometries as WKB in a BINARY column, " +
+        "or write the column with that metadata from pylance.")
+    }
+    if (!wkb && !point) {
+      throw new UnsupportedFeatureException(s"Cannot create an RTREE index on column '$column' of $root: its type " +
+        s"$arrow${ext.map(e => s" ($e)").getOrElse("")} is not a geometry sparklance indexes; RTREE indexes take WKB " +
+        "in BINARY columns and GeoArrow points (structs of double x, y marked geoarrow.point).")
+    }
+  }
+
   private def positive(params: Map[String, String], keys: Seq[String], default: Int): Int =
     keys.flatMap(k => params.get(k).map(k -> _)).headOption.map { case (k, v) =>
       scala.util.Try(v.trim.toInt).toOption.filter(_ > 0).getOrElse(
@@ -361,6 +399,7 @@ object IndexBuild {
       case IndexKind.BTree => Map("zone_size" -> BTreeIndex.batchSize(snapshot.storage, dir).toString)
       case IndexKind.ZoneMap => ZoneMapIndex.rowsPerZone(snapshot.storage, dir).map(n => "rows_per_zone" -> n.toString).toMap
       case IndexKind.BloomFilter => BloomFilterIndex.parameters(snapshot.storage, dir)
+      case IndexKind.RTree => RTreeWriter.pageSizeOf(snapshot.storage, dir).map(n => "page_size" -> n.toString).toMap
       case _ => Map.empty
     }
   }
@@ -369,7 +408,7 @@ object IndexBuild {
   private val Options: Map[IndexKind, Set[String]] = Map(IndexKind.BTree -> Set("zone_size", "batch_size"),
     IndexKind.Bitmap -> Set.empty, IndexKind.ZoneMap -> Set("rows_per_zone"),
     IndexKind.BloomFilter -> Set("number_of_items", "probability"), IndexKind.LabelList -> Set.empty,
-    IndexKind.NGram -> Set.empty)
+    IndexKind.NGram -> Set.empty, IndexKind.RTree -> Set("page_size"))
 
   /** Checks a new index's name, column, kind and options against `snapshot`; the checked column. */
   private[table] def check(snapshot: Snapshot, name: String, column: String, kind: String, params: Map[String, String],
@@ -404,7 +443,8 @@ object IndexBuild {
       throw new UnsupportedFeatureException(s"Cannot create an NGRAM index on column '$column' of $root: its type " +
         s"$arrow is not a string; NGRAM indexes take string and large string columns.")
     }
-    if (!KeyOrder.supports(arrow)) {
+    if (k == IndexKind.RTree) checkGeometry(root, column, field)
+    else if (!KeyOrder.supports(arrow)) {
       throw new UnsupportedFeatureException(s"Cannot create a ${k.name} index on column '$column' of $root: its type " +
         s"$arrow cannot be indexed; ${k.name} indexes take numbers, strings, binaries, booleans, dates and timestamps.")
     }

@@ -408,8 +408,9 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
     val (field, kind) = IndexBuild.check(snapshot, name, column, existing.kind.name, options, replace = true)
     val keys = LanceFileReader.readField(if (kind == IndexKind.LabelList) field.children.head else field).getType
     // pylance 14 rebuilds an NGRAM index of a table with stable row ids over the live rows of every fragment, where it
-    // merges one of row addresses with the new fragments' rows.
-    val rebuilt = kind == IndexKind.NGram && snapshot.hasStableRowIds
+    // merges one of row addresses with the new fragments' rows. An RTREE index of stable row ids is rebuilt likewise:
+    // its rows cannot be told apart by fragment.
+    val rebuilt = (kind == IndexKind.NGram || kind == IndexKind.RTree) && snapshot.hasStableRowIds
     val mergeable = !rebuilt && segments.forall { s =>
       s.kind == kind && s.fieldIds == existing.fieldIds && (try IndexAppend.mergeable(storage, snapshot.indexDir(s), kind, keys)
       catch {

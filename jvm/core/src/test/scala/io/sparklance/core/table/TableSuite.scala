@@ -482,9 +482,11 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
       .contains("zone_size must be a positive number"))
     assert(error(table.newIndex(s, "i", "id", "inverted", Map.empty, replace = false))
       .contains("a full-text (INVERTED) index is built by Table.newFullTextIndex"))
-    assert(error(table.newIndex(s, "i", "id", "rtree", Map.empty, replace = false)).contains("does not build RTREE " +
-      "indexes; it builds BTREE, BITMAP, ZONEMAP, BLOOMFILTER, LABEL_LIST, NGRAM, full-text (INVERTED) indexes and " +
-      "the vector indexes IVF_FLAT, IVF_PQ, IVF_SQ, IVF_HNSW_FLAT, IVF_HNSW_PQ, IVF_HNSW_SQ."))
+    assert(error(table.newIndex(s, "i", "id", "minhashlsh", Map.empty, replace = false)).contains("does not build " +
+      "MINHASHLSH indexes; it builds BTREE, BITMAP, ZONEMAP, BLOOMFILTER, LABEL_LIST, NGRAM, RTREE, full-text " +
+      "(INVERTED) indexes and the vector indexes IVF_FLAT, IVF_PQ, IVF_SQ, IVF_HNSW_FLAT, IVF_HNSW_PQ, IVF_HNSW_SQ."))
+    assert(error(table.newIndex(s, "i", "id", "rtree", Map.empty, replace = false)).contains("Cannot create an RTREE " +
+      "index on column 'id' of mem://t.lance: its type Int(64, true) is not a geometry sparklance indexes"))
     table.newIndex(s, "i", "id", "BTREE", Map.empty, replace = false).runAndCommit()
     assert(error(table.newIndex(table.latest(), "i", "s", "bitmap", Map.empty, replace = false)).contains("already has an index named 'i'"))
     val replaced = table.newIndex(table.latest(), "i", "s", "bitmap", Map.empty, replace = true).runAndCommit()
