@@ -231,7 +231,7 @@ lazy val sparkhome35_213 = sparkHome("sparkhome35_213", "3.5.9")
 
 // Benchmarks (make bench): separate from tests and from the runtime jar.
 lazy val bench = (project in file("jvm/bench"))
-  .dependsOn(core)
+  .dependsOn(core, coreVector)
   .settings(
     name := "sparklance-bench",
     publish / skip := true,
@@ -240,7 +240,7 @@ lazy val bench = (project in file("jvm/bench"))
     javacOptions ++= javacFlags(scalaVersion.value),
     Compile / unmanagedJars ++= sparkJars(n => coreJarPrefixes.exists(n.startsWith)).classpath,
     run / fork := true,
-    run / javaOptions ++= javaModuleOpens ++ Seq("-Xmx6g", "-Xss4m"),
+    run / javaOptions ++= javaModuleOpens ++ Seq("-Xmx6g", "-Xss4m", "--add-modules=jdk.incubator.vector"),
   )
 
 // The S3 jars alone, for tests and the demo that run Spark against an S3 stand-in (make s3-jars exports this

@@ -2,9 +2,11 @@
 
 * pylance builds, we search: our ``vector_search`` through pylance's 4-bit IVF_PQ index returns pylance's rows and
   distances (random ``k``, ``nprobes``, ``refine_factor``, filters before or after the search, deleted rows, an
-  appended fragment), to ``TOL``: pylance 14 measures each row as the sum of its sub-vectors' table entries, a byte's
-  two entries added first (docs/dev/vector-index-format.md §6.5); its table entries may differ from ours in the last
-  bit, so distances agree to float32 rounding and rows may differ only where two distances are that close.
+  appended fragment): pylance 14 measures each row as the sum of its sub-vectors' table entries, a byte's two entries
+  added first (docs/dev/vector-index-format.md §6.5), over table entries summed as ``PqTableSums`` sums them, so a
+  distance the index gives is pylance's to the last bit and rows may differ only where two distances are equal. Rows
+  measured exactly (``refine_factor``, the appended fragment) agree to ``TOL``, as in test_vector_index_search.py.
+  Over pylance's 4-bit IVF_HNSW_PQ index the rows both searches find have pylance's distances to the bit.
 * we build, pylance searches: pylance lists our 4-bit index, ``validate()`` passes, its plan uses it; every stored code
   is the nearest codeword of the row's residual under the index's own centroids and codebook, packed and transposed
   as pylance stores them (low nibble first), and the files carry pylance's metadata; pylance's recall@10 with our index
@@ -35,7 +37,7 @@ sys.path.insert(0, str(HERE.parent / "python"))
 from conftest import start_spark, warehouse_with  # noqa: E402
 from test_vector_index_build import options, recall, table  # noqa: E402
 from test_vector_index_hnsw import MIN_OVERLAP, our_search, overlap, pylance_search  # noqa: E402
-from test_vector_index_search import indexed_table, search_both  # noqa: E402
+from test_vector_index_search import TOL, indexed_table, search_both  # noqa: E402
 from test_vector_types import proto_fields  # noqa: E402
 
 from sparklance import LanceTable  # noqa: E402
@@ -78,7 +80,7 @@ def test_search_through_pylance_4bit_index(spark, tmp_path):
             what = (f"seed {SEED} 4-bit IVF_PQ {metric} table {t} (dim {dim}, unindexed {unindexed}, stable {stable}) "
                     f"k={k} nprobes={nprobes} refine={refine} filter={filt} prefilter={prefilter}")
             search_both(spark, ds, path, q, k, metric, what, nprobes=nprobes, refine_factor=refine, filter=filt,
-                        prefilter=prefilter)
+                        prefilter=prefilter, tol=TOL if refine or unindexed else 0.0)
 
 
 def test_search_through_pylance_4bit_hnsw_index(spark, tmp_path):
@@ -101,7 +103,16 @@ def test_search_through_pylance_4bit_hnsw_index(spark, tmp_path):
             theirs = pylance_search(ds, q, k, metric, nprobes=2)
             ours = our_search(spark, path, q, k, metric, nprobes=2)
             overlaps.append(overlap(ours, theirs, what))
+            assert_same_distances(ours, theirs, what)
     assert sum(overlaps) / len(overlaps) >= MIN_OVERLAP, overlaps
+
+
+def assert_same_distances(ours, theirs, what: str) -> None:
+    """Rows both searches found have the same float32 distance, bit for bit."""
+    mine = dict(ours)
+    for rowid, d in theirs:
+        if rowid in mine:
+            assert np.float32(mine[rowid]) == np.float32(d), f"{what}: row {rowid} at {mine[rowid]!r}, pylance {d!r}"
 
 
 def index_dir(path: Path) -> Path:
@@ -243,8 +254,9 @@ def test_pylance_uses_our_4bit_index(spark, tmp_path, index_type, metric):
         if index_type == "IVF_PQ":
             for _ in range(3):
                 q = data.vectors(1)[0].astype(np.float64)
+                refine = rng.choice([None, 2])
                 search_both(spark, ds, path, q, rng.randint(1, 25), metric, what, nprobes=rng.choice([1, 2, partitions]),
-                            refine_factor=rng.choice([None, 2]))
+                            refine_factor=refine, tol=TOL if refine else 0.0)
         else:
             overlaps = [overlap(our_search(spark, path, q.astype(np.float64), 10, metric, nprobes=2),
                                 pylance_search(ds, q.astype(np.float64), 10, metric, nprobes=2), what)
@@ -294,4 +306,4 @@ def test_optimize_extends_4bit_index(spark, tmp_path, built_by):
     for _ in range(3):
         q = data.vectors(1)[0].astype(np.float64)
         search_both(spark, ds, path, q, rng.randint(1, 25), "l2", f"4-bit optimized ({built_by})",
-                    nprobes=rng.choice([1, 2, 4]))
+                    nprobes=rng.choice([1, 2, 4]), tol=0.0)

@@ -2,7 +2,8 @@
 the kind tests/test_vector_index_build.py draws, several builds each: the measurement behind docs/vector-search.md's
 recall of 4-bit indexes (issue #17).
 
-Usage: recall_pq4.py INDEX_TYPE METRIC TABLES BUILDS   (INDEX_TYPE ivf_pq or ivf_hnsw_pq)
+Usage: recall_pq4.py INDEX_TYPE METRIC TABLES BUILDS [SEED]   (INDEX_TYPE ivf_pq or ivf_hnsw_pq; SEED draws another set
+of tables, none the first set)
 Run with the project's .venv from the repository root, after spark/assembly.
 """
 
@@ -26,12 +27,13 @@ from sparklance import LanceTable  # noqa: E402
 
 def main():
     index_type, metric, tables, builds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    seed = f"-{sys.argv[5]}" if len(sys.argv) > 5 else ""
     tmp = Path(tempfile.mkdtemp(prefix="recall_pq4"))
     spark = start_spark("recall_pq4", tmp / "wh")
     means = []
     try:
         for t in range(tables):
-            rng = random.Random(f"recall-pq4-{index_type}-{metric}-{t}")
+            rng = random.Random(f"recall-pq4-{index_type}-{metric}-{t}{seed}")
             dim = rng.choice([16, 32])
             path, twin = tmp / f"t{t}.lance", tmp / f"twin{t}.lance"
             data = table(rng, path, rng.randint(3000, 4500), dim)

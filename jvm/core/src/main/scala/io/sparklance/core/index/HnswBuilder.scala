@@ -79,7 +79,7 @@ final class HnswBuilder(vectors: Array[Float], n: Int, dim: Int, space: Distance
    * Adds the link `node -> to` (at distance `d`) on the level, then reduces the node's list by [[select]] to `limit`
    * when it holds more; under the node's lock, publishing a new list.
    */
-  private def addLink(level: Int, node: Int, to: Int, d: Float, limit: Int): Unit =
+  private def addLink(level: Int, node: Int, to: Int, d: Float, limit: Int, scratch: Scratch): Unit =
     locks(node % locks.length).synchronized {
       val have = links(level)(node)
       val c = if (have == null) 0 else have.count
@@ -91,7 +91,7 @@ final class HnswBuilder(vectors: Array[Float], n: Int, dim: Int, space: Distance
       }
       ids(c) = to
       ds(c) = d
-      links(level)(node) = new HnswBuilder.Links(ids, ds, select(ids, ds, c + 1, limit))
+      links(level)(node) = new HnswBuilder.Links(ids, ds, select(ids, ds, c + 1, limit, scratch))
     }
 
   /** A float's bits as an int that orders as the floats do (NaN aside). */
@@ -105,15 +105,16 @@ final class HnswBuilder(vectors: Array[Float], n: Int, dim: Int, space: Distance
    * than `k`, nearest first, each kept when it is nearer to the node than to every one kept before, then
    * the candidates passed over, nearest first, until `k` are kept. Returns how many are kept (at the front).
    */
-  private def select(ids: Array[Int], ds: Array[Float], count: Int, k: Int): Int =
+  private def select(ids: Array[Int], ds: Array[Float], count: Int, k: Int, scratch: Scratch): Int =
     if (count <= k) count
     else {
-      val order = new Array[Long](count)
+      scratch.room(count)
+      val order = scratch.order
       var i = 0
       while (i < count) { order(i) = (orderedBits(ds(i)).toLong << 32) | i; i += 1 }
-      java.util.Arrays.sort(order)
-      val sortedIds = new Array[Int](count)
-      val sortedDs = new Array[Float](count)
+      java.util.Arrays.sort(order, 0, count)
+      val sortedIds = scratch.ids
+      val sortedDs = scratch.distances
       i = 0
       while (i < count) {
         val at = order(i).toInt
@@ -121,7 +122,7 @@ final class HnswBuilder(vectors: Array[Float], n: Int, dim: Int, space: Distance
         sortedDs(i) = ds(at)
         i += 1
       }
-      val passed = new Array[Int](count)
+      val passed = scratch.passed
       var passedCount = 0
       var kept = 0
       i = 0
@@ -145,19 +146,38 @@ final class HnswBuilder(vectors: Array[Float], n: Int, dim: Int, space: Distance
       kept
     }
 
-  /** One inserting thread's marks of the nodes a search has visited. */
-  private final class Visits {
+  /**
+   * One inserting thread's working memory, reused from node to node: its marks of the nodes a search has visited, the
+   * search's two heaps, and room for the neighbour selection's candidates.
+   */
+  private final class Scratch {
     val marks = new Array[Int](n)
     var mark = 0
+    val candidates = new NodeHeap(64)
+    val results = new NodeHeap(efConstruction + 1)
+    var order = new Array[Long](0)
+    var ids = new Array[Int](0)
+    var distances = new Array[Float](0)
+    var passed = new Array[Int](0)
+
+    /** Makes the selection's arrays hold at least `count` candidates. */
+    def room(count: Int): Unit = if (order.length < count) {
+      order = new Array[Long](count)
+      ids = new Array[Int](count)
+      distances = new Array[Float](count)
+      passed = new Array[Int](count)
+    }
   }
 
   /** The `ef` nodes nearest to `node` found from `ep` on `level` (Lance's `beam_search`), in a max-heap. */
-  private def searchLevel(node: Int, ep: Int, epd: Float, level: Int, ef: Int, visits: Visits): NodeHeap = {
+  private def searchLevel(node: Int, ep: Int, epd: Float, level: Int, ef: Int, visits: Scratch): NodeHeap = {
     visits.mark += 1
     val visitMark = visits.mark
     val visited = visits.marks
-    val candidates = new NodeHeap(64)
-    val results = new NodeHeap(ef + 1)
+    val candidates = visits.candidates
+    val results = visits.results
+    candidates.clear()
+    results.clear()
     visited(ep) = visitMark
     candidates.pushMin(epd, ep)
     results.offerBounded(epd, ep, ef)
@@ -198,7 +218,7 @@ final class HnswBuilder(vectors: Array[Float], n: Int, dim: Int, space: Distance
    */
   def build(): this.type = {
     if (threads == 1 || n < 2 * threads) {
-      val visits = new Visits
+      val visits = new Scratch
       var node = 0
       while (node < n) { if (node != entryPoint) insert(node, visits); node += 1 }
     } else {
@@ -208,7 +228,7 @@ final class HnswBuilder(vectors: Array[Float], n: Int, dim: Int, space: Distance
         val inserting = (0 until threads).map { _ =>
           pool.submit(new java.util.concurrent.Callable[Unit] {
             def call(): Unit = {
-              val visits = new Visits
+              val visits = new Scratch
               var node = next.getAndIncrement()
               while (node < n) {
                 if (node != entryPoint) insert(node, visits)
@@ -232,7 +252,7 @@ final class HnswBuilder(vectors: Array[Float], n: Int, dim: Int, space: Distance
     this
   }
 
-  private def insert(node: Int, visits: Visits): Unit = {
+  private def insert(node: Int, visits: Scratch): Unit = {
     val top = levels(node)
     var ep = entryPoint
     var epd = distance(node, ep)
@@ -264,7 +284,7 @@ final class HnswBuilder(vectors: Array[Float], n: Int, dim: Int, space: Distance
       val (ids, ds) = found.sorted(found.size)
       ep = ids(0)
       epd = ds(0)
-      own(level) = new HnswBuilder.Links(ids, ds, select(ids, ds, ids.length, m))
+      own(level) = new HnswBuilder.Links(ids, ds, select(ids, ds, ids.length, m, visits))
       locks(node % locks.length).synchronized { links(level)(node) = own(level) }
       level -= 1
     }
@@ -273,7 +293,7 @@ final class HnswBuilder(vectors: Array[Float], n: Int, dim: Int, space: Distance
       val list = own(level)
       var i = 0
       while (i < list.count) {
-        addLink(level, list.ids(i), node, list.distances(i), maxLinks(level))
+        addLink(level, list.ids(i), node, list.distances(i), maxLinks(level), visits)
         i += 1
       }
       level += 1
@@ -315,6 +335,7 @@ final class HnswBuilder(vectors: Array[Float], n: Int, dim: Int, space: Distance
       }
     }
     reach(entryPoint)
+    val scratch = new Scratch
     var last = -1
     var node = 0
     while (node < n) {
@@ -335,7 +356,7 @@ final class HnswBuilder(vectors: Array[Float], n: Int, dim: Int, space: Distance
           anchor = if (last >= 0 && !anchored(last)) last else entryPoint
           anchorD = distance(anchor, node)
         }
-        addLink(0, anchor, node, anchorD, Int.MaxValue)
+        addLink(0, anchor, node, anchorD, Int.MaxValue, scratch)
         anchored(anchor) = true
         last = node
         reach(node)

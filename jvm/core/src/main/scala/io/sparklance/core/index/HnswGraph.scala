@@ -215,91 +215,99 @@ private[index] object HnswGraph {
 }
 
 /**
- * A binary heap of (distance, node) pairs in primitive arrays, used either as a min-heap ([[pushMin]], [[popMin]])
- * or as a bounded max-heap of the nearest ([[offerBounded]]); never both. Ties by node id.
+ * A binary heap of (distance, node) pairs, used either as a min-heap ([[pushMin]], [[popMin]]) or as a bounded max-heap
+ * of the nearest ([[offerBounded]]); never both. Pairs order by distance as `Float.compare` orders them, then by node.
+ * Each pair is one long, the float's bits made to order as signed ints above the node, so that one comparison of
+ * primitives orders two pairs; a max-heap keeps the bitwise complement of its keys, which reverses their order, and
+ * is then the same min-heap.
  */
 private[index] final class NodeHeap(initial: Int) {
-  private var d = new Array[Float](math.max(initial, 4))
-  private var n = new Array[Int](math.max(initial, 4))
+  private var keys = new Array[Long](math.max(initial, 4))
+  /** Whether the keys are complemented (a bounded max-heap). */
+  private var max = false
   var size = 0
 
-  /** Whether (da, na) orders before (db, nb) in this heap's root direction, given `sign` (1 min-heap, -1 max-heap). */
-  @inline private def before(da: Float, na: Int, db: Float, nb: Int, sign: Int): Boolean = {
-    val c = java.lang.Float.compare(da, db) * sign
-    c < 0 || (c == 0 && Integer.compare(na, nb) * sign < 0)
-  }
+  /** Empties the heap for reuse (as either kind). */
+  def clear(): Unit = { size = 0; max = false }
 
-  private def grow(): Unit = {
-    d = java.util.Arrays.copyOf(d, d.length * 2)
-    n = java.util.Arrays.copyOf(n, n.length * 2)
-  }
+  private def grow(): Unit = keys = java.util.Arrays.copyOf(keys, keys.length * 2)
 
-  private def push(dist: Float, node: Int, sign: Int): Unit = {
-    if (size == d.length) grow()
+  private def push(key: Long): Unit = {
+    if (size == keys.length) grow()
     var i = size
     size += 1
-    while (i > 0 && before(dist, node, d((i - 1) / 2), n((i - 1) / 2), sign)) {
-      d(i) = d((i - 1) / 2); n(i) = n((i - 1) / 2); i = (i - 1) / 2
+    while (i > 0 && key < keys((i - 1) >>> 1)) {
+      keys(i) = keys((i - 1) >>> 1)
+      i = (i - 1) >>> 1
     }
-    d(i) = dist; n(i) = node
+    keys(i) = key
   }
 
-  private def pop(sign: Int): Int = {
-    val top = n(0)
-    size -= 1
-    if (size > 0) {
-      // Two vals, not a pair: a (Float, Int) tuple boxes both on every pop of the build's and searches' heaps.
-      val ld = d(size)
-      val ln = n(size)
-      var i = 0
-      var done = false
-      while (!done) {
-        val l = 2 * i + 1
-        if (l >= size) done = true
-        else {
-          val c = if (l + 1 < size && before(d(l + 1), n(l + 1), d(l), n(l), sign)) l + 1 else l
-          if (before(d(c), n(c), ld, ln, sign)) { d(i) = d(c); n(i) = n(c); i = c } else done = true
-        }
+  /** Moves `key` down from the root, which it replaces. */
+  private def siftDown(key: Long): Unit = {
+    var i = 0
+    var done = false
+    while (!done) {
+      val l = 2 * i + 1
+      if (l >= size) done = true
+      else {
+        val c = if (l + 1 < size && keys(l + 1) < keys(l)) l + 1 else l
+        if (keys(c) < key) { keys(i) = keys(c); i = c } else done = true
       }
-      d(i) = ld; n(i) = ln
     }
-    top
+    keys(i) = key
   }
 
   /** The distance at the root: the nearest of a min-heap, the farthest kept of a bounded max-heap. */
-  def rootDistance: Float = d(0)
+  def rootDistance: Float = NodeHeap.distance(if (max) ~keys(0) else keys(0))
 
-  def pushMin(dist: Float, node: Int): Unit = push(dist, node, 1)
+  def pushMin(dist: Float, node: Int): Unit = push(NodeHeap.key(dist, node))
 
-  def popMin(): Int = pop(1)
+  def popMin(): Int = {
+    val top = keys(0).toInt
+    size -= 1
+    if (size > 0) siftDown(keys(size))
+    top
+  }
 
   /** Keeps (dist, node) among the `bound` nearest offered (a max-heap). */
   def offerBounded(dist: Float, node: Int, bound: Int): Unit =
-    if (dist.isNaN || bound <= 0) ()
-    else if (size < bound) push(dist, node, -1)
-    else if (before(dist, node, d(0), n(0), 1)) { pop(-1); push(dist, node, -1) }
+    if (!dist.isNaN && bound > 0) {
+      max = true
+      val key = NodeHeap.key(dist, node)
+      if (size < bound) push(~key)
+      else if (key < ~keys(0)) siftDown(~key)
+    }
 
   /** The `k` nearest kept, nearest first (a bounded max-heap's contents, sorted). */
   def sorted(k: Int): (Array[Int], Array[Float]) = {
-    // (distance, node) as one long that orders as the pairs do: the float's bits made to order as signed ints.
-    val keys = new Array[Long](size)
+    val sortedKeys = new Array[Long](size)
     var i = 0
-    while (i < size) {
-      val bits = java.lang.Float.floatToIntBits(d(i))
-      keys(i) = ((bits ^ ((bits >> 31) & 0x7fffffff)).toLong << 32) | (n(i) & 0xFFFFFFFFL)
-      i += 1
-    }
-    java.util.Arrays.sort(keys)
+    while (i < size) { sortedKeys(i) = if (max) ~keys(i) else keys(i); i += 1 }
+    java.util.Arrays.sort(sortedKeys)
     val count = math.min(k, size)
     val nodes = new Array[Int](count)
     val dists = new Array[Float](count)
     i = 0
     while (i < count) {
-      nodes(i) = keys(i).toInt
-      val high = (keys(i) >> 32).toInt
-      dists(i) = java.lang.Float.intBitsToFloat(high ^ ((high >> 31) & 0x7fffffff))
+      nodes(i) = sortedKeys(i).toInt
+      dists(i) = NodeHeap.distance(sortedKeys(i))
       i += 1
     }
     (nodes, dists)
+  }
+}
+
+private[index] object NodeHeap {
+  /** (distance, node) as one long that orders as the pairs do (node at least 0). */
+  @inline def key(dist: Float, node: Int): Long = {
+    val bits = java.lang.Float.floatToIntBits(dist)
+    ((bits ^ ((bits >> 31) & 0x7fffffff)).toLong << 32) | (node & 0xFFFFFFFFL)
+  }
+
+  /** The distance of a [[key]]. */
+  @inline def distance(key: Long): Float = {
+    val high = (key >> 32).toInt
+    java.lang.Float.intBitsToFloat(high ^ ((high >> 31) & 0x7fffffff))
   }
 }
