@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 import random
 import sys
+import zlib
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Dict, List, Tuple
 
@@ -74,6 +76,18 @@ def hnsw_table(rng: random.Random, path: Path, index_type: str, metric: str, sta
         params["num_sub_vectors"] = rng.choice([m for m in (2, 4, 8) if dim % m == 0])
     ds.create_index("emb", index_type=index_type, **params)
     return ds, dim, centers, nprng
+
+
+@contextmanager
+def seeded_builds(spark, seed):
+    """Inside the block our vector index builds draw their randoms (k-means, samples, HNSW levels) from ``seed``, and
+    build each graph on one thread, so that a build repeats; outside it each build draws a fresh seed, as for users."""
+    system = spark._jvm.java.lang.System
+    system.setProperty("sparklance.vector-index.seed", str(seed))
+    try:
+        yield
+    finally:
+        system.clearProperty("sparklance.vector-index.seed")
 
 
 def pylance_search(ds, q, k, metric, **opts) -> List[Tuple[int, float]]:
@@ -196,7 +210,8 @@ def test_pylance_uses_our_hnsw_index(spark, tmp_path, index_type, metric):
     """Our IVF_HNSW_* index: pylance lists it with its type, passes ``validate()``, plans its search with it, and its
     recall@10 over all partitions (so that the graphs and the quantizer, not the IVF probing, are measured) is within
     ``RECALL_POINTS`` of its recall over an index it builds with the same parameters; our search over our index returns
-    pylance's rows over it."""
+    pylance's rows over it, every one (rows may differ only where they tie with the k-th distance). Our builds are
+    seeded (``build_seed`` in the messages) so that a failure repeats."""
     rng = random.Random(f"{SEED}-build-{index_type}-{metric}")
     dim = rng.choice([16, 32])
     n = 4000
@@ -211,9 +226,11 @@ def test_pylance_uses_our_hnsw_index(spark, tmp_path, index_type, metric):
     opts = {"num_partitions": partitions, "m": rng.choice([8, 12, 16]), "ef_construction": rng.choice([40, 80])}
     if index_type == "IVF_HNSW_PQ":
         opts["num_sub_vectors"] = dim // 2
-    what = f"seed {SEED} {index_type} {metric} (dim {dim}, {n} rows, {opts})"
+    build_seed = zlib.crc32(f"{SEED}-{index_type}-{metric}".encode())
+    what = f"seed {SEED} {index_type} {metric} (dim {dim}, {n} rows, {opts}, build_seed {build_seed})"
     table = LanceTable.for_path(spark, str(path))
-    made = table.create_index("emb", index_type.lower(), distance_type=metric, **opts)
+    with seeded_builds(spark, build_seed):
+        made = table.create_index("emb", index_type.lower(), distance_type=metric, **opts)
     assert made["name"] == "emb_idx" and made["columns"] == ["emb"], made
     ds = lance.dataset(str(path))
     ds.validate()
@@ -229,7 +246,8 @@ def test_pylance_uses_our_hnsw_index(spark, tmp_path, index_type, metric):
     assert "ANNSubIndex: name=emb_idx" in plan, plan
 
     ours = [recall(ds, queries, metric, partitions)]
-    table.create_index("emb", index_type.lower(), distance_type=metric, replace=True, **opts)
+    with seeded_builds(spark, build_seed + 1):
+        table.create_index("emb", index_type.lower(), distance_type=metric, replace=True, **opts)
     ours.append(recall(lance.dataset(str(path)), queries, metric, partitions))
     theirs = []
     for _ in range(2):
@@ -238,15 +256,53 @@ def test_pylance_uses_our_hnsw_index(spark, tmp_path, index_type, metric):
     print(f"{what}: recall@10 (nprobes {partitions}) ours {ours} pylance {theirs}")
     assert np.mean(ours) >= np.mean(theirs) - RECALL_POINTS, f"{what}: recall@10 ours {ours}, pylance's {theirs}"
 
+    # The index of the second build (build_seed + 1) is searched.
     ds = lance.dataset(str(path))
-    overlaps = []
-    for q in queries[:8]:
+    differing = []
+    for i, q in enumerate(queries[:8]):
         k = rng.randint(1, 20)
         nprobes = rng.choice([1, partitions])
         theirs_rows = pylance_search(ds, q.astype(np.float64), k, metric, nprobes=nprobes)
         ours_rows = our_search(spark, path, q.astype(np.float64), k, metric, nprobes=nprobes)
-        overlaps.append(overlap(ours_rows, theirs_rows, f"{what} k={k} nprobes={nprobes}"))
-    assert sum(overlaps) / len(overlaps) >= MIN_OVERLAP, (what, overlaps)
+        case = f"{what} query {i} k={k} nprobes={nprobes}"
+        overlap(ours_rows, theirs_rows, case)
+        if not same_rows_up_to_ties(ours_rows, theirs_rows):
+            differing.append(f"{case}\n  ours    {ours_rows}\n  pylance {theirs_rows}")
+    assert not differing, "our search over our index returned rows other than pylance's:\n" + "\n".join(differing)
+
+
+def same_rows_up_to_ties(ours, theirs) -> bool:
+    """Whether ``ours`` are ``theirs`` (row ids, as many), except rows at the farthest distance of either list, which
+    either side may choose among the rows tied there: a row nearer than that must be in both."""
+    if len(ours) != len(theirs):
+        return False
+    last = max([d for _, d in ours + theirs], default=0.0)
+
+    def nearer(rows):
+        return {r for r, d in rows if last - d > TOL * max(1.0, abs(last))}
+    return nearer(ours) == nearer(theirs)
+
+
+def test_seeded_builds_repeat(spark, tmp_path):
+    """With the build seed fixed, an IVF_HNSW_PQ build repeats: the same centroids, codebook and graphs, so the same
+    rows for every search; another seed gives other centroids. A seed that is not a whole number is refused."""
+    path = tmp_path / "seeded.lance"
+    v = np.random.default_rng(SEED).normal(0, 1, (1200, 8)).astype(np.float32)
+    lance.write_dataset(table_of(0, v), str(path))
+    table = LanceTable.for_path(spark, str(path))
+    queries = np.random.default_rng(SEED + 1).normal(0, 1, (6, 8))
+    builds = []
+    for seed in (7, 7, 8):
+        with seeded_builds(spark, seed):
+            table.create_index("emb", "ivf_hnsw_pq", num_partitions=2, num_sub_vectors=4, m=6, replace=True)
+        ds = lance.dataset(str(path))
+        [stats] = ds.stats.index_stats("emb_idx")["indices"]
+        builds.append((np.asarray(stats["centroids"]), [our_search(spark, path, q, 10, "l2", nprobes=2) for q in queries]))
+    assert np.array_equal(builds[0][0], builds[1][0]) and builds[0][1] == builds[1][1]
+    assert not np.array_equal(builds[0][0], builds[2][0])
+    with seeded_builds(spark, "seven"), lance_raises(InvalidArgumentError, match=(
+            "System property sparklance.vector-index.seed must be a whole number .*, not 'seven'")):
+        table.create_index("emb", "ivf_hnsw_pq", num_partitions=2, num_sub_vectors=4, replace=True)
 
 
 def test_hnsw_build_options_are_checked(spark, tmp_path):

@@ -84,8 +84,7 @@ private[index] final class HnswGraph(val size: Int, val entryPoint: Int, nodes: 
     while (searching && candidates.size > 0) {
       val cd = candidates.rootDistance
       val cur = candidates.popMin()
-      val furthest = if (results.size > 0) results.rootDistance else Float.PositiveInfinity
-      if (cd > furthest && results.size == ef) searching = false
+      if (results.size == ef && cd > results.rootDistance) searching = false
       else {
         var i = st(cur)
         val to = st(cur + 1)
@@ -94,7 +93,10 @@ private[index] final class HnswGraph(val size: Int, val entryPoint: Int, nodes: 
           if (!visited(nb)) {
             visited(nb) = true
             val d = distance(nb)
-            if (d <= furthest || results.size < ef) {
+            // The farthest kept is read again for every neighbour, as Algorithm 2 of the HNSW paper and pylance 14's
+            // `beam_search` read it: once the results fill up during an expansion, their farthest grows past the
+            // one read before it, and a neighbour between the two must still become a candidate.
+            if (results.size < ef || d <= results.rootDistance) {
               if (allowed == null || allowed(nb)) results.offerBounded(d, nb, ef)
               candidates.pushMin(d, nb)
             }

@@ -77,6 +77,9 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
   /** Whether each partition gets an HNSW graph, built by [[graphTasks]] after [[tasks]]. */
   def buildsGraphs: Boolean = hnsw.isDefined
 
+  /** Whether the build repeats: its seed is fixed ([[VectorIndexBuild.SeedProperty]]), so its graphs get one thread. */
+  private val repeatable: Boolean = VectorIndexBuild.fixedSeed.isDefined
+
   private def graphPath(p: Int): String = Storage.join(dir, s"graph-$p.lance")
 
   /**
@@ -88,7 +91,7 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
   def graphTasks(runs: Seq[String], cores: Int, coresPerTask: Int): Seq[VectorIndexBuild.GraphTask] =
     if (upToDate) Nil else hnsw.toSeq.flatMap { h =>
       val all = carriedRuns ++ runs
-      val threads = math.max(math.max(1, coresPerTask), cores / model.numPartitions)
+      val threads = if (repeatable) 1 else math.max(math.max(1, coresPerTask), cores / model.numPartitions)
       (0 until model.numPartitions).map(p => VectorIndexBuild.GraphTask(all, p, model, h, seed * 31 + p, graphPath(p),
         uuid.toString, threads))
     }
@@ -267,6 +270,24 @@ object VectorIndexBuild {
   /** Whether this build's Arrow reads float16 vectors (the Arrow of the Spark 3.x builds has no `Float2Vector`). */
   private lazy val halfFloats: Boolean =
     scala.util.Try(Class.forName("org.apache.arrow.vector.Float2Vector")).isSuccess
+
+  /**
+   * The system property that fixes the seed of every vector index build's randoms (the k-means++ seeds, the sample,
+   * the PQ codebooks' training, the HNSW nodes' levels), so that a test can build the same index again; unset (as
+   * for users: pylance draws its builds from fresh randoms too), each build draws a new seed. With it set, HNSW
+   * graphs are built on one thread each, since a build on several threads depends on which insertions overlap.
+   */
+  val SeedProperty: String = "sparklance.vector-index.seed"
+
+  /** The seed [[SeedProperty]] fixes, read at each build; None when it is unset. */
+  private[table] def fixedSeed: Option[Long] = Option(System.getProperty(SeedProperty)).map { v =>
+    scala.util.Try(v.trim.toLong).getOrElse(throw new InvalidArgumentException(
+      s"System property $SeedProperty must be a whole number (a vector index build's seed), not '$v'. Unset it for " +
+        "builds from fresh randoms."))
+  }
+
+  /** A build's seed: the fixed one, else a fresh one. */
+  private def seed(): Long = fixedSeed.getOrElse(new java.util.Random().nextLong())
 
   /** Vector index types pylance builds that this builder does not yet. */
   private val NotYet: Set[String] = Set("IVF_RQ", "HNSW", "IVF_HNSW", "IVF")
@@ -672,7 +693,7 @@ object VectorIndexBuild {
     val params = IvfModel.Params(model.indexType, model.distance, model.numPartitions, 256, 50, model.numSubVectors,
       model.element, model.numBits)
     val graphs = if (opened.head._2.isHnsw) Some(hnswOf(newest.proto.getIndexDetails.getValue)) else None
-    new VectorIndexBuild(table, snapshot, name, field, model.dim, params, graphs, new java.util.Random().nextLong(),
+    new VectorIndexBuild(table, snapshot, name, field, model.dim, params, graphs, seed(),
       Some(Update(opened.map(o => (o._1, o._2)), model, newest.proto.getIndexDetails.getValue, newest.indexVersion, moves)))
   }
 
@@ -796,6 +817,6 @@ object VectorIndexBuild {
       }
     }
     val p = IvfModel.Params(base, distance, partitions, sampleRate, maxIters, subVectors, element, numBits)
-    new VectorIndexBuild(table, snapshot, name, field, dim, p, hnsw, new java.util.Random().nextLong())
+    new VectorIndexBuild(table, snapshot, name, field, dim, p, hnsw, seed())
   }
 }

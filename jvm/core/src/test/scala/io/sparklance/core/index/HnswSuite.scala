@@ -129,6 +129,20 @@ class HnswSuite extends AnyFunSuite {
     assert(graph.search(distance, 5, 5, few)._1.toSeq == exact)
   }
 
+  test("a neighbour nearer than the farthest kept becomes a candidate even when the results filled up during the expansion") {
+    // Node 0 (the entry point, at 1) links to 1, 2, 3 (at 10, 9, 8); 3 links to 4 (at 7). With ef 3 the results fill
+    // up at node 2, their farthest grows from 1 to 10, and node 3 (at 8) must be compared with 10, not with the 1
+    // read before the expansion, so that the search goes on to node 4: pylance 14 returns 0, 4, 3 here. Comparing
+    // with the stale 1 returned 0, 2, 1, and over real graphs returned rows other than pylance's over the same index
+    // (8 of 240 searches of an IVF_HNSW_FLAT dot index, seeds 51 to 56 of test_vector_index_hnsw's table).
+    val distances = Array(1f, 10f, 9f, 8f, 7f)
+    val graph = new HnswGraph(5, 0, Array(Array(0, 1, 2, 3, 4)), Array(Array(0, 3, 3, 3, 4, 4)), Array(Array(1, 2, 3, 4)))
+    val distance = new IvfStorage.NodeDistance { def apply(row: Int): Float = distances(row) }
+    val (nodes, found) = graph.search(distance, 3, 3, null)
+    assert(nodes.toSeq == Seq(0, 4, 3) && found.toSeq == Seq(1f, 7f, 8f))
+    assert(graph.search(distance, 3, 3, Array(true, true, true, true, true))._1.toSeq == Seq(0, 4, 3))
+  }
+
   test("a graph whose node ids or entry point lie outside the partition is refused") {
     val random = new Random(19)
     val (n, dim) = (200, 4)
