@@ -319,11 +319,12 @@ def test_scan_tasks_are_sized_by_the_columns_pages_pylance_wrote_and_the_planner
             conf.unset(k) if v is None else conf.set(k, v)
 
 
-def test_a_scan_of_small_pages_is_spread_over_the_cores_as_its_parquet_scale_size_would_be(spark, cbo, tmp_path):
+def test_a_scan_of_small_pages_is_spread_over_the_cores_by_its_files_bytes(spark, tmp_path):
     """Decoding costs about as much per value whatever the pages' size, so a scan whose columns' pages are small
-    (bitpacked small integers) still takes a task per core when the size the planner gets (Spark's Parquet scale)
-    fills them (spark.sql.files.minPartitionNum) with openCostInBytes each, as Spark spreads a Parquet scan of that size; a size that does not leaves
-    one task. Every row is read once either way. Seeded tables of a small integer and a double column."""
+    (bitpacked small integers) still takes a task per core when its data files' bytes fill them
+    (spark.sql.files.minPartitionNum) with openCostInBytes each, as Spark spreads a Parquet scan by its files' bytes
+    whatever columns it reads; files that do not leave one task. Every row is read once either way. Seeded tables
+    of a small integer and a double column."""
     seed = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261127"))
     rng = np.random.default_rng(seed)
     conf = spark.conf
@@ -336,16 +337,15 @@ def test_a_scan_of_small_pages_is_spread_over_the_cores_as_its_parquet_scale_siz
             path = str(tmp_path / f"spread{case}.lance")
             lance.write_dataset(pa.table({"k": pa.array(k, pa.int64()), "x": pa.array(rng.normal(size=n))}), path,
                                 data_storage_version="2.1", max_rows_per_file=int(rng.integers(n // 3, n + 1)))
-            df = spark.read.format("lance").load(path).select("k")
             pages = _page_bytes(path, ["k"])
-            size, rows = _stats(df)
-            assert rows == n and pages * 3 < size, (seed, case, pages, size)
-            # Two tasks of at least openCostInBytes: one by the pages' bytes, two by the planner's size.
+            files = sum(f.file_size_bytes for fr in lance.dataset(path).get_fragments() for f in fr.metadata.files)
+            assert pages * 3 < files, (seed, case, pages, files)
+            # Two tasks of at least openCostInBytes: one by the pages' bytes, two by the files' bytes.
             conf.set("spark.sql.files.minPartitionNum", "2")
-            for open_cost, want in ((int((pages + size) / 4) + pages, 2), (size + 1, 1)):
+            for open_cost, want in ((int((pages + files) / 4) + pages, 2), (files + 1, 1)):
                 conf.set("spark.sql.files.openCostInBytes", str(open_cost))
                 got = spark.read.format("lance").load(path).select("k")
-                assert got.rdd.getNumPartitions() == want, (seed, case, pages, size, open_cost)
+                assert got.rdd.getNumPartitions() == want, (seed, case, pages, files, open_cost)
                 assert sorted(r[0] for r in got.collect()) == sorted(k.tolist()), (seed, case)
     finally:
         for key, v in saved.items():

@@ -265,7 +265,7 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
   private def tasks: Seq[lance.ScanTask] = options.rowsPerPartition match {
     case Some(rows) => scan.planTasks(rows)
     case None => scan.planTasks(LanceScan.taskSizing(SparkSession.active, tableRowBytes, readShare)
-      .copy(spreadBytes = plannerBytes._2.toDouble))
+      .copy(spreadBytes = fileBytes._2.toDouble))
   }
 
   /**
@@ -321,12 +321,15 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
   }
 
   /**
-   * The rows the scan reads and their size at Spark's scale for Parquet ([[estimateStatistics]]), which also
-   * decides whether the scan is spread over a task per core ([[lance.Scan.TaskSizing]]), as Spark spreads a
-   * Parquet scan of those bytes.
+   * The rows the scan reads and the bytes of the data files they stand for, whatever columns it reads: by these
+   * bytes the scan is spread over a task per core or not ([[lance.Scan.TaskSizing]]), as Spark spreads a Parquet
+   * scan by its files' bytes.
    */
+  private lazy val fileBytes: (Long, Long) = scan.estimateFileBytes(tableRowBytes)
+
+  /** The rows the scan reads and their size at Spark's scale for Parquet ([[estimateStatistics]]). */
   private lazy val plannerBytes: (Long, Long) = {
-    val (rows, bytes) = scan.estimateFileBytes(tableRowBytes)
+    val (rows, bytes) = fileBytes
     // Spark's size of a row (EstimationUtils.getSizePerRow): 8 bytes of a row's own, and the columns' default sizes.
     val share = (readSchema.defaultSize + 8).toDouble / (tableRowBytes + 8)
     (rows, math.max(1L, (bytes * math.min(1.0, share)).toLong))

@@ -342,10 +342,11 @@ object Scan {
    * does not record counts `defaultRowBytes` per row. A task is sized by the bytes of the columns it reads, not by
    * columns it leaves unread, such as a long comment column: their share of the files comes from the files' column
    * sizes ([[Scan.columnShare]]); `readShare` (in (0, 1]) is the caller's estimate of it for files that do not tell.
-   * `spreadBytes` is the scan's size as the caller's engine would judge whether it fills the `parallelism` tasks:
-   * Spark spreads a Parquet scan by its files' bytes, and decoding costs about as much per value whether the pages
-   * compress well or not, so a scan of keys whose pages are small (sorted or narrow integers) still takes a task
-   * per core when its `spreadBytes` would give Parquet's scan as many. 0 leaves the count to the pages' bytes.
+   * `spreadBytes` is the scan's size as the caller's engine judges whether it fills the `parallelism` tasks (Spark
+   * spreads a Parquet scan by its files' bytes, whatever columns it reads): decoding costs about as much per value
+   * whether the pages compress well or not, so a scan of keys whose pages are small (sorted or narrow integers)
+   * still takes a task per core when its `spreadBytes` would give Parquet's scan as many. 0 leaves the count to
+   * the pages' bytes.
    */
   final case class TaskSizing(maxBytes: Long, minBytes: Long, parallelism: Int, defaultRowBytes: Long,
       readShare: Double = 1.0, spreadBytes: Double = 0) {
