@@ -319,6 +319,39 @@ def test_scan_tasks_are_sized_by_the_columns_pages_pylance_wrote_and_the_planner
             conf.unset(k) if v is None else conf.set(k, v)
 
 
+def test_a_scan_of_small_pages_is_spread_over_the_cores_by_its_files_bytes(spark, tmp_path):
+    """Decoding costs about as much per value whatever the pages' size, so a scan whose columns' pages are small
+    (bitpacked small integers) still takes a task per core when its data files' bytes fill them
+    (spark.sql.files.minPartitionNum) with openCostInBytes each, as Spark spreads a Parquet scan by its files' bytes
+    whatever columns it reads; files that do not leave one task. Every row is read once either way. Seeded tables
+    of a small integer and a double column."""
+    seed = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261127"))
+    rng = np.random.default_rng(seed)
+    conf = spark.conf
+    keys = ("spark.sql.files.openCostInBytes", "spark.sql.files.minPartitionNum")
+    saved = {k: conf.get(k, None) for k in keys}
+    try:
+        for case in range(3):
+            n = int(rng.integers(20_000, 60_000))
+            k = rng.integers(0, int(rng.integers(2, 64)), n)
+            path = str(tmp_path / f"spread{case}.lance")
+            lance.write_dataset(pa.table({"k": pa.array(k, pa.int64()), "x": pa.array(rng.normal(size=n))}), path,
+                                data_storage_version="2.1", max_rows_per_file=int(rng.integers(n // 3, n + 1)))
+            pages = _page_bytes(path, ["k"])
+            files = sum(f.file_size_bytes for fr in lance.dataset(path).get_fragments() for f in fr.metadata.files)
+            assert pages * 3 < files, (seed, case, pages, files)
+            # Two tasks of at least openCostInBytes: one by the pages' bytes, two by the files' bytes.
+            conf.set("spark.sql.files.minPartitionNum", "2")
+            for open_cost, want in ((int((pages + files) / 4) + pages, 2), (files + 1, 1)):
+                conf.set("spark.sql.files.openCostInBytes", str(open_cost))
+                got = spark.read.format("lance").load(path).select("k")
+                assert got.rdd.getNumPartitions() == want, (seed, case, pages, files, open_cost)
+                assert sorted(r[0] for r in got.collect()) == sorted(k.tolist()), (seed, case)
+    finally:
+        for key, v in saved.items():
+            conf.unset(key) if v is None else conf.set(key, v)
+
+
 def test_scan_statistics_without_recorded_file_sizes_are_not_zero(spark, cbo, tmp_path):
     """Manifests of older writers record no file sizes (DataFile.file_size_bytes, field 6): dropped here."""
     sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))

@@ -264,7 +264,8 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
   /** The scan's tasks: of at most `rows_per_partition` rows when that is given, else sized as Spark sizes file splits. */
   private def tasks: Seq[lance.ScanTask] = options.rowsPerPartition match {
     case Some(rows) => scan.planTasks(rows)
-    case None => scan.planTasks(LanceScan.taskSizing(SparkSession.active, tableRowBytes, readShare))
+    case None => scan.planTasks(LanceScan.taskSizing(SparkSession.active, tableRowBytes, readShare)
+      .copy(spreadBytes = fileBytes._2.toDouble))
   }
 
   /**
@@ -311,15 +312,27 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
    * the table's default row size, never nothing: an estimate of 0 would broadcast any table.
    */
   override def estimateStatistics(): Statistics = {
-    val (rows, bytes) = scan.estimateFileBytes(tableRowBytes)
-    // Spark's size of a row (EstimationUtils.getSizePerRow): 8 bytes of a row's own, and the columns' default sizes.
-    val share = (readSchema.defaultSize + 8).toDouble / (tableRowBytes + 8)
-    val readBytes = math.max(1L, (bytes * math.min(1.0, share)).toLong)
+    val (rows, readBytes) = plannerBytes
     val readRows = limit.orElse(topN.map(_.k)).map(l => math.min(rows, l.toLong)).getOrElse(rows)
     new Statistics {
       override def sizeInBytes(): OptionalLong = OptionalLong.of(readBytes)
       override def numRows(): OptionalLong = OptionalLong.of(readRows)
     }
+  }
+
+  /**
+   * The rows the scan reads and the bytes of the data files they stand for, whatever columns it reads: by these
+   * bytes the scan is spread over a task per core or not ([[lance.Scan.TaskSizing]]), as Spark spreads a Parquet
+   * scan by its files' bytes.
+   */
+  private lazy val fileBytes: (Long, Long) = scan.estimateFileBytes(tableRowBytes)
+
+  /** The rows the scan reads and their size at Spark's scale for Parquet ([[estimateStatistics]]). */
+  private lazy val plannerBytes: (Long, Long) = {
+    val (rows, bytes) = fileBytes
+    // Spark's size of a row (EstimationUtils.getSizePerRow): 8 bytes of a row's own, and the columns' default sizes.
+    val share = (readSchema.defaultSize + 8).toDouble / (tableRowBytes + 8)
+    (rows, math.max(1L, (bytes * math.min(1.0, share)).toLong))
   }
 
   /**

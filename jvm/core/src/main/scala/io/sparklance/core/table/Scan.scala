@@ -272,7 +272,8 @@ final class Scan private[table] (
    * order, are cut into tasks of equal bytes, each of at most `maxBytes`, of at least `minBytes` unless the scan has
    * fewer, and at least `parallelism` of them when that leaves each task `minBytes`. A cut inside a fragment splits
    * it by rows (or by the offsets an index selected), its bytes standing evenly for its physical rows; whole
-   * fragments between cuts share a task.
+   * fragments between cuts share a task. A scan whose `spreadBytes` fill `parallelism` tasks of `minBytes` takes
+   * that many tasks at least, however few bytes its columns' pages hold.
    */
   def planTasks(sizing: Scan.TaskSizing): Seq[ScanTask] = {
     val shared = context
@@ -284,7 +285,8 @@ final class Scan private[table] (
     }
     val total = kept.map(_._4).sum
     val target = math.min(sizing.maxBytes.toDouble, math.max(sizing.minBytes.toDouble, total / math.max(1, sizing.parallelism)))
-    val count = math.max(1L, math.ceil(total / math.max(1.0, target)).toLong)
+    val spread = math.min(sizing.parallelism.toLong, math.ceil(sizing.spreadBytes / math.max(1L, sizing.minBytes)).toLong)
+    val count = math.max(spread, math.max(1L, math.ceil(total / math.max(1.0, target)).toLong))
     val perTask = total / count
     val tasks = ArrayBuffer.empty[ScanTask]
     var current = Vector.empty[ScanTask.Slice]
@@ -340,10 +342,16 @@ object Scan {
    * does not record counts `defaultRowBytes` per row. A task is sized by the bytes of the columns it reads, not by
    * columns it leaves unread, such as a long comment column: their share of the files comes from the files' column
    * sizes ([[Scan.columnShare]]); `readShare` (in (0, 1]) is the caller's estimate of it for files that do not tell.
+   * `spreadBytes` is the scan's size as the caller's engine judges whether it fills the `parallelism` tasks (Spark
+   * spreads a Parquet scan by its files' bytes, whatever columns it reads): decoding costs about as much per value
+   * whether the pages compress well or not, so a scan of keys whose pages are small (sorted or narrow integers)
+   * still takes a task per core when its `spreadBytes` would give Parquet's scan as many. 0 leaves the count to
+   * the pages' bytes.
    */
   final case class TaskSizing(maxBytes: Long, minBytes: Long, parallelism: Int, defaultRowBytes: Long,
-      readShare: Double = 1.0) {
+      readShare: Double = 1.0, spreadBytes: Double = 0) {
     require(readShare > 0 && readShare <= 1, s"readShare $readShare is not in (0, 1]")
+    require(spreadBytes >= 0, s"spreadBytes $spreadBytes is negative")
   }
 
   /** What a scan does with a predicate. */

@@ -200,7 +200,7 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
-  test("tasks sized by bytes: seeded tables are cut into equal tasks of at most the bytes asked (those of the columns read), every live row read once") {
+  test("tasks sized by bytes: seeded tables are cut into equal tasks of at most the bytes asked (those of the columns read), a task per core at least where the caller's size fills them, every live row read once") {
     (1 to 16).foreach { seed =>
       val r = new Random(seed * 7)
       val (_, table) = newTable()
@@ -217,15 +217,21 @@ class TableSuite extends AnyFunSuite with BeforeAndAfterAll {
       val total = snapshot.fragments.map(f => fileBytes(f.id) * f.physicalRows).sum
       assert(snapshot.fragments.forall(_.files.forall(_.fileSizeBytes.exists(_ > 0))), s"seed $seed: file sizes not recorded")
       // The caller's estimate of the share is not used where the files tell it.
-      val sizing = Scan.TaskSizing(maxBytes = 1 + r.nextInt(20000), minBytes = r.nextInt(3000), 1 + r.nextInt(4), 16, 0.01)
+      // Half the tables are judged by a size of the caller's (Spark's scale) for spreading over `parallelism` tasks.
+      val spreadBytes = if (r.nextBoolean()) 0.0 else r.nextInt(40000).toDouble
+      val sizing = Scan.TaskSizing(maxBytes = 1 + r.nextInt(20000), minBytes = r.nextInt(3000), 1 + r.nextInt(4), 16, 0.01, spreadBytes)
       val tasks = scan.planTasks(sizing)
       val target = math.min(sizing.maxBytes.toDouble, math.max(sizing.minBytes.toDouble, total / sizing.parallelism))
+      val spread = math.min(sizing.parallelism, math.ceil(spreadBytes / math.max(1, sizing.minBytes)).toInt)
+      val count = math.max(spread, math.max(1, math.ceil(total / target).toInt))
       val rowBytes = if (fileBytes.isEmpty) 0.0 else fileBytes.values.max
       val taskBytes = tasks.map(_.slices.map(s => fileBytes(s.parsed.id) * s.rows).sum)
       val context = s"seed $seed, $sizing, $total bytes, tasks of ${taskBytes.map(_.toLong).mkString(", ")}"
-      // Cut at whole rows: a task is off by less than a row at each end; none is empty, and none more than needed.
-      taskBytes.foreach(b => assert(b <= target + 2 * rowBytes + 1e-6, context))
-      assert(tasks.size <= math.max(1, math.ceil(total / target).toInt), context)
+      // Cut at whole rows into `count` equal parts: a task is off by less than a row at each end; none is empty,
+      // and all `count` are there when a part holds more than two rows.
+      taskBytes.foreach(b => assert(b <= total / count + 2 * rowBytes + 1e-6 && b <= target + 2 * rowBytes + 1e-6, context))
+      assert(tasks.size <= count, context)
+      if (total / count > 2 * rowBytes + 1e-6) assert(tasks.size == count, context)
       if (total >= 2 * sizing.minBytes + 4 * rowBytes && sizing.parallelism > 1) assert(tasks.size >= 2, context)
       assert(tasks.forall(_.slices.nonEmpty), context)
       val got = ScanRows(table, tasks, allocator)((_, _) => ())
