@@ -123,8 +123,10 @@ def without_candidate_ties(ds, nearest, opts, ours, theirs, tol):
     lists differ by more than a tie. Such rows are left out of both, and the lists compared as far as both go: each
     is the nearest of the same other candidates."""
     refine = nearest.get("refine_factor")
+    if nearest.get("use_index") is False:
+        return ours, theirs
     unindexed = ds.stats.index_stats("emb_idx")["num_unindexed_rows"] > 0
-    if nearest.get("use_index") is False or (refine is None and not unindexed):
+    if refine is None and not unindexed:
         return ours, theirs
     wanted = nearest["k"] * (refine or 1)
     prefilter = opts.get("prefilter", False)

@@ -392,3 +392,26 @@ def test_build_refusals(spark, tmp_path):
         spark.sql(f"ALTER TABLE lance.`{fpath}` CREATE INDEX h USING ivf_flat (emb) WITH (num_partitions = 2, "
                   "distance_type = 'hamming')")
     assert lance.dataset(str(fpath)).list_indices() == []
+
+
+@pytest.mark.parametrize("metric", ["l2", "cosine", "dot"])
+def test_float16_exact_distances_round_the_query_as_pylance(spark, tmp_path, metric):
+    """Over float16 vectors pylance measures exactly (its flat search, and the rows it refines) with the query cast to
+    float16 first; so do we: the distances agree to float32 rounding (before, within ~1e-3 relative only)."""
+    if SPARK_LINE < (4, 0):
+        pytest.skip("Spark 3.x's Arrow has no half floats")
+    rng = random.Random(f"{SEED}-float16-exact-{metric}")
+    path = tmp_path / "h.lance"
+    v = float_table(rng, path, "float16", 1200, 16)
+    ds = lance.dataset(str(path))
+    for i in range(3 * N):
+        q = v[rng.randrange(len(v))].astype(np.float64) + np.array([rng.gauss(0, 0.7) for _ in range(16)])
+        search_both(spark, ds, path, q, rng.randint(1, 12), metric, f"seed {SEED} {metric} flat {i}",
+                    bypass_vector_index=True, tol=1e-6)
+    LanceTable.for_path(spark, str(path)).create_index("emb", "ivf_pq", distance_type=metric, num_partitions=2,
+                                                       num_sub_vectors=4)
+    ds = lance.dataset(str(path))
+    for i in range(3 * N):
+        q = v[rng.randrange(len(v))].astype(np.float64) + np.array([rng.gauss(0, 0.7) for _ in range(16)])
+        search_both(spark, ds, path, q, rng.randint(1, 12), metric, f"seed {SEED} {metric} refined {i}",
+                    nprobes=2, refine_factor=2, tol=1e-6)

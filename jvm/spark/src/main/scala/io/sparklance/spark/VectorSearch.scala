@@ -18,7 +18,7 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
 import io.sparklance.core.InvalidArgumentException
-import io.sparklance.core.index.{Distance, IvfIndex}
+import io.sparklance.core.index.{Distance, IvfIndex, VectorElement}
 import io.sparklance.core.schema.LogicalType
 import io.sparklance.core.table.VectorIndexUse
 
@@ -233,8 +233,14 @@ object VectorSearch {
   private def invalid(detail: String): Nothing = throw new InvalidArgumentException(s"$Name: $detail")
 
   /** One call's arguments, checked, and the plan they make. */
-  private final class Call(spark: SparkSession, args: Map[String, (Any, DataType)], val queries: Seq[Array[Double]],
+  private final class Call(spark: SparkSession, args: Map[String, (Any, DataType)], requested: Seq[Array[Double]],
       val batch: Boolean, onDriver: Boolean = false) {
+    /**
+     * The query vectors as Lance measures them: against a column of float16 vectors pylance casts the query to float16
+     * first (through float32), for its flat search, its refine and its index alike; set by [[plan]] once the column is
+     * resolved.
+     */
+    private var queries: Seq[Array[Double]] = requested
     private val arguments = new TableFunctionArguments(Name, args)
     private def get(k: String): Option[(Any, DataType)] = arguments.raw(k)
     private def string(k: String): Option[String] = arguments.string(k)
@@ -308,6 +314,9 @@ object VectorSearch {
       }
       logical.collect { case LogicalType.FixedSizeList(_, dim) if dim != queries.head.length =>
         invalid(s"the query vector has ${queries.head.length} values; vector_column '$column' holds vectors of $dim.")
+      }
+      if (logical.exists { case LogicalType.FixedSizeList(LogicalType.HalfFloat, _) => true; case _ => false }) {
+        queries = requested.map(_.map(x => VectorElement.FLOAT16.round(x.toFloat).toDouble))
       }
       attr.name
     }
