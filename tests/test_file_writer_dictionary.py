@@ -9,7 +9,8 @@ pylance's encodings of its parts where they are smaller (indices as runs, 64-bit
 the size of pylance's page. Besides fixed columns, each table holds
 columns drawn at the rule's edges (distinct values about the sample's and the size estimate's limits, in random,
 cyclic and sorted order, with and without nulls); ``SPARKLANCE_FUZZ_SEED`` draws them, ``SPARKLANCE_FUZZ_N`` is how
-many."""
+many. The same columns written by Spark (``df.write.format("lance")``) must get a dictionary where pylance's file of
+the rows Spark wrote has one."""
 
 from __future__ import annotations
 
@@ -321,3 +322,43 @@ def test_jvm_reads_its_dictionary_pages(rewritten, version, tmp_path):
     got = lance.dataset(again).to_table()
     for name in table.schema.names:
         assert got.column(name).combine_chunks().equals(table.column(name).combine_chunks()), name
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory):
+    sys.path.insert(0, str(ROOT / "tests"))
+    from conftest import start_spark
+
+    session = start_spark("sparklance-dictionary-tests", tmp_path_factory.mktemp("dictionary_wh"))
+    yield session
+    session.stop()
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_spark_writes_dictionary_pages_where_pylance_would(spark, rewritten, version, seed, tmp_path):
+    # The same columns through a Spark write (one task, `batch_rows` drawn from the seed): pylance reads the values,
+    # validate() passes, and every one-page column gets a dictionary exactly when pylance's own file of the rows
+    # Spark wrote (Spark's types: large strings as strings, fixed-size binaries as binaries) has one.
+    table, src, _ = rewritten[(version, seed)]
+    batch_rows = random.Random(f"{SEED}/{version}/{seed}/spark").choice([100, 999, 3000, 8192])
+    dst, theirs = str(tmp_path / "spark.lance"), str(tmp_path / "pylance.lance")
+    spark.read.format("lance").load(src).coalesce(1).write.format("lance").option("file_format_version", version) \
+        .option("max_page_bytes", str(1 << 20)).option("batch_rows", str(batch_rows)).save(dst)
+    ds = lance.dataset(dst)
+    ds.validate()
+    got = ds.to_table()
+    for name in table.schema.names:
+        assert got.column(name).to_pylist() == table.column(name).to_pylist(), (name, batch_rows)
+    lance.write_dataset(got, theirs, data_storage_version=version)
+    ours, pylance_pages = _dictionary_pages(dst, got.schema), _dictionary_pages(theirs, got.schema)
+    compared, differ, with_dictionary = 0, [], 0
+    for leaf, (dictionary, pages) in ours.items():
+        if pages != 1 or pylance_pages[leaf][1] != 1:
+            continue
+        compared += 1
+        with_dictionary += dictionary
+        if dictionary != pylance_pages[leaf][0]:
+            differ.append((leaf, str(got.schema.field(leaf.split(".")[0]).type), "jvm" if dictionary else "pylance"))
+    assert not differ, (batch_rows, differ)
+    assert compared >= EDGES + 20 and 0 < with_dictionary < compared, (batch_rows, compared, with_dictionary)

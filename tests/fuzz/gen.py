@@ -316,6 +316,16 @@ class Case:
     columns: List[Column]
     write_kwargs: Dict[str, Any]
     delete_mod: Optional[Tuple[int, int]] = None   # delete rows whose id % m == k
+    delete_range: Optional[Tuple[int, int]] = None  # delete rows whose id is in [a, b): whole fragments, or all rows
+
+    def delete_predicate(self) -> Optional[str]:
+        """The predicate of the rows pylance deletes after writing the case, or None."""
+        parts = []
+        if self.delete_mod:
+            parts.append(f"id % {self.delete_mod[0]} = {self.delete_mod[1]}")
+        if self.delete_range:
+            parts.append(f"(id >= {self.delete_range[0]} AND id < {self.delete_range[1]})")
+        return " OR ".join(parts) or None
 
     @property
     def name(self) -> str:
@@ -339,9 +349,8 @@ class Case:
 
     def snippet(self) -> str:
         """A self-contained script that writes this case with pylance."""
-        delete = ""
-        if self.delete_mod:
-            delete = f"ds.delete('id % {self.delete_mod[0]} = {self.delete_mod[1]}')\n"
+        predicate = self.delete_predicate()
+        delete = f"ds.delete({predicate!r})\n" if predicate else ""
         return (f"# seed {self.seed}, file version {self.version}, case {self.index}\n" + PRELUDE + "import lance\n"
                 + self.table_src()
                 + f"ds = lance.write_dataset(table, 'src.lance', data_storage_version={self.version!r}, "
@@ -389,7 +398,13 @@ def random_case(seed: str, version: str, index: int) -> Case:
     if r.random() < 0.5:
         kwargs["max_rows_per_group"] = r.choice([3, 17, 128])
     delete_mod = (r.choice([2, 3, 7]), r.randint(0, 1)) if n > 2 and r.random() < 0.3 else None
-    return Case(seed, version, index, columns, kwargs, delete_mod)
+    # A range of ids, drawn last so that the rest of a seed's case is as before: it can empty whole fragments (which
+    # pylance then drops) and, rarely, the table.
+    delete_range = None
+    if n > 2 and r.random() < 0.25:
+        start = 0 if r.random() < 0.2 else r.randrange(n)
+        delete_range = (start, n if r.random() < 0.2 else r.randint(start + 1, n))
+    return Case(seed, version, index, columns, kwargs, delete_mod, delete_range)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -448,6 +463,8 @@ def shrink_candidates(case: Case) -> List[Case]:
             out.append(case.with_columns(cols))
     if case.delete_mod:
         out.append(dataclasses.replace(case, delete_mod=None))
+    if case.delete_range:
+        out.append(dataclasses.replace(case, delete_range=None))
     if case.write_kwargs:
         out.append(dataclasses.replace(case, write_kwargs={}))
     return out

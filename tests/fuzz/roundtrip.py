@@ -78,8 +78,9 @@ def write_source(case: gen.Case, path: str) -> Optional[Source]:
 
 def _write(case: gen.Case, table: pa.Table, path: str) -> None:
     ds = lance.write_dataset(table, path, data_storage_version=case.version, **case.write_kwargs)
-    if case.delete_mod and table.num_rows:
-        ds.delete(f"id % {case.delete_mod[0]} = {case.delete_mod[1]}")
+    predicate = case.delete_predicate()
+    if predicate and table.num_rows:
+        ds.delete(predicate)
 
 
 def _refused_column(case: gen.Case, path: str) -> Optional[gen.Column]:
