@@ -11,8 +11,8 @@ For each mutant:
 A sample of the mutants the JVM rejects is then read through Spark from Python: the exception must be the
 `sparklance` class of the JVM's error class.
 
-`SPARKLANCE_FUZZ_SEED` and `SPARKLANCE_FUZZ_N` set the seed and the number of mutants (default: a fixed seed and a
-budget that keeps this module near a minute). The counts per file kind and outcome are printed (`pytest -s`).
+`SPARKLANCE_FUZZ_SEED` and `SPARKLANCE_DAMAGE_N` (else `SPARKLANCE_FUZZ_N`) set the seed and the number of mutants
+(default: a fixed seed and a budget that keeps this module near a minute; `make fuzz` runs `DAMAGE`, 5000). The counts per file kind and outcome are printed (`pytest -s`).
 Failing mutants are reported with a reproducer: seed, index, recipe, file and mutation.
 """
 
@@ -43,7 +43,7 @@ import damage_tables  # noqa: E402
 from sparklance._jvm import java_command  # noqa: E402
 
 SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261123"))
-N = int(os.environ.get("SPARKLANCE_FUZZ_N", "1000"))
+N = int(os.environ.get("SPARKLANCE_DAMAGE_N", os.environ.get("SPARKLANCE_FUZZ_N", "1000")))
 TABLE_TIMEOUT_S = 60
 SPARK_SAMPLE = 5
 # Which file of a table a mutant damages, and how often.
