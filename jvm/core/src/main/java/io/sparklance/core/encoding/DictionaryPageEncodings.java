@@ -46,43 +46,34 @@ final class DictionaryPageEncodings {
 
   /** Runs of equal 4-byte values among values [from, from + n) of `data`, a run broken at {@link #MAX_RUN}. */
   static int runs(byte[] data, int from, int n) {
+    return rle(data, from, n, null, null);
+  }
+
+  /**
+   * The runs of 4-byte values [from, from + n) of `data`, a run broken at {@link #MAX_RUN}: appends their values to
+   * `values` and lengths to `lengths` (when not null, else only counts them); their number.
+   */
+  static int rle(byte[] data, int from, int n, Growable.Bytes values, Growable.Bytes lengths) {
     int runs = 0;
     int prev = 0;
     int len = 0;
-    for (int i = from; i < from + n; i++) {
-      int x = LittleEndian.getInt(data, 4 * i);
-      if (len > 0 && x == prev && len < MAX_RUN) {
-        len++;
-      } else {
-        runs++;
-        prev = x;
-        len = 1;
-      }
-    }
-    return runs;
-  }
-
-  /** Appends the runs of 4-byte values [from, from + n) of `data`: their values to `values`, lengths to `lengths`. */
-  static void rle(byte[] data, int from, int n, Growable.Bytes values, Growable.Bytes lengths) {
-    int prev = 0;
-    int len = 0;
-    for (int i = from; i < from + n; i++) {
-      int x = LittleEndian.getInt(data, 4 * i);
-      if (len > 0 && x == prev && len < MAX_RUN) {
+    for (int i = from; i <= from + n; i++) {
+      int x = i < from + n ? LittleEndian.getInt(data, 4 * i) : 0;
+      if (i < from + n && len > 0 && x == prev && len < MAX_RUN) {
         len++;
       } else {
         if (len > 0) {
-          values.u32(prev);
-          lengths.add((byte) len);
+          runs++;
+          if (values != null) {
+            values.u32(prev);
+            lengths.add((byte) len);
+          }
         }
         prev = x;
         len = 1;
       }
     }
-    if (len > 0) {
-      values.u32(prev);
-      lengths.add((byte) len);
-    }
+    return runs;
   }
 
   /**
