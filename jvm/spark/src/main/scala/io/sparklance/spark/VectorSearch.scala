@@ -316,7 +316,7 @@ object VectorSearch {
         invalid(s"the query vector has ${queries.head.length} values; vector_column '$column' holds vectors of $dim.")
       }
       if (logical.exists { case LogicalType.FixedSizeList(LogicalType.HalfFloat, _) => true; case _ => false }) {
-        queries = requested.map(_.map(x => VectorElement.FLOAT16.round(x.toFloat).toDouble))
+        queries = requested.map(VectorElement.FLOAT16.query)
       }
       attr.name
     }

@@ -59,6 +59,17 @@ public enum VectorElement {
     }
   }
 
+  /**
+   * A query vector as pylance measures it against vectors of this type: cast through float32 to float16 for float16
+   * vectors (its flat search, refine and index alike); as it is for the other types.
+   */
+  public double[] query(double[] q) {
+    if (this != FLOAT16) return q;
+    double[] out = new double[q.length];
+    for (int i = 0; i < q.length; i++) out[i] = round((float) q[i]);
+    return out;
+  }
+
   /** Rounds each value of {@code values} in place ({@link #round}). */
   public void roundAll(float[] values) {
     if (this == FLOAT32 || this == FLOAT64) return;

@@ -99,8 +99,7 @@ final class IvfIndex private (val dir: String, val indexType: String, val distan
     // pylance casts the query to the type of the column's vectors, which the centroids are stored in: a float16
     // index's query is rounded to float16 first (its SQ codes, its distances in float16).
     val qs = queries.map { q =>
-      IvfIndex.preprocess(if (element != IndexProtos.Tensor.DataType.FLOAT16) q
-        else q.map(x => VectorElement.FLOAT16.round(x.toFloat).toDouble), distance)
+      IvfIndex.preprocess(if (element != IndexProtos.Tensor.DataType.FLOAT16) q else VectorElement.FLOAT16.query(q), distance)
     }.toArray
     val tops = Array.fill(qs.length)(new TopRows(k))
     val probes = new Array[Array[Int]](qs.length)
