@@ -215,6 +215,36 @@ def test_spark_builds_on_geoarrow_points(spark, wh):
         1 for i, x in enumerate(xs) if i % 13 and x < 50)
 
 
+def test_nan_coordinates_are_bounded_as_pylance(spark, wh):
+    """Random WKB points, lines and GeoArrow points with NaN coordinates: a NaN widens no box on its axis, so a point
+    with one is not indexed and a line keeps its other points. Spark's leaves are pylance's, for both column kinds."""
+    r = random.Random(SEED + 11)
+    nan = float("nan")
+
+    def coord():
+        return nan if r.random() < 0.3 else r.uniform(-50, 50)
+
+    n = 120
+    pts = [(coord(), coord()) for _ in range(n)]
+    lines = [wkb_coords(2, [(coord(), coord()) for _ in range(r.randint(1, 4))]) for _ in range(n)]
+    st = pa.StructArray.from_arrays([pa.array([p[0] for p in pts]), pa.array([p[1] for p in pts])], names=["x", "y"])
+    schema = pa.schema([pa.field("id", pa.int64()), pa.field("g", pa.binary()),
+                        pa.field("p", st.type, metadata={b"ARROW:extension:name": b"geoarrow.point",
+                                                         b"ARROW:extension:metadata": b"{}"})])
+    geoms = [wkb_point(*p) if i % 2 else lines[i] for i, p in enumerate(pts)]
+    data = pa.table({"id": pa.array(range(n), pa.int64()), "g": pa.array(geoms, pa.binary()), "p": st}).cast(schema)
+    path, twin = str(wh / "nan.lance"), str(wh / "nan_twin.lance")
+    for p in (path, twin):
+        shutil.rmtree(p, ignore_errors=True)
+        lance.write_dataset(data, p, max_rows_per_file=50)
+    for col in ("g", "p"):
+        spark.sql(f"ALTER TABLE lance.`{path}` CREATE INDEX {col}_idx USING rtree ({col}) WITH (page_size = 8)")
+        lance.dataset(twin).create_scalar_index(
+            col, IndexConfig(index_type="rtree", parameters={"page_size": 8}), name=f"{col}_idx")
+        same_as_pylance(path, twin, f"{col}_idx", f"NaN coordinates in {col} (SPARKLANCE_FUZZ_SEED={SEED})")
+    lance.dataset(path).validate()
+
+
 def test_refusals(spark, wh):
     """Columns that hold no geometry pylance reads, and bad options, are refused naming what to do."""
     path = str(wh / "refused.lance")

@@ -111,7 +111,7 @@ object RTreeWriter {
         box(2) = Double.NegativeInfinity; box(3) = Double.NegativeInfinity
         points match {
           case Some((xs, ys)) =>
-            if (!xs.isNull(i) && !ys.isNull(i)) addPoint(box, xs.get(i), ys.get(i))
+            if (!xs.isNull(i) && !ys.isNull(i)) Wkb.addPoint(box, xs.get(i), ys.get(i))
           case None =>
             val bytes = KeyOrder.bytes(geometries, i)
             val end = try Wkb.bounds(bytes, 0, box) catch {
@@ -130,12 +130,6 @@ object RTreeWriter {
     writeBoxes(storage, path, boxes, allocator)
     ZoneRuns.writeNulls(storage, path, nulls)
   }
-
-  private def addPoint(box: Array[Double], x: Double, y: Double): Unit =
-    if (!(java.lang.Double.isNaN(x) && java.lang.Double.isNaN(y))) {
-      box(0) = math.min(box(0), x); box(1) = math.min(box(1), y)
-      box(2) = math.max(box(2), x); box(3) = math.max(box(3), y)
-    }
 
   private def writeBoxes(storage: Storage, path: String, boxes: Boxes, allocator: BufferAllocator): Unit = {
     val root = VectorSchemaRoot.create(runSchema, allocator)
@@ -497,13 +491,14 @@ private[index] object Wkb {
     }
   }
 
-  private def addPoint(box: Array[Double], x: Double, y: Double): Unit =
-    if (!(java.lang.Double.isNaN(x) && java.lang.Double.isNaN(y))) {
-      if (x < box(0)) box(0) = x
-      if (y < box(1)) box(1) = y
-      if (x > box(2)) box(2) = x
-      if (y > box(3)) box(3) = y
-    }
+  /** Widens `box` by a point. A NaN coordinate widens nothing on its axis (as pylance's bounds skip it), so a point
+   *  with one leaves the box empty on that axis and is not indexed; a line keeps its other points. */
+  def addPoint(box: Array[Double], x: Double, y: Double): Unit = {
+    if (x < box(0)) box(0) = x
+    if (y < box(1)) box(1) = y
+    if (x > box(2)) box(2) = x
+    if (y > box(3)) box(3) = y
+  }
 
   private def need(b: Array[Byte], at: Int, n: Int): Unit =
     if (at < 0 || n > b.length - at) throw new Malformed(s"it ends at byte ${b.length}, before the ${n} bytes at byte $at")
