@@ -235,12 +235,6 @@ object VectorSearch {
   /** One call's arguments, checked, and the plan they make. */
   private final class Call(spark: SparkSession, args: Map[String, (Any, DataType)], requested: Seq[Array[Double]],
       val batch: Boolean, onDriver: Boolean = false) {
-    /**
-     * The query vectors as Lance measures them: against a column of float16 vectors pylance casts the query to float16
-     * first (through float32), for its flat search, its refine and its index alike; set by [[plan]] once the column is
-     * resolved.
-     */
-    private var queries: Seq[Array[Double]] = requested
     private val arguments = new TableFunctionArguments(Name, args)
     private def get(k: String): Option[(Any, DataType)] = arguments.raw(k)
     private def string(k: String): Option[String] = arguments.string(k)
@@ -279,8 +273,12 @@ object VectorSearch {
       case (_, t) => invalid(s"argument 'columns' must be an array of column names, not ${t.catalogString}.")
     }
 
-    /** The vector column is there, holds vectors of float or double, and of the query's length when the schema says. */
-    private def checkColumn(output: Seq[Attribute]): String = {
+    /**
+     * The vector column is there, holds vectors of float or double, and of the query's length when the schema says.
+     * Returns its name and the query vectors as Lance measures them: against a column of float16 vectors pylance casts
+     * the query to float16 first (through float32), for its flat search, its refine and its index alike.
+     */
+    private def checkColumn(output: Seq[Attribute]): (String, Seq[Array[Double]]) = {
       val resolver = spark.sessionState.conf.resolver
       val attr = output.find(a => resolver(a.name, column)).getOrElse(
         invalid(s"vector_column '$column'${if (get("vector_column").isEmpty) " (the default when none is given)" else ""} " +
@@ -300,7 +298,7 @@ object VectorSearch {
           invalid(s"distance_type 'hamming' measures vectors of uint8; vector_column '$column' is " +
             s"${attr.dataType.catalogString}. Use l2, cosine or dot.")
         case _ if uint8 && uint8Elements && metric == Distance.HAMMING =>
-          queries.zipWithIndex.foreach { case (q, i) =>
+          requested.zipWithIndex.foreach { case (q, i) =>
             q.indices.find(j => q(j) != math.rint(q(j)) || q(j) < 0 || q(j) > 255).foreach { j =>
               invalid(s"query vector $i holds ${q(j)} at position $j; a hamming search of uint8 vectors takes whole " +
                 "numbers from 0 to 255.")
@@ -312,13 +310,11 @@ object VectorSearch {
         case t => invalid(s"vector_column '$column' is ${t.catalogString}; a vector column is a list of float or double " +
           "(or a fixed-size list of uint8 for hamming).")
       }
-      logical.collect { case LogicalType.FixedSizeList(_, dim) if dim != queries.head.length =>
-        invalid(s"the query vector has ${queries.head.length} values; vector_column '$column' holds vectors of $dim.")
+      logical.collect { case LogicalType.FixedSizeList(_, dim) if dim != requested.head.length =>
+        invalid(s"the query vector has ${requested.head.length} values; vector_column '$column' holds vectors of $dim.")
       }
-      if (logical.exists { case LogicalType.FixedSizeList(LogicalType.HalfFloat, _) => true; case _ => false }) {
-        queries = requested.map(VectorElement.FLOAT16.query)
-      }
-      attr.name
+      val float16 = logical.exists { case LogicalType.FixedSizeList(LogicalType.HalfFloat, _) => true; case _ => false }
+      (attr.name, if (float16) requested.map(VectorElement.FLOAT16.query) else requested)
     }
 
     // The table's columns keep the qualifier `__sparklance_t` through every node below the output, where they are
@@ -337,17 +333,17 @@ object VectorSearch {
       // Resolved once: an index search reads the version whose index it searched.
       val relation = this.relation()
       val tableColumns = relation.output.dropRight(2).map(_.name)
-      val resolvedColumn = checkColumn(relation.output.dropRight(2))
+      val (resolvedColumn, queries) = checkColumn(relation.output.dropRight(2))
       val snapshot = relation.collectFirst { case r: DataSourceV2Relation => r.table }.collect { case t: LanceTable => t.snapshot }
       val index = if (bypassIndex) None else snapshot.flatMap(s => VectorIndexUse.plan(s, resolvedColumn, metric).toOption.map(s.version -> _))
       index match {
-        case Some((searched, use)) => indexedPlan(use, searched, relation, tableColumns)
-        case None => exactPlan(Project(relation.output.dropRight(1), relation), tableColumns)
+        case Some((searched, use)) => indexedPlan(use, searched, queries, relation, tableColumns)
+        case None => exactPlan(Project(relation.output.dropRight(1), relation), queries, tableColumns)
       }
     }
 
     /** Lance's flat search: every row's distance, the nearest kept (per query for a batch). */
-    private def exactPlan(relation: LogicalPlan, tableColumns: Seq[String]): LogicalPlan = {
+    private def exactPlan(relation: LogicalPlan, queries: Seq[Array[Double]], tableColumns: Seq[String]): LogicalPlan = {
       val (input, query) =
         if (!batch) (SubqueryAlias(qualifier, relation), Literal.create(new GenericArrayData(queries.head.map(Double.box)), ArrayType(DoubleType, false)))
         else {
@@ -370,7 +366,8 @@ object VectorSearch {
      * and its union with a flat search of unindexed fragments amount to. The index searches a batch's queries together;
      * each query's rows are then measured and kept on their own.
      */
-    private def indexedPlan(use: VectorIndexUse, searched: Long, relation: LogicalPlan, tableColumns: Seq[String]): LogicalPlan = {
+    private def indexedPlan(use: VectorIndexUse, searched: Long, queries: Seq[Array[Double]], relation: LogicalPlan,
+        tableColumns: Seq[String]): LogicalPlan = {
       // A filter applied first limits the index search to the rows it keeps, as Lance's prefilter does; it reads the
       // version whose index is searched.
       val allowed = if (!prefilter) None else filterText.map { f =>
@@ -384,15 +381,15 @@ object VectorSearch {
         (if (use.isHnsw) ef.fold("")(e => s", ef=$e") else "")
       val founds = use.search(queries, (k * refineFactor.getOrElse(1L)).min(Int.MaxValue).toInt, probes, allowed,
         ef.map(_.min(Int.MaxValue).toInt))
-      val onDriver = if (!this.onDriver || (prefilter && filter.isDefined)) None else driverRows(use, founds, exact, relation)
-      onDriver.getOrElse(distributedPlan(use, founds, exact, described, relation, tableColumns))
+      val onDriver = if (!this.onDriver || (prefilter && filter.isDefined)) None else driverRows(use, queries, founds, exact, relation)
+      onDriver.getOrElse(distributedPlan(use, queries, founds, exact, described, relation, tableColumns))
     }
 
     /**
      * The search's rows computed here ([[DriverVectorSearch]]), when its take is a driver lookup, the filter (after
      * the search) is one the driver evaluates, and every column asked for is there; else None.
      */
-    private def driverRows(use: VectorIndexUse, founds: Seq[IvfIndex.Found], exact: Boolean,
+    private def driverRows(use: VectorIndexUse, queries: Seq[Array[Double]], founds: Seq[IvfIndex.Found], exact: Boolean,
         relation: LogicalPlan): Option[LogicalPlan] = {
       val lance = relation.collectFirst { case r: DataSourceV2Relation => (r.table, r.options) }
         .collect { case (t: LanceTable, options) => (t, options) }
@@ -424,8 +421,8 @@ object VectorSearch {
     }
 
     /** The plan of a search served by the index whose rows are taken, measured and kept by Spark's operators. */
-    private def distributedPlan(use: VectorIndexUse, founds: Seq[IvfIndex.Found], exact: Boolean, described: String,
-        relation: LogicalPlan, tableColumns: Seq[String]): LogicalPlan = {
+    private def distributedPlan(use: VectorIndexUse, queries: Seq[Array[Double]], founds: Seq[IvfIndex.Found],
+        exact: Boolean, described: String, relation: LogicalPlan, tableColumns: Seq[String]): LogicalPlan = {
       val attrs = relation.output.dropRight(2)
       val (id, fragmentId) = (relation.output(attrs.size), relation.output(attrs.size + 1))
       def inFragments(ids: Seq[Long]): Expression = if (ids.isEmpty) Literal.FalseLiteral else In(fragmentId, ids.map(Literal(_)))
