@@ -349,7 +349,7 @@ def test_catalog_reads_descriptors_and_refuses_writing_them(spark, wh, case):
     """A catalog with blob_handling = blobs_descriptions shows the blob columns of its tables (written by Spark,
     seeded sizes around the thresholds) as descriptors equal to pylance's, answers lance-spark's SELECT content.size,
     content.kind, and refuses to write descriptors anywhere (INSERT from the table, CTAS, UPDATE), naming the
-    column; the table is unchanged and the default catalog still reads the bytes."""
+    column, and to stream them; the table is unchanged and the default catalog still reads the bytes."""
     import sparklance
     from conftest import lance_raises
     rng = random.Random(SEED * 100 + 90 + case)
@@ -374,6 +374,10 @@ def test_catalog_reads_descriptors_and_refuses_writing_them(spark, wh, case):
     assert not (wh / "db" / f"{name}_copy.lance").exists()
     with lance_raises(sparklance.UnsupportedFeatureError, match="Cannot write column 'content': its values are blob descriptors"):
         session.sql(f"UPDATE lance.db.{name} SET id = id + 100 WHERE id = 0")
+    query = session.readStream.table(f"lance.db.{name}").writeStream.format("noop").start()
+    with lance_raises(sparklance.UnsupportedFeatureError, match="reading blob columns as descriptors"):
+        query.awaitTermination(300)
+    query.stop()
     # BINARY values into the descriptor struct: Spark's analyser refuses them, naming the column.
     with pytest.raises(Exception, match="content"):
         session.sql(f"INSERT INTO lance.db.{name} VALUES (50, X'00')")
