@@ -224,6 +224,12 @@ def check(step, rows, ns, wh: Path, paths) -> list:
     if "rows" in step:
         got = spark_rows(last)
         expect(got == normalised(step["rows"]), f"rows {got}, expected {normalised(step['rows'])}")
+    if "descriptors" in step:
+        path, col, fields = step["descriptors"]
+        data = dataset(wh, path).to_table(columns=["id", col]).to_pylist()   # pylance's default: descriptors
+        want = normalised((r["id"],) + tuple(None if r[col] is None else r[col][f] for f in fields) for r in data)
+        got = spark_rows(last)
+        expect(got == want, f"descriptors {got}, pylance's {want}")
     if "rows_first" in step:
         got = normalised((r[0],) for r in last)
         expect(got == normalised(step["rows_first"]), f"first column {got}, expected {step['rows_first']}")

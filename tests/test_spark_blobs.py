@@ -1,6 +1,8 @@
 """Blob columns read through Spark: the bytes of every blob (stored in the data file, a shared sidecar or a
 dedicated one), equal to what pylance's take_blobs returns. Every blob column is `BINARY` (blob v2 of file version
-2.2 as well), with lance-spark's virtual columns `<column>__blob_pos` and `<column>__blob_size` in 2.2."""
+2.2 as well), with lance-spark's virtual columns `<column>__blob_pos` and `<column>__blob_size` in 2.2; with
+`blob_handling = blobs_descriptions` a blob v2 column is lance-spark's descriptor struct, equal to pylance's
+descriptors."""
 
 from __future__ import annotations
 
@@ -267,3 +269,153 @@ def test_external_blobs_are_refused_naming_the_uri(spark, tmp_path):
     for column in ["b", "b__blob_size", "b__blob_pos"]:
         with lance_raises(sparklance.UnsupportedFeatureError, match=f"external URI {uri}"):
             df.select(column).collect()
+
+
+# ------------------------------------------------------------------------------- blob_handling = blobs_descriptions
+
+DESCRIPTOR = "struct<kind:smallint,position:bigint,size:bigint,blob_id:bigint,blob_uri:string>"
+PARTS = ("kind", "position", "size", "blob_id", "blob_uri")
+
+
+def pylance_descriptors(path, column="content") -> dict:
+    """The descriptors pylance 14 shows for a blob v2 column (``to_table``'s default, ``blobs_descriptions``)."""
+    ds = lance.dataset(str(path))
+    ds.validate()
+    rows = ds.to_table(columns=["id", column]).to_pylist()
+    return {r["id"]: None if r[column] is None else tuple(r[column][p] for p in PARTS) for r in rows}
+
+
+def spark_descriptors(rows, column="content") -> dict:
+    return {r.id: None if r[column] is None else tuple(r[column][p] for p in PARTS) for r in rows}
+
+
+def descriptor_session(spark):
+    """A session of the tests' Spark whose catalog ``lance`` reads blob columns as descriptors."""
+    session = spark.newSession()
+    session.conf.set("spark.sql.catalog.lance.warehouse", spark.conf.get("spark.sql.catalog.lance.warehouse"))
+    session.conf.set("spark.sql.catalog.lance.blob_handling", "blobs_descriptions")
+    return session
+
+
+@pytest.mark.parametrize("case", range(N))
+def test_descriptors_of_every_kind_as_pylance_shows_them(spark, tmp_path, case):
+    """A table pylance writes with seeded blob sizes around its thresholds (64 KiB inline, 4 MiB shared sidecar),
+    nulls, and external blobs (whole objects and ranges of one), read with the read option blob_handling =
+    blobs_descriptions: the column is lance-spark's descriptor struct, and every row's kind, position, size, blob id
+    and URI equal pylance's descriptor; the sizes of blobs stored in the table equal take_blobs' bytes; filters
+    and projections of the descriptor's fields select the same rows."""
+    rng = random.Random(SEED * 100 + 70 + case)
+    external = tmp_path / "ext.bin"
+    external.write_bytes(rng.randbytes(5000))
+    uri = external.as_uri()
+    stored = random_blobs(rng, 10) + [b"", b"s" * 65536, b"p" * 65537, b"d" * (4 * 1024 * 1024 + 1)]
+    values = list(stored)
+    for _ in range(3):
+        start = rng.randrange(0, 4000)
+        values.insert(rng.randrange(len(values) + 1),
+                      lance.Blob.from_uri(uri) if rng.random() < 0.5 else lance.Blob.from_uri(uri, start, rng.randrange(1, 1000)))
+    values.append(lance.Blob.from_uri(uri))
+    values.append(lance.Blob.from_uri(uri, 7, 11))
+    path = tmp_path / "kinds.lance"
+    schema = pa.schema([pa.field("id", pa.int32()), lance.blob_field("content")])
+    ds = lance.write_dataset(pa.table({"id": pa.array(range(len(values)), pa.int32()),
+                                       "content": lance.blob_array(values)}, schema=schema),
+                             str(path), data_storage_version="2.2", allow_external_blob_outside_bases=True)
+    want = pylance_descriptors(path)
+    assert {d[0] for d in want.values() if d is not None} == {0, 1, 2, 3}
+    df = spark.read.format("lance").option("blob_handling", "blobs_descriptions").load(str(path))
+    assert df.schema["content"].dataType.simpleString() == DESCRIPTOR
+    assert "lance-encoding:blob" not in df.schema["content"].metadata
+    assert spark_descriptors(df.collect()) == want
+    # The sizes of the blobs the table stores are those of the bytes take_blobs returns; nulls are null.
+    blobs = ds.take_blobs("content", indices=list(range(len(values))))
+    for i, (d, b) in enumerate(zip([want[i] for i in range(len(values))], blobs)):
+        assert (d is None) == (b is None)
+        if d is not None and d[0] != 3:
+            assert d[2] == len(b.readall())
+        if d is not None and d[0] == 3:
+            assert d[4] == uri
+    # Fields of the descriptor, alone and in filters (which Spark evaluates).
+    got = df.where("content.kind = 1 OR content.size > 4194304").selectExpr("id", "content.size", "content.kind").collect()
+    assert sorted(tuple(r) for r in got) == sorted(
+        (i, d[2], d[0]) for i, d in want.items() if d is not None and (d[0] == 1 or d[2] > 4194304))
+    got = df.where("content.blob_uri <> ''").selectExpr("id", "content.position", "content.size").collect()
+    assert sorted(tuple(r) for r in got) == sorted((i, d[1], d[2]) for i, d in want.items() if d is not None and d[0] == 3)
+    assert df.where("content IS NULL").count() == sum(d is None for d in want.values())
+
+
+@pytest.mark.parametrize("case", range(N))
+def test_catalog_reads_descriptors_and_refuses_writing_them(spark, wh, case):
+    """A catalog with blob_handling = blobs_descriptions shows the blob columns of its tables (written by Spark,
+    seeded sizes around the thresholds) as descriptors equal to pylance's, answers lance-spark's SELECT content.size,
+    content.kind, and refuses to write descriptors anywhere (INSERT from the table, CTAS, UPDATE), naming the
+    column, and to stream them; the table is unchanged and the default catalog still reads the bytes."""
+    import sparklance
+    from conftest import lance_raises
+    rng = random.Random(SEED * 100 + 90 + case)
+    blobs = random_blobs(rng, 12)
+    name = f"desc_{case}"
+    spark.createDataFrame(list(enumerate(blobs)), "id INT, content BINARY").coalesce(1).writeTo(f"lance.db.{name}") \
+        .tableProperty("content.lance.encoding", "blob").tableProperty("file_format_version", "2.2").create()
+    path = wh / "db" / f"{name}.lance"
+    want = pylance_descriptors(path)
+    assert sorted(i for i, d in want.items() if d is None) == [i for i, b in enumerate(blobs) if b is None]
+    session = descriptor_session(spark)
+    table = session.table(f"lance.db.{name}")
+    assert table.schema["content"].dataType.simpleString() == DESCRIPTOR
+    assert spark_descriptors(table.collect()) == want
+    got = session.sql(f"SELECT id, content.size, content.kind, content__blob_size FROM lance.db.{name}").collect()
+    assert sorted(tuple(r) for r in got) == sorted(
+        (i, None, None, None) if d is None else (i, d[2], d[0], d[2]) for i, d in want.items())
+    with lance_raises(sparklance.UnsupportedFeatureError, match="Cannot write column 'content': its values are blob descriptors"):
+        session.sql(f"INSERT INTO lance.db.{name} SELECT * FROM lance.db.{name}")
+    with lance_raises(sparklance.UnsupportedFeatureError, match="Cannot write column 'content': its values are blob descriptors"):
+        session.sql(f"CREATE TABLE lance.db.{name}_copy AS SELECT * FROM lance.db.{name}")
+    assert not (wh / "db" / f"{name}_copy.lance").exists()
+    with lance_raises(sparklance.UnsupportedFeatureError, match="Cannot write column 'content': its values are blob descriptors"):
+        session.sql(f"UPDATE lance.db.{name} SET id = id + 100 WHERE id = 0")
+    query = session.readStream.table(f"lance.db.{name}").writeStream.format("noop").start()
+    with lance_raises(sparklance.UnsupportedFeatureError, match="reading blob columns as descriptors"):
+        query.awaitTermination(300)
+    query.stop()
+    # BINARY values into the descriptor struct: Spark's analyser refuses them, naming the column.
+    with pytest.raises(Exception, match="content"):
+        session.sql(f"INSERT INTO lance.db.{name} VALUES (50, X'00')")
+    with lance_raises(sparklance.InvalidArgumentError, match="Option blob_handling does not apply to"):
+        session.read.option("blob_handling", "all_binary").table(f"lance.db.{name}").collect()
+    assert pylance_blobs(path) == dict(enumerate(blobs))
+    rows = spark.table(f"lance.db.{name}").collect()
+    assert {r.id: None if r.content is None else bytes(r.content) for r in rows} == dict(enumerate(blobs))
+
+
+def test_older_blob_columns_stay_binary_with_descriptors(spark, tmp_path):
+    """Blob columns of file version 2.1 read as BINARY (their bytes) with blob_handling = blobs_descriptions too, as
+    lance-spark shows them: only blob v2 columns have lance-spark's descriptor struct."""
+    blobs = [b"abc", None, b"x" * 70000]
+    table = pa.table({"id": pa.array(range(3), pa.int32()), "content": pa.array(blobs, pa.large_binary())},
+                     schema=pa.schema([pa.field("id", pa.int32()),
+                                       pa.field("content", pa.large_binary(), metadata={"lance-encoding:blob": "true"})]))
+    path = str(tmp_path / "v1.lance")
+    lance.write_dataset(table, path, data_storage_version="2.1")
+    df = spark.read.format("lance").option("blob_handling", "blobs_descriptions").load(path)
+    assert df.schema["content"].dataType.simpleString() == "binary"
+    assert {r.id: None if r.content is None else bytes(r.content) for r in df.collect()} == dict(enumerate(blobs))
+
+
+def test_blob_handling_values_are_checked(spark, tmp_path):
+    """An unknown blob_handling is an error naming the option (read option and catalog setting); pylance's
+    all_descriptions (every binary column) is refused as not supported."""
+    import sparklance
+    from conftest import lance_raises
+    path = str(tmp_path / "t.lance")
+    lance.write_dataset(pa.table({"id": pa.array([1], pa.int32())}), path)
+    with lance_raises(sparklance.InvalidArgumentError, match="Option blob_handling must be 'all_binary'.*not 'bytes'"):
+        spark.read.format("lance").option("blob_handling", "bytes").load(path).collect()
+    with lance_raises(sparklance.UnsupportedFeatureError, match="Option blob_handling = all_descriptions"):
+        spark.read.format("lance").option("blob_handling", "all_descriptions").load(path).collect()
+    session = spark.newSession()
+    session.conf.set("spark.sql.catalog.lance.warehouse", spark.conf.get("spark.sql.catalog.lance.warehouse"))
+    session.conf.set("spark.sql.catalog.lance.blob_handling", "descriptors")
+    with lance_raises(sparklance.InvalidArgumentError,
+                      match="Option spark.sql.catalog.lance.blob_handling must be 'all_binary'.*not 'descriptors'"):
+        session.sql("SHOW NAMESPACES IN lance").collect()

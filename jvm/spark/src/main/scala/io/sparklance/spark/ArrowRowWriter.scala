@@ -158,6 +158,7 @@ object ArrowRowWriter {
       s"Cannot write Spark values of type ${dt.sql} to column '$column' of Lance type ${vector.getField.getType}. " +
         "Cast the column to the table's type first."))
     (vector, dt) match {
+      case (_, st: StructType) if BlobHandling.isDescriptor(st) => BlobHandling.refuseWrite(column)
       case (v: BitVector, BooleanType) => new ValueWriter(v) {
         def set(in: SpecializedGetters, o: Int, s: Int): Unit = v.setSafe(s, if (in.getBoolean(o)) 1 else 0)
       }

@@ -33,6 +33,8 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
   private var conf: Configuration = _
   /** The Lance Namespace that keeps the tables when the catalog names an `impl` (dir, rest, glue, hive2, hive3); else directories. */
   private var namespaces: Option[NamespaceCatalog] = None
+  /** How its tables' blob v2 columns read (`blob_handling`): as bytes (the default) or as descriptors. */
+  private var blobHandling: BlobHandling = BlobHandling.Bytes
 
   override def name(): String = catalogName
 
@@ -41,6 +43,7 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
     val passed = options.asCaseSensitiveMap().asScala.toMap
     LanceCatalog.checkOptions(name, passed)
     conf = TableAccess.hadoopConf(SparkSession.active, passed)
+    blobHandling = BlobHandling.parse(Option(options.get(BlobHandling.Key)), s"Option spark.sql.catalog.$name.${BlobHandling.Key}")
     namespaces = NamespaceCatalog.connect(name, passed, conf)
     // A relative warehouse is resolved on the driver: executors write the tables' files too. `root` is the other
     // Lance connector's name for it, and a directory namespace's (impl = dir); a REST namespace has none.
@@ -222,7 +225,7 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
         case e: LanceSparkException if e.cause.isInstanceOf[NotATableException] && !isPathIdentifier(ident) =>
           throw new NoSuchTableException(ident)
       }
-    new LanceTable(qualified(ident), snapshot, conf, writable = true)
+    new LanceTable(qualified(ident), snapshot, conf, writable = true, blobHandling = blobHandling)
   }
 
   override def tableExists(ident: Identifier): Boolean =
@@ -542,7 +545,7 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
 
 object LanceCatalog {
   /** Catalog options besides settings (`fs.*`, `hadoop.*`, `sparklance.*`); `root` is the other connector's name. */
-  private val Known = Set("warehouse", "root", "impl", NamespaceCatalog.SingleLevel, NamespaceCatalog.Parent,
+  private val Known = Set("warehouse", "root", "impl", BlobHandling.Key, NamespaceCatalog.SingleLevel, NamespaceCatalog.Parent,
     NamespaceCatalog.ParentDelimiter) ++ NamespaceCatalog.Properties
 
   /** The options of Lance catalog `name` (`spark.sql.catalog.<name>.<key>`). */
@@ -596,7 +599,7 @@ object LanceCatalog {
         Map(key.drop("storage.".length) -> value), s"catalog '$name' (spark.sql.catalog.$name.$key)"))
     } else if (!Known.contains(k) && !Seq("fs.", "hadoop.", "sparklance.", "header.", "headers.").exists(k.startsWith)) {
       throw new LanceSparkException(new InvalidArgumentException(s"Unknown option spark.sql.catalog.$name.$key. " +
-        "A Lance catalog takes warehouse (or root), a Lance Namespace's impl (dir, rest, glue, hive2, hive3) and its " +
+        s"A Lance catalog takes warehouse (or root), ${BlobHandling.Key}, a Lance Namespace's impl (dir, rest, glue, hive2, hive3) and its " +
         s"properties (${NamespaceCatalog.Properties.toSeq.sorted.mkString(", ")}, header.<name> or headers.<name>, " +
         s"${NamespaceCatalog.SingleLevel}, ${NamespaceCatalog.Parent}, ${NamespaceCatalog.ParentDelimiter}), and " +
         "settings as fs.<key>, " +

@@ -60,7 +60,7 @@ final class LanceDataSource extends TableProvider with DataSourceRegister with R
     val path = TableAccess.qualify(conf, location)
     val tt = LanceSparkException.translate(TimeTravel.fromOptions(options))
     new LanceTable(path, TableAccess.load(conf, path, tt), conf, ReadOptions.nanoseconds(options),
-      requested = schema, pinnedByOptions = true)
+      requested = schema, pinnedByOptions = true, blobHandling = BlobHandling.of(options, "Option"))
   }
 
   /**

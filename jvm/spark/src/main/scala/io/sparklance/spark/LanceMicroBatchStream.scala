@@ -127,6 +127,11 @@ object LanceMicroBatchStream {
         s"${table.name()}: a stream reads the versions committed after it starts. Use startingVersion to start " +
         "from an earlier version."))
     }
+    if (table.blobHandling == BlobHandling.Descriptions && table.snapshot.schema.fields.exists(_.isBlobV2)) {
+      throw new LanceSparkException(new UnsupportedFeatureException(s"A stream of ${table.name()} reading blob " +
+        s"columns as descriptors (${BlobHandling.Key} = blobs_descriptions) is not supported: read the stream with " +
+        s"${BlobHandling.Key} = all_binary (the default)."))
+    }
     new LanceMicroBatchStream(table.snapshot.root, table.hadoopConf, table.schema, readSchema, options, table.nanoseconds)
   }
 

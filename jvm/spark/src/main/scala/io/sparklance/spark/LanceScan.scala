@@ -40,8 +40,8 @@ final class LanceScanBuilder(table: LanceTable, options: ReadOptions)
    * them on the rows the scan returns. Others are Spark's alone.
    */
   override def pushFilters(filters: Array[Filter]): Array[Filter] = if (!options.pushDownFilters) filters else {
-    def use(f: Filter) = predicate(f).map(lance.Scan.filterUse(table.snapshot.schema, _))
-      .getOrElse(lance.Scan.FilterUse.Unused)
+    def use(f: Filter) = if (onDescriptors(f)) lance.Scan.FilterUse.Unused
+      else predicate(f).map(lance.Scan.filterUse(table.snapshot.schema, _)).getOrElse(lance.Scan.FilterUse.Unused)
     val (mine, rest) = filters.partition(use(_) == lance.Scan.FilterUse.SelectsFragments)
     fragmentFilters = mine
     dataFilters = rest.filter(f => use(f) == lance.Scan.FilterUse.SkipsBatches || use(f) == lance.Scan.FilterUse.SelectsRows)
@@ -49,6 +49,10 @@ final class LanceScanBuilder(table: LanceTable, options: ReadOptions)
   }
 
   override def pushedFilters(): Array[Filter] = fragmentFilters ++ dataFilters
+
+  /** Whether `f` reads blob descriptors (`blob_handling = blobs_descriptions`), which Spark alone evaluates. */
+  private def onDescriptors(f: Filter): Boolean = table.blobHandling == BlobHandling.Descriptions &&
+    f.references.exists(r => table.snapshot.schema.field(r.takeWhile(_ != '.')).exists(_.isBlobV2))
 
   private def predicate(f: Filter) = SparkPredicates.of(f, table.snapshot.schema, table.nanoseconds)
 
@@ -203,11 +207,14 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
 
   /**
    * The Lance fields the required schema names, pruned to the nested fields it keeps, each with its Spark field: a
-   * blob v2 column reads its bytes, and a blob column's virtual columns (`<column>__blob_pos`, `__blob_size`) the
+   * blob v2 column reads its bytes (or, with `blob_handling = blobs_descriptions`, its whole descriptors, however
+   * few of their fields Spark asks for: they are read as one struct anyway), and a blob column's virtual columns (`<column>__blob_pos`, `__blob_size`) the
    * positions or sizes of its blobs ([[BlobColumns.virtualColumn]]).
    */
   private lazy val columns: Seq[(LanceField, StructField)] = required.fields.toSeq.flatMap { sf =>
     snapshot.schema.field(sf.name) match {
+      case Some(f) if f.isBlobV2 && table.blobHandling == BlobHandling.Descriptions =>
+        Some(BlobHandling.projection(f) -> BlobHandling.descriptorField(SparkSchemas.toSpark(f, table.nanoseconds)))
       case Some(f) if f.isBlobV2 => Some(BlobColumns.view(f, BlobColumns.Data) -> SparkSchemas.toSpark(f, table.nanoseconds))
       case Some(f) =>
         val pruned = prune(f, sf.dataType)

@@ -22,11 +22,13 @@ import io.sparklance.core.table.Snapshot
  * One pinned version of a Lance table, as Spark sees it: its schema (docs/types.md), its metadata columns
  * (`_rowid`, `_rowaddr`, `_fragid`) and, in `properties`, what `DESCRIBE TABLE EXTENDED` shows. `requested` is a
  * schema the reader gave (`spark.read.schema(...)`); `pinnedByOptions` says the version was chosen by the read's
- * options (a table read by path), not by the statement (a table of a catalog).
+ * options (a table read by path), not by the statement (a table of a catalog). `blobHandling` says how blob v2
+ * columns read: as their bytes or as their descriptors ([[BlobHandling]]).
  */
 final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoopConf: Configuration,
     val nanoseconds: SparkSchemas.NanosecondMapping = SparkSchemas.NanosecondMapping.TruncateToMicros,
-    writable: Boolean = false, requested: Option[StructType] = None, pinnedByOptions: Boolean = false)
+    writable: Boolean = false, requested: Option[StructType] = None, pinnedByOptions: Boolean = false,
+    val blobHandling: BlobHandling = BlobHandling.Bytes)
     extends Table with SupportsRead with SupportsWrite with SupportsMetadataColumns with SupportsRowLevelOperations
     with SupportsDeleteV2 {
 
@@ -51,7 +53,8 @@ final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoop
    * schema names, in its order, each of the same type as in the table: a given schema projects, never converts.
    */
   override lazy val schema: StructType = LanceSparkException.translate {
-    val full = SparkSchemas.toSpark(snapshot.schema, nanoseconds)
+    val bytes = SparkSchemas.toSpark(snapshot.schema, nanoseconds)
+    val full = if (blobHandling == BlobHandling.Descriptions) BlobHandling.descriptors(bytes, snapshot.schema.fields) else bytes
     requested.filterNot(r => PathWrites.sameType(r, full)).map(SparkSchemas.project(full, _, tableName)).getOrElse(full)
   }
 
@@ -126,6 +129,14 @@ final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoop
         throw new LanceSparkException(new io.sparklance.core.InvalidArgumentException(s"Option $k does not apply " +
           s"to $tableName, a table of a catalog: use SELECT ... FROM $tableName VERSION AS OF <version or 'tag'> " +
           "(or TIMESTAMP AS OF), or the options versionAsOf / timestampAsOf."))
+      }
+      // The table's schema, which blob_handling shapes, was fixed when the catalog loaded it.
+      LanceOptions.value(passed, BlobHandling.Key).foreach { v =>
+        if (BlobHandling.parse(Some(v), s"Option ${BlobHandling.Key}") != blobHandling) {
+          throw new LanceSparkException(new io.sparklance.core.InvalidArgumentException(s"Option " +
+            s"${BlobHandling.Key} does not apply to $tableName, a table of a catalog: set it on the catalog, " +
+            s"spark.sql.catalog.<catalog>.${BlobHandling.Key} = $v, or read the table by path."))
+        }
       }
     }
     new LanceScanBuilder(this, ReadOptions(passed, snapshot.config))

@@ -85,6 +85,9 @@ final class LanceBatchWrite(spec: WriteSpec, sparkSchema: StructType, readVersio
 
   @volatile var committedVersion: Option[Long] = None
 
+  // Blob descriptors are never written: refused when the write is planned (ArrowRowWriter refuses nested ones).
+  sparkSchema.fields.find(f => BlobHandling.isDescriptor(f.dataType)).foreach(f => BlobHandling.refuseWrite(f.name))
+
   private val pending: lance.DataCommit = {
     val table = spec.table
     (newTable match {

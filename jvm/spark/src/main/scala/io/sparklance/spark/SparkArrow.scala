@@ -21,6 +21,8 @@ object SparkArrow {
 
   /** Returns a vector Spark can read as `dt`: `v` itself when it already fits (then `v` is not closed), else a new one. */
   def convert(v: FieldVector, dt: DataType, allocator: BufferAllocator): FieldVector = (v, dt) match {
+    // A blob descriptor's position or size (BlobHandling.DescriptorType): offsets and lengths in a file, below 2^63.
+    case (u: UInt8Vector, LongType) => longs(u, u.get, allocator)
     case (_: UInt1Vector | _: UInt2Vector | _: UInt4Vector | _: UInt8Vector, _) => unsigned(v, dt, allocator)
     case (h, FloatType) if HalfFloats.holds(h) =>
       fixed(h, new Float4Vector(h.getName, allocator), (o: Float4Vector, i: Int) => o.set(i, HalfFloats.get(h, i)))

@@ -14,7 +14,7 @@ import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType}
 import io.sparklance.core.{MetadataColumn, UnsupportedFeatureException}
 import io.sparklance.core.file.{ArrowAssembler, LanceFileReader}
 import io.sparklance.core.format.{DataFile, DeletionVector, Fragment, RowIdSequence, TableLayout}
-import io.sparklance.core.schema.{LanceField, LogicalType}
+import io.sparklance.core.schema.{BlobColumns, LanceField, LogicalType}
 import io.sparklance.core.storage.Storage
 
 /**
@@ -293,7 +293,9 @@ final class FragmentReader(
    * descriptor per row (kind, position, size, blob id, uri). Each child the projection keeps is filled by name:
    * `data` with the blob's bytes (read from the data file, a sidecar or the external uri only when `data` is
    * projected), `uri` with the descriptor's uri (null when empty), `position` and `size` with where the bytes are
-   * in the object that holds them and their length. Null blobs are null.
+   * in the object that holds them and their length. Null blobs are null. A projection with a `kind` child
+   * ([[BlobColumns.descriptors]]) reads the descriptors as stored: `kind`, `position`, `size`, `blob_id` and
+   * `blob_uri` (empty for blobs that are not external), external blobs included.
    */
   private def blobV2(r: LanceFileReader, f: LanceField, target: Field, from: Long, to: Long, live: Option[Array[Long]],
       count: Int, allocator: BufferAllocator): FieldVector = {
@@ -311,6 +313,7 @@ final class FragmentReader(
       def num(v: FieldVector, i: Int): Long = v.getObject(i).asInstanceOf[Number].longValue()
       def uriOf(i: Int): String = Option(uri.getObject(i)).map(_.toString).getOrElse("")
       val out = target.createVector(allocator).asInstanceOf[StructVector]
+      val asStored = out.getChild(BlobColumns.Kind) != null
       try {
         out.allocateNew()
         var i = 0
@@ -330,7 +333,11 @@ final class FragmentReader(
                 if (u.isEmpty) v.setNull(i) else v.setSafe(i, u.getBytes(java.nio.charset.StandardCharsets.UTF_8))
               // An external blob's descriptor says nothing of the object's size (pylance leaves 0 for a whole
               // object): refused as its bytes are, never a made-up size.
-              case (_: org.apache.arrow.vector.UInt8Vector, part) if uriOf(i).nonEmpty =>
+              case (v: org.apache.arrow.vector.UInt1Vector, BlobColumns.Kind) => v.setSafe(i, num(kind, i).toInt)
+              case (v: org.apache.arrow.vector.UInt4Vector, "blob_id") => v.setSafe(i, num(blobId, i).toInt)
+              case (v: org.apache.arrow.vector.VarCharVector, "blob_uri") =>
+                v.setSafe(i, uriOf(i).getBytes(java.nio.charset.StandardCharsets.UTF_8))
+              case (_: org.apache.arrow.vector.UInt8Vector, part) if !asStored && uriOf(i).nonEmpty =>
                 throw new UnsupportedFeatureException(s"Cannot read the $part of a blob of blob column '${f.name}' " +
                   s"in ${r.path}: it lives at the external URI ${uriOf(i)}, which this version of sparklance does " +
                   "not fetch. Leave the column out, or filter out rows whose blobs are external.")
@@ -338,7 +345,8 @@ final class FragmentReader(
               case (v: org.apache.arrow.vector.UInt8Vector, "size") => v.setSafe(i, num(size, i))
               case (v, name) => throw new UnsupportedFeatureException(s"Cannot read field '$name' " +
                 s"(${v.getField.getType}) of blob column '${f.name}' in ${r.path}: blob v2 columns have data " +
-                "(large_binary), uri (string), position and size (uint64).")
+                "(large_binary), uri (string), position and size (uint64), and descriptors of kind (uint8), " +
+                "position, size (uint64), blob_id (uint32) and blob_uri (string).")
             }
             i += 1
           }

@@ -75,6 +75,45 @@ object BlobColumns {
   }
 
   /**
+   * The descriptor of each blob of a blob v2 column as the data file stores it, and as pylance 14 shows it by
+   * default (`blob_handling = "blobs_descriptions"`) and lance-spark always: its parts in this order, each with its
+   * Lance type (docs/dev/file-format-2.1.md §6):
+   *  - `kind` (uint8): 0 inline (the bytes are in the data file), 1 packed (in the shared sidecar `blob_id`),
+   *    2 dedicated (the whole sidecar `blob_id`), 3 external (at `blob_uri`);
+   *  - `position` and `size` (uint64): where the bytes start in the object holding them and how many there are (0
+   *    and 0 for an external blob that is a whole object, whose size the descriptor does not record);
+   *  - `blob_id` (uint32): the sidecar's id (0 for inline and external blobs);
+   *  - `blob_uri` (string): the external object's URI, empty for the other kinds.
+   */
+  val DescriptorParts: Seq[(String, LogicalType, String)] = Seq(
+    ("kind", LogicalType.Int(8, signed = false), "uint8"),
+    (Position, LogicalType.Int(64, signed = false), "uint64"),
+    (Size, LogicalType.Int(64, signed = false), "uint64"),
+    ("blob_id", LogicalType.Int(32, signed = false), "uint32"),
+    ("blob_uri", LogicalType.Utf8(large = false), "string"))
+
+  /**
+   * A projection of blob v2 column `field` that reads its descriptors ([[DescriptorParts]]) as stored, without
+   * reading any blob's bytes: a struct of the five parts, null where the blob is null. Unlike [[view]], external
+   * blobs are read too (their kind and URI). The parts are children of negative ids (the table lists none of
+   * them, or only position and size), which only the read fills (`FragmentReader` fills a blob v2 column's
+   * children by name, and reads a projection with a `kind` child as descriptors).
+   */
+  def descriptors(field: LanceField): LanceField = {
+    require(field.isBlobV2, s"descriptors of blob column ${field.name}")
+    val parts = DescriptorParts.zipWithIndex.map { case ((name, t, logical), i) =>
+      val id = -5 - i // below the ids of view's parts (-2 to -4)
+      val proto = FileProtos.Field.newBuilder().setName(name).setId(id).setParentId(field.id).setLogicalType(logical)
+        .setNullable(true).build()
+      LanceField(id, field.id, name, t, nullable = true, Map.empty, IndexedSeq.empty, proto)
+    }
+    field.withChildren(parts.toIndexedSeq)
+  }
+
+  /** The name of the first part of a blob v2 descriptor: a projection with a child of this name reads descriptors. */
+  val Kind = "kind"
+
+  /**
    * The projection that reads virtual column `name` of a schema, `<blob column>__blob_pos` or
    * `<blob column>__blob_size` (lance-spark's names): the positions or sizes of a blob v2 column's values
    * ([[view]]); None when `name` is no such column. Blob columns of file versions 2.0 and 2.1 have none: their

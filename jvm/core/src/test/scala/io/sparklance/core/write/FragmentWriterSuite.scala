@@ -110,4 +110,52 @@ class FragmentWriterSuite extends AnyFunSuite with BeforeAndAfterAll {
     w.abort()
     assert(!storage.exists(w.files.head) && storage.list(dir).isEmpty)
   }
+
+  test("a blob v2 column reads as its descriptors, as stored: kind, position, size, sidecar id, no uri; nulls null") {
+    import org.apache.arrow.vector.{LargeVarBinaryVector, UInt1Vector, UInt4Vector, UInt8Vector, VarCharVector}
+    import org.apache.arrow.vector.complex.StructVector
+    import io.sparklance.core.scan.FragmentReader
+    import io.sparklance.core.schema.{BlobColumns, LanceSchema}
+    val storage = new InMemoryStorage
+    val blobSchema = BlobColumns.forVersion(LanceSchema.fromFlat("blobs", Seq(
+      LanceSchema.FlatField(0, -1, "content", "large_binary", nullable = true, Map("lance-encoding:blob" -> "true")))),
+      FileVersion.V2_2)
+    val w = new FragmentWriter(storage, root, blobSchema, FileVersion.V2_2, FragmentWriter.Options())
+    // Inline (up to 64 KiB), packed into the shared sidecar, a sidecar of its own, null, inline again.
+    val sizes = Seq(Some(10), Some(100000), Some(5000000), None, Some(65536))
+    val content = io.sparklance.core.schema.ArrowSchemas.toArrow(blobSchema.fields.head).createVector(allocator).asInstanceOf[StructVector]
+    try {
+      val data = content.getChild("data").asInstanceOf[LargeVarBinaryVector]
+      val uri = content.getChild("uri").asInstanceOf[VarCharVector]
+      content.allocateNew()
+      sizes.zipWithIndex.foreach {
+        case (Some(n), i) => content.setIndexDefined(i); data.setSafe(i, Array.fill[Byte](n)(i.toByte)); uri.setNull(i)
+        case (None, i) => content.setNull(i); data.setNull(i); uri.setNull(i)
+      }
+      data.setValueCount(sizes.size); uri.setValueCount(sizes.size); content.setValueCount(sizes.size)
+      val b = new VectorSchemaRoot(java.util.List.of(content.getField), java.util.List.of[org.apache.arrow.vector.FieldVector](content), sizes.size)
+      w.write(b)
+    } finally content.close()
+    Committer.commit(storage, root, Transaction.create(0, Operation.overwrite(w.finish(), blobSchema)))
+    val s = Dataset.open(storage, root).checkoutLatest()
+    val f = s.fragments.head
+    val r = new FragmentReader(storage, s.layout, f, Seq(BlobColumns.descriptors(s.schema.fields.head)), Nil, s.deletionVector(f), None)
+    try {
+      val got = r.read(0, f.physicalRows, allocator)
+      try {
+        val d = got.getVector(0).asInstanceOf[StructVector]
+        def part[V](name: String): V = d.getChild(name).asInstanceOf[V]
+        val rows = (0 until got.getRowCount).map { i =>
+          if (d.isNull(i)) None
+          else Some((part[UInt1Vector]("kind").get(i).toInt, part[UInt8Vector]("position").get(i),
+            part[UInt8Vector]("size").get(i), part[UInt4Vector]("blob_id").get(i), part[VarCharVector]("blob_uri").getObject(i).toString))
+        }
+        assert(d.getChildrenFromFields.asScala.map(_.getName) == BlobColumns.DescriptorParts.map(_._1))
+        assert(rows.map(_.map(r => (r._1, r._3, r._4, r._5))) ==
+          Seq(Some((0, 10L, 0, "")), Some((1, 100000L, 1, "")), Some((2, 5000000L, 2, "")), None, Some((0, 65536L, 0, ""))))
+        // The packed blob starts the shared sidecar; a dedicated one fills its own from 0.
+        assert(rows(1).map(_._2).contains(0L) && rows(2).map(_._2).contains(0L))
+      } finally got.close()
+    } finally r.close()
+  }
 }
