@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import itertools
 import json
 import os
 import subprocess
@@ -71,6 +72,39 @@ def start_spark(app_name: str, warehouse, **conf):
     session = sparklance.session(warehouse=str(warehouse), app_name=app_name, **conf)
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+@pytest.fixture(scope="module")
+def spark(request, tmp_path_factory):
+    """The module's SparkSession (``start_spark``, named after the module) over a fresh default warehouse, stopped
+    after the module; a test file that needs another session defines its own ``spark``."""
+    module = request.module.__name__.rsplit(".", 1)[-1]
+    session = start_spark(f"sparklance-{module}", tmp_path_factory.mktemp(f"{module}_default_warehouse"))
+    yield session
+    session.stop()
+
+
+_catalog_numbers = itertools.count()
+
+
+def new_catalog(spark, prefix: str, **options) -> str:
+    """The name of a new Lance catalog of ``spark`` with ``options`` (``spark.sql.catalog.<name>.<key>``), named
+    ``<prefix><n>``: Spark makes a catalog on its first use, so each call gives a test a catalog of its own."""
+    name = f"{prefix}{next(_catalog_numbers)}"
+    spark.conf.set(f"spark.sql.catalog.{name}", "io.sparklance.spark.LanceCatalog")
+    for key, value in options.items():
+        spark.conf.set(f"spark.sql.catalog.{name}.{key}", str(value))
+    return name
+
+
+@pytest.fixture(scope="module")
+def stand(tmp_path_factory):
+    """moto's S3, DynamoDB and Glue on loopback (``s3_support.Stand``), for the module."""
+    from s3_support import Stand
+
+    s = Stand(tmp_path_factory.mktemp("moto"))
+    yield s
+    s.stop()
 
 
 def warehouse_with(tmp_path_factory, name: str, *namespaces: str) -> Path:

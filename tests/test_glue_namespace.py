@@ -19,8 +19,8 @@ from lance_namespace import (CreateNamespaceRequest, DeclareTableRequest, Descri
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import arrow_df, lance_raises, start_spark  # noqa: E402
-from s3_support import KEY, REGION, SECRET, Stand  # noqa: E402
+from conftest import arrow_df, lance_raises, new_catalog  # noqa: E402
+from s3_support import KEY, REGION, SECRET  # noqa: E402
 from test_namespaces import random_table, rows, spark_rows  # noqa: E402
 
 import sparklance  # noqa: E402
@@ -28,25 +28,7 @@ from pyspark.errors import AnalysisException  # noqa: E402
 
 glue_impl = pytest.importorskip("lance_namespace_impls.glue")
 
-CATALOG = "io.sparklance.spark.LanceCatalog"
 SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261126"))
-
-
-@pytest.fixture(scope="module")
-def stand(tmp_path_factory):
-    s = Stand(tmp_path_factory.mktemp("moto"))
-    yield s
-    s.stop()
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    session = start_spark("sparklance-glue-tests", tmp_path_factory.mktemp("glue_default_warehouse"))
-    yield session
-    session.stop()
-
-
-_counter = iter(range(1_000_000))
 
 
 def glue_props(stand, root) -> dict:
@@ -55,11 +37,7 @@ def glue_props(stand, root) -> dict:
 
 
 def catalog(spark, stand, root, **extra) -> str:
-    name = f"glue{next(_counter)}"
-    spark.conf.set(f"spark.sql.catalog.{name}", CATALOG)
-    for k, v in {"impl": "glue", **glue_props(stand, root), **extra}.items():
-        spark.conf.set(f"spark.sql.catalog.{name}.{k}", str(v))
-    return name
+    return new_catalog(spark, "glue", impl="glue", **{**glue_props(stand, root), **extra})
 
 
 def reference(stand, root):

@@ -3,12 +3,15 @@ Hive Metastore: here a real one, Hive 2.3's ``HiveMetaStore`` from pyspark's jar
 directory. The other side is Hive's own metastore client (``HiveMetaStoreClient``, in the Spark JVM through py4j):
 Lance tables it registers as lance-namespace-impls' Hive spec records them show in ``SHOW TABLES`` and read equal
 (pylance wrote them); what Spark creates, inserts into, renames and drops shows in the metastore as the spec records
-it, and pylance reads and validates it at its location. Hive tables that are not Lance's are refused by name."""
+it, and pylance reads and validates it at its location. Hive tables that are not Lance's are refused by name.
+Hive 3's catalogs (``impl = hive3``: created, holding tables, dropped) run against a stand-in in front of the same
+metastore that adds Hive 3's catalog calls (``hive3_catalogs.py``), its databases being ``<catalog>__<db>`` there."""
 
 from __future__ import annotations
 
 import os
 import random
+import shutil
 import socket
 import subprocess
 import sys
@@ -16,19 +19,20 @@ import time
 from pathlib import Path
 
 import lance
+import pyarrow as pa
 import pyspark
 import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import arrow_df, lance_raises, start_spark  # noqa: E402
+from conftest import arrow_df, lance_raises, new_catalog  # noqa: E402
+from hive3_catalogs import Hive3Catalogs, text  # noqa: E402
 from test_namespaces import random_table, rows, spark_rows  # noqa: E402
 
 import sparklance  # noqa: E402
 from pyspark.errors import AnalysisException  # noqa: E402
 
-CATALOG = "io.sparklance.spark.LanceCatalog"
 SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261127"))
 JARS = Path(pyspark.__file__).parent / "jars"
 
@@ -77,13 +81,6 @@ def metastore(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    session = start_spark("sparklance-hive-tests", tmp_path_factory.mktemp("hive_default_warehouse"))
-    yield session
-    session.stop()
-
-
-@pytest.fixture(scope="module")
 def hive(spark, metastore):
     """Hive's own metastore client (HiveMetaStoreClient, from the Spark JVM's class path)."""
     jvm = spark.sparkContext._jvm
@@ -94,16 +91,8 @@ def hive(spark, metastore):
     client.close()
 
 
-_counter = iter(range(1_000_000))
-
-
 def catalog(spark, metastore, root, impl="hive2", **extra) -> str:
-    name = f"hive{next(_counter)}"
-    spark.conf.set(f"spark.sql.catalog.{name}", CATALOG)
-    props = {"impl": impl, "hadoop.hive.metastore.uris": metastore, "root": str(root), **extra}
-    for k, v in props.items():
-        spark.conf.set(f"spark.sql.catalog.{name}.{k}", str(v))
-    return name
+    return new_catalog(spark, "hive", impl=impl, **{"hadoop.hive.metastore.uris": metastore, "root": str(root), **extra})
 
 
 def hive_database(spark, hive, name, location):
@@ -252,14 +241,94 @@ def test_hive3_with_parent_hive_is_the_default_catalog(spark, metastore, hive, t
     assert "h3" not in list(hive.getAllDatabases())
 
 
+@pytest.fixture(scope="module")
+def hive3(metastore, tmp_path_factory):
+    """Hive 3's catalogs in front of the Hive 2.3 metastore (tests/hive3_catalogs.py); its thrift:// URI."""
+    host, port = metastore[len("thrift://"):].split(":")
+    stand = Hive3Catalogs((host, int(port)), str(tmp_path_factory.mktemp("hive3_default")))
+    yield stand
+    stand.stop()
+
+
+def test_hive3_catalogs_are_created_hold_tables_and_are_dropped(spark, hive, hive3, tmp_path):
+    rng = random.Random(SEED + 3)
+    cat = catalog(spark, hive3.uri, tmp_path, impl="hive3")
+    assert [r[0] for r in spark.sql(f"SHOW NAMESPACES IN {cat}").collect()] == ["hive"]
+    spark.sql(f"CREATE NAMESPACE {cat}.sales COMMENT 'from spark'")
+    assert text(hive3.catalogs["sales"], 3) == f"{tmp_path}/sales"  # <root>/<catalog>
+    assert text(hive3.catalogs["sales"], 2) == "from spark"
+    assert [r[0] for r in spark.sql(f"SHOW NAMESPACES IN {cat}").collect()] == ["hive", "sales"]
+    described = {r[0]: r[1] for r in spark.sql(f"DESCRIBE NAMESPACE {cat}.sales").collect()}
+    assert described["Comment"] == "from spark" and described["Location"].endswith(f"{tmp_path}/sales")
+    # Hive 3 gives every new catalog a database `default`.
+    assert [r[0] for r in spark.sql(f"SHOW NAMESPACES IN {cat}.sales").collect()] == ["sales.default"]
+    with pytest.raises(AnalysisException, match="(?i)already exists|SCHEMA_ALREADY_EXISTS"):
+        spark.sql(f"CREATE NAMESPACE {cat}.sales")
+
+    spark.sql(f"CREATE NAMESPACE {cat}.sales.q1")
+    assert hive.getDatabase("sales__q1").getLocationUri().endswith(f"{tmp_path}/sales/q1.db")
+    expected = {}
+    for i in range(rng.randint(1, 3)):
+        expected[f"t{i}"] = random_table(rng)
+        arrow_df(spark, expected[f"t{i}"]).createOrReplaceTempView("hive3_src")
+        spark.sql(f"CREATE TABLE {cat}.sales.q1.t{i} AS SELECT * FROM hive3_src")
+    spark.sql(f"INSERT INTO {cat}.sales.q1.t0 SELECT * FROM hive3_src")
+    expected["t0"] = pa.concat_tables([expected["t0"], expected[f"t{len(expected) - 1}"]])
+    # pylance writes a table; it is registered in the metastore (Hive's own client) as lance-namespace-impls does.
+    expected["theirs"] = random_table(rng)
+    lance.write_dataset(expected["theirs"], str(tmp_path / "theirs"))
+    hive_table(spark, hive, "sales__q1", "theirs", tmp_path / "theirs", {"table_type": "lance", "EXTERNAL": "TRUE"})
+
+    assert sorted(r["tableName"] for r in spark.sql(f"SHOW TABLES IN {cat}.sales.q1").collect()) == sorted(expected)
+    for name, table in expected.items():
+        assert spark_rows(spark.table(f"{cat}.sales.q1.{name}")) == rows(table)
+        if name != "theirs":
+            assert hive.getTable("sales__q1", name).getSd().getLocation() == f"file:{tmp_path}/sales/q1.db/{name}"
+            ds = lance.dataset(f"{tmp_path}/sales/q1.db/{name}")
+            ds.validate()
+            assert rows(ds.to_table()) == rows(table)
+    # With parent = sales, Spark's namespaces are the catalog's databases.
+    under = catalog(spark, hive3.uri, tmp_path, impl="hive3", parent="sales")
+    assert [r[0] for r in spark.sql(f"SHOW NAMESPACES IN {under}").collect()] == ["default", "q1"]
+    assert spark_rows(spark.table(f"{under}.q1.t0")) == rows(expected["t0"])
+
+    with pytest.raises(AnalysisException, match="(?i)not empty|NON_EMPTY|SCHEMA_NOT_EMPTY"):
+        spark.sql(f"DROP NAMESPACE {cat}.sales")
+    with lance_raises(sparklance.UnsupportedFeatureError, match="Dropping Hive catalog sales .* with its contents"):
+        spark.sql(f"DROP NAMESPACE {cat}.sales CASCADE")
+    assert "sales__q1" in list(hive.getAllDatabases())  # refused before anything was dropped
+    with lance_raises(sparklance.UnsupportedFeatureError, match="Property team of Hive catalog other"):
+        spark.sql(f"CREATE NAMESPACE {cat}.other WITH DBPROPERTIES ('team' = 'ml')")
+    with lance_raises(sparklance.UnsupportedFeatureError, match="catalog hive .* the metastore's default catalog"):
+        spark.sql(f"DROP NAMESPACE {cat}.hive")
+
+    # DROP TABLE keeps t0's files below the catalog's location, which Hive 3 deletes with the catalog: refused.
+    spark.sql(f"DROP TABLE {cat}.sales.q1.t0")
+    for name in expected:
+        if name != "t0":
+            spark.sql(f"DROP TABLE {cat}.sales.q1.{name}" + (" PURGE" if name != "theirs" else ""))
+    spark.sql(f"DROP NAMESPACE {cat}.sales.q1")
+    with lance_raises(sparklance.UnsupportedFeatureError, match=f"files are below its location {tmp_path}/sales"):
+        spark.sql(f"DROP NAMESPACE {cat}.sales")
+    assert "sales" in hive3.catalogs and rows(lance.dataset(f"{tmp_path}/sales/q1.db/t0").to_table()) == rows(expected["t0"])
+    shutil.rmtree(tmp_path / "sales")
+    spark.sql(f"DROP NAMESPACE {cat}.sales")
+    assert "sales" not in hive3.catalogs and "sales__default" not in list(hive.getAllDatabases())
+    assert [r[0] for r in spark.sql(f"SHOW NAMESPACES IN {cat}").collect()] == ["hive"]
+
+    # An empty catalog drops with CASCADE too; LOCATION places it.
+    spark.sql(f"CREATE NAMESPACE {cat}.scratch LOCATION '{tmp_path}/elsewhere'")
+    assert text(hive3.catalogs["scratch"], 3) == f"file:{tmp_path}/elsewhere"  # Spark qualifies LOCATION
+    spark.sql(f"DROP NAMESPACE {cat}.scratch CASCADE")
+    assert "scratch" not in hive3.catalogs
+
+
 def test_bad_settings_are_clear_errors(spark, metastore, tmp_path):
     closed = free_port()
     unreachable = catalog(spark, f"thrift://127.0.0.1:{closed}", tmp_path)
     with lance_raises(sparklance.StorageError, match=f"thrift://127.0.0.1:{closed}"):
         spark.sql(f"SHOW NAMESPACES IN {unreachable}").collect()
-    name = f"hive{next(_counter)}"
-    spark.conf.set(f"spark.sql.catalog.{name}", CATALOG)
-    spark.conf.set(f"spark.sql.catalog.{name}.impl", "hive2")
+    name = new_catalog(spark, "hive", impl="hive2")
     with lance_raises(sparklance.InvalidArgumentError, match="hive.metastore.uris"):
         spark.sql(f"SHOW NAMESPACES IN {name}").collect()
     cat = catalog(spark, metastore, tmp_path)

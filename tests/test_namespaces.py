@@ -21,31 +21,16 @@ from lance_namespace import (CreateNamespaceRequest, CreateTableRequest, Describ
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import arrow_df, lance_raises, start_spark  # noqa: E402
+from conftest import arrow_df, lance_raises, new_catalog  # noqa: E402
 
 import sparklance  # noqa: E402
 from pyspark.errors import AnalysisException  # noqa: E402
 
-CATALOG = "io.sparklance.spark.LanceCatalog"
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    session = start_spark("sparklance-namespace-tests", tmp_path_factory.mktemp("ns_default_warehouse"))
-    yield session
-    session.stop()
-
-
-_counter = iter(range(1_000_000))
 
 
 def catalog(spark, **props) -> str:
-    """A new catalog name configured with ``props`` (catalogs are made on first use, so each test gets its own)."""
-    name = f"ns{next(_counter)}"
-    spark.conf.set(f"spark.sql.catalog.{name}", CATALOG)
-    for k, v in props.items():
-        spark.conf.set(f"spark.sql.catalog.{name}.{k}", str(v))
-    return name
+    """A new catalog configured with ``props``."""
+    return new_catalog(spark, "ns", **props)
 
 
 def ipc(table: pa.Table) -> bytes:

@@ -9,16 +9,8 @@ import threading
 
 import lance
 import pyarrow as pa
-import pytest
 
 from s3_support import Stand
-
-
-@pytest.fixture(scope="module")
-def stand(tmp_path_factory):
-    s = Stand(tmp_path_factory.mktemp("moto"))
-    yield s
-    s.stop()
 
 
 def v2_name(version: int) -> str:

@@ -42,7 +42,7 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
     catalogName = name
     val passed = options.asCaseSensitiveMap().asScala.toMap
     LanceCatalog.checkOptions(name, passed)
-    conf = TableAccess.hadoopConf(SparkSession.active, passed)
+    conf = TableAccess.hadoopConf(SparkSession.active, passed, LanceCatalog.storageOptionsOf(name))
     blobHandling = BlobHandling.parse(Option(options.get(BlobHandling.Key)), s"Option spark.sql.catalog.$name.${BlobHandling.Key}")
     namespaces = NamespaceCatalog.connect(name, passed, conf)
     // A relative warehouse is resolved on the driver: executors write the tables' files too. `root` is the other
@@ -548,6 +548,9 @@ object LanceCatalog {
   private val Known = Set("warehouse", "root", "impl", BlobHandling.Key, NamespaceCatalog.SingleLevel, NamespaceCatalog.Parent,
     NamespaceCatalog.ParentDelimiter) ++ NamespaceCatalog.Properties
 
+  /** Catalog `name` in messages about its storage options (`storage.<key>`). */
+  private def storageOptionsOf(name: String): String = s"catalog '$name' (spark.sql.catalog.$name.storage.*)"
+
   /** The options of Lance catalog `name` (`spark.sql.catalog.<name>.<key>`). */
   def options(spark: SparkSession, name: String): Map[String, String] = {
     val prefix = s"spark.sql.catalog.$name."
@@ -569,7 +572,7 @@ object LanceCatalog {
     val holding = catalogs.toSeq.flatMap { name =>
       val o = options(spark, name)
       o.get("warehouse").orElse(o.get("root")).map { w =>
-        val conf = TableAccess.hadoopConf(spark, o)
+        val conf = TableAccess.hadoopConf(spark, o, storageOptionsOf(name))
         (TableAccess.qualify(conf, w.stripSuffix("/")) + "/", conf)
       }
     }.filter { case (warehouse, _) => path.startsWith(warehouse) }
@@ -595,8 +598,7 @@ object LanceCatalog {
       refuse(s"catalog '$name' keeps its tables in a directory, or in a Lance Namespace of impl dir, rest, glue, " +
         s"hive2 or hive3; namespaces '$value' are not supported")
     } else if (k.startsWith("storage.")) {
-      LanceSparkException.translate(io.sparklance.core.table.Settings.hadoopSettingsOfStorageOptions(
-        Map(key.drop("storage.".length) -> value), s"catalog '$name' (spark.sql.catalog.$name.$key)"))
+      () // checked and mapped with the catalog's other settings, by TableAccess.hadoopConf
     } else if (!Known.contains(k) && !Seq("fs.", "hadoop.", "sparklance.", "header.", "headers.").exists(k.startsWith)) {
       throw new LanceSparkException(new InvalidArgumentException(s"Unknown option spark.sql.catalog.$name.$key. " +
         s"A Lance catalog takes warehouse (or root), ${BlobHandling.Key}, a Lance Namespace's impl (dir, rest, glue, hive2, hive3) and its " +

@@ -56,7 +56,7 @@ final class LanceDataSource extends TableProvider with DataSourceRegister with R
       throw new LanceSparkException(new InvalidArgumentException(s"Several paths were given to one read; a Lance " +
         "table is one directory: load each table by itself and union the DataFrames."))
     }
-    val conf = TableAccess.hadoopConf(SparkSession.active, options)
+    val conf = TableAccess.hadoopConf(SparkSession.active, options, s"the options of $location")
     val path = TableAccess.qualify(conf, location)
     val tt = LanceSparkException.translate(TimeTravel.fromOptions(options))
     new LanceTable(path, TableAccess.load(conf, path, tt), conf, ReadOptions.nanoseconds(options),

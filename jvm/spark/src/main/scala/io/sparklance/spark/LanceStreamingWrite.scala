@@ -125,7 +125,7 @@ object LanceStreamingWrite {
       throw new LanceSparkException(new io.sparklance.core.NotATableException(path, s"there is no table to stream " +
         s"into branch '$b' of: create the table, then the branch (ALTER TABLE ... CREATE BRANCH)"))
     }
-    val conf = TableAccess.hadoopConf(SparkSession.active, passed)
+    val conf = TableAccess.hadoopConf(SparkSession.active, passed, s"the stream into $path")
     val root = TableAccess.qualify(conf, path)
     LanceSparkException.translate(lance.Table.checkCanCreate(root, conf))
     val table = NewTable(root, SparkSchemas.asNullable(info.schema()), passed)

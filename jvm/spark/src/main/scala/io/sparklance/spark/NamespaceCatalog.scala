@@ -93,7 +93,10 @@ private[spark] final class NamespaceCatalog(catalogName: String, namespace: Lanc
   def dropNamespace(ns: Array[String], cascade: Boolean): Boolean = calling(None, ns) {
     refuseInSingleLevel(ns, "DROP NAMESPACE")
     if (!namespace.namespaceExists(nsId(ns))) throw new NoSuchNamespaceException(ns)
-    if (cascade) dropContents(nsId(ns))
+    if (cascade) {
+      namespace.checkDropWithContents(nsId(ns))
+      dropContents(nsId(ns))
+    }
     namespace.dropNamespace(nsId(ns))
     true
   }

@@ -34,7 +34,7 @@ object PathWrites {
       data: DataFrame): Unit = {
     LanceOptions.checkWrite(options, location)
     val mode = withWriteMode(requestedMode, options, location)
-    val conf = TableAccess.hadoopConf(spark, options)
+    val conf = TableAccess.hadoopConf(spark, options, s"the write to $location")
     val path = branchRoot(conf, TableAccess.qualify(conf, location), options)
     val existing: Option[Snapshot] =
       try Some(TableAccess.load(conf, path, TimeTravel.Latest))

@@ -13,14 +13,16 @@ object TableAccess {
    * So one catalog, or one read, can carry its own endpoint, credentials and commit settings, e.g.
    * `spark.sql.catalog.lance.fs.s3a.endpoint` or `.option("fs.s3a.endpoint", ...)`. A catalog's `storage.<key>`
    * options (Lance's object-store options, as the other Lance connector takes them) become S3A settings
-   * (`Settings.hadoopSettingsOfStorageOptions`).
+   * (`Settings.hadoopSettingsOfStorageOptions`): this is the one place they are checked and mapped. `where` names
+   * where the options were given, for errors (e.g. `catalog 'lance'`).
    */
-  def hadoopConf(spark: org.apache.spark.sql.SparkSession, options: Map[String, String]): org.apache.hadoop.conf.Configuration = {
+  def hadoopConf(spark: org.apache.spark.sql.SparkSession, options: Map[String, String],
+      where: String): org.apache.hadoop.conf.Configuration = {
     val conf = spark.sessionState.newHadoopConf()
     // Lance's object-store options (`storage.<key>`, the other connector's), below any fs.* key given beside them.
     val storage = options.collect { case (k, v) if k.toLowerCase(java.util.Locale.ROOT).startsWith("storage.") => k.drop(8) -> v }
     if (storage.nonEmpty) {
-      LanceSparkException.translate(lance.Settings.hadoopSettingsOfStorageOptions(storage, "this catalog"))
+      LanceSparkException.translate(lance.Settings.hadoopSettingsOfStorageOptions(storage, where))
         .foreach { case (k, v) => conf.set(k, v) }
     }
     options.foreach { case (key, value) =>

@@ -40,6 +40,9 @@ private[namespace] final class HiveMetastoreClient(val uri: URI, ugi: Option[(St
       send(out, method, args)
       receive(in, method)
     } catch {
+      case e: java.io.EOFException => throw new StorageException(uri.toString, s"call $method of the Hive Metastore at",
+        new IOException("the metastore closed the connection without an answer; a metastore with SASL " +
+          "(hive.metastore.sasl.enabled, Kerberos) does so, and is not supported: use one without SASL", e))
       case e: IOException => throw new StorageException(uri.toString, s"call $method of the Hive Metastore at", e)
     } finally socket.close()
   }
@@ -55,7 +58,8 @@ private[namespace] final class HiveMetastoreClient(val uri: URI, ugi: Option[(St
   private def receive(in: DataInputStream, method: String): Either[(Int, String), Option[Value]] = {
     val header = in.readInt()
     if ((header & VersionMask) != Version1) throw new IOException(s"the answer to $method is not Thrift's strict " +
-      f"binary protocol (header 0x$header%08x): is it a Hive Metastore, without SASL?")
+      f"binary protocol (header 0x$header%08x): is it a Hive Metastore? One with SASL (hive.metastore.sasl.enabled, " +
+      "Kerberos) answers a plain call with a SASL frame, and is not supported: use one without SASL")
     readBytes(in)
     in.readInt()
     val result = read(in, TStruct, 0).asInstanceOf[Struct]

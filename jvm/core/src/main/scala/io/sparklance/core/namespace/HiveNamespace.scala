@@ -22,8 +22,12 @@ import io.sparklance.core.storage.{HadoopStorage, Storage}
  *
  * The metastore is reached through its Thrift API ([[HiveMetastoreClient]]). With `hive3` the databases of catalog
  * `hive` (the metastore's default) are named plainly, which a Hive 2 metastore serves too; those of other catalogs
- * as Hive 3 names them, `@<catalog>#<database>`, which needs a Hive 3 metastore. Creating and dropping catalogs is
- * not supported.
+ * as Hive 3 names them, `@<catalog>#<database>`, which needs a Hive 3 metastore. A catalog is created and dropped
+ * with Hive 3's `create_catalog` and `drop_catalog`, as lance-namespace-impls' `hive3` does: its COMMENT is the
+ * catalog's description, its location `location` (or `catalog.location.uri`), else `<root>/<catalog>`; it is
+ * dropped only when empty (RESTRICT), and not while files are below its location (Hive 3 deletes the location with
+ * the catalog, and tables dropped without PURGE keep their files there). A metastore with SASL (Kerberos,
+ * `hive.metastore.sasl.enabled`) is refused by name: this client speaks plain Thrift.
  *
  * Properties: `uri` (the metastore, `thrift://host:port`; else the Hadoop setting `hive.metastore.uris`, the first of
  * its URIs), `root`, `ugi` (`user:group1,group2`, sent with Hive's `set_ugi`), `client.pool-size` (accepted; each
@@ -90,6 +94,19 @@ final class HiveNamespace private (client: HiveMetastoreClient, catalogs: Boolea
 
   private def catalogExists(name: String): Boolean = catalogNames().exists(_.equalsIgnoreCase(name))
 
+  /** Catalog `name` (Hive 3's `Catalog`: 1 name, 2 description, 3 locationUri), if the metastore has it. */
+  private def getCatalog(name: String): Option[Struct] =
+    try {
+      client.call("get_catalog", arg(1, Struct(Seq(arg(1, Text(name.toLowerCase)))))) match {
+        case Right(v) => v.collect { case s: Struct => s }.flatMap(_.struct(1))
+        case Left((1, _)) => None // NoSuchObjectException
+        case Left((_, message)) => throw new StorageException(client.uri.toString, s"describe catalog $name of",
+          new IOException(message))
+      }
+    } catch { case e: ApplicationException if e.kind == HiveMetastoreClient.UnknownMethod =>
+      if (name.equalsIgnoreCase(DefaultCatalog)) Some(Struct(Seq(arg(1, Text(DefaultCatalog))))) else None
+    }
+
   private def databaseNames(catalog: Option[String]): Seq[String] = catalog match {
     case None => strings(call("get_all_databases", "list the databases of")(PartialFunction.empty))
     case Some(c) => strings(call("get_databases", s"list the databases of catalog $c of", arg(1, Text(s"@$c#")))(
@@ -125,8 +142,8 @@ final class HiveNamespace private (client: HiveMetastoreClient, catalogs: Boolea
   override def namespaceProperties(id: Seq[String]): Map[String, String] = (catalogs, id) match {
     case (_, Seq()) => Map.empty
     case (true, Seq(c)) =>
-      if (!catalogExists(c)) throw new NamespaceNotFoundException(id, describe)
-      Map.empty
+      val catalog = getCatalog(c).getOrElse(throw new NamespaceNotFoundException(id, describe))
+      catalog.text(2).filter(_.nonEmpty).map("comment" -> _).toMap ++ catalog.text(3).map("location" -> _)
     case _ =>
       val db = getDatabase(database(id, "describe")).getOrElse(throw new NamespaceNotFoundException(id, describe))
       db.textMap(4) ++ db.text(3).map("location" -> _) ++ db.text(2).filter(_.nonEmpty).map("comment" -> _) ++
@@ -136,9 +153,10 @@ final class HiveNamespace private (client: HiveMetastoreClient, catalogs: Boolea
   /** A database's location: its tables go below it when there is no `root`. */
   override def takesLocation: Boolean = true
 
-  override def createNamespace(id: Seq[String], properties: Map[String, String]): Unit = {
-    if (catalogs && id.size == 1) throw new UnsupportedFeatureException(s"Creating Hive catalog ${id.head} is not " +
-      s"supported by $describe: create the catalog in the metastore (Hive 3's CREATE CATALOG), then its databases here.")
+  override def createNamespace(id: Seq[String], properties: Map[String, String]): Unit =
+    if (catalogs && id.size == 1) createCatalog(id.head, properties) else createDatabase(id, properties)
+
+  private def createDatabase(id: Seq[String], properties: Map[String, String]): Unit = {
     val db = database(id, "create")
     LanceNamespace.checkName(db.name, "namespace")
     if (catalogs && !catalogExists(id.head)) throw new NamespaceNotFoundException(id.init, describe)
@@ -156,9 +174,10 @@ final class HiveNamespace private (client: HiveMetastoreClient, catalogs: Boolea
     ()
   }
 
-  override def dropNamespace(id: Seq[String]): Unit = {
-    if (catalogs && id.size == 1) throw new UnsupportedFeatureException(s"Dropping Hive catalog ${id.head} is not " +
-      s"supported by $describe: drop it in the metastore.")
+  override def dropNamespace(id: Seq[String]): Unit =
+    if (catalogs && id.size == 1) dropCatalog(id.head) else dropDatabase(id)
+
+  private def dropDatabase(id: Seq[String]): Unit = {
     val db = database(id, "drop")
     if (getDatabase(db).isEmpty) throw new NamespaceNotFoundException(id, describe)
     // The metastore would drop the database's tables with it, Lance's or not: refuse while it holds any.
@@ -171,6 +190,88 @@ final class HiveNamespace private (client: HiveMetastoreClient, catalogs: Boolea
     }
     ()
   }
+
+  /** A catalog is dropped only when empty (lance-namespace-impls' RESTRICT): refused before CASCADE drops anything. */
+  override def checkDropWithContents(id: Seq[String]): Unit = if (catalogs && id.size == 1) {
+    catalogContents(id.head).foreach { what => throw new UnsupportedFeatureException(s"Dropping Hive catalog " +
+      s"${id.head} of $describe with its contents (CASCADE) is not supported: $what, and a catalog is dropped only " +
+      "when it is empty, as lance-namespace-impls' hive3 drops it. Drop its databases first (DROP NAMESPACE " +
+      s"${id.head}.<database> CASCADE), then the catalog.") }
+  }
+
+  /**
+   * What catalog `name` holds that keeps it from being dropped, if anything: a database other than its `default`
+   * (which Hive 3 creates with a catalog and drops with it), or a table in that one.
+   */
+  private def catalogContents(name: String): Option[String] = {
+    val databases = databaseNames(catalogOf(name))
+    val others = databases.filterNot(_ == DefaultDatabase)
+    if (others.nonEmpty) Some(s"catalog $name holds ${others.size} database(s) (${others.sorted.take(5).mkString(", ")})")
+    else if (!databases.contains(DefaultDatabase)) None
+    else {
+      val tables = hiveTableNames(Database(catalogOf(name), DefaultDatabase))
+      if (tables.isEmpty) None
+      else Some(s"its database $DefaultDatabase holds ${tables.size} table(s) (${tables.take(5).mkString(", ")})")
+    }
+  }
+
+  /** Hive 3's `create_catalog`; a Hive 2 metastore has no catalogs. */
+  private def createCatalog(name: String, properties: Map[String, String]): Unit = {
+    LanceNamespace.checkName(name, "namespace")
+    def first(keys: String*) = keys.flatMap(properties.get).map(_.trim).find(_.nonEmpty)
+    // Spark adds `owner` to every CREATE NAMESPACE; a Hive catalog has no owner, nor other properties.
+    (properties.keySet -- Seq("comment", "description", "location", "catalog.location.uri", "owner")).toSeq.sorted
+      .headOption.foreach { k => throw new UnsupportedFeatureException(s"Property $k of Hive catalog $name is not " +
+        s"supported by $describe: a Hive catalog holds a description (COMMENT) and a location (LOCATION) only.") }
+    val location = first("location", "catalog.location.uri").map(_.stripSuffix("/"))
+      .orElse(root.map(r => s"$r/${name.toLowerCase}")).getOrElse(throw new InvalidArgumentException(s"Hive catalog " +
+        s"$name needs a location: create it with LOCATION '<directory>', or give $describe property root."))
+    val catalog = Struct(Seq(arg(1, Text(name.toLowerCase))) ++ first("comment", "description").map(d => arg(2, Text(d))) ++
+      Seq(arg(3, Text(location))))
+    try {
+      call("create_catalog", s"create catalog $name in", arg(1, Struct(Seq(arg(1, catalog))))) {
+        case (1, _) => new NamespaceExistsException(Seq(name), describe)
+        case (2, message) => new InvalidArgumentException(s"$describe refused to create catalog $name: $message")
+      }
+    } catch { case e: ApplicationException if e.kind == HiveMetastoreClient.UnknownMethod =>
+      throw new UnsupportedFeatureException(s"Creating Hive catalog $name is not supported by $describe: the " +
+        "metastore has no catalogs (a Hive 2 metastore); with Hive 3's metastore, catalogs are created here.")
+    }
+    ()
+  }
+
+  /**
+   * Hive 3's `drop_catalog`, for an empty catalog ([[catalogContents]]). Hive 3 deletes the catalog's location (and the
+   * `default` database's) with it, so files below them (tables dropped without PURGE) are refused, naming one.
+   */
+  private def dropCatalog(name: String): Unit = {
+    if (name.equalsIgnoreCase(DefaultCatalog)) throw new UnsupportedFeatureException(s"Dropping Hive catalog " +
+      s"$DefaultCatalog of $describe is not supported: it is the metastore's default catalog, which Hive keeps.")
+    val catalog = getCatalog(name).getOrElse(throw new NamespaceNotFoundException(Seq(name), describe))
+    catalogContents(name).foreach(what => throw new NamespaceNotEmptyException(Seq(name), describe, what))
+    val defaultDb = getDatabase(Database(catalogOf(name), DefaultDatabase))
+    (catalog.text(3).toSeq ++ defaultDb.flatMap(_.text(3))).map(_.stripSuffix("/")).filter(_.nonEmpty).distinct
+      .foreach { location =>
+        firstFile(location, 0).foreach { file => throw new UnsupportedFeatureException(s"Dropping Hive catalog " +
+          s"$name of $describe is not supported while files are below its location $location (e.g. $file): the " +
+          "metastore deletes the location with the catalog. Purge or move them (tables dropped without PURGE keep " +
+          "their files), then drop the catalog.") }
+      }
+    call("drop_catalog", s"drop catalog $name of", arg(1, Struct(Seq(arg(1, Text(name.toLowerCase)))))) {
+      case (1, _) => new NamespaceNotFoundException(Seq(name), describe)
+      case (2, message) => new NamespaceNotEmptyException(Seq(name), describe, message)
+    }
+    ()
+  }
+
+  /** A file somewhere below directory `dir`, if there is one (depth-first, bounded in depth). */
+  private def firstFile(dir: String, depth: Int): Option[String] =
+    if (depth > MaxDepth) Some(dir)
+    else {
+      val entries = storage.list(dir)
+      entries.find(!_.isDirectory).map(_.path)
+        .orElse(entries.iterator.filter(_.isDirectory).map(e => firstFile(e.path, depth + 1)).collectFirst { case Some(f) => f })
+    }
 
   // ------------------------------------------------------------------------------------------------ tables
 
@@ -303,6 +404,10 @@ object HiveNamespace {
   }
 
   private val DefaultCatalog = "hive"
+  /** The database Hive 3 creates in every new catalog (and drops with it). */
+  private val DefaultDatabase = "default"
+  /** How deep below a catalog's location files are looked for before it is dropped. */
+  private val MaxDepth = 32
   private val TableTypeKey = "table_type"
   private val LanceType = "lance"
   private val ExternalTable = "EXTERNAL_TABLE"
@@ -311,6 +416,9 @@ object HiveNamespace {
   private val InputFormat = "org.apache.hadoop.mapred.TextInputFormat"
   private val OutputFormat = "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat"
   private val SerDe = "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"
+
+  /** The settings that turn on SASL for Hive's metastore clients: Hive 2's name, and Hive 3's standalone metastore's. */
+  private val SaslSettings = Seq("hive.metastore.sasl.enabled", "metastore.sasl.enabled")
 
   /** The properties of lance-namespace-impls' `hive2` and `hive3` implementations that this one takes. */
   val Properties: Set[String] = Set("uri", "root", "ugi", "client.pool-size")
@@ -333,6 +441,11 @@ object HiveNamespace {
         s"${Properties.toSeq.sorted.mkString(", ")} (and the metastore's URI as the Hadoop setting hive.metastore.uris).")
     }
     def prop(k: String) = properties.get(k).map(_.trim).filter(_.nonEmpty)
+    SaslSettings.find(k => conf.getBoolean(k, false)).foreach { k =>
+      throw new UnsupportedFeatureException(s"A Hive Metastore with SASL (Hadoop setting $k = true: Kerberos) is not " +
+        s"supported by the $impl namespace: sparklance's metastore client speaks plain Thrift. Use a metastore " +
+        "without SASL (hive.metastore.sasl.enabled = false), or remove the setting if the metastore has none.")
+    }
     val uri = prop("uri").orElse(Option(conf.get("hive.metastore.uris")).flatMap(_.split(",").map(_.trim).find(_.nonEmpty)))
       .getOrElse(throw new InvalidArgumentException(s"A $impl namespace needs the Hive Metastore's URI: set property " +
         "uri or the Hadoop setting hive.metastore.uris (as a catalog option, hadoop.hive.metastore.uris), e.g. " +

@@ -34,6 +34,12 @@ trait LanceNamespace {
   /** Drops namespace `id`, which must hold no table and no namespace ([[NamespaceNotEmptyException]]). */
   def dropNamespace(id: Seq[String]): Unit
 
+  /**
+   * Refuses, before anything is dropped, to drop namespace `id` with its contents (an engine's DROP ... CASCADE,
+   * which drops the namespaces and tables below first) where this implementation drops it only when it is empty.
+   */
+  def checkDropWithContents(id: Seq[String]): Unit = ()
+
   /** The names of the tables directly in namespace `namespace`, sorted. */
   def listTables(namespace: Seq[String]): Seq[String]
 

@@ -110,6 +110,19 @@ class HiveMetastoreClientSuite extends AnyFunSuite {
     }
   }
 
+  test("a metastore with SASL (its error frame, or a closed connection) is refused, naming the setting") {
+    // Thrift's SASL transport answers a frame it cannot read with status ERROR (4), a length and a message.
+    val message = "Invalid status -128".getBytes
+    val frame = ByteBuffer.allocate(5 + message.length).put(4.toByte).putInt(message.length).put(message).array()
+    Seq(frame, Array.emptyByteArray).foreach { answer =>
+      serving(_ => answer) { uri =>
+        val e = intercept[StorageException](new HiveMetastoreClient(uri, None).call("get_all_databases"))
+        assert(e.getMessage.contains(uri.toString) && e.getMessage.contains("hive.metastore.sasl.enabled") &&
+          e.getMessage.contains("not supported"), e.getMessage)
+      }
+    }
+  }
+
   test("a metastore that cannot be reached is a storage error naming its URI and the call") {
     val port = { val s = new ServerSocket(0); try s.getLocalPort finally s.close() }
     val e = intercept[StorageException](new HiveMetastoreClient(new URI(s"thrift://127.0.0.1:$port"), None).call("get_all_databases"))
