@@ -69,6 +69,9 @@ object BlobHandling {
   /** The core's projection of a blob v2 column read as descriptors. */
   def projection(field: LanceField): LanceField = BlobColumns.descriptors(field)
 
+  /** The core's projection of column `field` read as Spark shows it by default: a blob v2 column's bytes, else itself. */
+  def bytes(field: LanceField): LanceField = if (field.isBlobV2) BlobColumns.view(field, BlobColumns.Data) else field
+
   /**
    * The error for a write of blob descriptors into `column`: a descriptor points into the files of the table it
    * was read from, so written anywhere, as a blob's bytes or as a struct, it would stand for no blob.

@@ -89,7 +89,8 @@ final class LanceMicroBatchStream(root: String, conf: Configuration, schema: Str
 
   private def scanOf(s: Snapshot, fragments: Option[Seq[Long]]): lance.Scan = {
     checkSchema(s)
-    val fields = readSchema.fieldNames.toSeq.map(n => s.schema.field(n).get)
+    // A blob v2 column reads as its bytes, as a batch read shows it.
+    val fields = readSchema.fieldNames.toSeq.map(n => BlobHandling.bytes(s.schema.field(n).get))
     val scan = s.newScan().withProjection(fields)
     fragments.fold(scan)(ids => scan.withFilters(Seq(lance.Predicate.In(io.sparklance.core.MetadataColumn.FragmentId.name, ids))))
   }

@@ -215,7 +215,7 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
     snapshot.schema.field(sf.name) match {
       case Some(f) if f.isBlobV2 && table.blobHandling == BlobHandling.Descriptions =>
         Some(BlobHandling.projection(f) -> BlobHandling.descriptorField(SparkSchemas.toSpark(f, table.nanoseconds)))
-      case Some(f) if f.isBlobV2 => Some(BlobColumns.view(f, BlobColumns.Data) -> SparkSchemas.toSpark(f, table.nanoseconds))
+      case Some(f) if f.isBlobV2 => Some(BlobHandling.bytes(f) -> SparkSchemas.toSpark(f, table.nanoseconds))
       case Some(f) =>
         val pruned = prune(f, sf.dataType)
         Some(pruned -> SparkSchemas.toSpark(pruned, table.nanoseconds))
