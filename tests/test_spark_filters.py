@@ -12,7 +12,6 @@ from pathlib import Path
 import lance
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 HERE = Path(__file__).resolve().parent
@@ -231,12 +230,13 @@ def _stats(df):
 
 
 def test_scan_statistics_follow_the_columns_rows_and_index_of_the_scan(spark, cbo, tmp_path):
-    """Spark plans joins from a scan's statistics: they scale with the columns read (as Spark scales Parquet's), the
-    live rows, and the rows an index selected; a manifest without file sizes still gives a size, never 0."""
+    """Spark plans joins from a scan's statistics: they scale with the columns read, the live rows, and the rows an
+    index selected; a column of one value repeated, a few bytes in the files, counts a byte per row at least."""
     rng = np.random.default_rng(3)
     n = 40_000
     rows = pa.table({"id": pa.array(np.arange(n, dtype=np.int64)),
-                     "wide": pa.array([f"{v:x}" * 20 for v in rng.integers(0, 1 << 40, n)])})
+                     "wide": pa.array([f"{v:x}" * 20 for v in rng.integers(0, 1 << 40, n)]),
+                     "same": pa.array(np.full(n, 7, dtype=np.int64))})
     path = str(tmp_path / "stats.lance")
     lance.write_dataset(rows, path, max_rows_per_file=10_000)
     df = spark.read.format("lance").load(path)
@@ -244,6 +244,9 @@ def test_scan_statistics_follow_the_columns_rows_and_index_of_the_scan(spark, cb
     assert full_rows == n
     narrow_bytes, _ = _stats(df.select("id"))
     assert narrow_bytes * 2 < full_bytes, (narrow_bytes, full_bytes)
+    assert _page_bytes(path, ["same"]) < n // 10
+    same_bytes, _ = _stats(df.select("same"))
+    assert same_bytes == n, same_bytes
 
     lance.dataset(path).delete("id < 20000")
     df = spark.read.format("lance").load(path)
@@ -273,11 +276,10 @@ def _page_bytes(path: str, columns) -> int:
     return total
 
 
-def test_scan_tasks_are_sized_by_the_columns_pages_pylance_wrote_and_the_planner_gets_parquets_scale(spark, cbo, tmp_path):
-    """A scan's tasks count the bytes of the pages of the columns it reads, as pylance's file metadata gives them
-    (exactly for up to 8 fragments, sampled from 8 of them beyond); the planner gets the data files' bytes scaled as
-    Spark scales a Parquet scan's (by the columns' default sizes plus 8 bytes a row), so joins are planned as over
-    Parquet. Seeded tables of an integer, a string and a double column."""
+def test_scan_tasks_and_the_planner_count_the_bytes_of_the_columns_pages_pylance_wrote(spark, cbo, tmp_path):
+    """A scan's tasks, and the size the planner gets, count the bytes of the pages of the columns it reads, as
+    pylance's file metadata gives them (exactly for up to 8 fragments, sampled from 8 of them beyond), and the
+    planner at least a byte per value read. Seeded tables of an integer, a string and a double column."""
     seed = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261127"))
     rng = np.random.default_rng(seed)
     conf = spark.conf
@@ -292,11 +294,6 @@ def test_scan_tasks_are_sized_by_the_columns_pages_pylance_wrote_and_the_planner
             path = str(tmp_path / f"sizes{fragments}.lance")
             lance.write_dataset(table, path, max_rows_per_file=2_000)
             assert len(lance.dataset(path).get_fragments()) == fragments
-            files = sum(f.file_size_bytes for fr in lance.dataset(path).get_fragments() for f in fr.metadata.files)
-            pq_path = str(tmp_path / f"sizes{fragments}.parquet")
-            Path(pq_path).mkdir()
-            pq.write_table(table, f"{pq_path}/part-0.parquet")
-            pq_files = sum(p.stat().st_size for p in Path(pq_path).glob("*.parquet"))
             df = spark.read.format("lance").load(path)
             for columns in (["id"], ["s"], ["id", "x"], ["id", "s", "x"]):
                 want = _page_bytes(path, columns)
@@ -310,10 +307,11 @@ def test_scan_tasks_are_sized_by_the_columns_pages_pylance_wrote_and_the_planner
                     conf.unset(k) if v is None else conf.set(k, v)
                 size, rows = _stats(df.select(*columns))
                 assert rows == n
-                # Spark's estimate for the same columns of the same rows as one Parquet file, at the Lance files' size.
-                pq_size = int(str(spark.read.parquet(pq_path).select(*columns)._jdf.queryExecution()
-                                  .optimizedPlan().stats().sizeInBytes()))
-                assert abs(size / files - pq_size / pq_files) < 1e-5, (seed, fragments, columns, size, pq_size)
+                floor = max(want, n * len(columns))
+                if fragments <= 8:
+                    assert abs(size - floor) <= fragments, (seed, fragments, columns, size, want)
+                else:
+                    assert abs(size - floor) <= 0.1 * floor, (seed, fragments, columns, size, want)
     finally:
         for k, v in saved.items():
             conf.unset(k) if v is None else conf.set(k, v)

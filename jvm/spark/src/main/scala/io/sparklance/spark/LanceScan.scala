@@ -308,15 +308,14 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
   }
 
   /**
-   * What the scan reads, for Spark's planner (broadcast or not, join order): the rows of the fragments it keeps (only
-   * those an index selected, where one is used), and the bytes of their data files in proportion to those rows,
-   * scaled as Spark scales a Parquet scan's files: by Spark's size of a row of the columns read (their default sizes
-   * and 8 bytes of the row's own, `EstimationUtils.getSizePerRow`) against a row of the table. Spark's thresholds
-   * (`autoBroadcastJoinThreshold`) are set for that scale, so joins are planned as over Parquet. Not the real bytes
-   * of the columns read (which size the tasks): sorted keys compress far below their default size's share, so
-   * scans of key columns looked small enough to broadcast where Parquet's do not (6 of the 22 TPC-H queries planned
-   * other joins; docs/performance.md). A fragment whose file sizes the manifest does not record counts its rows at
-   * the table's default row size, never nothing: an estimate of 0 would broadcast any table.
+   * What the scan reads, for Spark's planner (broadcast or not, join order): the rows of the fragments it keeps (their
+   * live rows, or those an index selected), and the bytes of the pages of the columns it reads for those rows, from
+   * the data files' column metadata ([[lance.Scan.estimate]]): the bytes Spark counts for a file source, its files'
+   * bytes, without the guess of Spark's Parquet scale (files' bytes times the read columns' default sizes against a
+   * row's), which charged a scan for columns it does not read. At least a byte per value read: runs and small
+   * dictionaries store millions of values in a few bytes, and a broadcast holds them decoded. Files that do not
+   * record their columns (older writers, or a manifest without file sizes) fall back on Spark's Parquet scale, at
+   * the table's default row size where sizes are missing, never 0: an estimate of 0 would broadcast any table.
    */
   override def estimateStatistics(): Statistics = {
     val (rows, readBytes) = plannerBytes
@@ -334,12 +333,13 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
    */
   private lazy val fileBytes: (Long, Long) = scan.estimateFileBytes(tableRowBytes)
 
-  /** The rows the scan reads and their size at Spark's scale for Parquet ([[estimateStatistics]]). */
+  /** The rows the scan reads and their bytes for the planner ([[estimateStatistics]]). */
   private lazy val plannerBytes: (Long, Long) = {
-    val (rows, bytes) = fileBytes
-    // Spark's size of a row (EstimationUtils.getSizePerRow): 8 bytes of a row's own, and the columns' default sizes.
+    // Where the files do not tell: Spark's size of a row (EstimationUtils.getSizePerRow), 8 bytes of a row's own and
+    // the columns' default sizes, against a row of the table, as Spark scales a Parquet scan.
     val share = (readSchema.defaultSize + 8).toDouble / (tableRowBytes + 8)
-    (rows, math.max(1L, (bytes * math.min(1.0, share)).toLong))
+    val (rows, bytes) = scan.estimate(tableRowBytes, math.min(1.0, share))
+    (rows, math.max(1L, bytes))
   }
 
   /**

@@ -117,6 +117,8 @@ public final class ArrowAssembler {
       fillLeafRange(v, leaf.values, leaf.from, leaf.to, validity);
     } else if (expandsInPlace(v, leaf.values)) {
       fillFromDictionary((BaseFixedWidthVector) v, (DataBlock.Dictionary) leaf.values, leaf.from, leaf.to, validity);
+    } else if (expandsStringsInPlace(v, leaf.values, leaf.to - leaf.from)) {
+      DictionaryStrings.fill(v, (DataBlock.Dictionary) leaf.values, leaf.from, leaf.to, validity);
     } else {
       fillLeafValues(v, leaf.block(), validity);
     }
@@ -129,6 +131,18 @@ public final class ArrowAssembler {
     DataBlock.Dictionary d = (DataBlock.Dictionary) b;
     int ib = d.indices.bitsPerValue;
     return d.items instanceof DataBlock.FixedWidth && ((DataBlock.FixedWidth) d.items).bitsPerValue % 8 == 0
+        && (ib == 8 || ib == 16 || ib == 32 || ib == 64);
+  }
+
+  /**
+   * Whether `b` is dictionary-encoded variable-width items that `v`, a string or binary vector, holds, with no more
+   * items than 4 per value read ({@link DictionaryStrings}: the items' bounds are tabled once per read).
+   */
+  private static boolean expandsStringsInPlace(FieldVector v, DataBlock b, int n) {
+    if (!(b instanceof DataBlock.Dictionary) || !(v instanceof BaseVariableWidthVector || v instanceof BaseLargeVariableWidthVector)) return false;
+    DataBlock.Dictionary d = (DataBlock.Dictionary) b;
+    int ib = d.indices.bitsPerValue;
+    return d.items instanceof DataBlock.VariableWidth && d.items.numValues <= 4L * Math.max(n, 1)
         && (ib == 8 || ib == 16 || ib == 32 || ib == 64);
   }
 
@@ -364,7 +378,7 @@ public final class ArrowAssembler {
         + block.getClass().getSimpleName() + " values");
   }
 
-  private static void writeValidity(ArrowBuf buf, RepDef.Validity validity, int n) {
+  static void writeValidity(ArrowBuf buf, RepDef.Validity validity, int n) {
     int bytes = (n + 7) / 8;
     if (validity == null || validity.bits == null) {
       buf.setOne(0, bytes);

@@ -189,19 +189,25 @@ final class Scan private[table] (
     math.max(rows.toDouble, columns + 8.0 * metadataColumns.size * rows)
   }
 
+  /** The values a row of the scan holds: its leaf columns (a struct's fields, a list's items) and metadata columns. */
+  private def valuesPerRow: Int = projection.flatMap(_.flatten).count(_.children.isEmpty) + metadataColumns.size
+
   /**
    * The rows the scan reads and their bytes, for a planner: per fragment kept, its live rows (or those an index
    * selected) and the bytes of the columns read for them ([[readBytes]]: from the files' column sizes, else
    * `estimatedShare` of the files' sizes; a fragment whose sizes the manifest does not record counts
-   * `defaultRowBytes` per physical row).
+   * `defaultRowBytes` per physical row), and at least a byte per value read: runs, constant pages and small
+   * dictionaries can store millions of values in a few bytes, which a planner must not take for the size of the rows
+   * it would hold in memory (a broadcast).
    */
-  private[table] def estimate(defaultRowBytes: Long, estimatedShare: Double): (Long, Long) = {
+  def estimate(defaultRowBytes: Long, estimatedShare: Double): (Long, Long) = {
     var rows = 0L
     var bytes = 0.0
+    val values = math.max(1, valuesPerRow)
     fragments.foreach { f =>
       val selected = selectedRows(f).map(_.getLongCardinality).getOrElse(f.numRows)
       rows += selected
-      bytes += readBytes(f, selected, defaultRowBytes, estimatedShare)
+      bytes += math.max(readBytes(f, selected, defaultRowBytes, estimatedShare), values.toDouble * selected)
     }
     (rows, bytes.toLong)
   }
