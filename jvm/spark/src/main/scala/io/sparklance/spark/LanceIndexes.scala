@@ -157,7 +157,7 @@ object LanceIndexes {
     val path = TableAccess.qualify(conf, location)
     val snapshot = TableAccess.load(conf, path, TimeTravel.Latest)
     val before = snapshot.indexes.filter(_.name == name)
-    val uncovered = snapshot.fragments.filter(f => !before.exists(_.covers(f.id))).map(_.id)
+    val uncovered = snapshot.indexCoverage(name).unindexed
     val t = snapshot.table
     val rows =
       if (t.isVectorIndex(snapshot, name)) runVector(spark, conf, t.newVectorIndexUpdate(snapshot, name, options, merge))

@@ -80,12 +80,13 @@ final class Snapshot(val dataset: Dataset, val manifest: Manifest, val naming: M
 
   /**
    * How much of this version the segments of index `name` cover, as pylance 14's index statistics count it: the
-   * fragments some segment covers and their live rows, and the fragments none covers and their live rows.
+   * fragments some segment covers and their live rows, and the fragments none covers, their live rows and their ids.
    */
   def indexCoverage(name: String): Snapshot.IndexCoverage = {
     val segments = indexes.filter(_.name == name)
     val (indexed, unindexed) = fragments.partition(f => segments.exists(_.covers(f.id)))
-    Snapshot.IndexCoverage(indexed.size.toLong, indexed.map(_.numRows).sum, unindexed.size.toLong, unindexed.map(_.numRows).sum)
+    Snapshot.IndexCoverage(indexed.size.toLong, indexed.map(_.numRows).sum, unindexed.size.toLong, unindexed.map(_.numRows).sum,
+      unindexed.map(_.id))
   }
 
   /**
@@ -170,7 +171,8 @@ final class Snapshot(val dataset: Dataset, val manifest: Manifest, val naming: M
 object Snapshot {
 
   /** What [[Snapshot.indexCoverage]] counts. */
-  final case class IndexCoverage(indexedFragments: Long, indexedRows: Long, unindexedFragments: Long, unindexedRows: Long)
+  final case class IndexCoverage(indexedFragments: Long, indexedRows: Long, unindexedFragments: Long, unindexedRows: Long,
+      unindexed: Seq[Long])
 
   private val TypeNames: Map[IndexKind, String] = Map(IndexKind.BTree -> "BTree", IndexKind.Bitmap -> "Bitmap",
     IndexKind.ZoneMap -> "ZoneMap", IndexKind.BloomFilter -> "BloomFilter", IndexKind.LabelList -> "LabelList",
