@@ -464,7 +464,8 @@ def test_optimize_index_without_a_name_optimizes_every_index(spark, wh):
     version = lance.dataset(path).version
     made = spark.sql(f"ALTER TABLE lance.`{path}` OPTIMIZE INDEXES").collect()
     ds = lance.dataset(path)
-    assert sorted(r.name for r in made) == sorted(i.name for i in ds.describe_indices())
+    assert sorted(r.index_name for r in made) == sorted(i.name for i in ds.describe_indices())
+    assert [(r.fragments_indexed, r.segments_before, r.segments_after) for r in made] == [(1, 1, 1)] * 2
     assert ds.version == version + 2
     for index in ds.describe_indices():
         assert sorted(index.segments[0].fragment_ids) == [0, 1, 2], index

@@ -127,7 +127,9 @@ def run_step(base, ns, step, paths):
 
     with translated():
         if step["kind"] == "sql":
-            return [ns["spark"].sql(paths.substitute(sql_text(step, s))).collect() for s in statements(step)]
+            frames = [ns["spark"].sql(paths.substitute(sql_text(step, s))) for s in statements(step)]
+            ns["_last_schema"] = frames[-1].schema
+            return [f.collect() for f in frames]
         if step["kind"] == "conf":
             ns["spark"] = apply_conf(base, ns["spark"], step, paths)
             return None
@@ -230,6 +232,14 @@ def check(step, rows, ns, wh: Path, paths) -> list:
         want = normalised((r["id"],) + tuple(None if r[col] is None else r[col][f] for f in fields) for r in data)
         got = spark_rows(last)
         expect(got == want, f"descriptors {got}, pylance's {want}")
+    if "columns" in step:
+        # The result's first columns, as the page's Output section lists them: (name, Spark type).
+        got = [(f.name, f.dataType.simpleString()) for f in ns["_last_schema"].fields][:len(step["columns"])]
+        expect(got == step["columns"], f"columns {got}, expected {step['columns']}")
+    if "first_values" in step:
+        width = len(step["first_values"][0])
+        got = normalised(tuple(r)[:width] for r in last)
+        expect(got == normalised(step["first_values"]), f"rows begin {got}, expected {normalised(step['first_values'])}")
     if "rows_first" in step:
         got = normalised((r[0],) for r in last)
         expect(got == normalised(step["rows_first"]), f"first column {got}, expected {step['rows_first']}")

@@ -683,8 +683,11 @@ def test_sql_statements(spark, wh):
     assert [(r.name, r.type, r.columns, r.fragments) for r in rows] == [("s_idx", "BTREE", ["s"], 3)]
     uuid = rows[0].uuid
     for statement in ("SHOW INDEXES FROM lance.db.sql", "SHOW INDEXES IN lance.db.sql"):
-        assert [(r.name, r.type, r.columns, r.uuid, r.fragments) for r in spark.sql(statement).collect()] == \
-            [("s_idx", "BTREE", ["s"], uuid, 3)]
+        # lance-spark's columns (pylance's index statistics), then ours.
+        assert [tuple(r) for r in spark.sql(statement).collect()] == \
+            [("s_idx", ["s"], "btree", 3, 600, 0, 0, 1, [uuid], rows[0].created_at)]
+        stats = lance.dataset(path).stats.index_stats("s_idx")
+        assert (stats["num_indexed_fragments"], stats["num_indexed_rows"]) == (3, 600)
     lookup, _ = index_files(path, "s_idx")
     assert lookup.schema.metadata[b"batch_size"] == b"16"
 

@@ -43,6 +43,8 @@ def test_maintenance_statements(spark, wh):
     assert [(r.name, r.version) for r in spark.sql("SHOW TAGS lance.db.m").collect()] == [("before_optimize", 5), ("first", 1)]
 
     r = spark.sql("OPTIMIZE lance.db.m WITH (target_rows_per_fragment = 1000)").collect()[0]
+    # lance-spark's columns (pylance's CompactionMetrics: the deletion files count as removed files), then ours.
+    assert tuple(r) == (4, 1, 4 + 4, 1, 6)
     assert (r.version, r.fragments_removed, r.fragments_added) == (6, 4, 1)
     ds = lance.dataset(path)
     ds.validate()
@@ -57,9 +59,12 @@ def test_maintenance_statements(spark, wh):
     assert lance.dataset(path).count_rows() == 20
 
     time.sleep(0.05)
-    dry = spark.sql("VACUUM lance.db.m RETAIN 0 HOURS DRY RUN").collect()
-    assert dry and lance.dataset(path).versions()[0]["version"] == 1
-    spark.sql("VACUUM lance.db.m RETAIN 0 HOURS")
+    [dry] = spark.sql("VACUUM lance.db.m RETAIN 0 HOURS DRY RUN").collect()
+    assert lance.dataset(path).versions()[0]["version"] == 1
+    [done] = spark.sql("VACUUM lance.db.m RETAIN 0 HOURS").collect()
+    # lance-spark's columns (bytes removed, versions removed), then ours: the versions and the files.
+    assert done.old_versions == len(done.versions) == 5 and sorted(done.versions) == [2, 3, 4, 6, 7]
+    assert tuple(done) == tuple(dry) and done.paths and done.bytes_removed > 0
     ds = lance.dataset(path)
     ds.validate()
     assert [v["version"] for v in ds.versions()] == [1, 5, 8]                  # tagged ones and the latest
@@ -67,7 +72,7 @@ def test_maintenance_statements(spark, wh):
     spark.sql("ALTER TABLE lance.db.m DROP TAG first")
     assert list(lance.dataset(path).tags.list()) == ["before_optimize"]
     # Default retention (7 days) removes nothing recent.
-    assert spark.sql("VACUUM lance.db.m").collect() == []
+    assert [tuple(r) for r in spark.sql("VACUUM lance.db.m").collect()] == [(0, 0, [], [])]
 
 
 def test_statements_need_a_lance_table(spark):

@@ -32,7 +32,7 @@ def _index_word(what: str, value: str) -> str:
 
 
 def _index_rows(df: "DataFrame") -> List[Dict[str, Any]]:
-    """The rows of an index statement's result (name, type, columns, uuid, fragments, created_at) as dicts."""
+    """The rows of an index statement's result as dicts."""
     return [r.asDict() for r in df.collect()]
 
 
@@ -312,7 +312,7 @@ class LanceTable:
         it covers: fragments appended or compacted since it was built are not covered) and ``created_at``. An
         index pylance extended with delta segments has one entry per segment."""
         with translated():
-            return _index_rows(self._spark.sql(f"SHOW INDEXES FROM {self._sql_name}"))
+            return _index_rows(self._df(self._spark._jvm.io.sparklance.spark.LanceIndexes.segments(self._jspark, self.path)))
 
     def drop_index(self, name: str) -> int:
         """Drops the index ``name`` (every segment of it) and returns the new version. Its files stay while older
@@ -322,7 +322,7 @@ class LanceTable:
             statement = f"DROP INDEX {_index_word('index name', name)} ON {self._sql_name}"
             return int(self._spark.sql(statement).collect()[0][0])
 
-    def optimize_index(self, name: str) -> Dict[str, Any]:
+    def optimize_index(self, name: str, num_indices_to_merge: Optional[int] = None) -> Dict[str, Any]:
         """Brings the index ``name`` up to date with the latest version, as pylance's ``optimize_indices`` does:
         the fragments it does not cover (appended or compacted since it was built) are read and merged with it,
         with the options it was built with, into a new index committed in its place; returns it as
@@ -330,10 +330,20 @@ class LanceTable:
         model: the new rows are placed and encoded with its centroids and quantizer, and written with its old rows into
         one segment (an HNSW index's graphs rebuilt over old and new rows), over float32, float16 (Spark 4), float64
         or uint8 (hamming) vectors alike, in the column's type. An index
-        that already covers every fragment, in one segment, is returned as it is, and nothing is committed."""
+        that already covers every fragment, in one segment, is returned as it is, and nothing is committed.
+        ``num_indices_to_merge=n`` merges only the newest ``n`` segments with the new fragments (0: the new fragments
+        become a delta segment of their own), as pylance's ``optimize_indices`` does; the index's newest segment is
+        returned."""
+        merge = num_indices_to_merge
+        if merge is not None and (not isinstance(merge, int) or isinstance(merge, bool) or merge < 0):
+            raise InvalidArgumentError(f"num_indices_to_merge must be a whole number of at least 0, not {merge!r}.")
         with translated():
             statement = f"ALTER TABLE {self._sql_name} OPTIMIZE INDEX {_index_word('index name', name)}"
-            return _index_rows(self._spark.sql(statement))[0]
+            if merge is not None:
+                statement += f" WITH (num_indices_to_merge = {merge})"
+            row = _index_rows(self._spark.sql(statement))[0]
+            return {"name": row["index_name"], **{k: row[k] for k in ("type", "columns", "uuid", "fragments",
+                                                                          "created_at")}}
 
     def search(self, vector: Any, k: int = 10, column: Optional[str] = None, metric: str = "l2",
                filter: Optional[str] = None, prefilter: bool = False, columns: Optional[List[str]] = None,

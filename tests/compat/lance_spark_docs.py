@@ -29,8 +29,10 @@ Expected outcomes (``expect``):
 
 - ``"ok"``: the step succeeds; where it changes or returns data, a check follows (``rows``: the rows it returns, in
   any order; ``descriptors``: the rows it returns are each row's id and the named fields of the blob descriptors
-  pylance shows for the column; ``table``: the table as pylance reads it afterwards, which must also pass ``validate()``; ``schema``,
-  ``tags``, ``branches``, ``indexes``, ``config``: what pylance reports for them).
+  pylance shows for the column; ``table``: the table as pylance reads it afterwards, which must also pass
+  ``validate()``; ``schema``, ``tags``, ``branches``, ``indexes``, ``config``: what pylance reports for them;
+  ``columns``: the result's first columns, names and Spark types, as the page's Output section lists them;
+  ``first_values``: the rows' first values).
 - ``unsupported(cls, text)``: sparklance refuses the step with error class ``cls`` and a message containing
   ``text``: a feature it does not have (full-text search, namespaces other than directories, ...).
 - ``fails(cls, text, why)``: the step fails, for the reason ``why``: as it must in either connector (Spark's
@@ -926,7 +928,8 @@ SCENARIOS = [
         ours("INSERT INTO lance.db.users.branch_experiment_a VALUES (7, 'g')"),                       # a: v3
         ours("INSERT INTO lance.db.users.branch_experiment_a VALUES (8, 'h')"),                       # a: v4
         sql("operations/ddl/create-tag.md", "ALTER TABLE lance.db.users CREATE TAG release_candidate;",
-            tags=("db/users", {"release_candidate": (6, None)})),
+            tags=("db/users", {"release_candidate": (6, None)}), columns=[("name", "string")],
+            rows=[("release_candidate",)]),
         sql("operations/ddl/create-tag.md", """
             ALTER TABLE lance.db.users CREATE TAG IF NOT EXISTS release_candidate_v5
             AS OF VERSION 5;""", tags=("db/users", {"release_candidate_v5": (5, None)})),
@@ -939,14 +942,16 @@ SCENARIOS = [
         sql("operations/ddl/create-tag.md", """
             ALTER TABLE lance.db.users CREATE TAG release_copy
             AS OF TAG release_candidate;""", tags=("db/users", {"release_copy": (6, None)})),
-        sql("operations/ddl/show-tags.md", "SHOW TAGS FROM lance.db.users;", rows_first=[
-            ("experiment_snapshot",), ("experiment_snapshot_v3",), ("release_candidate",), ("release_candidate_v5",),
-            ("release_copy",)]),
+        sql("operations/ddl/show-tags.md", "SHOW TAGS FROM lance.db.users;", first_values=[
+            ("experiment_snapshot", "experiment_a", 4), ("experiment_snapshot_v3", "experiment_a", 3),
+            ("release_candidate", None, 6), ("release_candidate_v5", None, 5), ("release_copy", None, 6)],
+            columns=[("name", "string"), ("branch", "string"), ("version", "bigint"), ("created_at", "bigint"),
+                ("updated_at", "bigint"), ("manifest_size", "int")]),
         sql("operations/ddl/show-tags.md", "SHOW TAGS IN lance.db.users;", count_rows=5, adapted="syntax block"),
         sql("operations/ddl/show-tags.md", "SHOW TAG FROM lance.db.users;", count_rows=5, adapted="syntax block"),
         sql("operations/ddl/show-tags.md", "SHOW TAG IN lance.db.users;", count_rows=5),
         sql("operations/ddl/create-branch.md", "ALTER TABLE lance.db.users CREATE BRANCH feature_x;",
-            branches=("db/users", {"feature_x": (None, 6)})),
+            branches=("db/users", {"feature_x": (None, 6)}), columns=[("name", "string")], rows=[("feature_x",)]),
         sql("operations/ddl/create-branch.md", """
             ALTER TABLE lance.db.users CREATE BRANCH IF NOT EXISTS snapshot_v5
             AS OF VERSION 5;""", branches=("db/users", {"snapshot_v5": (None, 5)})),
@@ -959,9 +964,11 @@ SCENARIOS = [
         sql("operations/ddl/create-branch.md", """
             ALTER TABLE lance.db.users CREATE BRANCH release_fix
             AS OF TAG release_candidate;""", branches=("db/users", {"release_fix": (None, 6)})),
-        sql("operations/ddl/show-branches.md", "SHOW BRANCHES FROM lance.db.users;", rows_first=[
-            ("experiment_a",), ("experiment_b",), ("experiment_b_v3",), ("feature_x",), ("release_fix",),
-            ("snapshot_v5",)]),
+        sql("operations/ddl/show-branches.md", "SHOW BRANCHES FROM lance.db.users;", first_values=[
+            ("experiment_a", None, 2), ("experiment_b", "experiment_a", 4), ("experiment_b_v3", "experiment_a", 3),
+            ("feature_x", None, 6), ("release_fix", None, 6), ("snapshot_v5", None, 5)],
+            columns=[("name", "string"), ("parent_branch", "string"), ("parent_version", "bigint"),
+                ("created_at", "bigint"), ("manifest_size", "int")]),
         sql("operations/ddl/show-branches.md", "SHOW BRANCHES IN lance.db.users;", count_rows=6, adapted="syntax block"),
         sql("operations/ddl/show-branches.md", "SHOW BRANCH FROM lance.db.users;", count_rows=6, adapted="syntax block"),
         sql("operations/ddl/show-branches.md", "SHOW BRANCH IN lance.db.users;", count_rows=6),
@@ -995,8 +1002,12 @@ SCENARIOS = [
         sql("operations/ddl/create-scalar-index.md",
             "ALTER TABLE lance.db.users CREATE INDEX idx_id_zonemap USING zonemap (id) WITH (rows_per_zone = 2048);",
             indexes=("db/users", {"idx_id_zonemap": "ZoneMap"})),
-        sql("operations/ddl/show-indexes.md", "SHOW INDEXES FROM lance.db.users;", rows_first=[
-            ("idx_id",), ("idx_id_zoned",), ("idx_id_zonemap",), ("user_id_idx",)]),
+        sql("operations/ddl/show-indexes.md", "SHOW INDEXES FROM lance.db.users;", first_values=[
+            ("idx_id", ["id"], "btree", 6, 6, 0, 0), ("idx_id_zoned", ["id"], "btree", 6, 6, 0, 0),
+            ("idx_id_zonemap", ["id"], "zonemap", 6, 6, 0, 0), ("user_id_idx", ["id"], "btree", 6, 6, 0, 0)],
+            columns=[("name", "string"), ("fields", "array<string>"), ("index_type", "string"),
+                ("num_indexed_fragments", "bigint"), ("num_indexed_rows", "bigint"),
+                ("num_unindexed_fragments", "bigint"), ("num_unindexed_rows", "bigint")]),
         sql("operations/ddl/show-indexes.md", "SHOW INDEX IN lance.db.users;", count_rows=4),
         sql("operations/ddl/show-indexes.md", "SHOW INDEXES IN lance.db.users;", count_rows=4, adapted="syntax block"),
         sql("operations/ddl/show-indexes.md", "SHOW INDEX FROM lance.db.users;", count_rows=4, adapted="syntax block"),
@@ -1004,7 +1015,8 @@ SCENARIOS = [
             INSERT INTO lance.db.users VALUES (100, 'new row');
 
             ALTER TABLE lance.db.users REFRESH INDEX user_id_idx;""", statements=2,
-            index_covers=("db/users", "user_id_idx")),
+            index_covers=("db/users", "user_id_idx"), first_values=[(1, 1, "user_id_idx")],
+            columns=[("fragments_indexed", "bigint"), ("segments_added", "bigint"), ("index_name", "string")]),
         ours("ALTER TABLE lance.db.users CREATE INDEX zone_idx USING zonemap (id)"),
         sql("operations/ddl/refresh-index.md", """
             OPTIMIZE lance.db.users;
@@ -1015,7 +1027,7 @@ SCENARIOS = [
         ours("INSERT INTO lance.db.users VALUES (101, 'another row')"),
         sql("operations/ddl/refresh-index.md",
             "ALTER TABLE lance.db.users REFRESH INDEX user_id_idx WITH (num_segments = 8);",
-            index_covers=("db/users", "user_id_idx")),
+            index_covers=("db/users", "user_id_idx"), first_values=[(1, 1, "user_id_idx")]),
         sql("operations/ddl/refresh-index.md", "SHOW INDEXES FROM lance.db.users;", count_rows=5),
         ours("ALTER TABLE lance.db.users DROP INDEX idx_id"),
         sql("operations/ddl/create-scalar-index.md",
@@ -1039,19 +1051,23 @@ SCENARIOS = [
         ours("ALTER TABLE lance.db.users CREATE INDEX idx_user_id USING btree (id)"),
         ours("INSERT INTO lance.db.users VALUES (102, 'yet another row')"),
         sql("operations/ddl/optimize-index.md", "ALTER TABLE lance.db.users OPTIMIZE INDEX idx_user_id;",
-            index_covers=("db/users", "idx_user_id")),
+            index_covers=("db/users", "idx_user_id"), first_values=[("idx_user_id", 1, 1, 1)],
+            columns=[("index_name", "string"), ("fragments_indexed", "bigint"), ("segments_before", "bigint"),
+                ("segments_after", "bigint")]),
         ours("INSERT INTO lance.db.users VALUES (103, 'row')"),
         sql("operations/ddl/optimize-index.md", """
             ALTER TABLE lance.db.users OPTIMIZE INDEX idx_user_id WITH (
                 num_indices_to_merge = 0,
                 retrain = false
-            );""", index_covers=("db/users", "idx_user_id")),
+            );""", index_covers=("db/users", "idx_user_id"), first_values=[("idx_user_id", 1, 1, 2)]),
         sql("operations/ddl/drop-index.md", "ALTER TABLE lance.db.users DROP INDEX idx_id;",
             indexes=("db/users", {"idx_id": None})),
         # compaction and clean-up
         # Fragments an index covers are not compacted with fragments it does not (Lance's planner, so lance-spark's
         # too): pylance's compact_files of a copy taken before the statement leaves as many fragments.
-        sql("operations/ddl/optimize.md", "OPTIMIZE lance.db.users;", fragments_as_pylance=("db/users", {})),
+        sql("operations/ddl/optimize.md", "OPTIMIZE lance.db.users;", fragments_as_pylance=("db/users", {}),
+            columns=[("fragments_removed", "bigint"), ("fragments_added", "bigint"), ("files_removed", "bigint"),
+                ("files_added", "bigint")]),
         ours("INSERT INTO lance.db.users VALUES (104, 'row')"),
         sql("operations/ddl/optimize.md", "OPTIMIZE lance.db.users WITH (target_rows_per_fragment = 1000000);",
             fragments_as_pylance=("db/users", {"target_rows_per_fragment": 1000000})),
@@ -1066,7 +1082,8 @@ SCENARIOS = [
                                                        "materialize_deletions": True, "num_threads": 4}),
             table=table("db/users", "id", [(1,), (2,), (3,), (4,), (5,), (6,), (100,), (101,), (102,), (103,),
                                           (104,), (105,)])),
-        sql("operations/ddl/vacuum.md", "VACUUM lance.db.users;", count=("db/users", 12)),
+        sql("operations/ddl/vacuum.md", "VACUUM lance.db.users;", count=("db/users", 12),
+            columns=[("bytes_removed", "bigint"), ("old_versions", "bigint")]),
         sql("operations/ddl/vacuum.md", "VACUUM lance.db.users WITH (before_version = 10);", count=("db/users", 12),
             versions_from=("db/users", 10)),
         sql("operations/ddl/vacuum.md", "VACUUM lance.db.users WITH (before_timestamp_millis = 1704067200000);",

@@ -5,7 +5,8 @@ import java.sql.Timestamp
 import scala.util.control.NonFatal
 
 import org.apache.spark.TaskContext
-import org.apache.spark.sql.{Row, SparkSession}
+import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.types._
 import org.apache.spark.util.SerializableConfiguration
 
 import io.sparklance.core.UnsupportedFeatureException
@@ -133,30 +134,50 @@ object LanceIndexes {
   }
 
   /**
+   * What an OPTIMIZE INDEX did to one index: its name, how many fragments no segment covered before and the index
+   * covers now, its segments before and after, the segments it committed (none when it changed nothing), and the
+   * newest segment as a row of [[segmentColumns]].
+   */
+  final case class Maintained(name: String, fragmentsIndexed: Long, segmentsBefore: Long, segmentsAfter: Long,
+      segmentsAdded: Long, newest: Row)
+
+  /**
    * Brings index `name` up to date with the latest version: the fragments it does not cover (appended since it was
    * built, or rewritten by compaction) are read, one Spark task each, and merged with the old index into a new one
    * committed in its place, with the same kind, column and options (`options` given must be those). A vector index's
    * new rows are placed and encoded with its model, one Spark task per slice of a fragment, and written with its
    * old rows into one segment on the driver (options are refused). An index that covers every fragment, in one
-   * segment, is returned as it is, and nothing is committed.
+   * segment, is returned as it is, and nothing is committed. With `merge` (`num_indices_to_merge`), only the newest
+   * `merge` segments are merged with the fragments no segment covers (none: those form a new delta segment), as
+   * pylance 14's `optimize_indices` does.
    */
-  def optimize(spark: SparkSession, location: String, name: String, options: Map[String, String] = Map.empty): Seq[Row] =
-    LanceSparkException.translate {
-      val conf = LanceCatalog.settingsFor(spark, location)
-      val snapshot = TableAccess.load(conf, TableAccess.qualify(conf, location), TimeTravel.Latest)
-      if (snapshot.table.isVectorIndex(snapshot, name)) runVector(spark, conf, snapshot.table.newVectorIndexUpdate(snapshot, name, options))
-      else if (snapshot.table.isFullTextIndex(snapshot, name)) runFullText(spark, conf, snapshot.table.newFullTextIndexUpdate(snapshot, name, options))
-      else run(spark, conf, snapshot.table.newIndexUpdate(snapshot, name, options))
-    }
-
-  /**
-   * Brings every index of the latest version up to date, one after the other (each in a version of its own, as
-   * [[optimize]] does); one row per index.
-   */
-  def optimizeAll(spark: SparkSession, location: String): Seq[Row] = LanceSparkException.translate {
+  def optimize(spark: SparkSession, location: String, name: String, options: Map[String, String] = Map.empty,
+      merge: Option[Int] = None): Maintained = LanceSparkException.translate {
     val conf = LanceCatalog.settingsFor(spark, location)
-    val names = TableAccess.load(conf, TableAccess.qualify(conf, location), TimeTravel.Latest).indexes.map(_.name).distinct
-    names.flatMap(optimize(spark, location, _))
+    val path = TableAccess.qualify(conf, location)
+    val snapshot = TableAccess.load(conf, path, TimeTravel.Latest)
+    val before = snapshot.indexes.filter(_.name == name)
+    val uncovered = snapshot.indexCoverage(name).unindexed
+    val t = snapshot.table
+    val rows =
+      if (t.isVectorIndex(snapshot, name)) runVector(spark, conf, t.newVectorIndexUpdate(snapshot, name, options, merge))
+      else if (t.isFullTextIndex(snapshot, name)) runFullText(spark, conf, t.newFullTextIndexUpdate(snapshot, name, options, merge))
+      else run(spark, conf, t.newIndexUpdate(snapshot, name, options, merge))
+    val after = TableAccess.load(conf, path, TimeTravel.Latest).indexes.filter(_.name == name)
+    Maintained(name, uncovered.count(id => after.exists(_.covers(id))).toLong, before.size.toLong, after.size.toLong,
+      after.count(a => !before.exists(_.uuid == a.uuid)).toLong, rows.head)
+  }
+
+  /** The names of the indexes of the latest version. */
+  def indexNames(spark: SparkSession, location: String): Seq[String] = LanceSparkException.translate {
+    val conf = LanceCatalog.settingsFor(spark, location)
+    TableAccess.load(conf, TableAccess.qualify(conf, location), TimeTravel.Latest).indexes.map(_.name).distinct
+  }
+
+  /** How many fragments of the latest version no segment of index `name` covers. */
+  def uncoveredFragments(spark: SparkSession, location: String, name: String): Long = LanceSparkException.translate {
+    val conf = LanceCatalog.settingsFor(spark, location)
+    TableAccess.load(conf, TableAccess.qualify(conf, location), TimeTravel.Latest).indexCoverage(name).unindexedFragments
   }
 
   /** Drops every index named `name`; returns the new version. */
@@ -165,15 +186,55 @@ object LanceIndexes {
   }
 
   /**
-   * The indexes of the latest version, one row per index (delta indexes of one name each have a row): `name`,
-   * `type`, `columns`, `uuid`, `fragments` (how many of the version's fragments it covers), `created_at`.
+   * The columns of a row describing one segment of an index (CREATE INDEX's result, [[segments]]): `name`, `type`
+   * (`BTREE`, `VECTOR`, ...), `columns`, `uuid`, `fragments` (how many of the version's fragments it covers),
+   * `created_at`.
    */
+  val segmentColumns: StructType = StructType(Seq(StructField("name", StringType, nullable = false),
+    StructField("type", StringType, nullable = false),
+    StructField("columns", ArrayType(StringType, containsNull = false), nullable = false),
+    StructField("uuid", StringType, nullable = false), StructField("fragments", IntegerType, nullable = false),
+    StructField("created_at", TimestampType)))
+
+  /**
+   * The columns of SHOW INDEXES: lance-spark's (`name`, `fields`, `index_type` as pylance's statistics name it, in
+   * lower case, and the fragments and rows the index covers and does not), then sparklance's `num_segments`,
+   * `uuids` (its segments', in the manifest's order) and `created_at` (of its newest segment).
+   */
+  val indexColumns: StructType = StructType(Seq(StructField("name", StringType),
+    StructField("fields", ArrayType(StringType)), StructField("index_type", StringType),
+    StructField("num_indexed_fragments", LongType), StructField("num_indexed_rows", LongType),
+    StructField("num_unindexed_fragments", LongType), StructField("num_unindexed_rows", LongType),
+    StructField("num_segments", LongType, nullable = false),
+    StructField("uuids", ArrayType(StringType, containsNull = false), nullable = false),
+    StructField("created_at", TimestampType)))
+
+  /** The indexes of the latest version, one row per index (of all its segments): the [[indexColumns]]. */
   def list(spark: SparkSession, location: String): Seq[Row] = LanceSparkException.translate {
     val conf = LanceCatalog.settingsFor(spark, location)
     val snapshot = TableAccess.load(conf, TableAccess.qualify(conf, location), TimeTravel.Latest)
-    snapshot.indexes.map { i =>
+    snapshot.indexes.map(_.name).distinct.map { name =>
+      val segments = snapshot.indexes.filter(_.name == name)
+      val newest = segments.last
+      val fields = newest.fieldIds.map(id => snapshot.schema.field(id).map(_.name).getOrElse(id.toString))
+      val c = snapshot.indexCoverage(name)
+      Row(name, fields, snapshot.indexTypeName(newest).toLowerCase(java.util.Locale.ROOT), c.indexedFragments,
+        c.indexedRows, c.unindexedFragments, c.unindexedRows, segments.size.toLong, segments.map(_.uuid),
+        segments.flatMap(_.createdAt).sortBy(_.toEpochMilli).lastOption.map(Timestamp.from).orNull)
+    }
+  }
+
+  /**
+   * The segments of the indexes of the latest version, one row each (an index pylance or OPTIMIZE INDEX extended with
+   * delta segments has several): the [[segmentColumns]]. For Python's `LanceTable.list_indices`.
+   */
+  def segments(spark: SparkSession, location: String): DataFrame = LanceSparkException.translate {
+    val conf = LanceCatalog.settingsFor(spark, location)
+    val snapshot = TableAccess.load(conf, TableAccess.qualify(conf, location), TimeTravel.Latest)
+    val rows = snapshot.indexes.map { i =>
       val columns = i.fieldIds.map(id => snapshot.schema.field(id).map(_.name).getOrElse(s"<field $id>"))
       Row(i.name, i.kind.name, columns, i.uuid, snapshot.fragmentsCovered(i), i.createdAt.map(Timestamp.from).orNull)
     }
+    spark.createDataFrame(java.util.List.of(rows: _*), segmentColumns)
   }
 }

@@ -125,7 +125,8 @@ final class LanceSqlParser(delegate: ParserInterface) extends ParserShim(delegat
             "ALTER TABLE t REFRESH INDEX name (ALTER TABLE t OPTIMIZE INDEX brings every index up to date)."))
         }
         Some(OptimizeIndexCommand(ident(t), Option(name).map(unquote),
-          Option(options).map(parseOptions(_, s"${verb.toUpperCase(java.util.Locale.ROOT)} INDEX")).getOrElse(Map.empty)))
+          Option(options).map(parseOptions(_, s"${verb.toUpperCase(java.util.Locale.ROOT)} INDEX")).getOrElse(Map.empty),
+          refreshVerb = verb.equalsIgnoreCase("REFRESH")))
       case ShowIndexes(t) => Some(ShowIndexesCommand(ident(t)))
       case DropIndex(name, t) => Some(DropIndexCommand(ident(t), unquote(name)))
       case AlterDropIndex(t, name) => Some(DropIndexCommand(ident(t), unquote(name)))
@@ -233,18 +234,31 @@ object LanceSqlParser {
   private def attr(name: String, dt: DataType, nullable: Boolean = false): AttributeReference =
     AttributeReference(name, dt, nullable)()
 
+  /**
+   * OPTIMIZE (compaction): one row of lance-spark's columns (`fragments_removed`, `fragments_added`, `files_removed`,
+   * `files_added`, counted as pylance's `CompactionMetrics`), then sparklance's `version` (null when nothing was done).
+   */
   case class OptimizeCommand(table: Seq[String], options: Map[String, String]) extends LeafRunnableCommand {
-    override val output: Seq[Attribute] = Seq(attr("version", LongType, nullable = true),
-      attr("fragments_removed", IntegerType), attr("fragments_added", IntegerType))
-    override def run(spark: SparkSession): Seq[Row] =
-      LanceTableOps.optimize(spark, location(spark, table), options).collect().toSeq
+    override val output: Seq[Attribute] = Seq(attr("fragments_removed", LongType), attr("fragments_added", LongType),
+      attr("files_removed", LongType), attr("files_added", LongType), attr("version", LongType, nullable = true))
+    override def run(spark: SparkSession): Seq[Row] = {
+      val r = LanceTableOps.compact(spark, location(spark, table), options)
+      Seq(Row(r.fragmentsRemoved.toLong, r.fragmentsAdded.toLong, r.filesRemoved, r.filesAdded, r.version.orNull))
+    }
   }
 
+  /**
+   * VACUUM: one row of lance-spark's columns (`bytes_removed`, `old_versions`: how many versions went), then
+   * sparklance's `versions` (their numbers) and `paths` (the files removed; with DRY RUN, those that would be).
+   */
   case class VacuumCommand(table: Seq[String], hours: Option[Double], dryRun: Boolean, options: Map[String, String])
       extends LeafRunnableCommand {
-    override val output: Seq[Attribute] = Seq(attr("path", StringType), attr("versions", ArrayType(LongType, containsNull = false), nullable = true))
-    override def run(spark: SparkSession): Seq[Row] =
-      LanceTableOps.vacuum(spark, location(spark, table), hours, dryRun, options).collect().toSeq
+    override val output: Seq[Attribute] = Seq(attr("bytes_removed", LongType), attr("old_versions", LongType),
+      attr("versions", ArrayType(LongType, containsNull = false)), attr("paths", ArrayType(StringType, containsNull = false)))
+    override def run(spark: SparkSession): Seq[Row] = {
+      val r = LanceTableOps.cleanup(spark, location(spark, table), hours, dryRun, options)
+      Seq(Row(r.removedBytes, r.removedVersions.size.toLong, r.removedVersions, r.removedFiles))
+    }
   }
 
   case class HistoryCommand(table: Seq[String]) extends LeafRunnableCommand {
@@ -289,6 +303,7 @@ object LanceSqlParser {
    */
   case class CreateTagCommand(table: Seq[String], name: String, version: Option[Long], fromTag: Option[String],
       branch: Option[String], mode: TagMode) extends LeafRunnableCommand {
+    override val output: Seq[Attribute] = Seq(attr("name", StringType))
     override def run(spark: SparkSession): Seq[Row] = {
       val main = location(spark, table)
       val tags = LanceTableOps.tagVersions(spark, main)
@@ -303,7 +318,7 @@ object LanceSqlParser {
         case TagMode.Replace => LanceTableOps.replaceTag(spark, path, name, v) // fails, naming the tags there are
         case _ => LanceTableOps.createTag(spark, path, name, v)
       }
-      Nil
+      Seq(Row(name))
     }
   }
 
@@ -315,9 +330,18 @@ object LanceSqlParser {
     }
   }
 
+  /**
+   * SHOW TAGS: lance-spark's columns, `name`, `branch` (null for main), `version`, `created_at` and `updated_at` (Unix
+   * epoch seconds) and `manifest_size`, as the tag files record them (null where one does not).
+   */
   case class ShowTagsCommand(table: Seq[String]) extends LeafRunnableCommand {
-    override val output: Seq[Attribute] = Seq(attr("name", StringType), attr("version", LongType))
-    override def run(spark: SparkSession): Seq[Row] = LanceTableOps.tags(spark, location(spark, table)).collect().toSeq
+    override val output: Seq[Attribute] = Seq(attr("name", StringType), attr("branch", StringType, nullable = true),
+      attr("version", LongType), attr("created_at", LongType, nullable = true),
+      attr("updated_at", LongType, nullable = true), attr("manifest_size", IntegerType, nullable = true))
+    override def run(spark: SparkSession): Seq[Row] = LanceTableOps.tagList(spark, location(spark, table)).map { t =>
+      Row(t.name, t.branch.orNull, t.version, t.createdAt.map(i => Long.box(i.getEpochSecond)).orNull,
+        t.updatedAt.map(i => Long.box(i.getEpochSecond)).orNull, t.manifestSize.map(s => Int.box(s.toInt)).orNull)
+    }
   }
 
   /**
@@ -327,13 +351,14 @@ object LanceSqlParser {
    */
   case class CreateBranchCommand(table: Seq[String], name: String, source: Option[String], version: Option[Long],
       tag: Option[String], ifNotExists: Boolean) extends LeafRunnableCommand {
+    override val output: Seq[Attribute] = Seq(attr("name", StringType))
     override def run(spark: SparkSession): Seq[Row] = {
       val path = location(spark, table)
       if (!ifNotExists || LanceTableOps.branches(spark, path).where(org.apache.spark.sql.functions.col("name") === name).isEmpty) {
         val from = source.map(LanceTableOps.branchPath(spark, path, _)).getOrElse(path)
         LanceTableOps.createBranch(spark, from, name, version, tag)
       }
-      Nil
+      Seq(Row(name))
     }
   }
 
@@ -347,10 +372,18 @@ object LanceSqlParser {
     }
   }
 
+  /**
+   * SHOW BRANCHES: lance-spark's columns, `name`, `parent_branch` (null for main), `parent_version`, `created_at`
+   * (Unix epoch seconds, as the branch file records it) and `manifest_size` (null where a file does not record them).
+   */
   case class ShowBranchesCommand(table: Seq[String]) extends LeafRunnableCommand {
     override val output: Seq[Attribute] = Seq(attr("name", StringType), attr("parent_branch", StringType, nullable = true),
-      attr("parent_version", LongType), attr("created_at", TimestampType, nullable = true))
-    override def run(spark: SparkSession): Seq[Row] = LanceTableOps.branches(spark, location(spark, table)).collect().toSeq
+      attr("parent_version", LongType), attr("created_at", LongType, nullable = true),
+      attr("manifest_size", IntegerType, nullable = true))
+    override def run(spark: SparkSession): Seq[Row] = LanceTableOps.branchList(spark, location(spark, table)).map { b =>
+      Row(b.name, b.parentBranch.orNull, b.parentVersion, b.createdAt.map(i => Long.box(i.getEpochSecond)).orNull,
+        b.manifestSize.map(s => Int.box(s.toInt)).orNull)
+    }
   }
 
   /**
@@ -360,11 +393,11 @@ object LanceSqlParser {
    */
   case class CreateIndexCommand(table: Seq[String], name: String, kind: String, column: String,
       options: Map[String, String]) extends LeafRunnableCommand {
-    override val output: Seq[Attribute] = indexColumns
+    override val output: Seq[Attribute] = attrs(LanceIndexes.segmentColumns)
     override def run(spark: SparkSession): Seq[Row] = {
       val replace = flag(options, "replace", "Index option").getOrElse(false)
       val train = flag(options, "train", "Index option").getOrElse(true)
-      positiveOption(options, "num_segments", s"index $name")
+      unusedOption(options, "num_segments", s"index $name")
       LanceIndexes.create(spark, location(spark, table), name, kind, column,
         options -- Seq("replace", "train", "num_segments"), replace, train)
     }
@@ -374,13 +407,16 @@ object LanceSqlParser {
     options.get(key).map(v => Parse.boolean(v).getOrElse(throw new LanceSparkException(
       new InvalidArgumentException(s"$what $key must be true or false, not '$v'."))))
 
+  /** Option `key` of `what`, a whole number of at least 0 (refused otherwise). */
+  private def count(options: Map[String, String], key: String, what: String): Option[Int] =
+    options.get(key).map { v =>
+      Parse.long(v).filter(n => n >= 0 && n <= Int.MaxValue).map(_.toInt).getOrElse(throw new LanceSparkException(
+        new InvalidArgumentException(s"Option $key of $what must be a whole number of at least 0, not '$v'.")))
+    }
+
   /** Checks a tuning option of the other connector that sparklance accepts and does not use (it logs that). */
-  private def positiveOption(options: Map[String, String], key: String, what: String): Unit =
-    options.get(key).foreach { v =>
-      if (Parse.long(v).forall(_ < 0)) {
-        throw new LanceSparkException(new InvalidArgumentException(s"Option $key of $what must be a whole number " +
-          s"of at least 0, not '$v'."))
-      }
+  private def unusedOption(options: Map[String, String], key: String, what: String): Unit =
+    count(options, key, what).foreach { v =>
       log.warn(s"Option $key = $v of $what is accepted and not used: sparklance builds index entries in one task " +
         "per fragment and merges them into one segment.")
     }
@@ -388,18 +424,27 @@ object LanceSqlParser {
   private val log = org.slf4j.LoggerFactory.getLogger(classOf[LanceSqlParser])
 
   /**
-   * Brings an index (or, without a name, every index) up to date with the latest version: the fragments it does not
-   * cover are indexed and merged in.
+   * OPTIMIZE INDEX, or REFRESH INDEX (`refreshVerb`), of one index or (OPTIMIZE INDEX without a name) of every index:
+   * the fragments it does not cover are indexed. Options:
+   *  - `num_indices_to_merge = n` (pylance's and lance-spark's): the newest n segments are merged with them into
+   *    one; 0 adds them as a new delta segment. Without it, every segment is merged into one.
+   *  - `num_segments = n` (lance-spark's REFRESH INDEX: the segments added, at most one per uncovered fragment): the
+   *    uncovered fragments are added as a new segment, no segment merged (as `num_indices_to_merge = 0`); more than
+   *    one segment added at once is refused (not supported).
+   *  - `retrain = false` is what it does (`true` is refused); the index's own options (`rows_per_zone`, ...) must be
+   *    the ones it was built with.
+   * One row per index: OPTIMIZE INDEX returns lance-spark's `index_name`, `fragments_indexed`, `segments_before`,
+   * `segments_after`, REFRESH INDEX its `fragments_indexed`, `segments_added`, `index_name`; then both the index's
+   * newest segment as CREATE INDEX describes it (less its name).
    */
-  /**
-   * OPTIMIZE INDEX (REFRESH INDEX in the other connector's words). Options: `num_segments` and
-   * `num_indices_to_merge` are accepted and not used (the new fragments' entries are always merged into one
-   * segment), `retrain = false` is what it does (`true` is refused), and the index's own options (`rows_per_zone`,
-   * ...) must be the ones it was built with.
-   */
-  case class OptimizeIndexCommand(table: Seq[String], name: Option[String], options: Map[String, String] = Map.empty)
-      extends LeafRunnableCommand {
-    override val output: Seq[Attribute] = indexColumns
+  case class OptimizeIndexCommand(table: Seq[String], name: Option[String], options: Map[String, String] = Map.empty,
+      refreshVerb: Boolean = false) extends LeafRunnableCommand {
+    private val segment = attrs(LanceIndexes.segmentColumns).tail
+    override val output: Seq[Attribute] =
+      if (refreshVerb) Seq(attr("fragments_indexed", LongType), attr("segments_added", LongType),
+        attr("index_name", StringType)) ++ segment
+      else Seq(attr("index_name", StringType), attr("fragments_indexed", LongType), attr("segments_before", LongType),
+        attr("segments_after", LongType)) ++ segment
     override def run(spark: SparkSession): Seq[Row] = {
       val what = s"index ${name.getOrElse("(every index)")}"
       if (flag(options, "retrain", "Index option").getOrElse(false)) {
@@ -407,21 +452,46 @@ object LanceSqlParser {
           "supported: sparklance extends an index with the parameters it was built with. Rebuild it with CREATE " +
           "INDEX ... WITH (replace = true) instead."))
       }
-      Seq("num_segments", "num_indices_to_merge").foreach(positiveOption(options, _, what))
+      val toMerge = count(options, "num_indices_to_merge", what)
+      val segments = count(options, "num_segments", what)
+      if (segments.contains(0)) {
+        throw new LanceSparkException(new InvalidArgumentException(s"Option num_segments of $what must be at least 1 " +
+          "(the segments added), not 0."))
+      }
+      if (segments.isDefined && toMerge.exists(_ > 0)) {
+        throw new LanceSparkException(new InvalidArgumentException(s"Options num_segments and num_indices_to_merge = " +
+          s"${toMerge.get} of $what contradict each other: num_segments adds segments without merging any. Give one."))
+      }
+      val merge = if (segments.isDefined) Some(0) else toMerge
       val own = options -- Seq("retrain", "num_segments", "num_indices_to_merge")
       val path = location(spark, table)
-      name.map(LanceIndexes.optimize(spark, path, _, own)).getOrElse {
+      val names = name.map(Seq(_)).getOrElse {
         if (own.nonEmpty) {
           throw new LanceSparkException(new InvalidArgumentException(s"Options ${own.keys.toSeq.sorted.mkString(", ")} " +
             "name the options of one index: give its name (ALTER TABLE t OPTIMIZE INDEX name WITH (...))."))
         }
-        LanceIndexes.optimizeAll(spark, path)
+        LanceIndexes.indexNames(spark, path)
+      }
+      segments.filter(_ > 1).foreach { n =>
+        names.find(LanceIndexes.uncoveredFragments(spark, path, _) > 1).foreach { index =>
+          throw new LanceSparkException(new UnsupportedFeatureException(s"Option num_segments = $n of index $index is " +
+            "not supported: sparklance adds the fragments an index does not cover as one segment, not several in one " +
+            "refresh. Use num_segments = 1 (or num_indices_to_merge = 0), or leave it out to merge them into the index."))
+        }
+      }
+      names.map(LanceIndexes.optimize(spark, path, _, own, merge)).map { m =>
+        val rest = m.newest.toSeq.tail
+        val head: Seq[Any] =
+          if (refreshVerb) Seq(m.fragmentsIndexed, m.segmentsAdded, m.name)
+          else Seq(m.name, m.fragmentsIndexed, m.segmentsBefore, m.segmentsAfter)
+        Row.fromSeq(head ++ rest)
       }
     }
   }
 
+  /** SHOW INDEXES: one row per index, lance-spark's columns then sparklance's ([[LanceIndexes.indexColumns]]). */
   case class ShowIndexesCommand(table: Seq[String]) extends LeafRunnableCommand {
-    override val output: Seq[Attribute] = indexColumns
+    override val output: Seq[Attribute] = attrs(LanceIndexes.indexColumns)
     override def run(spark: SparkSession): Seq[Row] = LanceIndexes.list(spark, location(spark, table))
   }
 
@@ -430,9 +500,7 @@ object LanceSqlParser {
     override def run(spark: SparkSession): Seq[Row] = Seq(Row(LanceIndexes.drop(spark, location(spark, table), name)))
   }
 
-  private def indexColumns: Seq[Attribute] = Seq(attr("name", StringType), attr("type", StringType),
-    attr("columns", ArrayType(StringType, containsNull = false)), attr("uuid", StringType), attr("fragments", IntegerType),
-    attr("created_at", TimestampType, nullable = true))
+  private def attrs(schema: StructType): Seq[Attribute] = schema.fields.toSeq.map(f => attr(f.name, f.dataType, f.nullable))
 
   /**
    * `ALTER TABLE t SET UNENFORCED PRIMARY KEY (c1, c2)`: the table's primary key recorded in its schema, as lance-spark

@@ -37,11 +37,15 @@ object LanceTableOps {
       StructField("rows_deleted", LongType, nullable = false), StructField("written_by", StringType, nullable = false))))
   }
 
+  /** The branches of the table at `path`, ascending by name. */
+  def branchList(spark: SparkSession, path: String): Seq[lance.Branch] =
+    LanceSparkException.translate(table(spark, path).branches().values.toSeq)
+
   /** The branches: `name`, `parent_branch` (null for main), `parent_version`, `created_at`; ascending by name. */
   def branches(spark: SparkSession, path: String): DataFrame = LanceSparkException.translate {
-    val rows = table(spark, path).branches().values.map { b =>
+    val rows = branchList(spark, path).map { b =>
       Row(b.name, b.parentBranch.orNull, b.parentVersion, b.createdAt.map(Timestamp.from).orNull)
-    }.toSeq
+    }
     spark.createDataFrame(java.util.List.of(rows: _*), StructType(Seq(
       StructField("name", StringType, nullable = false), StructField("parent_branch", StringType),
       StructField("parent_version", LongType, nullable = false), StructField("created_at", TimestampType))))
@@ -80,9 +84,13 @@ object LanceTableOps {
   def branchPath(spark: SparkSession, path: String, name: String): String =
     LanceSparkException.translate(table(spark, path).branch(name).root)
 
+  /** The tags of the table at `path`, ascending by name. */
+  def tagList(spark: SparkSession, path: String): Seq[lance.Tag] =
+    LanceSparkException.translate(table(spark, path).tags().values.toSeq)
+
   /** The tags: `name`, `version`, ascending by name. */
   def tags(spark: SparkSession, path: String): DataFrame = LanceSparkException.translate {
-    val rows = table(spark, path).tags().values.map(t => Row(t.name, t.version)).toSeq
+    val rows = tagList(spark, path).map(t => Row(t.name, t.version))
     spark.createDataFrame(java.util.List.of(rows: _*), StructType(Seq(
       StructField("name", StringType, nullable = false), StructField("version", LongType, nullable = false))))
   }
@@ -116,10 +124,16 @@ object LanceTableOps {
   def optimizeWith(spark: SparkSession, path: String, options: java.util.Map[String, String]): DataFrame =
     optimize(spark, path, options.asScala.toMap)
 
-  /** Compaction with options ([[LanceOptions.checkOptimize]], [[lance.Compaction.Options]]); a row as above. */
+  /** Compaction with options ([[LanceOptions.checkOptimize]], [[lance.Compaction.Options]]); what it did. */
+  def compact(spark: SparkSession, path: String, options: Map[String, String]): lance.Compaction.Result =
+    LanceSparkException.translate {
+      LanceOptions.checkOptimize(options, path)
+      table(spark, path).compact(lance.Compaction.Options(lance.Settings.of(options, Map.empty)))
+    }
+
+  /** [[compact]], as a row as above. */
   def optimize(spark: SparkSession, path: String, options: Map[String, String]): DataFrame = LanceSparkException.translate {
-    LanceOptions.checkOptimize(options, path)
-    val r = table(spark, path).compact(lance.Compaction.Options(lance.Settings.of(options, Map.empty)))
+    val r = compact(spark, path, options)
     spark.createDataFrame(java.util.Collections.singletonList(Row(r.version.map(Long.box).orNull, r.fragmentsRemoved, r.fragmentsAdded)),
       StructType(Seq(StructField("version", LongType), StructField("fragments_removed", IntegerType, nullable = false),
         StructField("fragments_added", IntegerType, nullable = false))))
@@ -142,6 +156,15 @@ object LanceTableOps {
    */
   def vacuum(spark: SparkSession, path: String, retainHours: Option[Double], dryRun: Boolean,
       options: Map[String, String]): DataFrame = LanceSparkException.translate {
+    val r = cleanup(spark, path, retainHours, dryRun, options)
+    val versions = r.removedVersions.map(Long.box).toArray
+    spark.createDataFrame(java.util.List.of(r.removedFiles.map(f => Row(f, versions.toSeq)): _*), StructType(Seq(
+      StructField("path", StringType, nullable = false), StructField("versions", ArrayType(LongType, containsNull = false)))))
+  }
+
+  /** The cleanup [[vacuum]] runs (or, with `dryRun`, plans): what it removed. */
+  def cleanup(spark: SparkSession, path: String, retainHours: Option[Double], dryRun: Boolean,
+      options: Map[String, String]): lance.Cleanup.Result = LanceSparkException.translate {
     LanceOptions.checkVacuum(options, path)
     val settings = lance.Settings.of(options, Map.empty)
     retainHours.filter(_ < 0).foreach { h =>
@@ -164,10 +187,7 @@ object LanceTableOps {
     val policy = lance.Cleanup.Policy(olderThan, beforeVersion, filesBefore,
       errorIfTagged = settings.flag(default = false, "error_if_tagged_old_versions"))
     val t = table(spark, path)
-    val r = if (dryRun) t.cleanupPlan(policy) else t.cleanup(policy)
-    val versions = r.removedVersions.map(Long.box).toArray
-    spark.createDataFrame(java.util.List.of(r.removedFiles.map(f => Row(f, versions.toSeq)): _*), StructType(Seq(
-      StructField("path", StringType, nullable = false), StructField("versions", ArrayType(LongType, containsNull = false)))))
+    if (dryRun) t.cleanupPlan(policy) else t.cleanup(policy)
   }
 
   /**

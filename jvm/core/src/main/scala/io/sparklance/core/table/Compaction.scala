@@ -61,11 +61,12 @@ object Compaction {
   }
 
   /**
-   * What a compaction did: the new version (None when there was nothing to do), the fragments it replaced, and the
-   * names of the indexes it remapped.
+   * What a compaction did: the new version (None when there was nothing to do), the fragments it replaced, the
+   * names of the indexes it remapped, and the files of the fragments it replaced (data and deletion files) and wrote
+   * (data files), counted as pylance's `CompactionMetrics` counts them.
    */
   final case class Result(version: Option[Long], fragmentsRemoved: Int, fragmentsAdded: Int,
-      indexesRemapped: Seq[String] = Nil)
+      indexesRemapped: Seq[String] = Nil, filesRemoved: Long = 0, filesAdded: Long = 0)
 
   /**
    * The groups of consecutive fragments worth rewriting together. A group never mixes fragments that different sets
@@ -176,7 +177,9 @@ object Compaction {
       })
       val op = Operation.Rewrite(placed, remapped.map { case (old, meta) => rewrittenIndex(old, meta) })
       val v = table.commit(Transaction.create(snapshot.version, op), Committer.Options())
-      Result(Some(v), groups.map(_.size).sum, rewritten.map(_._2.size).sum, remapped.map(_._1.name))
+      Result(Some(v), groups.map(_.size).sum, rewritten.map(_._2.size).sum, remapped.map(_._1.name),
+        filesRemoved = rewritten.flatMap(_._1).map(f => f.getFilesCount + (if (f.hasDeletionFile) 1 else 0)).sum.toLong,
+        filesAdded = rewritten.flatMap(_._2).map(_.getFilesCount).sum.toLong)
     } catch {
       case e: io.sparklance.core.CommitStateUnknownException => throw e
       case NonFatal(e) =>

@@ -42,10 +42,13 @@ import io.sparklance.core.txn.{Committer, Operation, Transaction}
  *  - the live rows of the fragments no segment covers, in new partitions (one per fragment).
  * pylance may merge old partitions into one, or keep an index in several segments; the documents, and so the scores,
  * are the same. An index of one segment covering every fragment of the table and none that is gone is left as it is.
+ * With segments `unmerged` (OPTIMIZE INDEX ... WITH (num_indices_to_merge = n), [[IndexSegments]]), only `base` (the newest
+ * n) is merged and replaced; the unmerged segments stay, and the new one covers what `base` covered and the fragments no
+ * segment covers (with no `base`, those fragments alone: a delta segment, with the analysis of the unmerged ones).
  */
 final class FullTextIndexBuild private[table] (table: Table, snapshot: Snapshot, val name: String,
-    val column: io.sparklance.core.schema.LanceField, val params: FtsParams, base: Seq[IndexMetadata] = Nil)
-    extends PendingCommit(table) {
+    val column: io.sparklance.core.schema.LanceField, val params: FtsParams, base: Seq[IndexMetadata] = Nil,
+    unmerged: Seq[IndexMetadata] = Nil) extends PendingCommit(table) {
 
   retriesFrom(snapshot)
 
@@ -55,9 +58,16 @@ final class FullTextIndexBuild private[table] (table: Table, snapshot: Snapshot,
 
   private val dir = Storage.join(table.root, s"_indices/$uuid")
 
-  private val replaced: Seq[IndexMetadata] = snapshot.indexes.filter(_.name == name)
+  private val replaced: Seq[IndexMetadata] =
+    snapshot.indexes.filter(i => i.name == name && !IndexSegments.contains(unmerged, i))
+
+  /** The fragments the unmerged segments cover: not read, and not covered by the new segment. */
+  private val unmergedCoverage = IndexSegments.coverage(unmerged)
 
   private val present: RoaringBitmap = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
+
+  /** The fragments the new segment covers: every fragment of the version but those of the unmerged segments. */
+  private val covers: RoaringBitmap = RoaringBitmap.andNot(present, unmergedCoverage)
 
   private def covered(f: Fragment): Boolean = base.exists(_.covers(f.id))
 
@@ -78,8 +88,8 @@ final class FullTextIndexBuild private[table] (table: Table, snapshot: Snapshot,
   }.toSet
 
   /** Whether an update has anything to do: one covering every fragment, in one segment, with nothing gone, does not. */
-  private val stale: Boolean = base.isEmpty || base.size > 1 || dirty.nonEmpty ||
-    snapshot.fragments.exists(f => !covered(f))
+  private val stale: Boolean = (base.isEmpty && unmerged.isEmpty) || base.size > 1 || dirty.nonEmpty ||
+    snapshot.fragments.exists(f => !covered(f) && !unmergedCoverage.contains(f.id.toInt))
 
   /** Whether the update keeps the old documents: not on tables with stable row ids that dropped some (see above). */
   private val reused: Boolean = base.nonEmpty && !(snapshot.hasStableRowIds && dirty.nonEmpty)
@@ -103,7 +113,7 @@ final class FullTextIndexBuild private[table] (table: Table, snapshot: Snapshot,
     val offsets = if (!reused) Map.empty[Long, Array[Long]] else old.filter { case (b, p) => dirty.contains((b, p.id)) }
       .flatMap { case (b, p) => (0 until p.numDocs).map(p.rowId).filter(kept(b, _)) }
       .groupBy(_ >>> 32).map { case (f, ids) => f -> ids.map(_ & 0xFFFFFFFFL).sorted.toArray }
-    snapshot.fragments.flatMap { f =>
+    snapshot.fragments.filter(f => !unmergedCoverage.contains(f.id.toInt)).flatMap { f =>
       if (!reused || !covered(f)) Some(f -> None) else offsets.get(f.id).map(o => f -> Some(o))
     }
   }
@@ -124,7 +134,7 @@ final class FullTextIndexBuild private[table] (table: Table, snapshot: Snapshot,
    * nothing for a fragment without documents) and commits the index; returns its metadata. An update with nothing
    * to do commits nothing and returns `base`.
    */
-  def commit(results: Seq[String]): IndexMetadata = base.headOption.filter(_ => !stale).getOrElse(committing {
+  def commit(results: Seq[String]): IndexMetadata = (unmerged ++ base).lastOption.filter(_ => !stale).getOrElse(committing {
     val meta = written(results)
     table.commit(Transaction.create(snapshot.version, Operation.CreateIndex(Seq(meta), replaced.map(_.proto))),
       Committer.Options(maxRetries = commitRetries))
@@ -151,10 +161,11 @@ final class FullTextIndexBuild private[table] (table: Table, snapshot: Snapshot,
     val allocator = new RootAllocator()
     val metadata = try InvertedIndexWriter.writeMetadata(table.storage, dir, params, partitions, allocator)
       finally allocator.close()
-    base.headOption match {
-      case Some(b) => IndexMetadata.create(uuid, name, Seq(column.id), base.map(_.datasetVersion).min, present,
+    (base ++ unmerged).headOption match {
+      case Some(b) => IndexMetadata.create(uuid, name, Seq(column.id),
+        if (base.isEmpty) snapshot.version else base.map(_.datasetVersion).min, covers,
         IndexKind.Inverted, b.proto.getIndexDetails.getValue, b.indexVersion, (files :+ metadata).sortBy(_._1))
-      case None => IndexMetadata.create(uuid, name, Seq(column.id), snapshot.version, present, IndexKind.Inverted,
+      case None => IndexMetadata.create(uuid, name, Seq(column.id), snapshot.version, covers, IndexKind.Inverted,
         InvertedIndexWriter.details(params), indexVersion = 2, (files :+ metadata).sortBy(_._1))
     }
   }
@@ -298,7 +309,7 @@ object FullTextIndexBuild {
    * name), checked before anything is written. Options are refused: the analysis is kept.
    */
   private[table] def update(table: Table, snapshot: Snapshot, name: String, base: Seq[IndexMetadata],
-      requested: Map[String, String]): FullTextIndexBuild = {
+      unmerged: Seq[IndexMetadata], requested: Map[String, String]): FullTextIndexBuild = {
     val root = snapshot.root
     io.sparklance.core.format.FeatureFlags.checkWritable(root, snapshot.version, snapshot.manifest.proto.getWriterFeatureFlags)
     def refuse(why: String) = new UnsupportedFeatureException(s"Cannot optimize full-text index '$name' of $root: " +
@@ -309,15 +320,16 @@ object FullTextIndexBuild {
         s"${requested.keys.toSeq.sorted.mkString(", ")}: OPTIMIZE INDEX keeps the analysis it was built with. Leave " +
         "them out, or rebuild it with CREATE INDEX ... USING fts ... WITH (replace = true, ...).")
     }
-    if (base.exists(b => b.kind != IndexKind.Inverted || b.fieldIds != base.head.fieldIds)) {
+    val segments = unmerged ++ base
+    if (segments.exists(b => b.kind != IndexKind.Inverted || b.fieldIds != segments.head.fieldIds)) {
       throw refuse("its segments are not all full-text indexes of one column.")
     }
-    val field = (base.head.fieldIds match {
+    val field = (segments.head.fieldIds match {
       case Seq(id) => snapshot.schema.field(id)
       case _ => None
     }).getOrElse(throw refuse("it does not index one column of the table."))
-    val params = base.map(b => FtsParams.read(snapshot.storage, snapshot.indexDir(b), name))
-    if (params.distinct.size > 1) throw refuse(s"its ${base.size} segments analyse text differently.")
-    new FullTextIndexBuild(table, snapshot, name, field, params.head, base)
+    val params = segments.map(b => FtsParams.read(snapshot.storage, snapshot.indexDir(b), name))
+    if (params.distinct.size > 1) throw refuse(s"its ${segments.size} segments analyse text differently.")
+    new FullTextIndexBuild(table, snapshot, name, field, params.head, base, unmerged)
   }
 }

@@ -31,6 +31,9 @@ import io.sparklance.core.txn.{Committer, Operation, Transaction}
  * theirs ([[IndexAppend]]), as upstream's `optimize_indices` does: the new index covers every fragment of the
  * version, under a new uuid, in place of the old segments. Rows of fragments no longer in the table are left out
  * (those the index holds by row address); rows deleted since stay, dropped at read time by the deletion files.
+ * With segments `unmerged` (OPTIMIZE INDEX ... WITH (num_indices_to_merge = n), [[IndexSegments]]), only `base` (the
+ * newest n) is merged and replaced; the unmerged segments stay, and the new one covers what `base` covered and the
+ * fragments no segment covers (with no `base`, those fragments alone: a delta segment).
  *
  * Built without `train` (pylance's `train=False`, lance-spark's `WITH (train = false)`), no task reads anything and the
  * index is committed empty, covering no fragment, until OPTIMIZE INDEX fills it.
@@ -59,7 +62,7 @@ import io.sparklance.core.txn.{Committer, Operation, Transaction}
  */
 final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val name: String, val column: LanceField,
     val kind: IndexKind.Scalar, params: Map[String, String], replace: Boolean, base: Seq[IndexMetadata] = Nil,
-    train: Boolean = true) extends PendingCommit(table) {
+    train: Boolean = true, unmerged: Seq[IndexMetadata] = Nil) extends PendingCommit(table) {
 
   retriesFrom(snapshot)
 
@@ -94,27 +97,33 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
     kind == IndexKind.RTree) && snapshot.hasStableRowIds
 
   /** The indexes of this name the new one replaces (with `replace`, or the segments it merges). */
-  private val replaced: Seq[IndexMetadata] = snapshot.indexes.filter(_.name == name)
+  private val replaced: Seq[IndexMetadata] =
+    snapshot.indexes.filter(i => i.name == name && !IndexSegments.contains(unmerged, i))
+
+  /** The fragments the unmerged segments cover. */
+  private val unmergedCoverage = IndexSegments.coverage(unmerged)
 
   /** The fragments of the version, by id. */
   private val present = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
 
   /** The fragments the old index covers, when merging with it. */
-  private val covered = base.foldLeft(new RoaringBitmap())((b, i) => RoaringBitmap.or(b, i.fragmentBitmap))
+  private val covered = IndexSegments.coverage(base)
 
-  /** The fragments whose column the tasks read: every fragment, or those the old index does not cover. */
+  /** The fragments whose column the tasks read: every fragment, or those no segment of the old index covers. */
   val fragments: IndexedSeq[io.sparklance.core.format.Fragment] =
     if (!train) IndexedSeq.empty
-    else if (base.isEmpty) snapshot.fragments else snapshot.fragments.filter(f => !covered.contains(f.id.toInt))
+    else if (base.isEmpty && unmerged.isEmpty) snapshot.fragments
+    else snapshot.fragments.filter(f => !covered.contains(f.id.toInt) && !unmergedCoverage.contains(f.id.toInt))
 
   /** Whether the build merges an existing index with the fragments it does not cover, rather than reading all. */
   def merges: Boolean = base.nonEmpty
 
   /**
-   * Whether committing would change nothing: the old index is one segment covering every fragment of the version
-   * and no other. [[commit]] then returns it as it is.
+   * Whether committing would change nothing: no fragment is left uncovered and the segments merged are one covering
+   * no fragment that is gone, or none. [[commit]] then returns the newest segment as it is.
    */
-  def upToDate: Boolean = base.size == 1 && fragments.isEmpty && RoaringBitmap.andNot(covered, present).isEmpty
+  def upToDate: Boolean = fragments.isEmpty && ((base.size == 1 && RoaringBitmap.andNot(covered, present).isEmpty) ||
+    (base.isEmpty && unmerged.nonEmpty))
 
   /** One task per fragment to read, to run anywhere ([[IndexBuild.run]]): each writes its result to a file. */
   def tasks: Seq[IndexBuild.Task] = newTasks(holdRuns = false)
@@ -152,7 +161,7 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
   }
 
   /** Finishes the index from the tasks' results (run files) and commits it; returns its metadata. */
-  def commit(results: Seq[String]): IndexMetadata = if (upToDate) { release(); base.head } else committing {
+  def commit(results: Seq[String]): IndexMetadata = if (upToDate) { release(); (unmerged ++ base).last } else committing {
     val meta = written(results)
     table.commit(Transaction.create(snapshot.version, Operation.CreateIndex(Seq(meta), replaced.map(_.proto))),
       Committer.Options(maxRetries = commitRetries))
@@ -201,9 +210,12 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
     }
     val details = if (kind == IndexKind.ZoneMap) ZoneMapWriter.details(rowsPerZone) else com.google.protobuf.ByteString.EMPTY
     // A merged index keeps the version its oldest segment was built at, as pylance 14's optimize_indices records it
-    // (docs/dev/scalar-indexes.md §7).
-    val builtAt = if (merges) base.map(_.datasetVersion).min else snapshot.version
-    val covers = if (train) present.clone() else new RoaringBitmap()
+    // (docs/dev/scalar-indexes.md §7), except that zone maps, bloom filters and label lists merged from several
+    // segments record the read version, as pylance 14 does.
+    val builtAt =
+      if (!merges || (base.size > 1 && (zones || kind == IndexKind.LabelList))) snapshot.version
+      else base.map(_.datasetVersion).min
+    val covers = if (train) RoaringBitmap.andNot(present, unmergedCoverage) else new RoaringBitmap()
     IndexMetadata.create(uuid, name, Seq(column.id), builtAt, covers, kind, details,
       indexVersion = if ((snapshot.hasStableRowIds && kind == IndexKind.BTree) || kind == IndexKind.LabelList) 1 else 0, files)
   }

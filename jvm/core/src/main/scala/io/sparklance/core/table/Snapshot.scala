@@ -6,7 +6,7 @@ import com.google.protobuf.ByteString
 
 import io.sparklance.core.FileVersion
 import io.sparklance.core.format.{DataFile, DeletionVector, FeatureFlags, Fragment, FragmentFiles, Manifest, ManifestFile, ManifestNaming, RowIdSequence, RowVersionSequence, TableLayout}
-import io.sparklance.core.index.IndexMetadata
+import io.sparklance.core.index.{IndexKind, IndexMetadata, IvfIndex}
 import io.sparklance.core.schema.LanceSchema
 import io.sparklance.core.storage.Storage
 import io.sparklance.proto.TableProtos
@@ -78,6 +78,28 @@ final class Snapshot(val dataset: Dataset, val manifest: Manifest, val naming: M
   /** How many of this version's fragments `index` covers (its bitmap may name fragments compacted since). */
   def fragmentsCovered(index: IndexMetadata): Int = fragments.count(f => index.covers(f.id))
 
+  /**
+   * How much of this version the segments of index `name` cover, as pylance 14's index statistics count it: the
+   * fragments some segment covers and their live rows, and the fragments none covers, their live rows and their ids.
+   */
+  def indexCoverage(name: String): Snapshot.IndexCoverage = {
+    val segments = indexes.filter(_.name == name)
+    val (indexed, unindexed) = fragments.partition(f => segments.exists(_.covers(f.id)))
+    Snapshot.IndexCoverage(indexed.size.toLong, indexed.map(_.numRows).sum, unindexed.size.toLong, unindexed.map(_.numRows).sum,
+      unindexed.map(_.id))
+  }
+
+  /**
+   * The type of `index` as pylance 14 names it in its statistics (`index_type`): `BTree`, `Bitmap`, `ZoneMap`,
+   * `BloomFilter`, `LabelList`, `NGram`, `RTree`, `Inverted`, or a vector index's type read from its file (`IVF_PQ`,
+   * `IVF_HNSW_SQ`, ...; `Vector` when the file cannot be read).
+   */
+  def indexTypeName(index: IndexMetadata): String = index.kind match {
+    case IndexKind.Vector =>
+      try IvfIndex.describe(storage, indexDir(index))._1 catch { case scala.util.control.NonFatal(_) => "Vector" }
+    case k => Snapshot.TypeNames.getOrElse(k, k.name)
+  }
+
   /** A scan of every column of this version; narrow it with the scan's `with...` methods. */
   def newScan(): Scan = Scan.of(this)
 
@@ -144,4 +166,15 @@ final class Snapshot(val dataset: Dataset, val manifest: Manifest, val naming: M
     })
 
   override def toString: String = s"Snapshot($root@$version)"
+}
+
+object Snapshot {
+
+  /** What [[Snapshot.indexCoverage]] counts. */
+  final case class IndexCoverage(indexedFragments: Long, indexedRows: Long, unindexedFragments: Long, unindexedRows: Long,
+      unindexed: Seq[Long])
+
+  private val TypeNames: Map[IndexKind, String] = Map(IndexKind.BTree -> "BTree", IndexKind.Bitmap -> "Bitmap",
+    IndexKind.ZoneMap -> "ZoneMap", IndexKind.BloomFilter -> "BloomFilter", IndexKind.LabelList -> "LabelList",
+    IndexKind.NGram -> "NGram", IndexKind.RTree -> "RTree", IndexKind.Inverted -> "Inverted")
 }

@@ -356,12 +356,14 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
    * fragments it does not cover analysed into new partitions beside its own, holding the documents pylance 14's
    * `optimize_indices` keeps. Options are refused (the analysis is kept).
    */
-  def newFullTextIndexUpdate(snapshot: Snapshot, name: String, requested: Map[String, String]): FullTextIndexBuild = {
-    val base = snapshot.indexes.filter(_.name == name)
-    if (!base.exists(_.kind == IndexKind.Inverted)) {
+  def newFullTextIndexUpdate(snapshot: Snapshot, name: String, requested: Map[String, String],
+      merge: Option[Int] = None): FullTextIndexBuild = {
+    val segments = snapshot.indexes.filter(_.name == name)
+    if (!segments.exists(_.kind == IndexKind.Inverted)) {
       throw new InvalidArgumentException(s"Table $root has no full-text index named '$name'.")
     }
-    FullTextIndexBuild.update(this, snapshot, name, base, requested)
+    val (base, unmerged) = IndexSegments.pick(segments, merge)
+    FullTextIndexBuild.update(this, snapshot, name, base, unmerged, requested)
   }
 
   /** Whether `name` is a full-text index of `snapshot` (updated with [[newFullTextIndexUpdate]]). */
@@ -370,9 +372,11 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
 
   /**
    * [[newIndexUpdate]] with options of the index's kind (`rows_per_zone`, ...): each must be the one the index was
-   * built with, since the new entries are built with those.
+   * built with, since the new entries are built with those. With `merge` (`num_indices_to_merge`), only the newest
+   * `merge` segments are merged, as pylance 14 does it ([[IndexSegments]]).
    */
-  def newIndexUpdate(snapshot: Snapshot, name: String, requested: Map[String, String]): IndexBuild = {
+  def newIndexUpdate(snapshot: Snapshot, name: String, requested: Map[String, String],
+      merge: Option[Int] = None): IndexBuild = {
     val segments = snapshot.indexes.filter(_.name == name)
     val existing = segments.headOption.getOrElse(throw new InvalidArgumentException(
       s"Table $root has no index named '$name'. Its indexes: " +
@@ -411,7 +415,13 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
     // merges one of row addresses with the new fragments' rows. An RTREE index of stable row ids is rebuilt likewise:
     // its rows cannot be told apart by fragment.
     val rebuilt = (kind == IndexKind.NGram || kind == IndexKind.RTree) && snapshot.hasStableRowIds
-    val mergeable = !rebuilt && segments.forall { s =>
+    if (rebuilt && merge.isDefined) {
+      throw new io.sparklance.core.UnsupportedFeatureException(s"Cannot optimize index '$name' of $root with " +
+        s"num_indices_to_merge: it is a $kind index of a table with stable row ids, which sparklance (as pylance 14) " +
+        "rebuilds over every fragment into one segment. Leave num_indices_to_merge out.")
+    }
+    val (base, unmerged) = IndexSegments.pick(segments, merge)
+    val mergeable = !rebuilt && base.forall { s =>
       s.kind == kind && s.fieldIds == existing.fieldIds && (try IndexAppend.mergeable(storage, snapshot.indexDir(s), kind, keys)
       catch {
         case NonFatal(e) =>
@@ -420,7 +430,8 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
           false
       })
     }
-    new IndexBuild(this, snapshot, name, field, kind, options, replace = true, if (mergeable) segments else Nil)
+    if (mergeable) new IndexBuild(this, snapshot, name, field, kind, options, replace = true, base, unmerged = unmerged)
+    else new IndexBuild(this, snapshot, name, field, kind, options, replace = true)
   }
 
   /**
@@ -430,8 +441,9 @@ final class Table private (val storage: Storage, handler: () => CommitHandler, v
    * `optimize_indices` does. Segments of a type not extended (IVF_RQ, IVF_SQ for cosine or dot, ...) are an
    * [[io.sparklance.core.UnsupportedFeatureException]]; options given are refused (the model is kept).
    */
-  def newVectorIndexUpdate(snapshot: Snapshot, name: String, requested: Map[String, String]): VectorIndexBuild =
-    VectorIndexBuild.update(this, snapshot, name, requested)
+  def newVectorIndexUpdate(snapshot: Snapshot, name: String, requested: Map[String, String],
+      merge: Option[Int] = None): VectorIndexBuild =
+    VectorIndexBuild.update(this, snapshot, name, requested, merge = merge)
 
   /** [[newVectorIndexUpdate]] without options. */
   def newVectorIndexUpdate(snapshot: Snapshot, name: String): VectorIndexBuild = newVectorIndexUpdate(snapshot, name, Map.empty)

@@ -122,7 +122,12 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
     } finally allocator.close()
   }
 
-  private val replaced: Seq[IndexMetadata] = snapshot.indexes.filter(_.name == name)
+  /** The segments an update leaves as they are (`num_indices_to_merge`, [[IndexSegments]]), and what they cover. */
+  private val unmerged: Seq[IndexMetadata] = update.fold(Seq.empty[IndexMetadata])(_.unmerged)
+  private val unmergedCoverage = IndexSegments.coverage(unmerged)
+
+  private val replaced: Seq[IndexMetadata] =
+    snapshot.indexes.filter(i => i.name == name && !IndexSegments.contains(unmerged, i))
 
   private lazy val model: IvfModel = update.map(_.model).getOrElse {
     val (sample, n, bounds64) = VectorIndexBuild.sample(snapshot, column, dim, params.sampleSize, seed)
@@ -141,15 +146,19 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
 
   private val present = RoaringBitmap.bitmapOf(snapshot.fragments.map(_.id.toInt): _*)
 
-  /** The fragments whose rows the tasks read: every fragment, or those the old segments do not cover. */
-  val fragments: IndexedSeq[Fragment] = snapshot.fragments.filter(f => !covered.contains(f.id.toInt))
+  /** The fragments whose rows the tasks read: every fragment, or those no segment of the old index covers. */
+  val fragments: IndexedSeq[Fragment] =
+    snapshot.fragments.filter(f => !covered.contains(f.id.toInt) && !unmergedCoverage.contains(f.id.toInt))
 
   /**
-   * Whether committing an update would change nothing: the old index is one segment covering every fragment of the
-   * version and no other. [[commit]] then returns it as it is.
+   * Whether committing an update would change nothing: no fragment is left uncovered and the segments merged are one
+   * covering no fragment that is gone, or none. [[commit]] then returns the newest segment as it is. With
+   * `num_indices_to_merge` of 1 or more, pylance 14 rewrites a vector index's one merged segment even then (a new
+   * uuid over the same rows), and so does this update.
    */
-  def upToDate: Boolean = update.exists(u => u.segments.size == 1 && fragments.isEmpty &&
-    RoaringBitmap.andNot(covered, present).isEmpty)
+  def upToDate: Boolean = update.exists(u => fragments.isEmpty &&
+    ((u.segments.size == 1 && RoaringBitmap.andNot(covered, present).isEmpty && u.merge.forall(_ == 0)) ||
+      (u.segments.isEmpty && unmerged.nonEmpty)))
 
   /** The trained model (centroids, quantizer), trained on first use. */
   def trained: IvfModel = model
@@ -182,7 +191,7 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
   def commit(runs: Seq[String], graphs: Seq[String] = Nil): IndexMetadata =
     if (upToDate) {
       VectorIndexBuild.inThisProcess.remove(uuid.toString)
-      update.get.segments.head._1
+      update.get.segments.headOption.map(_._1).getOrElse(unmerged.last)
     } else written(runs, graphs)
 
   private def written(runs: Seq[String], graphs: Seq[String]): IndexMetadata = committing {
@@ -217,7 +226,10 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
       }
     } finally allocator.close()
     (carriedRuns ++ runs ++ graphs).foreach(storage.delete)
-    IndexMetadata.create(uuid, name, Seq(column.id), snapshot.version, present, IndexKind.Vector,
+    // With num_indices_to_merge, a merged segment keeps the oldest merged one's dataset version, as pylance 14 does.
+    val builtAt = update.filter(u => u.merge.isDefined && u.segments.nonEmpty)
+      .fold(snapshot.version)(_.segments.map(_._1.datasetVersion).min)
+    IndexMetadata.create(uuid, name, Seq(column.id), builtAt, RoaringBitmap.andNot(present, unmergedCoverage), IndexKind.Vector,
       update.fold(VectorIndexBuild.details(params, hnsw))(_.details), update.fold(1)(_.indexVersion), written)
   }
 
@@ -293,11 +305,12 @@ object VectorIndexBuild {
   private val NotYet: Set[String] = Set("IVF_RQ", "HNSW", "IVF_HNSW", "IVF")
 
   /**
-   * An existing index being brought up to date: its segments (newest first) with their files opened, the model they
-   * share, and the `index_details` and `index_version` the new segment records as theirs.
+   * An existing index being brought up to date: its segments merged (newest first) with their files opened, the model
+   * they share, the `index_details` and `index_version` the new segment records as theirs, and the segments left as
+   * they are with the `num_indices_to_merge` that picked them ([[IndexSegments]]).
    */
   final case class Update(segments: Seq[(IndexMetadata, IvfIndex)], model: IvfModel, details: ByteString, indexVersion: Int,
-      moves: Option[RowMoves] = None)
+      moves: Option[RowMoves] = None, unmerged: Seq[IndexMetadata] = Nil, merge: Option[Int] = None)
 
   /**
    * Where a compaction moved rows: for each fragment it rewrote (`from`, by id), the new row address of each of its
@@ -630,7 +643,7 @@ object VectorIndexBuild {
    * segments pylance's `optimize_indices` adds do. `requested` options are refused: the model is kept.
    */
   private[table] def update(table: Table, snapshot: Snapshot, name: String, requested: Map[String, String],
-      moves: Option[RowMoves] = None): VectorIndexBuild = {
+      moves: Option[RowMoves] = None, merge: Option[Int] = None): VectorIndexBuild = {
     val root = snapshot.root
     io.sparklance.core.format.FeatureFlags.checkWritable(root, snapshot.version, snapshot.manifest.proto.getWriterFeatureFlags)
     val segments = snapshot.indexes.filter(_.name == name).sortBy(-_.datasetVersion)
@@ -693,8 +706,10 @@ object VectorIndexBuild {
     val params = IvfModel.Params(model.indexType, model.distance, model.numPartitions, 256, 50, model.numSubVectors,
       model.element, model.numBits)
     val graphs = if (opened.head._2.isHnsw) Some(hnswOf(newest.proto.getIndexDetails.getValue)) else None
+    val (merged, unmerged) = IndexSegments.pick(snapshot.indexes.filter(_.name == name), merge)
     new VectorIndexBuild(table, snapshot, name, field, model.dim, params, graphs, seed(),
-      Some(Update(opened.map(o => (o._1, o._2)), model, newest.proto.getIndexDetails.getValue, newest.indexVersion, moves)))
+      Some(Update(opened.filter(o => IndexSegments.contains(merged, o._1)).map(o => (o._1, o._2)), model,
+        newest.proto.getIndexDetails.getValue, newest.indexVersion, moves, unmerged, merge)))
   }
 
   /**
