@@ -144,7 +144,7 @@ def test_a_renamed_struct_child_is_read_under_its_new_name(tmp_path):
 
 
 def test_a_manifest_without_row_counts_is_read_as_lance_reads_it(tmp_path):
-    """Not damage: manifests of Lance before 0.8 record neither a fragment's physical rows nor a deletion file's
+    """Not damage: manifests written by older Lance versions record neither a fragment's physical rows nor a deletion file's
     deleted rows (protobuf's 0), and Lance then counts them from the files (upstream `migrate_fragments`). Fuzz seeds
     20261312 (#138) and 20261412 (#64, #357) dropped `physical_rows`; we refused such tables, pylance read them."""
     path = tmp_path / "t"
