@@ -218,11 +218,15 @@ def _show(column, i: int) -> str:
 # Damage the JVM rejects and pylance reads: checks of ours that pylance does not make, each kept on purpose (the
 # mutated file is not one a Lance writer writes, and the error names the file and what is wrong). A rejected mutant
 # that pylance reads and that matches none of these fails the test, to be classified: a valid file we refuse is a
-# reader bug. (Found at seeds 20261312 and 20261412; pylance read the undamaged values unless said otherwise.)
+# reader bug. (Found at seeds 20261123, 20261312, 20261412 and 20261414; pylance read the undamaged values unless said otherwise.)
 STRICTER = (
-    # The data file's own schema: pylance reads a table with the manifest's schema and does not parse the file's.
+    # The data file's own schema (type names, field names, ids): pylance reads a table with the manifest's schema
+    # and does not check the file's.
     ("a data file's schema with a damaged logical type",
      re.compile(r"has logical type '.*', which (is not a well-formed Lance logical type|this version of sparklance)")),
+    ("a data file's schema listing a field id twice", re.compile(r"the schema lists field id \d+ twice")),
+    ("a data file's schema without a field the manifest says it holds",
+     re.compile(r"the file has no field with id \d+ .*, which the manifest says it holds")),
     # Levels above what the field's nesting allows: pylance read the undamaged values, or other values (seed
     # 20261312 #231: a list became empty).
     ("a repetition or definition level above the maximum", re.compile(r"(repetition|definition) level \d+ where at most")),
@@ -236,9 +240,22 @@ STRICTER = (
     ("string bytes that are not UTF-8", re.compile(r"of the string data is not valid UTF-8")),
     # A manifest whose version field is not the version its file name says: pylance takes the name's.
     ("a manifest holding another version than its name", re.compile(r"holds version -?\d+, not \d+ as its name says")),
-    # Manifests pylance reads with other values than the undamaged table's.
+    # A field name that is empty or holds control characters, in a manifest (pylance then read other values, seed
+    # 20261412 #593) or in a data file's own schema (pylance read the undamaged values).
+    ("a field name empty or with control characters", re.compile(r"has the name '.*' \(empty or with control characters\)")),
+    # An Arrow deletion file whose batch header says a row is null (seed 20261414 #682): pylance reads the values
+    # buffer and ignores validity.
+    ("a deletion file with a null row", re.compile(r"row \d+ of the deletion file is null")),
+    # A manifest without its magic bytes: pylance read the undamaged values.
+    ("a manifest without its magic bytes", re.compile(r"does not end with the magic bytes")),
+    # Manifests and data files pylance reads with other values than the undamaged table's (seeds 20261312 #336,
+    # 20261123 #194, #329, #627) or fails to read in other ways (20261123 #322).
     ("a field id listed twice for a data file", re.compile(r"lists a field id twice")),
-    ("a field without a name", re.compile(r"has the name '' \(empty or with control characters\)")),
+    ("field ids and column indices that do not pair up", re.compile(r"lists \d+ field ids but \d+ column indices")),
+    ("list offsets going backwards or past the page's items", re.compile(r"ends at item \d+, outside")),
+    ("a data file holding other rows than the manifest says", re.compile(r"it holds \d+ rows, but the manifest of version")),
+    ("a deletion file deleting other rows than the manifest says",
+     re.compile(r"it deletes \d+ rows, but the manifest of version \d+ records")),
 )
 
 
