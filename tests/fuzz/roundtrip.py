@@ -36,6 +36,7 @@ KNOWN_REFUSALS = [
     "a fixed-size list of null values is not supported by the sparklance file writer yet",
     "a fixed-size list of bool values is not supported by the sparklance file writer yet",
     "a packed struct with variable-width, boolean or nested children",
+    "packed struct (lance-encoding:packed) with the",
 ]
 
 
