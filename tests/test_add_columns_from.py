@@ -142,7 +142,8 @@ def test_update_columns_from_a_view_rewrites_them_in_place(spark, wh, case):
         for i, (n, s) in matched.items():
             model[i] = {"s": s, "n": n}
         ds = lance.dataset(path)
-        assert ds.version == version + 1
+        # A view that matches no row (seed 20261413, case 2) commits nothing, as docs/maintenance.md says.
+        assert ds.version == version + (1 if matched else 0)
         assert {row["id"]: {"s": row["s"], "n": row["n"]} for row in ds.to_table().to_pylist()} == model
         after = data_files(path)
         for fragment, files in after.items():

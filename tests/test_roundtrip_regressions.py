@@ -353,3 +353,20 @@ def test_all_null_pages_of_lists_of_structs_of_nested_lists(tmp_path, version, s
     rewrite(version, src, str(tmp_path / "core.lance"), "--max-page-bytes", "512", "--batch-rows", "2")
     got = read_back(str(tmp_path / "core.lance")).sort_by("id")
     assert got.column("c").to_pylist() == table.column("c").to_pylist()
+
+
+def test_all_null_packed_struct_with_a_list_child_is_refused_by_name(tmp_path):
+    """Fuzz seed 20261415, 2.1 case 6: pylance 14 writes a packed struct with a list child when every value is null
+    (a non-null value makes it panic). The reader refuses it naming the field and the child, instead of 'Field f2 of
+    type list is not a leaf column'."""
+    t = pa.struct([("f2", pa.list_(pa.int16()))])
+    table = pa.Table.from_arrays([pa.array([0], pa.int64()), pa.array([None], t)], schema=pa.schema(
+        [pa.field("id", pa.int64()), pa.field("c", t, metadata={"lance-encoding:packed": "true"})]))
+    src = str(tmp_path / "src.lance")
+    lance.write_dataset(table, src, data_storage_version="2.1")
+    assert lance.dataset(src).to_table().column("c").to_pylist() == [None]
+    out = str(tmp_path / "out.arrow")
+    subprocess.run(java_command("io.sparklance.cli.ReadTable", [src, out]), check=True, timeout=120)
+    message = open(out + ".err").read()
+    assert message.startswith("LANCE_UNSUPPORTED_FEATURE: Cannot read field 'c': it is a packed struct "
+                              "(lance-encoding:packed) with the list child 'f2'"), message

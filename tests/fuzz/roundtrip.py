@@ -35,6 +35,8 @@ SEED = os.environ.get("SPARKLANCE_FUZZ_SEED", "20261123")
 KNOWN_REFUSALS = [
     "a fixed-size list of null values is not supported by the sparklance file writer yet",
     "a fixed-size list of bool values is not supported by the sparklance file writer yet",
+    "a packed struct with variable-width, boolean or nested children",
+    "packed struct (lance-encoding:packed) with the",
 ]
 
 

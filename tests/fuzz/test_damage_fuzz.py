@@ -8,6 +8,8 @@ For each mutant:
 - the JVM errors: with a `LANCE_*` error class whose message names the damaged file (or, for a manifest, the
   table); never an internal error, a hang (each table read is bounded by a timeout) or an out-of-memory error
   (the JVM runs with a small heap).
+- the JVM errors and pylance reads: the error must be one of the checks in `STRICTER`, which lists the damage we
+  reject on purpose and pylance reads; anything else is to be classified (a valid file we refuse is a bug).
 A sample of the mutants the JVM rejects is then read through Spark from Python: the exception must be the
 `sparklance` class of the JVM's error class.
 
@@ -22,6 +24,7 @@ import collections
 import math
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -212,6 +215,55 @@ def _show(column, i: int) -> str:
         return f"<{type(e).__name__}: {column.slice(i, 1).to_string()[:200]}>"
 
 
+# Damage the JVM rejects and pylance reads: checks of ours that pylance does not make, each kept on purpose (the
+# mutated file is not one a Lance writer writes, and the error names the file and what is wrong). A rejected mutant
+# that pylance reads and that matches none of these fails the test, to be classified: a valid file we refuse is a
+# reader bug. (Found at seeds 20261123, 20261312, 20261412 and 20261414; pylance read the undamaged values unless said otherwise.)
+STRICTER = (
+    # The data file's own schema (type names, field names, ids): pylance reads a table with the manifest's schema
+    # and does not check the file's.
+    ("a data file's schema with a damaged logical type",
+     re.compile(r"has logical type '.*', which (is not a well-formed Lance logical type|this version of sparklance)")),
+    ("a data file's schema listing a field id twice", re.compile(r"the schema lists field id \d+ twice")),
+    ("a data file's schema without a field the manifest says it holds",
+     re.compile(r"the file has no field with id \d+ .*, which the manifest says it holds")),
+    # Levels above what the field's nesting allows: pylance read the undamaged values, or other values (seed
+    # 20261312 #231: a list became empty).
+    ("a repetition or definition level above the maximum", re.compile(r"(repetition|definition) level \d+ where at most")),
+    # The footer's column metadata offsets position: pylance does not check it against the global buffer table.
+    ("a footer whose column offset table overlaps the global buffer table",
+     re.compile(r"column offset entries at \d+ overlap the global buffer table")),
+    # A 2.0 page's buffer shorter than its rows' values.
+    ("a 2.0 page buffer shorter than its values", re.compile(r"needs \d+ bytes at offset \d+, but the buffer has \d+")),
+    # Bytes of a deleted row's string (seed 20261312 #74: row 7 of mixed-2.1): we check a page's strings before
+    # dropping deleted rows, pylance drops them unchecked.
+    ("string bytes that are not UTF-8", re.compile(r"of the string data is not valid UTF-8")),
+    # A manifest whose version field is not the version its file name says: pylance takes the name's.
+    ("a manifest holding another version than its name", re.compile(r"holds version -?\d+, not \d+ as its name says")),
+    # A field name that is empty or holds control characters, in a manifest (pylance then read other values, seed
+    # 20261412 #593) or in a data file's own schema (pylance read the undamaged values).
+    ("a field name empty or with control characters", re.compile(r"has the name '.*' \(empty or with control characters\)")),
+    # An Arrow deletion file whose batch header says a row is null (seed 20261414 #682): pylance reads the values
+    # buffer and ignores validity.
+    ("a deletion file with a null row", re.compile(r"row \d+ of the deletion file is null")),
+    # A manifest without its magic bytes: pylance read the undamaged values.
+    ("a manifest without its magic bytes", re.compile(r"does not end with the magic bytes")),
+    # Manifests and data files pylance reads with other values than the undamaged table's (seeds 20261312 #336,
+    # 20261123 #194, #329, #627) or fails to read in other ways (20261123 #322).
+    ("a field id listed twice for a data file", re.compile(r"lists a field id twice")),
+    ("field ids and column indices that do not pair up", re.compile(r"lists \d+ field ids but \d+ column indices")),
+    ("list offsets going backwards or past the page's items", re.compile(r"ends at item \d+, outside")),
+    ("a data file holding other rows than the manifest says", re.compile(r"it holds \d+ rows, but the manifest of version")),
+    ("a deletion file deleting other rows than the manifest says",
+     re.compile(r"it deletes \d+ rows, but the manifest of version \d+ records")),
+)
+
+
+def stricter_check(message: str):
+    """The name of the STRICTER check a JVM error message is, or None."""
+    return next((name for name, pattern in STRICTER if pattern.search(message)), None)
+
+
 def jvm_reader() -> List[str]:
     cmd = java_command("io.sparklance.cli.ReadTable", [])
     cmd.insert(1, "-Xmx192m")
@@ -286,15 +338,25 @@ def test_damaged_tables_are_read_identically_or_rejected(outcomes):
     pristine, mutants, results = outcomes
     counts: Dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     failures = []
+    stricter: collections.Counter = collections.Counter()
     for m in mutants:
         expected = results["py"][str(pristine[m.recipe])][1]
         outcome, failure = _judge(m, results["jvm"][str(m.path)], results["py"][str(m.path)], expected)
         counts[m.kind][outcome] += 1
+        if not failure and outcome.endswith("(pylance reads)"):
+            message = results["jvm"][str(m.path)][1]
+            check = stricter_check(message)
+            if check is None:
+                failure = f"pylance reads it and the error is none of STRICTER's checks: classify it: {message[:600]}"
+            else:
+                stricter[check] += 1
         if failure:
             failures.append(f"{m.reproducer()}\n    {outcome}: {failure}")
     summary = "\n".join(f"  {kind}: " + ", ".join(f"{o}: {c}" for o, c in sorted(cnt.items()))
                         for kind, cnt in sorted(counts.items()))
     print(f"\ndamage fuzz, seed {SEED}, {len(mutants)} mutants:\n{summary}")
+    if stricter:
+        print("rejected by the JVM, read by pylance: " + ", ".join(f"{c}: {n}" for c, n in sorted(stricter.items())))
     assert not failures, f"{len(failures)} of {len(mutants)} mutants failed:\n" + "\n".join(failures)
     rejected = sum(c for cnt in counts.values() for o, c in cnt.items() if o.startswith("jvm LANCE"))
     assert rejected > len(mutants) // 5, f"most damage must be detected:\n{summary}"

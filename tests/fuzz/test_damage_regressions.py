@@ -4,6 +4,7 @@ and requires the error class and message the fix gives. Read with `io.sparklance
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -19,6 +20,7 @@ sys.path.insert(0, str(HERE))
 import damage_mutations  # noqa: E402
 import damage_tables  # noqa: E402
 from test_damage_fuzz import _files_of, _read_ipc, jvm_reader  # noqa: E402
+from sparklance._jvm import java_command  # noqa: E402
 
 CORRUPT = "LANCE_CORRUPT_FILE"
 # (case, recipe, file kind, file index, mutation, expected start of the .err file, expected part of the message)
@@ -71,8 +73,6 @@ CASES = [
      CORRUPT, "the manifest protobuf holds field lance.table.Manifest.version with the wrong wire type"),
     ("a fragment id past 32 bits", "mixed-2.0", "manifest", 0, ("proto", "2#2.1#0", "varint", 2 ** 32 + 1), CORRUPT,
      "fragment 4294967297 has an id that does not fit in 32 bits"),
-    ("no physical rows", "mixed-2.1", "manifest", 0, ("proto", "2#0.4#0", "drop", None), CORRUPT,
-     "fragment 0 records 0 physical rows"),
     ("physical rows the file does not hold", "mixed-2.1", "manifest", 0, ("proto", "2#0.4#0", "varint", 41),
      CORRUPT, "it holds 40 rows, but the manifest of version 4 says fragment 0 has 41"),
     ("a field without a name", "strings-2.1", "manifest", 0, ("proto", "1#2.2#0", "drop", None), CORRUPT,
@@ -141,3 +141,32 @@ def test_a_renamed_struct_child_is_read_under_its_new_name(tmp_path):
     got = _read_ipc(out)
     assert got.schema.field("st").type == pa.struct([("a", pa.int32()), ("c", pa.string())])
     assert got.column("st").to_pylist() == want.column("st").to_pylist()
+
+
+def test_a_manifest_without_row_counts_is_read_as_lance_reads_it(tmp_path):
+    """Not damage: manifests written by older Lance versions record neither a fragment's physical rows nor a deletion file's
+    deleted rows (protobuf's 0), and Lance then counts them from the files (upstream `migrate_fragments`). Fuzz seeds
+    20261312 (#138) and 20261412 (#64, #357) dropped `physical_rows`; we refused such tables, pylance read them."""
+    path = tmp_path / "t"
+    damage_tables.build("mixed-2.1", str(path))
+    want = lance.dataset(str(path)).to_table()
+    frags = [f.metadata for f in lance.dataset(str(path)).get_fragments()]
+    assert [f.deletion_file is not None for f in frags] == [True, True, False]
+    manifest = _files_of(path, "manifest")[0]
+    data = manifest.read_bytes()
+    for spec in (("proto", "2#0.4#0", "drop", None), ("proto", "2#1.4#0", "drop", None),
+                 ("proto", "2#2.4#0", "drop", None), ("proto", "2#0.3#0.4#0", "drop", None),
+                 ("proto", "2#1.3#0.4#0", "drop", None)):
+        data = damage_mutations.apply(data, spec)
+    manifest.write_bytes(data)
+    assert lance.dataset(str(path)).to_table().equals(want), "pylance reads the table without counts"
+    out = str(tmp_path / "t.arrow")
+    subprocess.run(jvm_reader() + [str(path), out], check=True, timeout=120)
+    assert not os.path.exists(out + ".err"), open(out + ".err").read()
+    assert _read_ipc(out).equals(want)
+    shown = subprocess.run(java_command("io.sparklance.cli.Inspect", [str(path), "--json"]), capture_output=True,
+                           text=True, timeout=120, check=True)
+    fragments = json.loads(shown.stdout)["fragments"]
+    assert [f["physical_rows"] for f in fragments] == [f.physical_rows for f in frags] == [40, 30, 25]
+    deleted = [f.deletion_file.num_deleted_rows if f.deletion_file else 0 for f in frags]
+    assert [f["num_deleted_rows"] for f in fragments] == deleted == [6, 4, 0]

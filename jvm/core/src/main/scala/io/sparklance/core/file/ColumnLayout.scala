@@ -33,7 +33,20 @@ private[file] object ColumnLayout {
       case FixedSizeList(elem, dim) => LeafShape.fixedSizeList(dim, scalar(elem))
       case other => throw new UnsupportedFeatureException(s"Field '${f.name}' of type $other is not a leaf column")
     }
-    if (f.isPacked) LeafShape.struct(f.children.map(shapeOf).toArray) else scalar(f.logicalType)
+    if (f.isPacked) LeafShape.struct(f.children.map(c => packedChild(f, c)).toArray) else scalar(f.logicalType)
+  }
+
+  /**
+   * The shape of a packed struct's child: a value of fixed width, a string or a binary. pylance 14 also writes a
+   * packed struct with a list, map or (not packed) struct child when every value of the column is null (it fails on any other),
+   * which this reader refuses by name (fuzz seed 20261415).
+   */
+  private def packedChild(struct: LanceField, c: LanceField): LeafShape = c.logicalType match {
+    case _: LogicalType.List | LogicalType.Map | LogicalType.Struct if !c.isPacked =>
+      throw new UnsupportedFeatureException(s"Cannot read field '${struct.name}': it is a packed struct " +
+        s"(lance-encoding:packed) with the ${c.logicalType} child '${c.name}', which this reader does not support yet. " +
+        "Write the column without lance-encoding:packed.")
+    case _ => shapeOf(c)
   }
 
   /** The fields of a field's subtree stored as columns (2.1+): leaves, and packed structs as one. */

@@ -6,6 +6,7 @@ import scala.collection.immutable.SortedMap
 
 import io.sparklance.core.{InvalidArgumentException, NotATableException, TagNotFoundException, VersionNotFoundException}
 import io.sparklance.core.commit.CommitHandler
+import io.sparklance.core.file.LegacyFragmentCounts
 import io.sparklance.core.format.{FeatureFlags, Manifest, ManifestNaming, TableLayout, VersionEntry, VersionListing}
 import io.sparklance.core.storage.Storage
 
@@ -128,8 +129,9 @@ final class Dataset private (val storage: Storage, val commits: CommitHandler, v
   }
 
   private def load(naming: ManifestNaming, entry: VersionEntry): Snapshot = {
-    val manifest = new Manifest(entry.read(storage, root)._2, entry.path)
-    FeatureFlags.checkReadable(root, manifest.version, manifest.readerFeatureFlags)
+    val proto = entry.read(storage, root)._2
+    FeatureFlags.checkReadable(root, proto.getVersion, proto.getReaderFeatureFlags)
+    val manifest = new Manifest(LegacyFragmentCounts.complete(storage, root, entry.path, proto), entry.path)
     new Snapshot(this, manifest, naming)
   }
 

@@ -7,6 +7,7 @@ import scala.util.control.NonFatal
 
 import io.sparklance.core.{CommitConflictException, CommitStateUnknownException, NotATableException}
 import io.sparklance.core.commit.{CommitHandler, ManifestPut}
+import io.sparklance.core.file.LegacyFragmentCounts
 import io.sparklance.core.format.{FeatureFlags, Manifest, ManifestFile, ManifestNaming, TableLayout, VersionEntry, VersionListing}
 import io.sparklance.core.storage.Storage
 import io.sparklance.proto.{TableProtos, TransactionProtos}
@@ -170,7 +171,8 @@ object Committer {
       val entry = listing.entry(storage, root, version)
       val (bytes, old) = entry.read(storage, root)
       FeatureFlags.checkReadable(root, version, old.getReaderFeatureFlags)
-      Some(ManifestWithIndexes(old, ManifestFile.decodeIndexSection(entry.path, bytes, old)))
+      Some(ManifestWithIndexes(LegacyFragmentCounts.complete(storage, root, entry.path, old),
+        ManifestFile.decodeIndexSection(entry.path, bytes, old)))
     case _ => None
   }
 
@@ -185,7 +187,8 @@ object Committer {
       val bytes = storage.readAll(entry.path, entry.size)
       val proto = ManifestFile.decode(entry.path, bytes)
       FeatureFlags.checkWritable(root, proto.getVersion, proto.getWriterFeatureFlags)
-      Some(Latest(listing, new Manifest(proto, entry.path), ManifestFile.decodeIndexSection(entry.path, bytes, proto)))
+      Some(Latest(listing, new Manifest(LegacyFragmentCounts.complete(storage, root, entry.path, proto), entry.path),
+        ManifestFile.decodeIndexSection(entry.path, bytes, proto)))
     } catch { case _: NotATableException => None }
 
   /** The operation that produced a version, from its transaction file; None when there is none to read. */
