@@ -227,8 +227,7 @@ final class FragmentReader(
           case Some(rows) => r.take(Seq(fileField), rows, allocator)
         }
         try {
-          val out = target.createVector(allocator)
-          root.getVector(0).makeTransferPair(out).transfer()
+          val out = FragmentReader.moveTo(root.getVector(0), target, allocator)
           val unmasked = ArrowAssembler.unmaskedNull(out, null)
           if (unmasked != null) {
             out.close()
@@ -425,6 +424,43 @@ final class FragmentReader(
 }
 
 object FragmentReader {
+  /**
+   * `v` moved into a new vector of `target`'s shape. A packed struct is read whole (its children share one column),
+   * so the children a projection left out are dropped here, in structs at any depth; other vectors move as they are.
+   */
+  private[scan] def moveTo(v: FieldVector, target: Field, allocator: BufferAllocator): FieldVector = v match {
+    case s: StructVector if narrower(s, target) =>
+      val out = target.createVector(allocator).asInstanceOf[StructVector]
+      try {
+        val n = s.getValueCount
+        out.setInitialCapacity(n)
+        out.allocateNew()
+        target.getChildren.asScala.foreach { t =>
+          val from = Option(s.getChild(t.getName)).getOrElse(throw new UnsupportedFeatureException(s"Cannot read " +
+            s"field '${t.getName}' of struct '${target.getName}': the data file's struct has no child of that name " +
+            s"(it has ${s.getChildrenFromFields.asScala.map(_.getName).mkString(", ")})."))
+          val moved = moveTo(from, t, allocator)
+          try moved.makeTransferPair(out.getChild(t.getName)).transfer() finally moved.close()
+        }
+        (0 until n).foreach(i => if (s.isNull(i)) out.setNull(i) else out.setIndexDefined(i))
+        out.setValueCount(n)
+        out
+      } catch { case NonFatal(e) => out.close(); throw e }
+    case _ =>
+      val out = target.createVector(allocator)
+      v.makeTransferPair(out).transfer()
+      out
+  }
+
+  /** Whether struct `s` holds children `target` (a struct) does not want, at any depth of structs. */
+  private def narrower(s: StructVector, target: Field): Boolean = {
+    val children = s.getChildrenFromFields.asScala
+    children.size > target.getChildren.size || children.exists {
+      case c: StructVector => target.getChildren.asScala.find(_.getName == c.getName).exists(narrower(c, _))
+      case _ => false
+    }
+  }
+
   /** The Arrow field of a metadata column: a non-null signed 64-bit integer. */
   def arrowField(m: MetadataColumn): Field = new Field(m.name, new FieldType(false, new ArrowType.Int(64, true), null), null)
 
