@@ -377,7 +377,7 @@ def test_packed_struct_read_with_some_children(spark, tmp_path, version):
     """A packed struct is stored as one column and read whole; a query of some of its children (Spark's nested
     pruning) gets those children only. The rest used to stay in the batch under the pruned schema: a duration child
     then failed the read (UNSUPPORTED_ARROWTYPE Duration(NANOSECOND); round-trip fuzz seed 20261123, 2.1 case 2),
-    and a child left out was misread as the one asked for."""
+    and the extra children were carried in every batch."""
     path = str(tmp_path / "packed.lance")
     n = 50
     # Null structs, not null children: pylance 14 packs no struct whose children hold nulls (2.1 asks for 2.2's
