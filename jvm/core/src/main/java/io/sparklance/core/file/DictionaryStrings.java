@@ -122,22 +122,14 @@ final class DictionaryStrings {
         if (large) LittleEndian.putLong(offsets, 8 * (i + 1), at); else LittleEndian.putInt(offsets, 4 * (i + 1), at);
       }
     }
-    if (large) {
-      BaseLargeVariableWidthVector lv = (BaseLargeVariableWidthVector) v;
-      lv.allocateNew(Math.max(total, 1), n);
-      lv.getOffsetBuffer().setBytes(0, offsets, 0, offsets.length);
-      lv.getDataBuffer().setBytes(0, data, 0, total);
-      ArrowAssembler.writeValidity(lv.getValidityBuffer(), validity, n);
-      lv.setLastSet(n - 1);
-      lv.setValueCount(n);
-    } else {
-      BaseVariableWidthVector vv = (BaseVariableWidthVector) v;
-      vv.allocateNew(Math.max(total, 1), n);
-      vv.getOffsetBuffer().setBytes(0, offsets, 0, offsets.length);
-      vv.getDataBuffer().setBytes(0, data, 0, total);
-      ArrowAssembler.writeValidity(vv.getValidityBuffer(), validity, n);
-      vv.setLastSet(n - 1);
-      vv.setValueCount(n);
-    }
+    // The two vector classes share no interface for allocating and for the last value set; the rest is FieldVector's.
+    if (large) ((BaseLargeVariableWidthVector) v).allocateNew(Math.max(total, 1), n);
+    else ((BaseVariableWidthVector) v).allocateNew(Math.max(total, 1), n);
+    v.getOffsetBuffer().setBytes(0, offsets, 0, offsets.length);
+    v.getDataBuffer().setBytes(0, data, 0, total);
+    ArrowAssembler.writeValidity(v.getValidityBuffer(), validity, n);
+    if (large) ((BaseLargeVariableWidthVector) v).setLastSet(n - 1);
+    else ((BaseVariableWidthVector) v).setLastSet(n - 1);
+    v.setValueCount(n);
   }
 }

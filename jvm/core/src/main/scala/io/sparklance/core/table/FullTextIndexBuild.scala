@@ -59,7 +59,7 @@ final class FullTextIndexBuild private[table] (table: Table, snapshot: Snapshot,
   private val dir = Storage.join(table.root, s"_indices/$uuid")
 
   private val replaced: Seq[IndexMetadata] =
-    snapshot.indexes.filter(i => i.name == name && !IndexSegments.contains(unmerged, i))
+    IndexSegments.replaced(snapshot.indexes, name, unmerged)
 
   /** The fragments the unmerged segments cover: not read, and not covered by the new segment. */
   private val unmergedCoverage = IndexSegments.coverage(unmerged)

@@ -98,7 +98,7 @@ final class IndexBuild private[table] (table: Table, snapshot: Snapshot, val nam
 
   /** The indexes of this name the new one replaces (with `replace`, or the segments it merges). */
   private val replaced: Seq[IndexMetadata] =
-    snapshot.indexes.filter(i => i.name == name && !IndexSegments.contains(unmerged, i))
+    IndexSegments.replaced(snapshot.indexes, name, unmerged)
 
   /** The fragments the unmerged segments cover. */
   private val unmergedCoverage = IndexSegments.coverage(unmerged)

@@ -33,6 +33,10 @@ private[table] object IndexSegments {
   def coverage(segments: Seq[IndexMetadata]): RoaringBitmap =
     segments.foldLeft(new RoaringBitmap())((b, i) => RoaringBitmap.or(b, i.fragmentBitmap))
 
+  /** The segments of index `name` among `indexes` that an update replaces: all of them but the `unmerged` ones. */
+  def replaced(indexes: Seq[IndexMetadata], name: String, unmerged: Seq[IndexMetadata]): Seq[IndexMetadata] =
+    indexes.filter(i => i.name == name && !contains(unmerged, i))
+
   /** Whether `segment` is one of `segments` (by uuid). */
   def contains(segments: Seq[IndexMetadata], segment: IndexMetadata): Boolean = segments.exists(_.uuid == segment.uuid)
 }

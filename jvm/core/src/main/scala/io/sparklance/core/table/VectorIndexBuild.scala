@@ -127,7 +127,7 @@ final class VectorIndexBuild private[table] (table: Table, snapshot: Snapshot, v
   private val unmergedCoverage = IndexSegments.coverage(unmerged)
 
   private val replaced: Seq[IndexMetadata] =
-    snapshot.indexes.filter(i => i.name == name && !IndexSegments.contains(unmerged, i))
+    IndexSegments.replaced(snapshot.indexes, name, unmerged)
 
   private lazy val model: IvfModel = update.map(_.model).getOrElse {
     val (sample, n, bounds64) = VectorIndexBuild.sample(snapshot, column, dim, params.sampleSize, seed)
