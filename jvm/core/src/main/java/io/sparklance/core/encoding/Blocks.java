@@ -176,26 +176,7 @@ public final class Blocks {
       if (it.bitsPerValue == 1) throw new EncodingException("a dictionary of booleans");
       int vb = it.bitsPerValue / 8;
       byte[] items = it.data;
-      byte[] out = new byte[n * vb];
-      switch (vb) {
-        case 16:
-          for (int i = 0; i < n; i++) {
-            int p = pos[i];
-            if (p >= 0) {
-              LittleEndian.putLong(out, 16 * i, LittleEndian.getLong(items, 16 * p));
-              LittleEndian.putLong(out, 16 * i + 8, LittleEndian.getLong(items, 16 * p + 8));
-            }
-          }
-          break;
-        case 8:
-          for (int i = 0; i < n; i++) if (pos[i] >= 0) LittleEndian.putLong(out, 8 * i, LittleEndian.getLong(items, 8 * pos[i]));
-          break;
-        case 4:
-          for (int i = 0; i < n; i++) if (pos[i] >= 0) LittleEndian.putInt(out, 4 * i, LittleEndian.getInt(items, 4 * pos[i]));
-          break;
-        default:
-          for (int i = 0; i < n; i++) if (pos[i] >= 0) System.arraycopy(items, pos[i] * vb, out, i * vb, vb);
-      }
+      byte[] out = gather(items, vb, pos);
       return new DataBlock.FixedWidth(it.bitsPerValue, out, n);
     }
     if (d.items instanceof DataBlock.VariableWidth) {
@@ -219,6 +200,35 @@ public final class Blocks {
       return new DataBlock.VariableWidth(it.offsetBits, offsets, data, n);
     }
     throw new EncodingException("a dictionary of " + d.items.getClass().getSimpleName());
+  }
+
+  /**
+   * The `width`-byte items of `items` at positions `pos` (as {@link #itemPositions} gives them), one after the other; a
+   * null slot (-1) leaves zeros. One loop per common width, so the copy has no branch on it.
+   */
+  public static byte[] gather(byte[] items, int width, int[] pos) {
+    int n = pos.length;
+    byte[] out = new byte[Math.multiplyExact(n, width)];
+    switch (width) {
+      case 16:
+        for (int i = 0; i < n; i++) {
+          int p = pos[i];
+          if (p >= 0) {
+            LittleEndian.putLong(out, 16 * i, LittleEndian.getLong(items, 16 * p));
+            LittleEndian.putLong(out, 16 * i + 8, LittleEndian.getLong(items, 16 * p + 8));
+          }
+        }
+        break;
+      case 8:
+        for (int i = 0; i < n; i++) if (pos[i] >= 0) LittleEndian.putLong(out, 8 * i, LittleEndian.getLong(items, 8 * pos[i]));
+        break;
+      case 4:
+        for (int i = 0; i < n; i++) if (pos[i] >= 0) LittleEndian.putInt(out, 4 * i, LittleEndian.getInt(items, 4 * pos[i]));
+        break;
+      default:
+        for (int i = 0; i < n; i++) if (pos[i] >= 0) System.arraycopy(items, pos[i] * width, out, i * width, width);
+    }
+    return out;
   }
 
   /**

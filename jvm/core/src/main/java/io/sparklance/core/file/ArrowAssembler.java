@@ -3,7 +3,6 @@ package io.sparklance.core.file;
 import io.sparklance.core.encoding.Blocks;
 import io.sparklance.core.encoding.DataBlock;
 import io.sparklance.core.encoding.EncodingException;
-import io.sparklance.core.encoding.LittleEndian;
 import io.sparklance.core.encoding.RepDef;
 import io.sparklance.core.util.Utf8;
 
@@ -148,10 +147,9 @@ public final class ArrowAssembler {
 
   /**
    * Values [from, to) of a dictionary-encoded block of whole-byte fixed-width items, written straight into a fresh
-   * fixed-width vector: each index is read, checked and replaced by its item in one pass, where
-   * {@link Blocks#materialize} makes the item positions and the expanded values as arrays of their own first. An
-   * index to the null slot just past the items leaves zeros (the levels make the row null); one beyond it is an
-   * EncodingException, as in {@code materialize}.
+   * fixed-width vector, without the block {@link Blocks#materialize} would make first. An index to the null slot
+   * just past the items leaves zeros (the levels make the row null); one beyond it is an EncodingException, as in
+   * {@code materialize}.
    */
   private static void fillFromDictionary(BaseFixedWidthVector fv, DataBlock.Dictionary d, int from, int to, RepDef.Validity validity) {
     DataBlock.FixedWidth items = (DataBlock.FixedWidth) d.items;
@@ -174,68 +172,10 @@ public final class ArrowAssembler {
     if ((long) to * ib > idx.length) {
       throw new EncodingException(d.indices.bitsPerValue + "-bit dictionary indices of " + d.numValues + " values in " + idx.length + " bytes");
     }
-    byte[] src = items.data;
-    int[] pos = positions(d.indices.data, ib, from, n, size);
-    // Gathered into an array by one loop per item width, then copied once: a store into the vector's buffer per
-    // value checks its bounds and reference count each time. A null slot (-1) leaves zeros.
-    byte[] dst = new byte[Math.multiplyExact(n, width)];
-    switch (width) {
-      case 16:
-        for (int i = 0; i < n; i++) {
-          int p = pos[i];
-          if (p >= 0) {
-            LittleEndian.putLong(dst, 16 * i, LittleEndian.getLong(src, 16 * p));
-            LittleEndian.putLong(dst, 16 * i + 8, LittleEndian.getLong(src, 16 * p + 8));
-          }
-        }
-        break;
-      case 8:
-        for (int i = 0; i < n; i++) { int p = pos[i]; if (p >= 0) LittleEndian.putLong(dst, 8 * i, LittleEndian.getLong(src, 8 * p)); }
-        break;
-      case 4:
-        for (int i = 0; i < n; i++) { int p = pos[i]; if (p >= 0) LittleEndian.putInt(dst, 4 * i, LittleEndian.getInt(src, 4 * p)); }
-        break;
-      default:
-        for (int i = 0; i < n; i++) { int p = pos[i]; if (p >= 0) System.arraycopy(src, p * width, dst, i * width, width); }
-    }
+    // Gathered into an array, then copied once: a store into the vector's buffer per value checks its bounds and
+    // reference count each time. A null slot leaves zeros.
+    byte[] dst = Blocks.gather(items.data, width, Blocks.itemPositions(d, from, n));
     allocateExact(fv, n, validity).setBytes(0, dst, 0, dst.length);
-  }
-
-  /**
-   * The item of each of dictionary indices [from, from + n) (`ib` bytes each, little endian) of a dictionary of
-   * `size` items: -1 for the null slot just past the items, an EncodingException for any index beyond it. One loop
-   * per index width, so the gather that follows has no branch on it.
-   */
-  private static int[] positions(byte[] idx, int ib, int from, int n, int size) {
-    int[] pos = new int[n];
-    int bad = -1;
-    switch (ib) {
-      case 1:
-        for (int i = 0; i < n; i++) { int k = idx[from + i] & 0xFF; pos[i] = k == size ? -1 : k; if (k > size) bad = i; }
-        break;
-      case 2:
-        for (int i = 0; i < n; i++) { int k = LittleEndian.getUnsignedShort(idx, 2 * (from + i)); pos[i] = k == size ? -1 : k; if (k > size) bad = i; }
-        break;
-      case 4:
-        for (int i = 0; i < n; i++) {
-          int k = LittleEndian.getInt(idx, 4 * (from + i));
-          // Indices are unsigned: one of 2^31 or more is negative here, and beyond any dictionary.
-          pos[i] = k == size ? -1 : k;
-          if (k > size || k < 0) bad = i;
-        }
-        break;
-      default:
-        for (int i = 0; i < n; i++) {
-          long k = LittleEndian.getUnsigned(idx, (from + i) * ib, ib);
-          pos[i] = k == size ? -1 : (int) k;
-          if (k > size || k < 0) bad = i;
-        }
-    }
-    if (bad >= 0) {
-      long k = LittleEndian.getUnsigned(idx, (from + bad) * ib, ib);
-      throw new EncodingException("dictionary index " + Long.toUnsignedString(k) + " of a dictionary of " + size + " items");
-    }
-    return pos;
   }
 
   /**
