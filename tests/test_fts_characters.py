@@ -19,14 +19,12 @@ from typing import List
 
 import lance
 import pyarrow as pa
-import pytest
 from lance.query import MatchQuery, PhraseQuery
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 sys.path.insert(0, str(HERE.parent / "integration"))
 
-from conftest import start_spark  # noqa: E402
 from fts_analysis_sweep import all_code_points, analyses, differences  # noqa: E402
 
 SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261126"))
@@ -37,13 +35,6 @@ N = int(os.environ.get("SPARKLANCE_FUZZ_N", "1"))
 # Unicode 14-17 (U+0870, Ⱟ, Ꟁ, U+1E4D0, U+31350), lower case of newer letters, dotted capital I, Kelvin sign.
 KNOWN = [0xAA, 0xBD, 0x1D43, 0x2113, 0x216D, 0x2460, 0x338F, 0x180, 0x870, 0x88E, 0x2C2F, 0xA7C0, 0x1E4D0, 0x31350,
          0x33479, 0x130, 0x212A, 0x1E9E, 0x3A3, 0x17F, 0xFB01, 0x2153, 0xA0, 0x3000, 0x1F130]
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    session = start_spark("sparklance-fts-characters", tmp_path_factory.mktemp("fts_chars"))
-    yield session
-    session.stop()
 
 
 def sample_code_points() -> List[int]:

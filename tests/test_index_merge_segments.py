@@ -31,7 +31,6 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import start_spark, warehouse_with  # noqa: E402
 
 SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261127"))
 N = int(os.environ.get("SPARKLANCE_FUZZ_N", "1"))
@@ -41,13 +40,6 @@ KINDS = {
     "BTREE": "id", "BITMAP": "cat", "ZONEMAP": "id", "BLOOMFILTER": "id", "LABEL_LIST": "tags", "NGRAM": "txt",
     "INVERTED": "txt", "IVF_FLAT": "vec", "IVF_PQ": "vec", "IVF_SQ": "vec", "IVF_HNSW_SQ": "vec",
 }
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    session = start_spark("test_index_merge_segments", warehouse_with(tmp_path_factory, "ims_wh"))
-    yield session
-    session.stop()
 
 
 class Rows:

@@ -17,16 +17,8 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import start_spark  # noqa: E402
 
 N = 20000
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    session = start_spark("sparklance-filter-tests", tmp_path_factory.mktemp("filters_wh"))
-    yield session
-    session.stop()
 
 
 def value(i):

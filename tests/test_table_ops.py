@@ -16,15 +16,6 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import start_spark  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    session = start_spark("sparklance-ops-tests", tmp_path_factory.mktemp("ops_wh"))
-    yield session
-    session.stop()
-
 
 def ops(spark):
     return spark._jvm.io.sparklance.spark.LanceTableOps

@@ -28,7 +28,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import lance_raises, start_spark, warehouse_with  # noqa: E402
+from conftest import lance_raises  # noqa: E402
 
 from sparklance import LanceTable  # noqa: E402
 from test_vector_index_build import recall  # noqa: E402  (pylance's recall@k, its default ef for HNSW)
@@ -43,13 +43,6 @@ TOL = 2e-5
 MIN_OVERLAP = 0.9
 # Measured 0.87 and 0.93 (IVF_HNSW_PQ, IVF_HNSW_SQ) on the seed's tables; see the test.
 UNINDEXED_OVERLAP = 0.8
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    session = start_spark("test_vector_index_hnsw", warehouse_with(tmp_path_factory, "hnsw_wh"))
-    yield session
-    session.stop()
 
 
 def clustered(nprng: np.random.Generator, centers: np.ndarray, count: int) -> np.ndarray:

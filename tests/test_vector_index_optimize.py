@@ -34,7 +34,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import lance_raises, start_spark, warehouse_with  # noqa: E402
+from conftest import lance_raises  # noqa: E402
 from test_vector_index_search import compare, search_both  # noqa: E402
 
 from sparklance import LanceTable  # noqa: E402
@@ -43,13 +43,6 @@ from sparklance.errors import InvalidArgumentError, UnsupportedFeatureError  # n
 SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261126"))
 N = int(os.environ.get("SPARKLANCE_FUZZ_N", "1"))
 TYPES = ["IVF_FLAT", "IVF_PQ", "IVF_SQ"]
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    session = start_spark("test_vector_index_optimize", warehouse_with(tmp_path_factory, "vio_wh"))
-    yield session
-    session.stop()
 
 
 class Rows:

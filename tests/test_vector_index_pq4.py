@@ -34,7 +34,6 @@ from lance.file import LanceFileReader
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import start_spark, warehouse_with  # noqa: E402
 from test_vector_index_build import options, recall, table  # noqa: E402
 from test_vector_index_hnsw import MIN_OVERLAP, our_search, overlap, pylance_search  # noqa: E402
 from test_vector_index_search import TOL, indexed_table, search_both  # noqa: E402
@@ -49,13 +48,6 @@ BUILDS = 3
 # tables, so the means of BUILDS builds are held within 10 points; issue #17's 2 points are measured over more
 # tables and builds by integration/research/vector-index/recall_pq4.py (docs/vector-search.md).
 RECALL_POINTS = 0.10
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    session = start_spark("test_vector_index_pq4", warehouse_with(tmp_path_factory, "pq4_wh"))
-    yield session
-    session.stop()
 
 
 def test_search_through_pylance_4bit_index(spark, tmp_path):

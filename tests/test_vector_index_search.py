@@ -26,7 +26,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import SPARK_LINE, lance_raises, start_spark, warehouse_with  # noqa: E402
+from conftest import SPARK_LINE, lance_raises  # noqa: E402
 
 from sparklance import LanceTable  # noqa: E402
 from sparklance.errors import CorruptFileError, StorageError  # noqa: E402
@@ -34,13 +34,6 @@ from sparklance.errors import CorruptFileError, StorageError  # noqa: E402
 SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261126"))
 N = int(os.environ.get("SPARKLANCE_FUZZ_N", "1"))
 TOL = 2e-5
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    session = start_spark("test_vector_index_search", warehouse_with(tmp_path_factory, "vis_wh"))
-    yield session
-    session.stop()
 
 
 def indexed_table(rng: random.Random, path: Path, index_type: str, metric: str, unindexed: bool,

@@ -25,7 +25,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import SPARK_LINE, cross_version, lance_raises, start_spark, warehouse_with  # noqa: E402
+from conftest import SPARK_LINE, cross_version, lance_raises  # noqa: E402
 
 from sparklance import LanceTable  # noqa: E402
 from sparklance.errors import InvalidArgumentError  # noqa: E402
@@ -37,13 +37,6 @@ N = int(os.environ.get("SPARKLANCE_FUZZ_N", "6"))
 # Spark 3.x's Arrow has no half floats: float16 vectors are refused there (test_float16_vectors_on_spark_3).
 TYPES = {"float32": pa.float32(), "float64": pa.float64(), **({"float16": pa.float16()} if SPARK_LINE >= (4, 0) else {})}
 TOLERANCE = {"float16": 2e-3, "float32": 2e-5, "float64": 2e-6}  # _distance is float32 for all
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    session = start_spark("test_vector_search", warehouse_with(tmp_path_factory, "vs_wh"))
-    yield session
-    session.stop()
 
 
 def vectors_table(rng: random.Random, path: Path) -> Tuple[lance.LanceDataset, np.ndarray, str]:

@@ -21,7 +21,6 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import start_spark, warehouse_with  # noqa: E402
 from test_vector_index_search import compare, indexed_table  # noqa: E402
 from test_vector_search_driver import no_job  # noqa: E402
 
@@ -30,13 +29,6 @@ from sparklance.errors import InvalidArgumentError  # noqa: E402
 
 SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261126"))
 N = int(os.environ.get("SPARKLANCE_FUZZ_N", "1"))
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    session = start_spark("test_vector_search_arrow", warehouse_with(tmp_path_factory, "vsa_wh"))
-    yield session
-    session.stop()
 
 
 def nearest_of(q, opts):

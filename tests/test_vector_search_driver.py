@@ -17,25 +17,16 @@ from pathlib import Path
 import lance
 import numpy as np
 import pyarrow as pa
-import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import start_spark, warehouse_with  # noqa: E402
 from test_vector_index_search import indexed_table, search_both  # noqa: E402
 
 from sparklance import LanceTable  # noqa: E402
 
 SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261126"))
 N = int(os.environ.get("SPARKLANCE_FUZZ_N", "1"))
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    session = start_spark("test_vector_search_driver", warehouse_with(tmp_path_factory, "vsd_wh"))
-    yield session
-    session.stop()
 
 
 def on_driver(df) -> bool:

@@ -32,7 +32,7 @@ from lance.file import LanceFileReader
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import SPARK_LINE, lance_raises, start_spark, warehouse_with  # noqa: E402
+from conftest import SPARK_LINE, lance_raises  # noqa: E402
 from test_vector_index_search import search_both  # noqa: E402
 
 from sparklance import LanceTable  # noqa: E402
@@ -46,13 +46,6 @@ N = int(os.environ.get("SPARKLANCE_FUZZ_N", "1"))
 # test_vector_index_build.py the bar is 10 points, which an index built wrong falls far below.
 RECALL_MARGIN = 0.10
 BUILDS = 3
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    session = start_spark("test_vector_types", warehouse_with(tmp_path_factory, "vt_wh"))
-    yield session
-    session.stop()
 
 
 def uint8_table(rng: random.Random, path: Path) -> tuple:

@@ -28,7 +28,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from conftest import SPARK_LINE, start_spark, warehouse_with  # noqa: E402
+from conftest import SPARK_LINE  # noqa: E402
 from test_vector_index_search import search_both  # noqa: E402
 from test_vector_types import both, proto_fields, same_up_to_last_tie  # noqa: E402
 
@@ -41,13 +41,6 @@ CASES = [("float16", "IVF_FLAT", "l2"), ("float16", "IVF_SQ", "l2"), ("float64",
          ("float64", "IVF_FLAT", "cosine"),
          ("float64", "IVF_PQ", "l2"), ("float64", "IVF_HNSW_SQ", "l2"), ("uint8", "IVF_FLAT", "hamming"),
          ("uint8", "IVF_HNSW_FLAT", "hamming")]
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    session = start_spark("test_vector_types_optimize", warehouse_with(tmp_path_factory, "vto_wh"))
-    yield session
-    session.stop()
 
 
 class Rows:
