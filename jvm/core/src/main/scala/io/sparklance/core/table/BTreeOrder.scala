@@ -37,8 +37,9 @@ private[table] object BTreeOrder {
 
   /**
    * The rows a top-N can take from the fragments a B-tree on its first key covers: per such fragment, the physical
-   * offsets holding a value (or null) that sorts at or before the `k`-th live value of those fragments on the first
-   * key, ties included (so later keys can order them). Other fragments are absent (read whole). None when no
+   * offsets of live rows holding a value (or null) that sorts at or before the `k`-th live value of those fragments
+   * on the first key, ties included (so later keys can order them), and NaNs that cannot be placed cheaply (those
+   * with the sign bit, ascending): more rows than the first `k` at times, never fewer. Other fragments are absent (read whole). None when no
    * B-tree on the first key covers a fragment read, or one cannot be walked (logged; the scan then reads as without it).
    */
   def topN(snapshot: Snapshot, fragments: Seq[Fragment], topN: TopN): Option[TopNBTree] = {
@@ -159,14 +160,11 @@ private[table] object BTreeOrder {
       if (descending) -c else c
     }
 
-    /** Adds entry `r`'s row to `out` if its fragment is taken; whether it is a live row of one. */
+    /** Adds entry `r`'s row to `out` if it is a live row of a fragment taken; whether it is. */
     private def add(r: Long): Boolean = {
       read += 1
       val a = e.address(r)
-      rows.taken(a) && {
-        out(a >>> 32).add(a & 0xFFFFFFFFL, (a & 0xFFFFFFFFL) + 1)
-        rows.live(a)
-      }
+      rows.taken(a) && rows.live(a) && { out(a >>> 32).add(a & 0xFFFFFFFFL, (a & 0xFFFFFFFFL) + 1); true }
     }
 
     private def nanAt(r: Long): Boolean = floats && isNaN(e.values(r), e.row(r))
@@ -284,5 +282,5 @@ private[table] object BTreeOrder {
  */
 private[table] final case class TopNBTree(index: IndexMetadata, rows: Map[Long, RoaringBitmap], entries: Long) {
   override def toString: String =
-    s"b-tree '${index.name}' selects ${rows.values.map(_.getLongCardinality).sum} rows of ${rows.size} fragments"
+    s"b-tree '${index.name}' selects ${rows.values.map(_.getLongCardinality).sum} rows of ${rows.values.count(!_.isEmpty)} fragments"
 }
