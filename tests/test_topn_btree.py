@@ -281,3 +281,19 @@ def test_btree_answers_through_deletes_and_topn_through_appends(spark, wh):
         got = [norm(row.x) for row in df.collect()]
         assert got == want, (order, got)
         assert got == [norm(row.x) for row in read(spark, path, False).orderBy(order, "id").limit(3).collect()]
+
+
+def test_btree_on_a_null_only_column(spark, wh):
+    """A B-tree of nulls only: MIN and MAX are null and COUNT is 0 from the index; a TopN takes its rows from the nulls."""
+    path = str(wh / "db" / "btree_nulls.lance")
+    lance.write_dataset(pa.table({"id": pa.array(range(300), pa.int64()), "v": pa.array([None] * 300, pa.int32())}), path,
+                        max_rows_per_file=100)
+    lance.dataset(path).create_scalar_index("v", "BTREE")
+    lance.dataset(path).delete("id < 5")
+    plan = aggregate_plan(spark, path, ["min(v)", "max(v)", "count(v)", "count(*)"])
+    assert "from metadata (manifest, b-tree 'v_idx')" in plan, plan
+    assert [tuple(row) for row in read(spark, path, True).selectExpr("min(v)", "max(v)", "count(v)").collect()] == [(None, None, 0)]
+    for order in (F.col("v").asc_nulls_first(), F.col("v").desc_nulls_last()):
+        df = read(spark, path, True).orderBy(order, "id").limit(4)
+        assert "b-tree 'v_idx' selects" in plan_of(df), plan_of(df)
+        assert [row.id for row in df.collect()] == [5, 6, 7, 8]

@@ -62,7 +62,7 @@ private[table] object BTreeOrder {
             val e = BTreeEntries.open(snapshot.storage, snapshot.indexDir(index), allocator)
             try {
               val walk = new Walk(e, new Rows(snapshot, mine, e), order, key.descending, isFloat(field), allocator, rows)
-              walk.topN(key.nullsFirst, topN.k)
+              walk.topN(key.nullsFirst, topN.k, ties = topN.keys.size > 1)
               entries += walk.read
             } finally e.close()
           }
@@ -176,19 +176,25 @@ private[table] object BTreeOrder {
       r
     }
 
-    /** Adds the rows of the top `k` live rows, nulls first or last, with every row tied with the `k`-th. */
-    def topN(nullsFirst: Boolean, k: Int): Unit = {
+    /**
+     * Adds the rows of the top `k` live rows, nulls first or last, and with `ties` every row tied with the `k`-th
+     * (which later sort keys order; with one key, any of the tied rows will do).
+     */
+    def topN(nullsFirst: Boolean, k: Int, ties: Boolean): Unit = {
       var need = k.toLong
-      def nulls(): Unit = { var r = 0L; while (r < e.nullRows) { e.isNull(r); if (add(r)) need -= 1; r += 1 } }
+      def nulls(): Unit = {
+        var r = 0L
+        while (r < e.nullRows && (ties || need > 0)) { e.isNull(r); if (add(r)) need -= 1; r += 1 }
+      }
       if (nullsFirst) nulls()
-      if (need > 0 && !values(need) && !nullsFirst) nulls()
+      if (need > 0 && !values(need, ties) && !nullsFirst) nulls()
     }
 
     /**
-     * Adds the rows of the first `need` live values in the walk's order and every value tied with the last of them;
-     * false (every value's row added) when there are fewer.
+     * Adds the rows of the first `need` live values in the walk's order and, with `ties`, every value tied with the
+     * last of them; false (every value's row added) when there are fewer.
      */
-    private def values(need: Long): Boolean = {
+    private def values(need: Long, ties: Boolean): Boolean = {
       var counted = 0L
       var bound: FieldVector = null // the need-th live value, once found
       def keep(v: ValueVector, i: Int): Unit = {
@@ -208,7 +214,7 @@ private[table] object BTreeOrder {
         val step = if (descending) -1L else 1L
         var r = if (descending) e.numRows - 1 else lo
         var going = true
-        while (going && r >= lo && r < e.numRows) {
+        while (going && r >= lo && r < e.numRows && (ties || bound == null)) {
           e.isNull(r)
           val v = e.values(r)
           val i = e.row(r)
