@@ -133,7 +133,7 @@ private[table] object BTreeOrder {
   /** The fragments a walk takes rows of, with their deleted rows; entries of others are skipped. */
   private final class Rows(snapshot: Snapshot, fragments: Seq[Fragment], e: BTreeEntries) {
     private val byId: Map[Long, (Fragment, DeletionVector)] =
-      fragments.map(f => f.id -> (f, snapshot.deletionVector(f))).toMap
+      fragments.map(f => (f.id, (f, snapshot.deletionVector(f)))).toMap
 
     /** Whether the row at `address` is in one of the fragments. */
     def taken(address: Long): Boolean = byId.get(address >>> 32).exists { case (f, _) =>
