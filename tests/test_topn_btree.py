@@ -297,3 +297,21 @@ def test_btree_on_a_null_only_column(spark, wh):
         df = read(spark, path, True).orderBy(order, "id").limit(4)
         assert "b-tree 'v_idx' selects" in plan_of(df), plan_of(df)
         assert [row.id for row in df.collect()] == [5, 6, 7, 8]
+
+
+def test_stable_row_ids_read_without_the_btree(spark, wh):
+    """On a table with stable row ids the B-tree is not walked (not done yet): TopN and aggregates read the rows, with
+    the same answers as with pushdown off."""
+    path = str(wh / "db" / "btree_stable.lance")
+    r = random.Random(f"{SEED}/stable")
+    lance.write_dataset(random_batch(r, 0, 400, [float("nan")]), path, max_rows_per_file=100, enable_stable_row_ids=True)
+    lance.dataset(path).create_scalar_index("i32", "BTREE")
+    lance.dataset(path).delete("id % 9 = 2")
+    assert lance.dataset(path).has_stable_row_ids
+    plan = aggregate_plan(spark, path, ["min(i32)", "max(i32)", "count(i32)"])
+    assert "LanceAggregateScan" not in plan, plan
+    order = [F.col("i32").desc_nulls_first(), F.col("id")]
+    df = read(spark, path, True).orderBy(*order).limit(7)
+    assert "top 7 by" in plan_of(df) and "b-tree" not in plan_of(df), plan_of(df)
+    want = read(spark, path, False).orderBy(*order).limit(7).collect()
+    assert [tuple(norm(v) for v in x) for x in df.collect()] == [tuple(norm(v) for v in x) for x in want]
