@@ -2,9 +2,10 @@
 the pushdown off, on the same 4M rows, in one session.
 
 The rows: an id (int64, sorted), an int32 `n` (0-999), a double `x` (normal) and a string. pylance writes them as Lance
-(4 fragments of 1M rows) and builds zone maps on `x` and `n`; pyarrow writes Parquet (1M-row row groups, so Spark's
-Parquet aggregate pushdown, on here, answers MIN/MAX from row-group statistics). Each query runs 3 times after a
-warm-up, alternating the three; the best times are shown, with each Lance time's ratio to Parquet's.
+(4 fragments of 1M rows) twice: one copy with zone maps on `x` and `n`, one with B-trees on them (pylance's default
+4096-row pages); pyarrow writes Parquet (1M-row row groups, so Spark's Parquet aggregate pushdown, on here, answers
+MIN/MAX from row-group statistics). Each query runs 3 times after a warm-up, alternating the four; the best times are
+shown, with each Lance time's ratio to Parquet's.
 Usage: python integration/bench/topn_agg_bench.py OUT_DIR
 """
 
@@ -25,9 +26,9 @@ N = 4_000_000
 
 
 def write(out: Path):
-    lance_path, parquet_path = out / "topn.lance", out / "topn.parquet"
-    if lance_path.exists() and parquet_path.exists():
-        return str(lance_path), str(parquet_path)
+    lance_path, parquet_path, btree_path = out / "topn.lance", out / "topn.parquet", out / "topn_btree.lance"
+    if lance_path.exists() and parquet_path.exists() and btree_path.exists():
+        return str(lance_path), str(parquet_path), str(btree_path)
     import lance
 
     rng = np.random.default_rng(11)
@@ -42,8 +43,12 @@ def write(out: Path):
     ds = lance.dataset(str(lance_path))
     ds.create_scalar_index("x", "ZONEMAP")
     ds.create_scalar_index("n", "ZONEMAP")
+    lance.write_dataset(table, str(btree_path), max_rows_per_file=1_000_000)
+    ds = lance.dataset(str(btree_path))
+    ds.create_scalar_index("x", "BTREE")
+    ds.create_scalar_index("n", "BTREE")
     pq.write_table(table, str(parquet_path), row_group_size=1_000_000)
-    return str(lance_path), str(parquet_path)
+    return str(lance_path), str(parquet_path), str(btree_path)
 
 
 def best(fns, rounds=3):
@@ -60,12 +65,13 @@ def best(fns, rounds=3):
 
 if __name__ == "__main__":
     out = Path(sys.argv[1])
-    lance_path, parquet_path = write(out)
+    lance_path, parquet_path, btree_path = write(out)
     import sparklance
     spark = sparklance.session(**{"spark.driver.memory": "3g", "spark.sql.parquet.aggregatePushdown": "true"})
     spark.sparkContext.setLogLevel("ERROR")
     parquet = spark.read.parquet(parquet_path)
     on = spark.read.format("lance").load(lance_path)
+    btree = spark.read.format("lance").load(btree_path)
     off = spark.read.format("lance").option("topN_push_down", "false").option("aggregate_push_down", "false").load(lance_path)
     queries = {
         "ORDER BY x DESC LIMIT 10 (all columns)": lambda df: df.orderBy(df.x.desc()).limit(10).collect(),
@@ -73,10 +79,12 @@ if __name__ == "__main__":
         "MIN(x), MAX(x), COUNT(n)": lambda df: df.selectExpr("min(x)", "max(x)", "count(n)").collect(),
         "MIN(n), MAX(n), COUNT(*)": lambda df: df.selectExpr("min(n)", "max(n)", "count(*)").collect(),
     }
-    print(f"{'query':42s} {'parquet':>8s} {'lance':>8s} {'ratio':>6s} {'no push':>8s} {'ratio':>6s}")
+    print(f"{'query':42s} {'parquet':>8s} {'zonemap':>8s} {'ratio':>6s} {'b-tree':>8s} {'ratio':>6s} {'no push':>8s} {'ratio':>6s}")
     for name, q in queries.items():
-        assert q(on) == q(off), name
-        tp, tl, to = best([lambda: q(parquet), lambda: q(on), lambda: q(off)])
-        print(f"{name:42s} {tp:8.3f} {tl:8.3f} {tl / tp:6.2f} {to:8.3f} {to / tp:6.2f}")
-    print("plan:", on.orderBy(on.x.desc()).limit(10)._jdf.queryExecution().executedPlan().toString().splitlines()[-1])
+        assert q(on) == q(off) == q(btree), name
+        tp, tl, tb, to = best([lambda: q(parquet), lambda: q(on), lambda: q(btree), lambda: q(off)])
+        print(f"{name:42s} {tp:8.3f} {tl:8.3f} {tl / tp:6.2f} {tb:8.3f} {tb / tp:6.2f} {to:8.3f} {to / tp:6.2f}")
+    for df in (on, btree):
+        print("plan:", df.orderBy(df.x.desc()).limit(10)._jdf.queryExecution().executedPlan().toString().splitlines()[-1])
+        print("plan:", df.selectExpr("min(x)", "max(x)", "count(n)")._jdf.queryExecution().executedPlan().toString().splitlines()[-1])
     spark.stop()

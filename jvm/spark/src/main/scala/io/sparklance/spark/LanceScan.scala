@@ -135,13 +135,13 @@ final class LanceScanBuilder(table: LanceTable, options: ReadOptions)
  * scan is planned, read by one task.
  */
 final class LanceAggregateScan private (table: LanceTable, aggregates: Seq[lance.Aggregate], row: InternalRow,
-    schema: StructType, fragmentFilters: Array[Filter]) extends Scan with Batch {
+    schema: StructType, fragmentFilters: Array[Filter], sources: Seq[String]) extends Scan with Batch {
   override def readSchema(): StructType = schema
   override def toBatch: Batch = this
   override def planInputPartitions(): Array[InputPartition] = Array(AggregatePartition(row))
   override def createReaderFactory(): PartitionReaderFactory = AggregateReaderFactory
   override def description(): String = s"LanceAggregateScan(${table.name()}@${table.snapshot.version}, " +
-    s"${aggregates.mkString(", ")} from metadata" +
+    s"${aggregates.mkString(", ")} from metadata (${sources.mkString(", ")})" +
     (if (fragmentFilters.nonEmpty) s", fragments where ${fragmentFilters.mkString(" and ")}" else "") + ")"
 }
 
@@ -156,13 +156,14 @@ object LanceAggregateScan {
         case a @ lance.Aggregate.Max(c) => StructField(a.toString.toLowerCase, columnType(table, c), nullable = true)
       }
       val allocator = new RootAllocator(Long.MaxValue)
-      try scan.aggregateFromMetadata(aggregates, allocator).map { root =>
+      try scan.aggregateFromMetadata(aggregates, allocator).map { answer =>
+        val root = answer.row
         val vectors = root.getFieldVectors.asScala.toIndexedSeq
         val converted = vectors.zip(fields).map { case (v, f) => SparkArrow.convert(v, f.dataType, allocator) }
         try {
           val columns = converted.zip(fields).map { case (v, f) => DirectColumnVector.of(f.dataType, v) }
           val row = new ColumnarBatch(columns.toArray, 1).getRow(0).copy()
-          new LanceAggregateScan(table, aggregates, row, StructType(fields), fragmentFilters)
+          new LanceAggregateScan(table, aggregates, row, StructType(fields), fragmentFilters, answer.sources)
         } finally {
           converted.zip(vectors).foreach { case (c, v) => if (c ne v) c.close() }
           root.close()
@@ -260,7 +261,7 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
       (if (dataFilters.nonEmpty) s", batches where ${dataFilters.mkString(" and ")}" else "") +
       (if (listFilters.nonEmpty) s", lists where ${listFilters.mkString(" and ")}" else "") +
       (if (!scan.indexUse.isEmpty) s", using ${scan.indexUse}" else "") +
-      (if (scan.topNZones.index.isDefined) s", ${scan.topNZones}" else "") +
+      scan.topNIndexUse.map(u => s", $u").getOrElse("") +
       (if (scan.selectsRows && scan.indexUse.isEmpty) ", rows taken by id" else "") + ")"
 
   override def planInputPartitions(): Array[InputPartition] = {

@@ -27,18 +27,29 @@ object Aggregate {
 }
 
 /**
- * Aggregates of a scan's rows answered from the manifest and zone map indexes, only where that is exact:
+ * Aggregates of a scan's rows that the table's metadata answered ([[Scan.aggregateFromMetadata]]): one row with a
+ * column per aggregate, in order (counts as int64, MIN and MAX in the column's type), owned by the caller, and what
+ * answered them (`manifest`, `zone map 'x_zones'`, `b-tree 'x_idx'`), for a plan to show.
+ */
+final class AggregateAnswer(val row: VectorSchemaRoot, val sources: Seq[String]) extends AutoCloseable {
+  override def close(): Unit = row.close()
+}
+
+/**
+ * Aggregates of a scan's rows answered from the manifest and scalar indexes, only where that is exact:
  *  - `COUNT(*)`: the fragments' live rows (physical rows less deleted rows, from the manifest);
  *  - `COUNT(c)`, `MIN(c)`, `MAX(c)`: from a zone map index on `c` (docs/dev/scalar-indexes.md §6.1) when it covers
  *    every fragment the scan reads, none of them has a deletion file (zones count rows deleted since), the zones of
  *    each span all of its physical rows, and no zone holds a NaN (upstream's bounds of such a zone are not SQL's
- *    order): the zones' non-null rows summed, their smallest `min` and largest `max`.
+ *    order): the zones' non-null rows summed, their smallest `min` and largest `max`;
+ *  - else from a B-tree index on `c` that covers every fragment the scan reads ([[BTreeOrder.columnStats]]): its
+ *    first and last live entries (deleted rows skipped, NaN as SQL orders it) and its live nulls.
  * Anything else, and any scan with filters on data, is not answered: the caller reads the rows.
  */
 private[table] object MetadataAggregates {
 
   def answer(snapshot: Snapshot, fragments: Seq[Fragment], dataFilters: Seq[Predicate], aggregates: Seq[Aggregate],
-      allocator: BufferAllocator): Option[VectorSchemaRoot] = {
+      allocator: BufferAllocator): Option[AggregateAnswer] = {
     val columns = aggregates.collect {
       case Aggregate.Count(c) => c
       case Aggregate.Min(c) => c
@@ -64,7 +75,8 @@ private[table] object MetadataAggregates {
               case Aggregate.Max(c) => copy(stats(c).max, name, allocator)
             }
           }
-          Some(new VectorSchemaRoot(vectors.map(_.getField).asJava, vectors.asJava, 1))
+          val sources = (if (aggregates.contains(Aggregate.CountRows)) Seq("manifest") else Nil) ++ stats.values.map(_.source)
+          Some(new AggregateAnswer(new VectorSchemaRoot(vectors.map(_.getField).asJava, vectors.asJava, 1), sources.distinct))
         }
       } finally stats.values.foreach(_.close())
     }
@@ -88,7 +100,8 @@ private[table] object MetadataAggregates {
   }
 
   /** A column's non-null rows and its smallest and largest values (one-row vectors, null when it has no value). */
-  private final class ColumnStats(val values: Long, val min: FieldVector, val max: FieldVector) extends AutoCloseable {
+  private final class ColumnStats(val values: Long, val min: FieldVector, val max: FieldVector, val source: String)
+      extends AutoCloseable {
     override def close(): Unit = { min.close(); max.close() }
   }
 
@@ -97,11 +110,18 @@ private[table] object MetadataAggregates {
     field <- snapshot.schema.field(column) if !column.contains('.') && field.children.isEmpty
     arrow = LanceFileReader.readField(field)
     order <- ValueOrder.of(arrow.getType)
-    if fragments.forall(_.deletionFile.isEmpty)
-    indexes = snapshot.indexes.filter(i => i.kind == IndexKind.ZoneMap && i.fieldIds == Seq(field.id))
-    if fragments.forall(f => indexes.exists(_.covers(f.id)))
-    stats <- fromZones(snapshot, fragments, field, arrow, order, indexes, allocator)
+    stats <- fromZoneMaps(snapshot, fragments, field, arrow, order, allocator).orElse(
+      BTreeOrder.columnStats(snapshot, fragments, field, order, allocator).map { case (values, min, max, index) =>
+        new ColumnStats(values, min, max, s"b-tree '${index.name}'")
+      })
   } yield stats
+
+  private def fromZoneMaps(snapshot: Snapshot, fragments: Seq[Fragment], field: LanceField,
+      arrow: org.apache.arrow.vector.types.pojo.Field, order: ValueOrder, allocator: BufferAllocator): Option[ColumnStats] = {
+    val indexes = snapshot.indexes.filter(i => i.kind == IndexKind.ZoneMap && i.fieldIds == Seq(field.id))
+    if (indexes.isEmpty || fragments.exists(_.deletionFile.nonEmpty) || !fragments.forall(f => indexes.exists(_.covers(f.id)))) None
+    else fromZones(snapshot, fragments, field, arrow, order, indexes, allocator)
+  }
 
   private def fromZones(snapshot: Snapshot, fragments: Seq[Fragment], field: LanceField,
       arrow: org.apache.arrow.vector.types.pojo.Field, order: ValueOrder,
@@ -140,7 +160,7 @@ private[table] object MetadataAggregates {
         remaining --= mine
       }
       val covered = fragments.forall(f => spanned.getOrElse(f.id, 0L) == byId(f.id).physicalRows)
-      if (exact && covered && remaining.isEmpty) Some(new ColumnStats(values, min, max))
+      if (exact && covered && remaining.isEmpty) Some(new ColumnStats(values, min, max, s"zone map '${indexes.head.name}'"))
       else { min.close(); max.close(); None }
     } catch {
       case NonFatal(e) =>

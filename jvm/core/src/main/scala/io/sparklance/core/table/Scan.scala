@@ -3,7 +3,6 @@ package io.sparklance.core.table
 import scala.collection.mutable.ArrayBuffer
 
 import org.apache.arrow.memory.BufferAllocator
-import org.apache.arrow.vector.VectorSchemaRoot
 import org.roaringbitmap.RoaringBitmap
 
 import io.sparklance.core.{MetadataColumn, UnsupportedFeatureException}
@@ -54,8 +53,9 @@ final class Scan private[table] (
 
   /**
    * Returns, per task, only the task's first `topN.k` rows in `topN`'s order, sorted (a caller takes the first `k`
-   * of all tasks' rows); where a zone map index on the first key bounds what those rows can be, zones that cannot
-   * hold one are not read ([[TopNZones]]). Every key must be a column the scan orders ([[TopN.orders]]) and read
+   * of all tasks' rows); where a B-tree index on the first key covers fragments read, only the rows of those
+   * fragments that can be among the first `k` are read ([[BTreeOrder.topN]]), else where a zone map index on it
+   * bounds what those rows can be, zones that cannot hold one are not read ([[TopNZones]]). Every key must be a column the scan orders ([[TopN.orders]]) and read
    * (in the projection). Not with data filters: batches keep rows a filter may still drop, and those would crowd
    * out rows that belong in the top `k`.
    */
@@ -77,10 +77,20 @@ final class Scan private[table] (
    * The rows of a top-N's first key's zone map that can hold one of the top rows ([[TopNZones]]), read on first
    * use. None without a top-N or with filters on data.
    */
-  lazy val topNZones: TopNZones = topN match {
-    case Some(t) if dataFilters.isEmpty => TopNZones.plan(snapshot, filteredFragments, t)
+  private[table] lazy val topNZones: TopNZones = topN match {
+    case Some(t) if dataFilters.isEmpty && topNBTree.isEmpty => TopNZones.plan(snapshot, filteredFragments, t)
     case _ => TopNZones.None
   }
+
+  /** The rows a B-tree on a top-N's first key selects ([[BTreeOrder.topN]]), walked on first use. */
+  private[table] lazy val topNBTree: Option[TopNBTree] = topN match {
+    case Some(t) if dataFilters.isEmpty => BTreeOrder.topN(snapshot, filteredFragments, t)
+    case _ => scala.None
+  }
+
+  /** What index narrows the rows of a top-N (`b-tree 'v_idx' selects 12 rows of 3 fragments`, ...), for a plan. */
+  def topNIndexUse: Option[String] =
+    topNBTree.map(_.toString).orElse(topNZones.index.map(_ => topNZones.toString))
 
   def withLimit(rows: Int): Scan = copy(limit = Some(rows), topN = None)
 
@@ -106,7 +116,8 @@ final class Scan private[table] (
     val byIndex = indexUse.rows(f.id)
     val taken = take.flatMap(_.rows(f))
     val selection = if (byIndex.isEmpty) taken else if (taken.isEmpty) byIndex else Some(RoaringBitmap.and(byIndex.get, taken.get))
-    f.id -> (if (topN.isEmpty) selection else (selection, topNZones.rows.get(f.id)) match {
+    val byTopN = if (topN.isEmpty) scala.None else topNBTree.fold(topNZones.rows.get(f.id))(_.rows.get(f.id))
+    f.id -> (if (topN.isEmpty) selection else (selection, byTopN) match {
       case (Some(a), Some(b)) => Some(RoaringBitmap.and(a, b))
       case (a, b) => a.orElse(b)
     })
@@ -130,11 +141,11 @@ final class Scan private[table] (
   def countRows(): Long = fragments.map(_.numRows).sum
 
   /**
-   * The `aggregates` of the scan's rows from the table's metadata alone ([[MetadataAggregates]]): one row with a
-   * column per aggregate, in order (counts as int64, MIN and MAX in the column's type), owned by the caller; None
-   * unless the metadata answers every one of them exactly.
+   * The `aggregates` of the scan's rows from the table's metadata and indexes alone ([[MetadataAggregates]]): one
+   * row with a column per aggregate and what answered them ([[AggregateAnswer]]); None unless they answer every
+   * one of them exactly.
    */
-  def aggregateFromMetadata(aggregates: Seq[Aggregate], allocator: BufferAllocator): Option[VectorSchemaRoot] =
+  def aggregateFromMetadata(aggregates: Seq[Aggregate], allocator: BufferAllocator): Option[AggregateAnswer] =
     MetadataAggregates.answer(snapshot, fragments, dataFilters, aggregates, allocator)
 
   /** The bytes of `f`'s data files: their recorded sizes, or `defaultRowBytes` per physical row where one is not recorded. */
@@ -329,7 +340,7 @@ final class Scan private[table] (
       (if (fragmentFilters.nonEmpty) s", fragments where ${fragmentFilters.mkString(" and ")}" else "") +
       (if (dataFilters.nonEmpty) s", batches where ${dataFilters.mkString(" and ")}" else "") +
       (if (!indexUse.isEmpty) s", using $indexUse" else "") +
-      (if (topNZones.index.isDefined) s", $topNZones" else "") +
+      topNIndexUse.map(u => s", $u").getOrElse("") +
       (if (take.isDefined) s", taking ${fragments.map(f => selectedRows(f).fold(f.numRows)(_.getLongCardinality)).sum} rows by id" else "") + ")"
 }
 
