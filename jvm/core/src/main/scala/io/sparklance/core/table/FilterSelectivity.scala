@@ -56,7 +56,7 @@ object FilterSelectivity {
    */
   def estimate(snapshot: Snapshot, fragments: Seq[(Fragment, Option[RoaringBitmap])], predicates: Seq[Predicate]): FilterSelectivity = {
     val columns = predicates.flatMap(_.columns).distinct
-    val fields = columns.flatMap(snapshot.schema.field)
+    val fields = columns.flatMap(c => snapshot.schema.field(c).toSeq)
     val units = fragments.map { case (f, s) => s.map(_.getLongCardinality).getOrElse(f.numRows) }
     val kept = fragments.zip(units).filter(_._2 > 0)
     if (predicates.isEmpty || fields.size != columns.size || kept.isEmpty) return All
