@@ -13,6 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from conftest import lance_raises
+
 SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261127"))
 
 Q12 = """
@@ -169,3 +171,11 @@ def test_unfiltered_scans_report_what_they_read_and_filtered_ones_at_least_what_
         _, rows = leaf_stats(on.where(where))
         assert kept <= rows <= kept + live * 0.05, (where, kept, rows)
         assert leaf_stats(off.where(where))[1] == live
+
+
+def test_a_bad_estimate_filtered_rows_value_is_an_error_naming_the_option(spark, tables):
+    import sparklance
+
+    with lance_raises(sparklance.InvalidArgumentError) as e:
+        spark.read.format("lance").option("estimate_filtered_rows", "maybe").load(tables["orders"][0]).collect()
+    assert "Option estimate_filtered_rows must be true or false, not 'maybe'" in str(e.value)
