@@ -293,8 +293,8 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
    * ([[ReadOptions]]) and 64 MB (estimated).
    */
   def isDriverLookup: Boolean = options.driverLookupRows > 0 && scan.selectsRows && {
-    val stats = estimateStatistics()
-    stats.numRows().getAsLong <= options.driverLookupRows && stats.sizeInBytes().getAsLong <= LanceScan.DriverLookupBytes
+    val (rows, bytes) = readBytes
+    limit.fold(rows)(l => math.min(rows, l.toLong)) <= options.driverLookupRows && bytes <= LanceScan.DriverLookupBytes
   }
 
   /**
@@ -317,6 +317,8 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
    * dictionaries store millions of values in a few bytes, and a broadcast holds them decoded. Files that do not
    * record their columns (older writers, or a manifest without file sizes) fall back on Spark's Parquet scale, at
    * the table's default row size where sizes are missing, never 0: an estimate of 0 would broadcast any table.
+   * With filters on data, the rows and bytes those filters keep, at most, by a sample of the filtered columns
+   * ([[lance.Scan.filterSelectivity]]), unless `estimate_filtered_rows` is false.
    */
   override def estimateStatistics(): Statistics = {
     val (rows, readBytes) = plannerBytes
@@ -334,14 +336,25 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
    */
   private lazy val fileBytes: (Long, Long) = scan.estimateFileBytes(tableRowBytes)
 
-  /** The rows the scan reads and their bytes for the planner ([[estimateStatistics]]). */
+  /** The rows the scan returns and their bytes for the planner ([[estimateStatistics]]). */
   private lazy val plannerBytes: (Long, Long) = {
-    // Where the files do not tell: Spark's size of a row (EstimationUtils.getSizePerRow), 8 bytes of a row's own and
-    // the columns' default sizes, against a row of the table, as Spark scales a Parquet scan.
-    val share = (readSchema.defaultSize + 8).toDouble / (tableRowBytes + 8)
-    val (rows, bytes) = scan.estimate(tableRowBytes, math.min(1.0, share))
+    val (rows, bytes) =
+      if (options.estimateFilteredRows) LanceSparkException.translate(scan.estimate(tableRowBytes, plannerShare))
+      else readBytes
     (rows, math.max(1L, bytes))
   }
+
+  /** The rows the scan reads, before its filters, and their bytes. */
+  private lazy val readBytes: (Long, Long) = {
+    val (rows, bytes) = scan.estimateRead(tableRowBytes, plannerShare)
+    (rows, math.max(1L, bytes))
+  }
+
+  /**
+   * Where the files do not tell: Spark's size of a row (EstimationUtils.getSizePerRow), 8 bytes of a row's own and
+   * the columns' default sizes, against a row of the table, as Spark scales a Parquet scan.
+   */
+  private def plannerShare: Double = math.min(1.0, (readSchema.defaultSize + 8).toDouble / (tableRowBytes + 8))
 
   /**
    * What makes two scans read the same rows: the version (table or branch root, and number), the columns, the pushed filters, the limit

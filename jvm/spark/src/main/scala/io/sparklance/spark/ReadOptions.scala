@@ -18,6 +18,8 @@ import io.sparklance.core.{InvalidArgumentException, table => lance}
  *  - `topN_push_down` (the other connector's name): `false` keeps ORDER BY ... LIMIT out of the scan;
  *  - `aggregate_push_down`: `false` keeps COUNT, MIN and MAX out of the scan (always read and aggregated by Spark),
  *    as `spark.sql.parquet.aggregatePushdown` does for Parquet;
+ *  - `estimate_filtered_rows`: `false` reports a filtered scan's rows to Spark's planner as all it reads, not those its
+ *    filters keep by a sample ([[io.sparklance.core.table.Scan.filterSelectivity]]); may also be a table property;
  *  - `driver_lookup_rows`: a scan whose rows an index selects and that reads at most this many rows is read on the
  *    driver, without a Spark job, when the SQL extensions are on ([[DriverLookups]]; default 4096, 0 never);
  *  - `startingVersion`, `skipChangeCommits` (Delta Lake's names): a streaming read's start and how it treats
@@ -27,7 +29,7 @@ import io.sparklance.core.{InvalidArgumentException, table => lance}
 final case class ReadOptions(batchSize: Int, rowsPerPartition: Option[Long], columnar: Boolean = true,
     pushDownFilters: Boolean = true, driverLookupRows: Long = ReadOptions.DriverLookupRows,
     stream: LanceMicroBatchStream.Options = LanceMicroBatchStream.Options(), pushDownTopN: Boolean = true,
-    pushDownAggregates: Boolean = true)
+    pushDownAggregates: Boolean = true, estimateFilteredRows: Boolean = true)
 
 object ReadOptions {
   val DriverLookupRows = 4096L
@@ -46,6 +48,6 @@ object ReadOptions {
     ReadOptions(core.batchRows, core.rowsPerTask, settings.flag(default = true, "columnar"),
       settings.flag(default = true, "pushdownfilters"), settings.count(DriverLookupRows, "driver_lookup_rows"),
       LanceMicroBatchStream.Options(options), settings.flag(default = true, "topn_push_down"),
-      settings.flag(default = true, "aggregate_push_down"))
+      settings.flag(default = true, "aggregate_push_down"), settings.flag(default = true, "estimate_filtered_rows"))
   }
 }

@@ -204,14 +204,14 @@ final class Scan private[table] (
   private def valuesPerRow: Int = projection.flatMap(_.flatten).count(_.children.isEmpty) + metadataColumns.size
 
   /**
-   * The rows the scan reads and their bytes, for a planner: per fragment kept, its live rows (or those an index
+   * The rows the scan reads before its data filters and their bytes, for a planner: per fragment kept, its live rows (or those an index
    * selected) and the bytes of the columns read for them ([[readBytes]]: from the files' column sizes, else
    * `estimatedShare` of the files' sizes; a fragment whose sizes the manifest does not record counts
    * `defaultRowBytes` per physical row), and at least a byte per value read: runs, constant pages and small
    * dictionaries can store millions of values in a few bytes, which a planner must not take for the size of the rows
    * it would hold in memory (a broadcast).
    */
-  def estimate(defaultRowBytes: Long, estimatedShare: Double): (Long, Long) = {
+  def estimateRead(defaultRowBytes: Long, estimatedShare: Double): (Long, Long) = {
     var rows = 0L
     var bytes = 0.0
     val values = math.max(1, valuesPerRow)
@@ -221,6 +221,39 @@ final class Scan private[table] (
       bytes += math.max(readBytes(f, selected, defaultRowBytes, estimatedShare), values.toDouble * selected)
     }
     (rows, bytes.toLong)
+  }
+
+  /**
+   * The rows the scan returns after its data filters and their bytes, for a planner: [[estimateRead]]'s rows and
+   * bytes times [[filterSelectivity]]'s share (an upper bound), rounded up, and as read where no filter is sampled.
+   */
+  def estimate(defaultRowBytes: Long, estimatedShare: Double): (Long, Long) = {
+    val (rows, bytes) = estimateRead(defaultRowBytes, estimatedShare)
+    val share = filterSelectivity.share
+    if (share >= 1.0) (rows, bytes)
+    else (math.min(rows, math.ceil(rows * share).toLong), math.min(bytes, math.ceil(bytes * share).toLong))
+  }
+
+  /**
+   * The data filters whose share of rows [[filterSelectivity]] estimates: those the readers' batch filter
+   * evaluates (not the ones on `_rowid` or `_rowaddr`, which select the rows read, nor those on a list's items or
+   * full-text queries), but those on a column an index used searched: its selection is already the rows read.
+   */
+  private def estimatedFilters: Seq[Predicate] = {
+    val indexed = (indexUse.used.map(_._2) ++ indexUse.usedText.map(_._2)).toSet
+    dataFilters.filter(p => !Take.selectsRows(p) && !p.isInstanceOf[Predicate.ListHasAny] &&
+      !p.isInstanceOf[Predicate.FullTextMatch] && !p.columns.exists(indexed))
+  }
+
+  /**
+   * The share of the rows the scan reads (live, or those an index or row ids select) that its data filters keep,
+   * estimated on first use by evaluating them on a sample of the filtered columns ([[FilterSelectivity.estimate]]:
+   * exact for a scan of few rows, else an upper bound; it reads files). Every row without such filters.
+   */
+  lazy val filterSelectivity: FilterSelectivity = {
+    val filters = estimatedFilters
+    if (filters.isEmpty) FilterSelectivity.All
+    else FilterSelectivity.estimate(snapshot, fragments.map(f => f -> selectedRows(f)), filters)
   }
 
   /**
