@@ -218,7 +218,8 @@ def _show(column, i: int) -> str:
 # Damage the JVM rejects and pylance reads: checks of ours that pylance does not make, each kept on purpose (the
 # mutated file is not one a Lance writer writes, and the error names the file and what is wrong). A rejected mutant
 # that pylance reads and that matches none of these fails the test, to be classified: a valid file we refuse is a
-# reader bug. (Found at seeds 20261123, 20261312, 20261412 and 20261414; pylance read the undamaged values unless said otherwise.)
+# reader bug. (Found at seeds 20261123, 20261312, 20261412, 20261414, 20261421, 20261501 and 20261502; pylance read the
+# undamaged values unless said otherwise.)
 STRICTER = (
     # The data file's own schema (type names, field names, ids): pylance reads a table with the manifest's schema
     # and does not check the file's.
@@ -256,6 +257,52 @@ STRICTER = (
     ("a data file holding other rows than the manifest says", re.compile(r"it holds \d+ rows, but the manifest of version")),
     ("a deletion file deleting other rows than the manifest says",
      re.compile(r"it deletes \d+ rows, but the manifest of version \d+ records")),
+    # A manifest whose physical_rows for a fragment is below a row its deletion file deletes (seed 20261421 #2960 of
+    # session 20's build: 12000 flipped to 11872): pylance read 5936 rows instead of the undamaged 6000.
+    ("a deletion file deleting a row past the fragment's physical rows",
+     re.compile(r"it deletes row offset \d+, but the fragment has only \d+ rows \(physical_rows in the manifest\)")),
+    # A manifest field whose wire type its number never has (seed 20261421 #1730 of session 21's build: a fragment's
+    # physical_rows key, field 4, flipped to field 6, external_row_ids, a message): pylance reads the fragment as one
+    # without physical_rows and counts its rows from the data file.
+    ("a manifest field with a wire type its number never has",
+     re.compile(r"the manifest protobuf holds field [\w.]+ with the wrong wire type")),
+    # A data file's own schema with a top-level name holding '.' (seed 20261421 #543): Lance's writers refuse such
+    # names (lance-core `Schema::validate`); pylance reads a data file with the manifest's schema. (A manifest with
+    # such a name pylance cannot read: "No field named".)
+    ("a data file's schema with a top-level name containing '.'",
+     re.compile(r"\.lance: top-level field id \d+ has the name '.*', but top-level names cannot contain '\.'")),
+    # A mini-block page whose layout's num_items is not the page's row count (seed 20261421 #2813: 12000 flipped to
+    # 12002): pylance decodes the page's rows and ignores the difference.
+    ("a page layout holding other items than the page's rows",
+     re.compile(r"its layout holds \d+ items \(num_items\), but the page's length is \d+ rows")),
+    # A data file's own schema damaged where pylance, reading with the manifest's schema, does not look: a struct
+    # child's id (seed 20261501 #262: 'st.b' of a 2.0 file), a list's item moved under another parent (seed 20261502
+    # #1633: 'tags' with no child).
+    ("a data file's schema without a struct child the manifest says it holds",
+     re.compile(r"its schema has no field with id \d+ \('.*'\), which the table's manifest says the file holds")),
+    ("a data file's schema with a field whose children do not fit its type",
+     re.compile(r"\.lance: field '.*' \(id \d+\) of type '.*' has \d+ child field\(s\)")),
+    # Footer and page positions pylance does not use: the column metadata offset table's position (seed 20261502
+    # #624: its top bit flipped, negative), a mini-block page's chunk buffer size (seed 20261501 #631: 10568 bytes
+    # past the end of the file; pylance finds each chunk from the chunk metadata and the buffer's offset).
+    ("a footer whose column metadata offset table lies before the column metadata",
+     re.compile(r"its column metadata starts at \d+, after the column metadata offset table at -?\d+")),
+    ("a page buffer reaching past the end of the file",
+     re.compile(r"buffer \d+ of page \d+ of column \d+ at \d+ \(\+\d+ bytes\) lies outside the file of \d+ bytes")),
+    # Two fragments with one id (seeds 20261501 #772, 20261502 #798: the third fragment's id dropped, so 0):
+    # pylance read 72 rows instead of the undamaged 85.
+    ("two fragments with one id", re.compile(r"fragment ids repeat: \d+")),
+    # Arrow deletion files whose record batch metadata is not valid Arrow, which pyarrow refuses ("Invalid
+    # flatbuffers message") and pylance reads: a buffer count flipped from 2 to 10, the extra entries past the
+    # message (seed 20261421 #424; pylance uses the first two); a negative null count (#1344; pylance takes nulls
+    # from the validity bitmap); the compression table's offset flipped into the batch body (#2887; arrow-rs reads
+    # metadata and body as one buffer and finds a codec there, and pylance's buffers are stored uncompressed).
+    ("an Arrow deletion file's batch listing other than 2 buffers",
+     re.compile(r"record batch \d+ of its Arrow IPC data lists \d+ column\(s\) and \d+ buffers; a deletion file's")),
+    ("an Arrow deletion file's batch with a negative or too large null count",
+     re.compile(r"record batch \d+ of its Arrow IPC data has a column of \d+ rows with -?\d+ nulls")),
+    ("an Arrow deletion file's batch metadata pointing outside its message",
+     re.compile(r"record batch \d+ of its Arrow IPC data has metadata with an offset that points outside its message")),
 )
 
 

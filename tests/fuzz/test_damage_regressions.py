@@ -92,6 +92,15 @@ CASES = [
     # with zeros, and row 0 was deleted instead of row 14; pyarrow: "Buffer #1 too small".
     ("an Arrow deletion file whose values buffer lost its bytes", "strings-2.1", "deletion", 1, ("flip", 328, 2),
      CORRUPT, "a batch of its Arrow IPC data has 1 rows, but its values buffer holds 0 bytes"),
+    # Fuzz seed 20261421 #2752 (session 21's build): the item of list 'tags' (id 3) listed as 67 for the second
+    # fragment's file; was LANCE_UNSUPPORTED_FEATURE ("spread over 1 data files") without the table's path.
+    ("a list whose items no data file holds", "strings-2.0", "manifest", 0, ("proto", "2#1.2#0.2#0", "bytes", (3, 67)),
+     CORRUPT, "lists field 'tags' (id 2) in it but not its child 'item' (id 3)"),
+    # Fuzz seed 20261421 #2960 (session 20's build): physical_rows 12000 flipped to 11872, below a deleted row;
+    # pylance read 5936 rows instead of 6000.
+    ("physical rows below a row the deletion file deletes", "bitmap-2.1", "manifest", 0,
+     ("proto", "2#0.4#0", "varint", 11872), CORRUPT,
+     "it deletes row offset 11999, but the fragment has only 11872 rows (physical_rows in the manifest)"),
     # Fuzz seed 11, mutant 753: the deletion file's allocator bound overflowed ("maximum allocation limit must be
     # non-negative") before the row count was checked.
     ("physical rows of 2^63 - 1 with a deletion file", "mixed-2.0", "manifest", 0,

@@ -194,7 +194,10 @@ private[file] final class StructuralFieldReader(pages: ColumnPages) extends Fiel
         } else None
       }
       parts.foreach { p =>
-        if (p.firstRow(p.count) != page.getLength) throw corrupt(s"its parts hold ${p.firstRow(p.count)} rows, its metadata says ${page.getLength}")
+        if (p.firstRow(p.count) != page.getLength) {
+          throw corrupt(s"its layout holds ${p.firstRow(p.count)} items (num_items), but the page's length is " +
+            s"${page.getLength} rows; without repetition an item is a row")
+        }
       }
       parts
     }

@@ -6,6 +6,7 @@ import java.nio.channels.Channels
 
 import scala.util.control.NonFatal
 
+import org.apache.arrow.flatbuf.{Footer, Message, MessageHeader, RecordBatch}
 import org.apache.arrow.memory.{ArrowBuf, RootAllocator}
 import org.apache.arrow.vector.{IntVector, UInt4Vector, VectorSchemaRoot}
 import org.apache.arrow.vector.compression.CompressionUtil
@@ -90,7 +91,7 @@ object DeletionVector {
     }
     if (!bitmap.isEmpty && (bitmap.last().toLong & 0xFFFFFFFFL) >= physicalRows) {
       throw new CorruptFileException(path, s"it deletes row offset ${bitmap.last().toLong & 0xFFFFFFFFL}, but the " +
-        s"fragment has only $physicalRows rows")
+        s"fragment has only $physicalRows rows (physical_rows in the manifest)")
     }
     new DeletionVector(bitmap)
   }
@@ -112,6 +113,7 @@ object DeletionVector {
   }
 
   private def readArrow(path: String, bytes: Array[Byte], allocator: RootAllocator): RoaringBitmap = {
+      checkBatchHeaders(path, bytes)
       val reader = new ArrowFileReader(
         new SeekableReadChannel(new ByteArrayReadableSeekableByteChannel(bytes)), allocator, ArrowIpcCodecs.INSTANCE) {
         override protected def loadRecordBatch(batch: ArrowRecordBatch): Unit = {
@@ -150,24 +152,88 @@ object DeletionVector {
   }
 
   /**
+   * Checks the record batch messages the footer of an Arrow IPC file lists, before Arrow's reader slices their
+   * bodies (it checks none of this, and fails with bare index errors or reads past a damaged vector): each batch
+   * has one column node of its own row count with 0 to that many nulls, and exactly two buffers (validity and
+   * values of a 32-bit integer column), inside the batch's body; every offset read stays inside the message (Arrow
+   * reads it from the metadata's bytes alone, arrow-rs from the metadata and body together). A file whose footer
+   * cannot be read is left to Arrow's reader to refuse. (Arrow format: `format/File.fbs`, `format/Message.fbs`.)
+   */
+  private def checkBatchHeaders(path: String, bytes: Array[Byte]): Unit = {
+    val all = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN)
+    val n = bytes.length
+    if (n < 18) return
+    val footerLength = all.getInt(n - 10)
+    if (footerLength <= 0 || footerLength > n - 18) return
+    val blocks = try {
+      val footer = Footer.getRootAsFooter(slice(bytes, n - 10 - footerLength, footerLength))
+      (0 until footer.recordBatchesLength).map { i =>
+        val b = footer.recordBatches(i)
+        (b.offset, b.metaDataLength.toLong, b.bodyLength)
+      }
+    } catch { case NonFatal(_) => return }
+    var i = 0
+    while (i < blocks.size) {
+      def damaged(what: String) = new CorruptFileException(path, s"record batch $i of its Arrow IPC data $what")
+      try {
+        val (offset, metaLength, bodyLength) = blocks(i)
+        if (offset < 8 || offset > n || metaLength < 8 || bodyLength < 0 || bodyLength > n - offset - metaLength) {
+          throw damaged(s"lies at [$offset, ${offset + metaLength} + $bodyLength), outside the file's $n bytes")
+        }
+        // The message is the block's metadata after its length prefix (a continuation marker first, in files since
+        // Arrow 0.15); readers take its size from the block, not from that prefix, and so does this check.
+        val prefix = if (all.getInt(offset.toInt) == -1) 8 else 4
+        val message = Message.getRootAsMessage(slice(bytes, offset.toInt + prefix, (metaLength - prefix).toInt))
+        if (message.headerType != MessageHeader.RecordBatch) {
+          throw damaged(s"is a message of type ${message.headerType}, not a record batch")
+        }
+        val batch = message.header(new RecordBatch()).asInstanceOf[RecordBatch]
+        val compression = batch.compression()
+        if (compression != null) compression.codec()
+        if (batch.nodesLength != 1 || batch.buffersLength != 2) {
+          throw damaged(s"lists ${batch.nodesLength} column(s) and ${batch.buffersLength} buffers; a deletion " +
+            "file's one 32-bit integer column has 2 buffers")
+        }
+        val node = batch.nodes(0)
+        if (node.length != batch.length) throw damaged(s"has ${batch.length} rows, but its column has ${node.length}")
+        if (node.nullCount < 0 || node.nullCount > node.length) {
+          throw damaged(s"has a column of ${node.length} rows with ${node.nullCount} nulls")
+        }
+        var b = 0
+        while (b < 2) {
+          val buffer = batch.buffers(b)
+          if (buffer.offset < 0 || buffer.length < 0 || buffer.offset + buffer.length > bodyLength) {
+            throw damaged(s"has buffer $b at [${buffer.offset}, ${buffer.offset + buffer.length}), outside its " +
+              s"body of $bodyLength bytes")
+          }
+          b += 1
+        }
+      } catch {
+        case e: CorruptFileException => throw e
+        case _: IndexOutOfBoundsException => throw damaged("has metadata with an offset that points outside its message")
+        case NonFatal(e) => throw damaged(s"has metadata that is not a valid flatbuffer ($e)")
+      }
+      i += 1
+    }
+  }
+
+  private def slice(bytes: Array[Byte], offset: Int, length: Int): ByteBuffer =
+    ByteBuffer.wrap(bytes, offset, length).slice().order(ByteOrder.LITTLE_ENDIAN)
+
+  /**
    * Arrow's loader does not check that a batch's buffers hold its rows: a vector given a too-short buffer grows it
    * with zeros when the row count is set, so a damaged length read as row 0 deleted. The one column's buffers are
    * checked here, by the sizes they have once decompressed (a compressed buffer starts with that size, or -1 when
-   * its bytes follow as they are).
+   * its bytes follow as they are); their number and the column's counts are checked by [[checkBatchHeaders]].
    */
   private def checkBufferSizes(path: String, batch: ArrowRecordBatch): Unit = {
     val rows = batch.getLength.toLong
-    val nodes = batch.getNodes
     val buffers = batch.getBuffers
-    if (nodes.size != 1 || buffers.size != 2) {
-      throw new CorruptFileException(path, s"a batch of its Arrow IPC data has ${nodes.size} columns and " +
+    if (batch.getNodes.size != 1 || buffers.size != 2) {
+      throw new CorruptFileException(path, s"a batch of its Arrow IPC data has ${batch.getNodes.size} columns and " +
         s"${buffers.size} buffers, not 1 column of 2 buffers")
     }
-    val node = nodes.get(0)
-    if (node.getLength != rows || node.getNullCount < 0 || node.getNullCount > rows) {
-      throw new CorruptFileException(path, s"a batch of its Arrow IPC data has $rows rows, but its column " +
-        s"${node.getLength} rows and ${node.getNullCount} nulls")
-    }
+    val node = batch.getNodes.get(0)
     val compressed = batch.getBodyCompression.getCodec != CompressionUtil.CodecType.NO_COMPRESSION.getType
     def size(buffer: ArrowBuf): Long =
       if (!compressed || buffer.capacity == 0) buffer.capacity

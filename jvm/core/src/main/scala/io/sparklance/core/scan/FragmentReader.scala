@@ -255,10 +255,17 @@ final class FragmentReader(
           out.setValueCount(count)
           out
         } catch { case NonFatal(e) => out.close(); throw e }
+      case Seq(file) if missingItem(file, f).isDefined =>
+        val item = missingItem(file, f).get
+        throw new io.sparklance.core.CorruptFileException(layout.dataFilePath(file), s"the manifest of version " +
+          s"${layout.version} lists field '${f.name}' (id ${f.id}) in it but not its child '${item.name}' (id " +
+          s"${item.id}), and no other data file of fragment ${fragment.id} holds that child: the items of a list, " +
+          "map or fixed-size list are stored with it")
       case several =>
-        throw new UnsupportedFeatureException(s"Cannot read field '${f.name}' of fragment ${fragment.id}: its values " +
-          s"are spread over ${several.size} data files (${several.map(_.path).mkString(", ")}), which this version " +
-          "of sparklance does not support for this type. Compact the table with pylance to rewrite it.")
+        throw new UnsupportedFeatureException(s"Cannot read field '${f.name}' of fragment ${fragment.id} of table " +
+          s"${layout.root}: its values are spread over ${several.size} data files (" +
+          s"${several.map(_.path).mkString(", ")}), which this version of sparklance does not support for this type. " +
+          "Compact the table with pylance to rewrite it.")
     }
   }
 
@@ -355,6 +362,13 @@ final class FragmentReader(
         out
       } catch { case NonFatal(e) => out.close(); throw e }
     } finally root.close()
+  }
+
+  /** A leaf of `f` that `file` lacks although it holds the leaf's parent, a field that is not a struct (a list's items). */
+  private def missingItem(file: DataFile, f: LanceField): Option[LanceField] = {
+    val have = file.liveFields.toSet
+    f.flatten.filter(p => p.logicalType != LogicalType.Struct && have.contains(p.id))
+      .flatMap(_.children).find(c => !have.contains(c.id) && LanceFileReader.leavesOf(c).forall(l => !have.contains(l.id)))
   }
 
   private def holdsAll(file: DataFile, f: LanceField): Boolean = {

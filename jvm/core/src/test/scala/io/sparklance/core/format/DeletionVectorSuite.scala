@@ -1,7 +1,15 @@
 package io.sparklance.core.format
 
+import java.io.ByteArrayOutputStream
+import java.nio.channels.Channels
+
 import scala.util.Random
 
+import org.apache.arrow.memory.RootAllocator
+import org.apache.arrow.vector.{UInt4Vector, VectorSchemaRoot}
+import org.apache.arrow.vector.compression.CompressionUtil
+import org.apache.arrow.vector.ipc.ArrowFileWriter
+import org.apache.arrow.vector.ipc.message.IpcOption
 import org.roaringbitmap.RoaringBitmap
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -50,6 +58,41 @@ class DeletionVectorSuite extends AnyFunSuite {
     val good = DeletionVector.encodeArrow(DeletionVector.of(1, 2, 3))
     val e = intercept[CorruptFileException](DeletionVector.decode("d.arrow", arrow, good.take(good.length / 2), 10))
     assert(e.getMessage.contains("d.arrow") && e.getMessage.contains("not a valid Arrow IPC file"))
+  }
+
+  /** An Arrow deletion file of `offsets` whose buffers Arrow compresses with `codec`. */
+  private def compressedArrow(codec: CompressionUtil.CodecType, offsets: Seq[Int]): Array[Byte] = {
+    val allocator = new RootAllocator(Long.MaxValue)
+    try {
+      val root = VectorSchemaRoot.create(DeletionVector.ArrowSchema, allocator)
+      try {
+        val v = root.getVector(0).asInstanceOf[UInt4Vector]
+        v.allocateNew(offsets.size)
+        offsets.zipWithIndex.foreach { case (o, i) => v.set(i, o) }
+        v.setValueCount(offsets.size)
+        root.setRowCount(offsets.size)
+        val out = new ByteArrayOutputStream()
+        val writer = new ArrowFileWriter(root, null, Channels.newChannel(out), java.util.Collections.emptyMap[String, String](),
+          IpcOption.DEFAULT, ArrowIpcCodecs.INSTANCE, codec)
+        writer.start(); writer.writeBatch(); writer.end(); writer.close()
+        out.toByteArray
+      } finally root.close()
+    } finally allocator.close()
+  }
+
+  test("Arrow deletion files with LZ4_FRAME or ZSTD buffers are read; a damaged LZ4 frame is corruption") {
+    val offsets = (0 until 3000).map(_ * 5)
+    Seq(CompressionUtil.CodecType.LZ4_FRAME, CompressionUtil.CodecType.ZSTD).foreach { codec =>
+      val bytes = compressedArrow(codec, offsets)
+      assert(DeletionVector.decode("c.arrow", arrow, bytes, 20000).toSortedArray.toSeq == offsets, codec)
+    }
+    val lz4 = compressedArrow(CompressionUtil.CodecType.LZ4_FRAME, offsets)
+    // The LZ4 frame magic (04 22 4D 18) of the values buffer: its block size byte made invalid.
+    val frame = lz4.indices.filter(i => lz4(i) == 0x04 && lz4(i + 1) == 0x22 && lz4(i + 2) == 0x4D && lz4(i + 3) == 0x18).last
+    val damaged = lz4.clone()
+    damaged(frame + 5) = 0x0F
+    val e = intercept[CorruptFileException](DeletionVector.decode("c.arrow", arrow, damaged, 20000))
+    assert(e.getMessage.contains("c.arrow") && e.getMessage.contains("not valid LZ4 frame data"), e.getMessage)
   }
 
   test("random corruption of either kind decodes or fails with CorruptFileException only") {
