@@ -1,7 +1,6 @@
 package io.sparklance.core.table
 
 import org.apache.arrow.memory.RootAllocator
-import org.apache.arrow.vector.VectorSchemaRoot
 import org.roaringbitmap.RoaringBitmap
 
 import io.sparklance.core.format.{Fragment, FragmentFiles}
@@ -74,22 +73,40 @@ object FilterSelectivity {
       sampled.foreach { case ((fragment, selection), units) =>
         val ranges = if (exact) None else Some(rangesIn(units))
         val deletions = FragmentFiles.deletionVector(snapshot.storage, snapshot.layout, fragment)
-        val reader = new FragmentReader(snapshot.storage, snapshot.layout, fragment, fields, Nil, deletions, None)
-        def evaluate(root: VectorSchemaRoot): Unit = try {
-          val n = root.getRowCount
-          counts += ((n, predicate.select(root.getVector(_: String), n, new Array[Int](n))))
-        } finally root.close()
-        try selection match {
+        // The live offsets of each range, read in one call: a read decodes each page's dictionary and chunks once,
+        // not once per range.
+        val live: Seq[Array[Long]] = selection match {
           case Some(rows) =>
             val offsets = rows.toArray.map(_.toLong)
-            rangesOf(offsets.length.toLong, ranges).foreach { case (from, to) =>
-              evaluate(reader.readRows(java.util.Arrays.copyOfRange(offsets, from.toInt, to.toInt), allocator, fields))
+            rangesOf(offsets.length.toLong, ranges).map { case (from, to) =>
+              java.util.Arrays.copyOfRange(offsets, from.toInt, to.toInt).filterNot(o => deletions.contains(o.toInt))
             }
           case None =>
-            rangesOf(fragment.physicalRows, ranges).foreach { case (from, to) =>
-              evaluate(reader.read(from, to, allocator, fields, withMetadata = false))
+            rangesOf(fragment.physicalRows, ranges).map { case (from, to) =>
+              deletions.liveOffsets(from, to).getOrElse(Array.range(from.toInt, to.toInt).map(_.toLong))
             }
-        } finally reader.close()
+        }
+        val offsets = live.flatten.toArray
+        if (offsets.nonEmpty) {
+          val reader = new FragmentReader(snapshot.storage, snapshot.layout, fragment, fields, Nil, deletions, None)
+          val root = try reader.readRows(offsets, allocator, fields) finally reader.close()
+          try {
+            val n = root.getRowCount
+            if (n != offsets.length) throw new IllegalStateException(
+              s"fragment ${fragment.id} of ${snapshot.root} gave $n of the ${offsets.length} live rows sampled")
+            val kept = new Array[Int](n)
+            val matched = predicate.select(root.getVector(_: String), n, kept)
+            // The matches of each range: kept holds the matching rows' positions, ascending.
+            var k = 0
+            var end = 0
+            live.foreach { range =>
+              end += range.length
+              var m = 0
+              while (k < matched && kept(k) < end) { m += 1; k += 1 }
+              counts += ((range.length, m))
+            }
+          } finally root.close()
+        }
       }
     } finally allocator.close()
     bound(counts.toSeq, exact)
