@@ -306,8 +306,9 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
   /**
    * Takes the runtime filters Spark hands the scan when the query runs (an `IN` of a join's keys on a column of
    * [[filterAttributes]]), before it plans the scan's partitions again: translated as the filters of a query are
-   * ([[SparkPredicates.runtimeIn]]); one the core cannot use is ignored, and an `IN` without a value (the other side
-   * has no row) leaves the scan no partition. Spark evaluates nothing again: the join drops the rows a batch keeps
+   * ([[SparkPredicates.runtimeIn]]); one the core cannot use is ignored, and so is one of more keys than one in
+   * [[LanceScan.RuntimeKeysRatio]] of the rows the scan reads; an `IN` without a value (the other side has no row)
+   * leaves the scan no partition. Spark evaluates nothing again: the join drops the rows a batch keeps
    * that match no key.
    */
   override def filter(predicates: Array[V2Predicate]): Unit = LanceSparkException.translate {
@@ -315,7 +316,8 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
     val ins = predicates.toSeq.flatMap(SparkPredicates.runtimeIn).filter(in => columns.contains(SparkPredicates.columnOf(in)))
     if (ins.exists(_.values.isEmpty)) runtime = LanceScan.RuntimeFilters(Nil, ins.map(LanceScan.describe), None, matchNothing = true)
     else {
-      val usable = ins.flatMap { in =>
+      val rows = scan.countRows()
+      val usable = ins.filter(_.values.length.toLong * LanceScan.RuntimeKeysRatio <= rows).flatMap { in =>
         SparkPredicates.of(in, snapshot.schema, table.nanoseconds)
           .filter(lance.Scan.filterUse(snapshot.schema, _) == lance.Scan.FilterUse.SkipsBatches).map(in -> _)
       }
@@ -431,6 +433,14 @@ object LanceScan {
   private[spark] object RuntimeFilters {
     val None: RuntimeFilters = RuntimeFilters(Nil, Nil, scala.None, matchNothing = false)
   }
+
+  /**
+   * A runtime `IN` of more keys than one in this many of the rows a scan reads is ignored: in a join on a foreign
+   * key each key matches a row at least, so such an `IN` keeps more rows than late materialization pays for
+   * ([[lance.TaskReader]]), and its keys still cost every task their copy and their hash table. TPC-H SF1 q21:
+   * `l_orderkey IN` the 730k orders of status F, half of lineitem's rows, made the query about 2x slower.
+   */
+  val RuntimeKeysRatio = 32
 
   /** A runtime `IN` as the description shows it: its values listed when few, else counted. */
   private def describe(in: org.apache.spark.sql.sources.In): String =
