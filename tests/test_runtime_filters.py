@@ -5,7 +5,8 @@ Random star schemas (``SPARKLANCE_FUZZ_SEED``; ``SPARKLANCE_FUZZ_N`` of them): a
 several fragments, rows deleted, nulls in every key column, keys of type int, long, string, date and decimal; a
 dimension table in Parquet whose rows a filter selects. Each join must return the same rows as the same query over
 a Parquet copy of the fact table and as the Lance read with ``runtime_filter_push_down = false``, and its executed
-plan must hold a dynamic pruning filter that the Lance scan took (its description names it). Also: a dimension
+plan must hold a dynamic pruning filter that the Lance scan took (its description names it). Runtime filters are
+off by default (``runtime_filter_push_down``). Also: a dimension
 filter that selects no row, a query that holds the same pruned join twice (the subquery and exchange reused), and
 the switch on a catalog.
 """
@@ -88,8 +89,8 @@ def star(spark, root: Path, seed: int):
     pq.write_table(pa.table(dim, schema=pa.schema([(c, KEY_TYPES[c]) for c in KEYS] + [("cat", pa.int32()), ("name", pa.string())])),
                    str(root / f"dim{seed}.parquet"))
 
-    spark.read.format("lance").load(path).createOrReplaceTempView("fact_lance")
-    spark.read.format("lance").option("runtime_filter_push_down", "false").load(path).createOrReplaceTempView("fact_off")
+    spark.read.format("lance").option("runtime_filter_push_down", "true").load(path).createOrReplaceTempView("fact_lance")
+    spark.read.format("lance").load(path).createOrReplaceTempView("fact_off")  # off by default
     spark.read.parquet(str(root / f"fact{seed}.parquet")).createOrReplaceTempView("fact_pq")
     spark.read.parquet(str(root / f"dim{seed}.parquet")).createOrReplaceTempView("dim")
     return cats, survivors.num_rows
@@ -180,11 +181,11 @@ def test_the_same_pruned_join_twice_reuses_the_subquery(spark, tmp_path):
     assert got[0].n > 0
 
 
-def test_a_catalog_turns_runtime_filters_off(spark, tmp_path):
+def test_a_catalog_turns_runtime_filters_on(spark, tmp_path):
     star(spark, tmp_path, SEED + 300)
     path = tmp_path / "wh"
-    on = new_catalog(spark, "dpp_on", warehouse=str(path))
-    off = new_catalog(spark, "dpp_off", warehouse=str(path), runtime_filter_push_down="false")
+    on = new_catalog(spark, "dpp_on", warehouse=str(path), runtime_filter_push_down="true")
+    off = new_catalog(spark, "dpp_off", warehouse=str(path))
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {on}.db")
     spark.sql(f"CREATE TABLE {on}.db.fact AS SELECT * FROM fact_pq")
     query = join("{t}", "k_int", "d.cat = 1")
@@ -194,11 +195,10 @@ def test_a_catalog_turns_runtime_filters_off(spark, tmp_path):
     assert "runtime filter In(k_int, " in executed(with_filter)
     assert "dynamicpruning" not in executed(without)
     # The read option wins over the catalog's.
-    read_on = spark.read.option("runtime_filter_push_down", "true").table(f"{off}.db.fact")
-    read_on.createOrReplaceTempView("fact_read_on")
-    df = spark.sql(join("fact_read_on", "k_int", "d.cat = 1"))
-    df.collect()
-    assert "runtime filter In(k_int, " in executed(df)
+    spark.read.option("runtime_filter_push_down", "false").table(f"{on}.db.fact").createOrReplaceTempView("fact_read_off")
+    df = spark.sql(join("fact_read_off", "k_int", "d.cat = 1"))
+    assert sorted(df.collect()) == sorted(without.collect())
+    assert "dynamicpruning" not in executed(df)
 
 
 def test_a_bad_catalog_value_is_an_error_naming_the_option(spark, tmp_path):

@@ -1,8 +1,8 @@
 """TPC-H with and without runtime filters: Lance scans given the IN of a broadcast join's keys (dynamic pruning).
 
 Takes the table sets `tpch_bench.py` left under OUT_DIR/sf<SF> (nothing in them is written; the directories may be
-symbolic links). The Lance sets are read through two catalogs over the same warehouse: `lance` (runtime filters on,
-the default) and `lance_off` (`runtime_filter_push_down = false`). For each query: the runtime filters the Lance scans
+symbolic links). The Lance sets are read through two catalogs over the same warehouse: `lance` with
+`runtime_filter_push_down = true` and `lance_off` with the default (off). For each query: the runtime filters the Lance scans
 of our tables took in the final plan (column and number of keys), and the best of N rounds of Parquet, our tables
 and pylance's, each with and without, in turn per round so that all see the same machine. Results must be equal.
 Usage: python integration/bench/tpch_runtime_filters.py OUT_DIR [SF] [--rounds N] [--queries 9,17]
@@ -49,9 +49,10 @@ def main():
     warehouse = out / "warehouse"
     spark = sparklance.session(warehouse=str(warehouse), **{
         "spark.driver.memory": "8g", "spark.sql.warehouse.dir": str(out / "spark-warehouse"),
+        "spark.sql.catalog.lance.runtime_filter_push_down": "true",
         "spark.sql.catalog.lance_off": "io.sparklance.spark.LanceCatalog",
         "spark.sql.catalog.lance_off.warehouse": str(warehouse),
-        "spark.sql.catalog.lance_off.runtime_filter_push_down": "false"})
+})
     spark.sparkContext.setLogLevel("ERROR")
     spark.sql("CREATE NAMESPACE IF NOT EXISTS spark_catalog.tpch_parquet")
     for t in TABLES:

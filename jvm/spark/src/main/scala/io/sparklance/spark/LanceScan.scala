@@ -292,8 +292,8 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
    * other side (dynamic pruning, which Spark plans on any column a scan names here, not only partition columns):
    * the top-level columns read whose values the core's batches compare ([[lance.Scan.filterUse]]). The scan then
    * reads such a column first and the other columns only for the rows whose key is among those values (late
-   * materialization, [[lance.TaskReader]]), skipping batches without one. None with `runtime_filter_push_down =
-   * false` or `pushDownFilters = false`, and none for a scan that returns only some rows (LIMIT, a top-N: a
+   * materialization, [[lance.TaskReader]]), skipping batches without one. None unless `runtime_filter_push_down =
+   * true` (off by default: docs/reading.md), none with `pushDownFilters = false`, and none for a scan that returns only some rows (LIMIT, a top-N: a
    * filter there would change which rows) or is read on the driver.
    */
   override def filterAttributes(): Array[NamedReference] =

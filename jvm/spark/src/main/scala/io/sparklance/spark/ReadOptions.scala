@@ -18,9 +18,10 @@ import io.sparklance.core.{InvalidArgumentException, table => lance}
  *  - `topN_push_down` (the other connector's name): `false` keeps ORDER BY ... LIMIT out of the scan;
  *  - `aggregate_push_down`: `false` keeps COUNT, MIN and MAX out of the scan (always read and aggregated by Spark),
  *    as `spark.sql.parquet.aggregatePushdown` does for Parquet;
- *  - `runtime_filter_push_down`: `false` takes no runtime filter (the `IN` of a broadcast join's keys that Spark's
- *    dynamic pruning hands a scan when the query runs: [[LanceScan.filter]]); also a catalog option, below the read
- *    option and above the table property;
+ *  - `runtime_filter_push_down`: `true` takes runtime filters (the `IN` of a broadcast join's keys that Spark's
+ *    dynamic pruning hands a scan when the query runs: [[LanceScan.filter]]); off by default, since on TPC-H SF1
+ *    they made the queries that take them slower (docs/reading.md); also a catalog option, below the read option
+ *    and above the table property;
  *  - `driver_lookup_rows`: a scan whose rows an index selects and that reads at most this many rows is read on the
  *    driver, without a Spark job, when the SQL extensions are on ([[DriverLookups]]; default 4096, 0 never);
  *  - `startingVersion`, `skipChangeCommits` (Delta Lake's names): a streaming read's start and how it treats
@@ -30,12 +31,12 @@ import io.sparklance.core.{InvalidArgumentException, table => lance}
 final case class ReadOptions(batchSize: Int, rowsPerPartition: Option[Long], columnar: Boolean = true,
     pushDownFilters: Boolean = true, driverLookupRows: Long = ReadOptions.DriverLookupRows,
     stream: LanceMicroBatchStream.Options = LanceMicroBatchStream.Options(), pushDownTopN: Boolean = true,
-    pushDownAggregates: Boolean = true, runtimeFilters: Boolean = true)
+    pushDownAggregates: Boolean = true, runtimeFilters: Boolean = false)
 
 object ReadOptions {
   val DriverLookupRows = 4096L
 
-  /** The option (and catalog option) that turns runtime filters off. */
+  /** The option (and catalog option) that turns runtime filters on. */
   val RuntimeFilterKey = "runtime_filter_push_down"
 
   def nanoseconds(options: Map[String, String]): SparkSchemas.NanosecondMapping =
@@ -52,6 +53,6 @@ object ReadOptions {
     ReadOptions(core.batchRows, core.rowsPerTask, settings.flag(default = true, "columnar"),
       settings.flag(default = true, "pushdownfilters"), settings.count(DriverLookupRows, "driver_lookup_rows"),
       LanceMicroBatchStream.Options(options), settings.flag(default = true, "topn_push_down"),
-      settings.flag(default = true, "aggregate_push_down"), settings.flag(default = true, RuntimeFilterKey))
+      settings.flag(default = true, "aggregate_push_down"), settings.flag(default = false, RuntimeFilterKey))
   }
 }
