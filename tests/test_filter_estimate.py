@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import lance_raises
+from conftest import lance_raises, new_catalog
 
 SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261127"))
 
@@ -179,3 +179,32 @@ def test_a_bad_estimate_filtered_rows_value_is_an_error_naming_the_option(spark,
     with lance_raises(sparklance.InvalidArgumentError) as e:
         spark.read.format("lance").option("estimate_filtered_rows", "maybe").load(tables["orders"][0]).collect()
     assert "Option estimate_filtered_rows must be true or false, not 'maybe'" in str(e.value)
+
+
+def test_a_catalog_turns_the_estimate_off_and_a_read_option_wins(spark, tables, tmp_path):
+    """`spark.sql.catalog.<name>.estimate_filtered_rows = false`: the catalog's tables report every row they read;
+    the read option, where given, wins over the catalog's setting."""
+    import shutil
+
+    root = tmp_path / "wh"
+    (root / "db").mkdir(parents=True)
+    shutil.copytree(tables["lineitem"][0], root / "db" / "lineitem.lance")
+    on = new_catalog(spark, "est_on", warehouse=str(root))
+    off = new_catalog(spark, "est_off", warehouse=str(root), estimate_filtered_rows="false")
+    where = "l_shipmode IN ('MAIL', 'SHIP') AND l_receiptdate >= date '1994-01-01' AND l_receiptdate < date '1995-01-01'"
+
+    def rows(df):
+        spark.conf.set("spark.sql.cbo.enabled", "true")
+        try:
+            leaf = df._jdf.queryExecution().optimizedPlan().collectLeaves().head()
+            return int(str(leaf.stats().rowCount().get()))
+        finally:
+            spark.conf.unset("spark.sql.cbo.enabled")
+
+    live = lance.dataset(str(root / "db" / "lineitem.lance")).count_rows()
+    assert rows(spark.table(f"{on}.db.lineitem").where(where)) < live // 4
+    assert rows(spark.table(f"{off}.db.lineitem").where(where)) == live
+    assert rows(spark.read.option("estimate_filtered_rows", "true").table(f"{off}.db.lineitem").where(where)) < live // 4
+    bad = new_catalog(spark, "est_bad", warehouse=str(root), estimate_filtered_rows="often")
+    with pytest.raises(Exception, match=rf"Option spark.sql.catalog.{bad}.estimate_filtered_rows must be true or false, not 'often'"):
+        spark.sql(f"SHOW NAMESPACES IN {bad}").collect()

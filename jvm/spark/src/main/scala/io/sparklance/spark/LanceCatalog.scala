@@ -35,6 +35,8 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
   private var namespaces: Option[NamespaceCatalog] = None
   /** How its tables' blob v2 columns read (`blob_handling`): as bytes (the default) or as descriptors. */
   private var blobHandling: BlobHandling = BlobHandling.Bytes
+  /** Read options the catalog sets for its tables' reads (`runtime_filter_push_down`), below a read's own. */
+  private var readDefaults: Map[String, String] = Map.empty
 
   override def name(): String = catalogName
 
@@ -44,6 +46,13 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
     LanceCatalog.checkOptions(name, passed)
     conf = TableAccess.hadoopConf(SparkSession.active, passed, LanceCatalog.storageOptionsOf(name))
     blobHandling = BlobHandling.parse(Option(options.get(BlobHandling.Key)), s"Option spark.sql.catalog.$name.${BlobHandling.Key}")
+    readDefaults = ReadOptions.CatalogKeys.flatMap(key => Option(options.get(key)).map { v =>
+      if (!Set("true", "false").contains(v.trim.toLowerCase)) {
+        throw new LanceSparkException(new InvalidArgumentException(s"Option spark.sql.catalog.$name.$key must be " +
+          s"true or false, not '$v'."))
+      }
+      key -> v.trim
+    }).toMap
     namespaces = NamespaceCatalog.connect(name, passed, conf)
     // A relative warehouse is resolved on the driver: executors write the tables' files too. `root` is the other
     // Lance connector's name for it, and a directory namespace's (impl = dir); a REST namespace has none.
@@ -225,7 +234,7 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
         case e: LanceSparkException if e.cause.isInstanceOf[NotATableException] && !isPathIdentifier(ident) =>
           throw new NoSuchTableException(ident)
       }
-    new LanceTable(qualified(ident), snapshot, conf, writable = true, blobHandling = blobHandling)
+    new LanceTable(qualified(ident), snapshot, conf, writable = true, blobHandling = blobHandling, readDefaults = readDefaults)
   }
 
   override def tableExists(ident: Identifier): Boolean =
@@ -545,7 +554,7 @@ final class LanceCatalog extends CatalogShim with SupportsNamespaces {
 
 object LanceCatalog {
   /** Catalog options besides settings (`fs.*`, `hadoop.*`, `sparklance.*`); `root` is the other connector's name. */
-  private val Known = Set("warehouse", "root", "impl", BlobHandling.Key, NamespaceCatalog.SingleLevel, NamespaceCatalog.Parent,
+  private val Known = Set("warehouse", "root", "impl", BlobHandling.Key) ++ ReadOptions.CatalogKeys ++ Set(NamespaceCatalog.SingleLevel, NamespaceCatalog.Parent,
     NamespaceCatalog.ParentDelimiter) ++ NamespaceCatalog.Properties
 
   /** Catalog `name` in messages about its storage options (`storage.<key>`). */
@@ -601,7 +610,7 @@ object LanceCatalog {
       () // checked and mapped with the catalog's other settings, by TableAccess.hadoopConf
     } else if (!Known.contains(k) && !Seq("fs.", "hadoop.", "sparklance.", "header.", "headers.").exists(k.startsWith)) {
       throw new LanceSparkException(new InvalidArgumentException(s"Unknown option spark.sql.catalog.$name.$key. " +
-        s"A Lance catalog takes warehouse (or root), ${BlobHandling.Key}, a Lance Namespace's impl (dir, rest, glue, hive2, hive3) and its " +
+        s"A Lance catalog takes warehouse (or root), ${BlobHandling.Key}, ${ReadOptions.CatalogKeys.mkString(", ")}, a Lance Namespace's impl (dir, rest, glue, hive2, hive3) and its " +
         s"properties (${NamespaceCatalog.Properties.toSeq.sorted.mkString(", ")}, header.<name> or headers.<name>, " +
         s"${NamespaceCatalog.SingleLevel}, ${NamespaceCatalog.Parent}, ${NamespaceCatalog.ParentDelimiter}), and " +
         "settings as fs.<key>, " +

@@ -31,7 +31,7 @@ object LanceOptions {
   val Read: Set[String] = Common ++ Set("version", "timestamp", "tag", "branch", "batch_size", "rows_per_partition",
     "columnar", "nanoseconds", "pushdownfilters", "versionasof", "timestampasof", "driver_lookup_rows",
     "startingversion", "skipchangecommits", "topn_push_down", "aggregate_push_down", "blob_handling",
-    "estimate_filtered_rows")
+    ReadOptions.EstimateKey, ReadOptions.RuntimeFilterKey)
 
   /**
    * Write options; `max_row_per_file`, `data_storage_version` and `write_mode` are the other connector's names.

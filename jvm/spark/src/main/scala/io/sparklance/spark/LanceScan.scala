@@ -8,8 +8,9 @@ import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.arrow.memory.RootAllocator
-import org.apache.spark.sql.connector.expressions.{Expression, NamedReference, NullOrdering, SortDirection, SortOrder}
+import org.apache.spark.sql.connector.expressions.{Expression, Expressions, NamedReference, NullOrdering, SortDirection, SortOrder}
 import org.apache.spark.sql.connector.expressions.aggregate.{Aggregation, Count, CountStar, Max, Min}
+import org.apache.spark.sql.connector.expressions.filter.{Predicate => V2Predicate}
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream
 import org.apache.spark.sql.connector.read._
 import org.apache.spark.sql.sources.Filter
@@ -190,9 +191,12 @@ object AggregateReaderFactory extends PartitionReaderFactory {
 final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType, limit: Option[Int],
     options: ReadOptions, fragmentFilters: Array[Filter], dataFilters: Array[Filter],
     listFilters: Seq[lance.Predicate] = Nil, topN: Option[lance.TopN] = None)
-    extends Scan with Batch with SupportsReportStatistics {
+    extends Scan with Batch with SupportsReportStatistics with SupportsRuntimeV2Filtering {
 
   private val snapshot = table.snapshot
+
+  /** The runtime filters Spark handed the scan ([[filter]]); none until it does. */
+  @volatile private var runtime: LanceScan.RuntimeFilters = LanceScan.RuntimeFilters.None
 
   /**
    * This scan, also using `predicates` on list items (found by [[ListItemFilters]] among the conditions Spark keeps
@@ -260,20 +264,70 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
       (if (fragmentFilters.nonEmpty) s", fragments where ${fragmentFilters.mkString(" and ")}" else "") +
       (if (dataFilters.nonEmpty) s", batches where ${dataFilters.mkString(" and ")}" else "") +
       (if (listFilters.nonEmpty) s", lists where ${listFilters.mkString(" and ")}" else "") +
+      (if (runtime.described.nonEmpty) s", runtime filter ${runtime.described.mkString(" and ")}" +
+        (if (runtime.matchNothing) " (reads nothing)" else "") else "") +
       (if (!scan.indexUse.isEmpty) s", using ${scan.indexUse}" else "") +
       scan.topNIndexUse.map(u => s", $u").getOrElse("") +
       (if (scan.selectsRows && scan.indexUse.isEmpty) ", rows taken by id" else "") + ")"
 
-  override def planInputPartitions(): Array[InputPartition] = {
+  override def planInputPartitions(): Array[InputPartition] = if (runtime.matchNothing) Array.empty else {
     val conf = table.hadoopConfFor(SparkSession.active.sparkContext)
     tasks.map(t => LancePartition(snapshot.root, t, conf): InputPartition).toArray
   }
 
-  /** The scan's tasks: of at most `rows_per_partition` rows when that is given, else sized as Spark sizes file splits. */
-  private def tasks: Seq[lance.ScanTask] = options.rowsPerPartition match {
-    case Some(rows) => scan.planTasks(rows)
-    case None => scan.planTasks(LanceScan.taskSizing(SparkSession.active, tableRowBytes, readShare)
-      .copy(spreadBytes = fileBytes._2.toDouble))
+  /**
+   * The scan's tasks: of at most `rows_per_partition` rows when that is given, else sized as Spark sizes file splits;
+   * each carries the runtime filters Spark handed the scan, if any.
+   */
+  private def tasks: Seq[lance.ScanTask] = {
+    val filtered = runtime.scan.getOrElse(scan)
+    options.rowsPerPartition match {
+      case Some(rows) => filtered.planTasks(rows)
+      case None => filtered.planTasks(LanceScan.taskSizing(SparkSession.active, tableRowBytes, readShare)
+        .copy(spreadBytes = fileBytes._2.toDouble))
+    }
+  }
+
+  /**
+   * The columns on which Spark may hand the scan, when the query runs, an `IN` of the keys of a broadcast join's
+   * other side (dynamic pruning, which Spark plans on any column a scan names here, not only partition columns):
+   * the top-level columns read whose values the core's batches compare ([[lance.Scan.filterUse]]). The scan then
+   * reads such a column first and the other columns only for the rows whose key is among those values (late
+   * materialization, [[lance.TaskReader]]), skipping batches without one. None unless `runtime_filter_push_down =
+   * true` (off by default: docs/reading.md), none with `pushDownFilters = false`, and none for a scan that returns only some rows (LIMIT, a top-N: a
+   * filter there would change which rows) or is read on the driver.
+   */
+  override def filterAttributes(): Array[NamedReference] =
+    if (!options.runtimeFilters || !options.pushDownFilters || limit.isDefined || topN.isDefined || isDriverLookup) Array.empty
+    else readSchema.fieldNames.filter { name =>
+      snapshot.schema.field(name).exists(f => !f.isBlob && !f.isBlobV2) &&
+        lance.Scan.filterUse(snapshot.schema, lance.Predicate.IsNotNull(name)) == lance.Scan.FilterUse.SkipsBatches
+    }.map(name => Expressions.column("`" + name.replace("`", "``") + "`"))
+
+  /**
+   * Takes the runtime filters Spark hands the scan when the query runs (an `IN` of a join's keys on a column of
+   * [[filterAttributes]]), before it plans the scan's partitions again: translated as the filters of a query are
+   * ([[SparkPredicates.runtimeIn]]); one the core cannot use is ignored, and so is one of more keys than one in
+   * [[LanceScan.RuntimeKeysRatio]] of the rows the scan reads; an `IN` without a value (the other side has no row)
+   * leaves the scan no partition. Spark evaluates nothing again: the join drops the rows a batch keeps
+   * that match no key.
+   */
+  override def filter(predicates: Array[V2Predicate]): Unit = LanceSparkException.translate {
+    val columns = filterAttributes().map(_.fieldNames().head).toSet
+    val ins = predicates.toSeq.flatMap(SparkPredicates.runtimeIn).filter(in => columns.contains(SparkPredicates.columnOf(in)))
+    if (ins.exists(_.values.isEmpty)) runtime = LanceScan.RuntimeFilters(Nil, ins.map(LanceScan.describe), None, matchNothing = true)
+    else {
+      val rows = scan.countRows()
+      val usable = ins.filter(_.values.length.toLong * LanceScan.RuntimeKeysRatio <= rows).flatMap { in =>
+        SparkPredicates.of(in, snapshot.schema, table.nanoseconds)
+          .filter(lance.Scan.filterUse(snapshot.schema, _) == lance.Scan.FilterUse.SkipsBatches).map(in -> _)
+      }
+      if (usable.nonEmpty) {
+        val predicates = usable.map(_._2)
+        runtime = LanceScan.RuntimeFilters(predicates, usable.map(u => LanceScan.describe(u._1)),
+          Some(scan.withFilters(scan.fragmentFilters ++ scan.dataFilters ++ predicates)), matchNothing = false)
+      }
+    }
   }
 
   /**
@@ -361,8 +415,8 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
    * and the read options. Spark compares scans by this (`BatchScanExec` equality) to run a subtree a query holds
    * twice only once, as it does for Parquet (`ReusedExchange`, `ReusedSubquery`: TPC-H q2's region, q15's revenue).
    */
-  private def identity: (String, Long, StructType, Option[Int], ReadOptions, Seq[Filter], Seq[Filter], Seq[lance.Predicate], Option[lance.TopN]) =
-    (snapshot.root, snapshot.version, readSchema, limit, options, fragmentFilters.toSeq, dataFilters.toSeq, listFilters, topN)
+  private def identity: (String, Long, StructType, Option[Int], ReadOptions, Seq[Filter], Seq[Filter], Seq[lance.Predicate], Option[lance.TopN], LanceScan.RuntimeFilters) =
+    (snapshot.root, snapshot.version, readSchema, limit, options, fragmentFilters.toSeq, dataFilters.toSeq, listFilters, topN, runtime)
 
   override def equals(other: Any): Boolean = other match {
     case o: LanceScan => identity == o.identity
@@ -375,6 +429,37 @@ final class LanceScan(table: LanceTable, base: lance.Scan, required: StructType,
 object LanceScan {
   /** The most bytes (estimated from the manifest's file sizes) a scan reads on the driver. */
   private val DriverLookupBytes = 64L << 20
+
+  /**
+   * The runtime filters of a scan: the core's predicates, how the description names them, the scan that uses them
+   * (None: the scan's own), and whether one of them matches no row. Equal filters make equal scans (their identity);
+   * the scan is left out of it, being made from the predicates.
+   */
+  private[spark] final case class RuntimeFilters(predicates: Seq[lance.Predicate], described: Seq[String],
+      scan: Option[lance.Scan], matchNothing: Boolean) {
+    override def equals(other: Any): Boolean = other match {
+      case o: RuntimeFilters => predicates == o.predicates && matchNothing == o.matchNothing
+      case _ => false
+    }
+    override lazy val hashCode: Int = (predicates, matchNothing).hashCode()
+  }
+
+  private[spark] object RuntimeFilters {
+    val None: RuntimeFilters = RuntimeFilters(Nil, Nil, scala.None, matchNothing = false)
+  }
+
+  /**
+   * A runtime `IN` of more keys than one in this many of the rows a scan reads is ignored: in a join on a foreign
+   * key each key matches a row at least, so such an `IN` keeps more rows than late materialization pays for
+   * ([[lance.TaskReader]]), and its keys still cost every task their copy and their hash table. TPC-H SF1 q21:
+   * `l_orderkey IN` the 730k orders of status F, half of lineitem's rows, made the query about 2x slower.
+   */
+  val RuntimeKeysRatio = 32
+
+  /** A runtime `IN` as the description shows it: its values listed when few, else counted. */
+  private def describe(in: org.apache.spark.sql.sources.In): String =
+    if (in.values.length <= 8) in.toString
+    else s"In(${in.attribute}, ${in.values.length} values)"
 
   /**
    * Task sizes from the settings Spark sizes its file sources' splits by: `spark.sql.files.maxPartitionBytes` at

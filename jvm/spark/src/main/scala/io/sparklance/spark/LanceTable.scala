@@ -23,12 +23,13 @@ import io.sparklance.core.table.Snapshot
  * (`_rowid`, `_rowaddr`, `_fragid`) and, in `properties`, what `DESCRIBE TABLE EXTENDED` shows. `requested` is a
  * schema the reader gave (`spark.read.schema(...)`); `pinnedByOptions` says the version was chosen by the read's
  * options (a table read by path), not by the statement (a table of a catalog). `blobHandling` says how blob v2
- * columns read: as their bytes or as their descriptors ([[BlobHandling]]).
+ * columns read: as their bytes or as their descriptors ([[BlobHandling]]). `readDefaults` are read options its
+ * catalog sets for every read, below the read's own options.
  */
 final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoopConf: Configuration,
     val nanoseconds: SparkSchemas.NanosecondMapping = SparkSchemas.NanosecondMapping.TruncateToMicros,
     writable: Boolean = false, requested: Option[StructType] = None, pinnedByOptions: Boolean = false,
-    val blobHandling: BlobHandling = BlobHandling.Bytes)
+    val blobHandling: BlobHandling = BlobHandling.Bytes, readDefaults: Map[String, String] = Map.empty)
     extends Table with SupportsRead with SupportsWrite with SupportsMetadataColumns with SupportsRowLevelOperations
     with SupportsDeleteV2 {
 
@@ -139,7 +140,8 @@ final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoop
         }
       }
     }
-    new LanceScanBuilder(this, ReadOptions(passed, snapshot.config))
+    val defaults = readDefaults.filter { case (k, _) => !passed.keys.exists(_.equalsIgnoreCase(k)) }
+    new LanceScanBuilder(this, ReadOptions(defaults ++ passed, snapshot.config))
   }
 
   override def toString: String = s"LanceTable($tableName@${snapshot.version})"

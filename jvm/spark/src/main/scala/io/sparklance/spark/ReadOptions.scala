@@ -19,7 +19,12 @@ import io.sparklance.core.{InvalidArgumentException, table => lance}
  *  - `aggregate_push_down`: `false` keeps COUNT, MIN and MAX out of the scan (always read and aggregated by Spark),
  *    as `spark.sql.parquet.aggregatePushdown` does for Parquet;
  *  - `estimate_filtered_rows`: `false` reports a filtered scan's rows to Spark's planner as all it reads, not those its
- *    filters keep by a sample ([[io.sparklance.core.table.Scan.filterSelectivity]]); may also be a table property;
+ *    filters keep by a sample ([[io.sparklance.core.table.Scan.filterSelectivity]]); also a catalog option, below the
+ *    read option and above the table property;
+ *  - `runtime_filter_push_down`: `true` takes runtime filters (the `IN` of a broadcast join's keys that Spark's
+ *    dynamic pruning hands a scan when the query runs: [[LanceScan.filter]]); off by default, since on TPC-H SF1
+ *    they made the queries that take them slower (docs/reading.md); also a catalog option, below the read option
+ *    and above the table property;
  *  - `driver_lookup_rows`: a scan whose rows an index selects and that reads at most this many rows is read on the
  *    driver, without a Spark job, when the SQL extensions are on ([[DriverLookups]]; default 4096, 0 never);
  *  - `startingVersion`, `skipChangeCommits` (Delta Lake's names): a streaming read's start and how it treats
@@ -29,10 +34,17 @@ import io.sparklance.core.{InvalidArgumentException, table => lance}
 final case class ReadOptions(batchSize: Int, rowsPerPartition: Option[Long], columnar: Boolean = true,
     pushDownFilters: Boolean = true, driverLookupRows: Long = ReadOptions.DriverLookupRows,
     stream: LanceMicroBatchStream.Options = LanceMicroBatchStream.Options(), pushDownTopN: Boolean = true,
-    pushDownAggregates: Boolean = true, estimateFilteredRows: Boolean = true)
+    pushDownAggregates: Boolean = true, estimateFilteredRows: Boolean = true, runtimeFilters: Boolean = false)
 
 object ReadOptions {
   val DriverLookupRows = 4096L
+
+  /** The option (and catalog option) that turns runtime filters on. */
+  val RuntimeFilterKey = "runtime_filter_push_down"
+  val EstimateKey = "estimate_filtered_rows"
+
+  /** The read options a catalog may also set for its tables (below a read option, above a table property). */
+  val CatalogKeys: Seq[String] = Seq(EstimateKey, RuntimeFilterKey)
 
   def nanoseconds(options: Map[String, String]): SparkSchemas.NanosecondMapping =
     LanceOptions.value(options, "nanoseconds").map(_.toLowerCase) match {
@@ -48,6 +60,7 @@ object ReadOptions {
     ReadOptions(core.batchRows, core.rowsPerTask, settings.flag(default = true, "columnar"),
       settings.flag(default = true, "pushdownfilters"), settings.count(DriverLookupRows, "driver_lookup_rows"),
       LanceMicroBatchStream.Options(options), settings.flag(default = true, "topn_push_down"),
-      settings.flag(default = true, "aggregate_push_down"), settings.flag(default = true, "estimate_filtered_rows"))
+      settings.flag(default = true, "aggregate_push_down"), settings.flag(default = true, EstimateKey),
+      settings.flag(default = false, RuntimeFilterKey))
   }
 }

@@ -2,6 +2,7 @@ package io.sparklance.spark
 
 import org.apache.spark.sql.connector.expressions.{Literal, NamedReference}
 import org.apache.spark.sql.connector.expressions.filter.{Predicate => V2Predicate}
+import org.apache.spark.sql.catalyst.CatalystTypeConverters
 import org.apache.spark.sql.catalyst.util.DateTimeUtils
 import org.apache.spark.sql.sources._
 
@@ -159,6 +160,33 @@ object SparkPredicates {
     if (!attribute.contains('`')) attribute
     else scala.util.Try(org.apache.spark.sql.catalyst.parser.CatalystSqlParser.parseMultipartIdentifier(attribute))
       .toOption.collect { case Seq(one) => one }.getOrElse(attribute)
+
+  /**
+   * The column and values of an `IN` that Spark hands a scan when the query runs (the keys of a broadcast join's
+   * other side, `SupportsRuntimeV2Filtering`: `DataSourceV2Strategy.translateRuntimeFilterV2`), as a V1 `In` of
+   * Spark's external values (`String`, `java.sql.Date`, `java.math.BigDecimal`, ...), which [[of]] translates as it
+   * does the filters of a query; its literals are Spark's internal values. Nulls are dropped: they equal no key.
+   * None for any other predicate.
+   */
+  def runtimeIn(p: V2Predicate): Option[In] = {
+    val children = p.children().toSeq
+    children.headOption match {
+      case Some(r: NamedReference) if p.name() == "IN" && r.fieldNames().length == 1 &&
+          children.tail.forall(_.isInstanceOf[Literal[_]]) =>
+        val literals = children.tail.map(_.asInstanceOf[Literal[_]])
+        val external = literals.headOption.map(l => CatalystTypeConverters.createToScalaConverter(l.dataType()))
+        val values = literals.flatMap(l => Option(l.value()).map(v => external.get(v)))
+        Some(In(quoted(r.fieldNames()(0)), values.toArray))
+      case _ => None
+    }
+  }
+
+  /** The column a V1 `IN` names, as [[of]] reads it. */
+  def columnOf(in: In): String = column(in.attribute)
+
+  /** A column name as V1 filters name one (quoted unless a plain identifier), which [[column]] reads back. */
+  private def quoted(name: String): String =
+    if (name.matches("[A-Za-z_][A-Za-z0-9_]*")) name else "`" + name.replace("`", "``") + "`"
 
   /** A DataSourceV2 comparison or `IN` of one column with literals (what DELETE hands a table). */
   def of(p: V2Predicate): Option[Predicate] = {

@@ -148,8 +148,10 @@ object BatchPredicate {
     else {
       val keys = vs.map(Keys.of(t, _))
       val strings = keys.collect { case Keys.Bytes(b) => b }
-      val exact = keys.collect { case Keys.Exact(d, k) => d -> k }.groupBy(_._1).toSeq.map { case (d, ks) =>
-        Members(c, d, ks.map(_._2).distinct.sorted.toArray): Node
+      val exact = keys.collect { case e: Keys.Exact => e }.groupBy(_.domain).toSeq.map { case (d, ks) =>
+        val sorted = ks.iterator.map(_.key).toArray
+        java.util.Arrays.sort(sorted)
+        Members(c, d, distinct(sorted)): Node
       }
       val parts = exact ++ (if (strings.isEmpty) Nil else Seq(Strings(c, strings.toArray)))
       if (parts.isEmpty) Nothing else parts.reduceLeft(Or.apply)
@@ -357,12 +359,53 @@ object BatchPredicate {
     override def toString = s"$c in [$low, $high] ($domain)"
   }
 
-  /** Keys in a sorted set. */
+  /** The distinct values of sorted `a`, in order. */
+  private def distinct(a: Array[Long]): Array[Long] = {
+    var n = 0
+    var i = 0
+    while (i < a.length) {
+      if (n == 0 || a(n - 1) != a(i)) { a(n) = a(i); n += 1 }
+      i += 1
+    }
+    if (n == a.length) a else java.util.Arrays.copyOf(a, n)
+  }
+
+  /**
+   * Keys in a sorted set of distinct keys: compared one by one when there are few, else looked up in an
+   * open-addressing hash table of them (an `IN` of a join's keys, handed to the scan at run time, may hold a million
+   * keys, where a binary search costs a cache miss per step).
+   */
   private final case class Members(c: String, domain: Domain, set: Array[Long]) extends Numeric(c, domain) {
+    private val linear = set.length <= 8
+    // A power-of-two table at most half full; `empty` marks a free slot, and is itself a member when `hasEmpty`.
+    private val empty = Long.MinValue
+    private val hasEmpty = set.length > 0 && set(0) == empty
+    private val slots: Array[Long] = if (linear) Array.emptyLongArray else {
+      var size = 16
+      while (size < set.length * 2) size <<= 1
+      val table = Array.fill(size)(empty)
+      set.foreach { key =>
+        if (key != empty) {
+          var s = Members.slot(key, size - 1)
+          while (table(s) != empty) s = (s + 1) & (size - 1)
+          table(s) = key
+        }
+      }
+      table
+    }
+
+    private def contains(key: Long): Boolean =
+      if (key == empty) hasEmpty
+      else {
+        val mask = slots.length - 1
+        var s = Members.slot(key, mask)
+        while (slots(s) != empty && slots(s) != key) s = (s + 1) & mask
+        slots(s) == key
+      }
+
     override protected def keep(keys: Array[Long], sel: Array[Int], n: Int, out: Array[Int]): Int = {
       var m = 0
       var k = 0
-      val linear = set.length <= 8
       while (k < n) {
         val key = keys(k)
         out(m) = sel(k)
@@ -371,13 +414,27 @@ object BatchPredicate {
             var j = 0
             while (j < set.length && set(j) != key) j += 1
             j < set.length
-          } else java.util.Arrays.binarySearch(set, key) >= 0
+          } else contains(key)
         if (hit) m += 1
         k += 1
       }
       m
     }
-    override def toString = s"$c in {${set.mkString(", ")}} ($domain)"
+    override def toString =
+      s"$c in {${set.take(16).mkString(", ")}${if (set.length > 16) s", ... (${set.length} keys)" else ""}} ($domain)"
+  }
+
+  private object Members {
+    /** The slot of `key` in a table of `mask + 1` slots: its bits mixed (murmur3's 64-bit finalizer). */
+    def slot(key: Long, mask: Int): Int = {
+      var h = key
+      h ^= h >>> 33
+      h *= 0xff51afd7ed558ccdL
+      h ^= h >>> 33
+      h *= 0xc4ceb93e53a1c2e3L
+      h ^= h >>> 33
+      (h & mask).toInt
+    }
   }
 
   /** Whether `gather` reads keys of `domain` from vector `v`. */
@@ -421,9 +478,40 @@ object BatchPredicate {
     }
   }
 
-  /** Strings equal to one of `values`. */
+  /**
+   * Strings equal to one of `values`: compared one by one when they are few, else looked up in an open-addressing
+   * hash table of them (an `IN` of a join's keys, handed to the scan at run time, may hold a million values).
+   */
   private final case class Strings(c: String, values: Array[Array[Byte]]) extends ColumnNode(c) {
     private val strings = new Utf8Values
+    private val hashed = values.length > 8
+    // Slots of a power-of-two table at most half full: the index of a value plus one, 0 for an empty slot.
+    private val slots: Array[Int] = if (!hashed) Array.emptyIntArray else {
+      var size = 16
+      while (size < values.length * 2) size <<= 1
+      val table = new Array[Int](size)
+      var i = 0
+      while (i < values.length) {
+        var s = Strings.hash(values(i), 0, values(i).length) & (size - 1)
+        while (table(s) != 0) s = (s + 1) & (size - 1)
+        table(s) = i + 1
+        i += 1
+      }
+      table
+    }
+
+    /** Whether bytes [start, start + len) of `data` are one of the values, by the hash table. */
+    private def lookup(data: Array[Byte], start: Int, len: Int): Boolean = {
+      val mask = slots.length - 1
+      var s = Strings.hash(data, start, len) & mask
+      var found = false
+      while (!found && slots(s) != 0) {
+        val want = values(slots(s) - 1)
+        found = want.length == len && java.util.Arrays.equals(data, start, start + len, want, 0, len)
+        s = (s + 1) & mask
+      }
+      found
+    }
 
     override protected def filterVector(v: FieldVector, sel: Array[Int], n: Int, out: Array[Int]): Int = {
       if (!strings.load(v)) return keepAll(sel, n, out)
@@ -436,8 +524,8 @@ object BatchPredicate {
         val row = out(k)
         val start = offsets(row)
         val len = offsets(row + 1) - start
-        var hit = false
-        var j = 0
+        var hit = hashed && lookup(data, start, len)
+        var j = if (hashed) values.length else 0
         while (!hit && j < values.length) {
           val want = values(j)
           // The first byte rules out most values without a call to Arrays.equals.
@@ -451,7 +539,23 @@ object BatchPredicate {
       }
       kept
     }
-    override def toString = s"$c in {${values.map(new String(_, StandardCharsets.UTF_8)).mkString("'", "', '", "'")}}"
+    override def toString = s"$c in {${values.take(16).map(new String(_, StandardCharsets.UTF_8)).mkString("'", "', '", "'")}" +
+      s"${if (values.length > 16) s", ... (${values.length} strings)" else ""}}"
+  }
+
+  private object Strings {
+    /** A hash of bytes [start, start + len) of `data`, its bits mixed so that the low ones spread (murmur3's finalizer). */
+    def hash(data: Array[Byte], start: Int, len: Int): Int = {
+      var h = len
+      var i = start
+      val end = start + len
+      while (i < end) { h = 31 * h + data(i); i += 1 }
+      h ^= h >>> 16
+      h *= 0x85ebca6b
+      h ^= h >>> 13
+      h *= 0xc2b2ae35
+      h ^ (h >>> 16)
+    }
   }
 
   /** Strings between two bounds (null: unbounded), in the order of their unsigned bytes. */

@@ -167,6 +167,30 @@ class BatchPredicateSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(selectedSome > 300, "too few predicates selected some but not all rows to test anything")
   }
 
+  test("an IN of many values (a join's keys, looked up by hash) selects exactly the rows the evaluator keeps") {
+    (1 to 60).foreach { seed =>
+      val r = new Random(1000 + seed)
+      val rows = 1 + r.nextInt(400)
+      val (root, model) = batch(r, rows)
+      try {
+        val c = arrowFields(r.nextInt(arrowFields.size)).getName
+        // The column's own literals (Long.MinValue among them, the hash table's free-slot mark), and many others
+        // that match no row.
+        val others: Seq[Any] = c match {
+          case "s" | "ls" => Seq.fill(r.nextInt(3000))(s"key-${r.nextInt(1 << 20)}")
+          case "b" | "dec" | "f64" | "f32" => Nil
+          case _ => Seq.fill(r.nextInt(3000))(java.lang.Long.valueOf(r.nextLong()))
+        }
+        val p = Predicate.In(c, r.shuffle(Seq.fill(1 + r.nextInt(40))(literal(r, c)) ++ others))
+        val compiled = BatchPredicate.compile(Seq(p), schema.fields)
+        val out = new Array[Int](rows)
+        val n = compiled.select(root.getVector, rows, out)
+        val want = model.indices.filter(i => Reference.matches(p, model(i)))
+        assert(out.take(n).toSeq == want, s"seed $seed: IN on $c of ${p.values.size} values")
+      } finally root.close()
+    }
+  }
+
   test("a predicate on a column the batch holds in a vector of another kind keeps every row") {
     val (root, _) = batch(new Random(1), 50)
     try {
