@@ -117,6 +117,13 @@ def test_sql_branch_statements_and_writes_read_back_by_pylance(spark, wh):
         spark.sql("ALTER TABLE lance.db.sqlb DROP BRANCH dev")
     spark.sql("ALTER TABLE lance.db.sqlb DROP BRANCH `feature/x`")
     spark.sql("ALTER TABLE lance.db.sqlb DROP BRANCH IF EXISTS `feature/x`")
+    # A tag points to dev's version 3: both sides refuse to drop dev while it does.
+    with lance_raises(sparklance.InvalidArgumentError, match="tag dev3 \\(version 3\\) points to its versions. "
+                      "Drop those tags first"):
+        spark.sql("ALTER TABLE lance.db.sqlb DROP BRANCH dev")
+    with pytest.raises(OSError, match="Branch dev is referenced by tags"):
+        lance.dataset(path).branches.delete("dev")
+    spark.sql("ALTER TABLE lance.db.sqlb DROP TAG dev3")
     spark.sql("ALTER TABLE lance.db.sqlb DROP BRANCH dev")
     assert lance.dataset(path).branches.list() == {}
     assert not (Path(path) / "tree" / "dev").exists()
@@ -201,7 +208,20 @@ def test_seeded_operations_on_main_and_branches_match_a_model_and_pylance(spark,
         versions = {("main", 1): sorted(start)}
         next_id = 1000
         made = 0
+        # Tags are drawn from their own generator, so that a seed's operations stay those it drew before tags.
+        tr = random.Random(f"tags-{seed}")
+        tags = {}  # name -> (branch, version, rows)
         for step in range(12):
+            if tr.random() < 0.35:  # tag a version of a branch, from Spark or pylance
+                tb = tr.choice(sorted(model))
+                tv = tr.choice(sorted(v for (x, v) in versions if x == tb))
+                tag = f"tg{step}"
+                if tr.random() < 0.5:
+                    spark.sql(f"ALTER TABLE {sql if tb == 'main' else f'{sql}.`branch_{tb}`'} CREATE TAG {tag} "
+                              f"AS OF VERSION {tv}")
+                else:
+                    lance.dataset(path).tags.create(tag, (None if tb == "main" else tb, tv))
+                tags[tag] = (tb, tv, versions[(tb, tv)])
             b = r.choice(sorted(model))
             ref = sql if b == "main" else f"{sql}.`branch_{b}`"
             op = r.randrange(9)
@@ -237,9 +257,15 @@ def test_seeded_operations_on_main_and_branches_match_a_model_and_pylance(spark,
                 model[b] = sorted(model[b] + new)
             elif op == 5 and b != "main":  # drop b, unless another branch was made from it
                 children = [n for n, c in lance.dataset(path).branches.list().items() if c["parent_branch"] == b]
+                tagged = sorted(t for t, (x, _, _) in tags.items() if x == b)
                 if children:
                     with lance_raises(sparklance.InvalidArgumentError, match="Drop those branches first"):
                         spark.sql(f"ALTER TABLE {sql} DROP BRANCH `{b}`")
+                elif tagged:  # pylance 14 refuses too: "Branch b is referenced by tags"
+                    with lance_raises(sparklance.InvalidArgumentError, match="Drop those tags first"):
+                        spark.sql(f"ALTER TABLE {sql} DROP BRANCH `{b}`")
+                    with pytest.raises(OSError, match="referenced by tags"):
+                        lance.dataset(path).branches.delete(b)
                 else:
                     spark.sql(f"ALTER TABLE {sql} DROP BRANCH `{b}`")
                     del model[b]
@@ -268,11 +294,23 @@ def test_seeded_operations_on_main_and_branches_match_a_model_and_pylance(spark,
                 got = spark.read.format("lance").load(path) if x == "main" else \
                     spark.read.format("lance").option("branch", x).load(path)
                 assert rows(got) == want, (seed, step, x, "sparklance")
+            check_tags(spark, path, tags, (seed, step))
         for (x, v), want in versions.items():
             assert pylance_rows(on_branch(path, x, v)) == want, (seed, x, v)
             reader = spark.read.format("lance").option("version", v)
             assert rows((reader if x == "main" else reader.option("branch", x)).load(path)) == want, (seed, x, v)
         assert set(lance.dataset(path).branches.list()) == set(model) - {"main"}
+        check_tags(spark, path, tags, (seed, "end"))
+
+
+def check_tags(spark, path: str, tags: dict, where) -> None:
+    """Every tag names its branch and version for pylance, and reads the rows that version had on both sides."""
+    listed = lance.dataset(path).tags.list()
+    assert {t: (x["branch"] or "main", x["version"]) for t, x in listed.items()} == \
+        {t: (b, v) for t, (b, v, _) in tags.items()}, where
+    for tag, (_, _, want) in tags.items():
+        assert pylance_rows(lance.dataset(path).checkout_version(tag)) == want, (where, tag, "pylance")
+        assert rows(spark.read.format("lance").option("tag", tag).load(path)) == want, (where, tag, "sparklance")
 
 
 def test_shallow_clone_is_writable_and_its_source_untouched(spark, wh):

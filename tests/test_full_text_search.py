@@ -264,6 +264,21 @@ def test_fuzzy_matches_equal_pylance(spark, tmp_path):
         spark_ids(spark, path, "lance_match(text, 'machin', 'fuzziness=1')")
 
 
+def test_fuzzy_prefix_length_counts_characters(spark, tmp_path):
+    """``prefix_length`` counts characters as pylance does, not UTF-8 bytes: ``検索`` and ``数据`` share their first byte
+    (0xE6) and not their first character (seed 20261511 of test_fuzzy_matches_equal_pylance took ``検索`` for ``数据``)."""
+    path = tmp_path / "prefix.lance"
+    texts = ["検索", "数x", "数据", "攵据", "a", "ab", "b"]
+    lance.write_dataset(pa.table({"id": list(range(len(texts))), "text": texts}), str(path))
+    lance.dataset(str(path)).create_scalar_index("text", "INVERTED", with_position=False, stem=False)
+    for q, prefix, want in [("数据", 1, {1, 2}), ("数据", 2, {2}), ("数据", 0, {0, 1, 2, 3, 5, 6}), ("ab", 1, {5})]:
+        expected = pylance_ids(path, MatchQuery(q, "text", fuzziness=2 if q == "数据" else 1, prefix_length=prefix))
+        assert expected == want, (q, prefix)
+        got = spark_ids(spark, path, f"lance_match(text, {sql_str(q)}, "
+                                     f"'fuzziness={2 if q == '数据' else 1},prefix_length={prefix}')")
+        assert got == expected, (q, prefix)
+
+
 def test_stemming_turkish_apostrophes(spark, tmp_path):
     """An index that stems Turkish tokens holding apostrophes (the whitespace base tokenizer passes them on) is
     searched with pylance's stems: Snowball 3.1.1 cuts a proper noun's suffix at the apostrophe."""

@@ -12,7 +12,8 @@ import java.util.List;
  * (checked against it, tests/test_full_text_search.py):
  * <ul>
  *   <li>edits are insertions, deletions and substitutions of code points (Levenshtein; a transposition is two);</li>
- *   <li>a token must start with the query token's first `prefixLength` bytes (all of it when shorter);</li>
+ *   <li>a token must start with the query token's first `prefixLength` code points (all of it when shorter), not
+ *       bytes: pylance 14 does not take `検索` for `数据` at prefix length 1, though both start with byte 0xE6;</li>
  *   <li>the dictionary is walked in its key order (bytes, lexicographic), query token after query token, and the
  *       walk stops once `maxExpansions` tokens were taken over all query tokens: later query tokens may get none.</li>
  * </ul>
@@ -44,8 +45,8 @@ public final class FuzzyExpansion {
         continue;
       }
       int[] query = token.codePoints().toArray();
-      byte[] tokenBytes = token.getBytes(StandardCharsets.UTF_8);
-      byte[] prefix = java.util.Arrays.copyOf(tokenBytes, Math.min(Math.max(prefixLength, 0), tokenBytes.length));
+      int prefixCodePoints = Math.min(Math.max(prefixLength, 0), query.length);
+      byte[] prefix = new String(query, 0, prefixCodePoints).getBytes(StandardCharsets.UTF_8);
       dictionary.forEach((key, length, value) -> {
         if (taken[0] >= maxExpansions) {
           capped[0] = true;

@@ -111,11 +111,13 @@ object Branches {
   /**
    * Deletes branch `name` of the table whose main root is `mainRoot`: its branch file, then its directory (but the
    * directories of branches nested under its name, `name/...`). As pylance does, a branch another branch was made
-   * from cannot be deleted while that one exists: its files are theirs too.
+   * from cannot be deleted while that one exists: its files are theirs too. Nor can a branch a tag points to, as
+   * pylance 14 refuses ("Branch b is referenced by tags"): the tag would name files this deletes.
    */
   def delete(storage: Storage, mainRoot: String, name: String): Unit = {
     Dataset.validateBranch(mainRoot, name)
-    val all = Dataset.open(storage, mainRoot).branches()
+    val dataset = Dataset.open(storage, mainRoot)
+    val all = dataset.branches()
     val branch = all.getOrElse(name, throw new VersionNotFoundException(mainRoot, s"branch '$name' does not exist. " +
       s"Its branches: ${if (all.isEmpty) "none" else all.keys.mkString(", ")}."))
     val dependents = all.values.filter(branch.isAncestorOf).map(_.name).toSeq.sorted
@@ -123,6 +125,11 @@ object Branches {
       throw new InvalidArgumentException(s"Cannot drop branch '$name' of $mainRoot: branch " +
         s"${dependents.mkString(", ")} ${if (dependents.size == 1) "was" else "were"} made from it and read its " +
         "files. Drop those branches first.")
+    }
+    val tags = dataset.tags().values.filter(_.branch.contains(name)).map(t => s"${t.name} (version ${t.version})").toSeq
+    if (tags.nonEmpty) {
+      throw new InvalidArgumentException(s"Cannot drop branch '$name' of $mainRoot: tag${if (tags.size == 1) "" else "s"} " +
+        s"${tags.mkString(", ")} point${if (tags.size == 1) "s" else ""} to its versions. Drop those tags first.")
     }
     storage.delete(Storage.join(mainRoot, Branch.relativePath(name)))
     val nested = all.keys.filter(_.startsWith(name + "/")).map(n => Storage.join(mainRoot, Branch.relativeRoot(n))).toSet
