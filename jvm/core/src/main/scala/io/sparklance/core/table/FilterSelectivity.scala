@@ -35,6 +35,27 @@ object FilterSelectivity {
   /** The fragments a sample reads from, at most, spread evenly over those a scan reads (each opens its files). */
   val SampleFragments = 16
 
+  /** The estimates kept for reuse ([[cached]]), at most. */
+  val CachedEstimates = 512
+
+  private val cache = new java.util.LinkedHashMap[Any, FilterSelectivity](64, 0.75f, true) {
+    override def removeEldestEntry(e: java.util.Map.Entry[Any, FilterSelectivity]): Boolean = size() > CachedEstimates
+  }
+
+  /**
+   * The estimate kept for `key` (a version's manifest, the fragments and rows read, the filters: what decides the
+   * estimate, since a version's files never change), else `estimate`'s, then kept: a query planned again, or run
+   * again, samples no file. The [[CachedEstimates]] last used are kept.
+   */
+  def cached(key: Any)(estimate: => FilterSelectivity): FilterSelectivity = {
+    val known = cache.synchronized(Option(cache.get(key)))
+    known.getOrElse {
+      val made = estimate
+      cache.synchronized(cache.put(key, made))
+      made
+    }
+  }
+
   /** The standard errors above the sampled share that the estimate adds, as an upper confidence bound. */
   val Deviations = 3.0
 

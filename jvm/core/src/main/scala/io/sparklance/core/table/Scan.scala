@@ -253,7 +253,11 @@ final class Scan private[table] (
   lazy val filterSelectivity: FilterSelectivity = {
     val filters = estimatedFilters
     if (filters.isEmpty) FilterSelectivity.All
-    else FilterSelectivity.estimate(snapshot, fragments.map(f => f -> selectedRows(f)), filters)
+    else {
+      val read = fragments.map(f => f -> selectedRows(f))
+      val key = (snapshot.root, snapshot.manifest.path, read.map { case (f, s) => (f.id, s.map(_.getLongCardinality)) }, filters)
+      FilterSelectivity.cached(key)(FilterSelectivity.estimate(snapshot, read, filters))
+    }
   }
 
   /**

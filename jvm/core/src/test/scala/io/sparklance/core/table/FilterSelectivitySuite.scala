@@ -185,6 +185,21 @@ class FilterSelectivitySuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(est.share >= truth && est.share < truth + 0.05, s"$est, truth $truth")
   }
 
+  test("an estimate is made once per version, fragments and filters, and made again for another version") {
+    val r = new Random(seed0 + 3)
+    val (t, _) = table(rows(r, 60000, Random_), 20000, 0, r)
+    val p = Predicate.In("s", Seq("MAIL"))
+    val first = t.latest().newScan().withFilters(Seq(p)).filterSelectivity
+    val key = { val s = t.latest(); (s.root, s.manifest.path, s.fragments.map(f => (f.id, Option.empty[Long])), Seq(p)) }
+    assert(FilterSelectivity.cached(key)(fail("the estimate of a planned scan is made again")) == first)
+    assert(t.latest().newScan().withFilters(Seq(p)).filterSelectivity == first)
+    var made = 0
+    val other = key.copy(_2 = key._2 + ".other")
+    FilterSelectivity.cached(other) { made += 1; first }
+    FilterSelectivity.cached(other) { made += 1; first }
+    assert(made == 1)
+  }
+
   test("no filters, or filters an index answers alone: every row read, as estimateRead counts them") {
     val r = new Random(seed0 + 2)
     val (t, live) = table(rows(r, 40000, Random_), 10000, 0.05, r)
