@@ -26,7 +26,7 @@ SBT_OPTS := -Dsbt.repository.config=project/repositories -Dsbt.override.build.re
 SBT := java $(SBT_OPTS) -jar $(SBT_LAUNCHER)
 
 .PHONY: help venv sbt jar jars wheel publish-local s3-classpath test test-jvm test-python test-lines test-all-sparks \
-  fuzz demo bench bench-tpch clean
+  fuzz demo bench bench-tpch bench-tpcds tpcds-tools clean
 
 help:
 	@echo "make demo   build everything and run the demo pipeline over a local Lance warehouse"
@@ -38,6 +38,7 @@ help:
 	@echo "make publish-local  publish every jar to build/m2 for spark-submit --packages"
 	@echo "make test-all-sparks  the cross-version suite on every Spark line"
 	@echo "make bench-tpch SF=1  TPC-H through Spark: Lance (ours and pylance-written) against Parquet, into $(BENCH_DIR)/"
+	@echo "make bench-tpcds SF=1  TPC-DS (99 queries) the same way, into $(BENCH_DIR)/tpcds/"
 
 # The package itself is installed in editable mode, so that `import sparklance` and the `sparklance` command work
 # from .venv; it finds the jar `make jar` builds in build/.
@@ -205,3 +206,35 @@ SF ?= 1
 ROUNDS ?= 3
 bench-tpch: venv jar
 	$(VPY) integration/bench/tpch_bench.py $(BENCH_DIR)/tpch $(SF) --rounds $(ROUNDS)
+
+# TPC-DS: the data generator is Trino's Java port of dsdgen (io.trino.tpcds, with its runtime dependencies), the
+# 99 queries are Spark's own copies (tpcds/q*.sql in spark-sql's tests jar). Both come from Maven Central: a file is
+# kept under build/tools/m2/ at its repository path once its SHA-1 matches the .sha1 the repository serves. The
+# query files are extracted into build/tools/tpcds-queries/, never committed (they are TPC's and Spark's text).
+MAVEN_CENTRAL := https://repo1.maven.org/maven2
+M2_TOOLS := build/tools/m2
+TPCDS_GEN_JARS := $(addprefix $(M2_TOOLS)/,io/trino/tpcds/tpcds/1.4/tpcds-1.4.jar \
+  com/google/guava/guava/33.4.8-jre/guava-33.4.8-jre.jar io/airlift/airline/0.9/airline-0.9.jar \
+  javax/inject/javax.inject/1/javax.inject-1.jar \
+  com/google/code/findbugs/jsr305/3.0.2/jsr305-3.0.2.jar)
+SPARK_SQL_TESTS_JAR := $(M2_TOOLS)/org/apache/spark/spark-sql_2.13/4.0.1/spark-sql_2.13-4.0.1-tests.jar
+TPCDS_QUERIES := build/tools/tpcds-queries
+$(M2_TOOLS)/%:
+	mkdir -p $(@D)
+	curl -fsSL --retry 3 -o $@.part $(MAVEN_CENTRAL)/$*
+	echo "$$(curl -fsSL --retry 3 $(MAVEN_CENTRAL)/$*.sha1 | cut -c1-40)  $@.part" | sha1sum -c --quiet -
+	mv $@.part $@
+
+$(TPCDS_QUERIES)/.ready: $(SPARK_SQL_TESTS_JAR)
+	rm -rf $(TPCDS_QUERIES) && mkdir -p $(TPCDS_QUERIES)
+	cd $(TPCDS_QUERIES) && unzip -q -j $(CURDIR)/$< 'tpcds/q*.sql'
+	test $$(ls $(TPCDS_QUERIES)/q*.sql | wc -l) -ge 99
+	touch $@
+
+tpcds-tools: $(TPCDS_GEN_JARS) $(TPCDS_QUERIES)/.ready
+
+# TPC-DS at scale factor SF (TPCDS_SF overrides it for this target alone): the same steps and outputs as TPC-H.
+TPCDS_SF ?= $(SF)
+bench-tpcds: venv jar tpcds-tools
+	$(VPY) integration/bench/tpcds_bench.py $(BENCH_DIR)/tpcds $(TPCDS_SF) --rounds $(ROUNDS) \
+	  --generator "$(subst $(eval) ,:,$(abspath $(TPCDS_GEN_JARS)))" --queries-dir $(TPCDS_QUERIES)
