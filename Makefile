@@ -235,8 +235,10 @@ $(TPCDS_QUERIES)/.ready: $(SPARK_SQL_TESTS_JAR)
 
 tpcds-tools: $(TPCDS_GEN_JARS) $(TPCDS_QUERIES)/.ready
 
-# TPC-DS at scale factor SF (TPCDS_SF overrides it for this target alone): the same steps and outputs as TPC-H.
+# TPC-DS at scale factor SF (TPCDS_SF overrides it for this target alone): the same steps and outputs as TPC-H;
+# QUERIES=q1,q14a,... runs those query files alone.
 TPCDS_SF ?= $(SF)
 bench-tpcds: venv jar tpcds-tools
 	$(VPY) integration/bench/tpcds_bench.py $(BENCH_DIR)/tpcds $(TPCDS_SF) --rounds $(ROUNDS) \
-	  --generator "$(subst $(eval) ,:,$(abspath $(TPCDS_GEN_JARS)))" --queries-dir $(TPCDS_QUERIES)
+	  --generator "$(subst $(eval) ,:,$(abspath $(TPCDS_GEN_JARS)))" --queries-dir $(TPCDS_QUERIES) \
+	  $(if $(QUERIES),--queries $(QUERIES))
