@@ -40,12 +40,21 @@ public final class ArrowIpcCodecs implements CompressionCodec.Factory {
     return createCodec(type);
   }
 
-  private static final class ZstdCodec extends AbstractCompressionCodec {
+  /**
+   * A codec over byte arrays: each buffer is its u64 uncompressed length, then the compressed bytes. The allocator
+   * bounds the length a damaged file declares before any array is made for it.
+   */
+  private abstract static class ByteArrayCodec extends AbstractCompressionCodec {
+    protected abstract byte[] compress(byte[] plain);
+
+    /** Fills `plain` (its length the declared one) from `packed`, or throws if they do not hold exactly that. */
+    protected abstract void decompress(byte[] packed, byte[] plain);
+
     @Override
     protected ArrowBuf doCompress(BufferAllocator allocator, ArrowBuf uncompressed) {
       byte[] in = new byte[(int) uncompressed.writerIndex()];
       uncompressed.getBytes(0, in);
-      byte[] packed = Zstd.compress(in, 3);
+      byte[] packed = compress(in);
       ArrowBuf out = allocator.buffer(CompressionUtil.SIZE_OF_UNCOMPRESSED_LENGTH + packed.length);
       out.setBytes(CompressionUtil.SIZE_OF_UNCOMPRESSED_LENGTH, packed);
       out.writerIndex(CompressionUtil.SIZE_OF_UNCOMPRESSED_LENGTH + packed.length);
@@ -55,23 +64,34 @@ public final class ArrowIpcCodecs implements CompressionCodec.Factory {
     @Override
     protected ArrowBuf doDecompress(BufferAllocator allocator, ArrowBuf compressed) {
       long length = readUncompressedLength(compressed);
-      // The allocator bounds the length a damaged file declares, before any array is made for it.
       ArrowBuf out = allocator.buffer(length);
       try {
         byte[] in = new byte[(int) (compressed.writerIndex() - CompressionUtil.SIZE_OF_UNCOMPRESSED_LENGTH)];
         compressed.getBytes(CompressionUtil.SIZE_OF_UNCOMPRESSED_LENGTH, in);
         byte[] plain = new byte[(int) length];
-        long n = Zstd.decompress(plain, in);
-        if (Zstd.isError(n) || n != length) {
-          throw new IllegalArgumentException("a zstd buffer holds " + (Zstd.isError(n) ? "no valid frame" : n + " bytes")
-              + ", not the " + length + " its header declares");
-        }
+        decompress(in, plain);
         out.setBytes(0, plain);
         out.writerIndex(length);
         return out;
       } catch (RuntimeException e) {
         out.close();
         throw e;
+      }
+    }
+  }
+
+  private static final class ZstdCodec extends ByteArrayCodec {
+    @Override
+    protected byte[] compress(byte[] plain) {
+      return Zstd.compress(plain, 3);
+    }
+
+    @Override
+    protected void decompress(byte[] packed, byte[] plain) {
+      long n = Zstd.decompress(plain, packed);
+      if (Zstd.isError(n) || n != plain.length) {
+        throw new IllegalArgumentException("a zstd buffer holds " + (Zstd.isError(n) ? "no valid frame" : n + " bytes")
+            + ", not the " + plain.length + " its header declares");
       }
     }
 
@@ -82,56 +102,36 @@ public final class ArrowIpcCodecs implements CompressionCodec.Factory {
   }
 
   /** LZ4_FRAME: each buffer is its u64 uncompressed length, then LZ4 frames (lz4 frame format 1.6) holding it. */
-  private static final class Lz4FrameCodec extends AbstractCompressionCodec {
+  private static final class Lz4FrameCodec extends ByteArrayCodec {
     @Override
-    protected ArrowBuf doCompress(BufferAllocator allocator, ArrowBuf uncompressed) {
-      byte[] in = new byte[(int) uncompressed.writerIndex()];
-      uncompressed.getBytes(0, in);
+    protected byte[] compress(byte[] plain) {
       ByteArrayOutputStream packed = new ByteArrayOutputStream();
       try (LZ4FrameOutputStream frame = new LZ4FrameOutputStream(packed)) {
-        frame.write(in);
+        frame.write(plain);
       } catch (IOException e) {
         throw new IllegalStateException("LZ4 frame compression failed: " + e.getMessage(), e);
       }
-      byte[] bytes = packed.toByteArray();
-      ArrowBuf out = allocator.buffer(CompressionUtil.SIZE_OF_UNCOMPRESSED_LENGTH + bytes.length);
-      out.setBytes(CompressionUtil.SIZE_OF_UNCOMPRESSED_LENGTH, bytes);
-      out.writerIndex(CompressionUtil.SIZE_OF_UNCOMPRESSED_LENGTH + bytes.length);
-      return out;
+      return packed.toByteArray();
     }
 
+    /** The frames are read no further than one byte past the declared length. */
     @Override
-    protected ArrowBuf doDecompress(BufferAllocator allocator, ArrowBuf compressed) {
-      long length = readUncompressedLength(compressed);
-      // The allocator bounds the length a damaged file declares, before any array is made for it; the frames are
-      // read no further than one byte past that length.
-      ArrowBuf out = allocator.buffer(length);
-      try {
-        byte[] in = new byte[(int) (compressed.writerIndex() - CompressionUtil.SIZE_OF_UNCOMPRESSED_LENGTH)];
-        compressed.getBytes(CompressionUtil.SIZE_OF_UNCOMPRESSED_LENGTH, in);
-        byte[] plain = new byte[(int) length];
-        int n = 0;
-        boolean more;
-        try (LZ4FrameInputStream frames = new LZ4FrameInputStream(new ByteArrayInputStream(in))) {
-          while (n < plain.length) {
-            int r = frames.read(plain, n, plain.length - n);
-            if (r < 0) break;
-            n += r;
-          }
-          more = n == plain.length && frames.read() >= 0;
-        } catch (IOException | RuntimeException e) {  // lz4-java reports bad headers with either
-          throw new IllegalArgumentException("an LZ4 frame buffer is not valid LZ4 frame data (" + e.getMessage() + ")", e);
+    protected void decompress(byte[] packed, byte[] plain) {
+      int n = 0;
+      boolean more;
+      try (LZ4FrameInputStream frames = new LZ4FrameInputStream(new ByteArrayInputStream(packed))) {
+        while (n < plain.length) {
+          int r = frames.read(plain, n, plain.length - n);
+          if (r < 0) break;
+          n += r;
         }
-        if (n != length || more) {
-          throw new IllegalArgumentException("an LZ4 frame buffer holds " + (more ? "more than " : "") + n
-              + " bytes, not the " + length + " its header declares");
-        }
-        out.setBytes(0, plain);
-        out.writerIndex(length);
-        return out;
-      } catch (RuntimeException e) {
-        out.close();
-        throw e;
+        more = n == plain.length && frames.read() >= 0;
+      } catch (IOException | RuntimeException e) {  // lz4-java reports bad headers with either
+        throw new IllegalArgumentException("an LZ4 frame buffer is not valid LZ4 frame data (" + e.getMessage() + ")", e);
+      }
+      if (n != plain.length || more) {
+        throw new IllegalArgumentException("an LZ4 frame buffer holds " + (more ? "more than " : "") + n
+            + " bytes, not the " + plain.length + " its header declares");
       }
     }
 
