@@ -241,8 +241,7 @@ final class Scan private[table] (
    */
   private def estimatedFilters: Seq[Predicate] = {
     val indexed = (indexUse.used.map(_._2) ++ indexUse.usedText.map(_._2)).toSet
-    dataFilters.filter(p => !Take.selectsRows(p) && !p.isInstanceOf[Predicate.ListHasAny] &&
-      !p.isInstanceOf[Predicate.FullTextMatch] && !p.columns.exists(indexed))
+    dataFilters.filter(p => !Take.selectsRows(p) && evaluatedByBatches(p) && !p.columns.exists(indexed))
   }
 
   /**
@@ -276,12 +275,14 @@ final class Scan private[table] (
     (rows, bytes.toLong)
   }
 
+  /** Whether batches evaluate `p`: not a list's items nor a full-text query, which indexes alone use. */
+  private def evaluatedByBatches(p: Predicate): Boolean =
+    !p.isInstanceOf[Predicate.ListHasAny] && !p.isInstanceOf[Predicate.FullTextMatch]
+
   private def context: ScanTask.Context = {
     // One schema per projected field: a field may be projected more than once (the parts of a blob column).
     val fieldsBytes = projection.map(f => LanceSchema(IndexedSeq(f), Map.empty).toBytes)
-    // Batches evaluate neither a list's items nor full-text queries: indexes alone use those predicates.
-    val readable = dataFilters.filter(p => !p.isInstanceOf[Predicate.ListHasAny] && !p.isInstanceOf[Predicate.FullTextMatch] &&
-      p.columns.forall(c => projection.exists(_.name == c)))
+    val readable = dataFilters.filter(p => evaluatedByBatches(p) && p.columns.forall(c => projection.exists(_.name == c)))
     ScanTask.Context(snapshot.layout, snapshot.manifest.path, fieldsBytes, metadataColumns.map(_.name),
       snapshot.manifest.hasStableRowIds, batchRows, limit, readable, topN)
   }
