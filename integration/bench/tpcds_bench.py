@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tpch_bench import clear, du  # noqa: E402
+from tpch_bench import du, load  # noqa: E402
 
 SETS = ("parquet", "ours", "pylance")
 NAMESPACE = {"parquet": "spark_catalog.tpcds_parquet", "ours": "lance.tpcds_ours", "pylance": "lance.tpcds_pylance"}
@@ -84,43 +84,6 @@ def generate(spark, out: Path, sf, generator: str, tables) -> Path:
     shutil.rmtree(text)
     (gen / "_READY").touch()
     return gen
-
-
-def load(spark, out: Path, gen: Path, tables, reuse=()):
-    """Writes the three sets but those in `reuse`; returns {set: (seconds, bytes)} for those it wrote."""
-    import lance
-    import pyarrow.parquet as pq
-
-    warehouse = out / "warehouse"
-    stats = {}
-    pq_dir = out / "spark-parquet"
-    spark.sql("CREATE NAMESPACE IF NOT EXISTS spark_catalog.tpcds_parquet")
-    if "parquet" not in reuse:
-        clear(pq_dir)
-        t0 = time.perf_counter()
-        for t in tables:
-            spark.sql(f"SELECT * FROM parquet.`{gen / t}`").write.mode("overwrite").parquet(str(pq_dir / t))
-        stats["parquet"] = time.perf_counter() - t0, du(pq_dir)
-    for t in tables:
-        spark.sql(f"DROP TABLE IF EXISTS spark_catalog.tpcds_parquet.{t}")
-        spark.sql(f"CREATE TABLE spark_catalog.tpcds_parquet.{t} USING parquet LOCATION '{pq_dir / t}'")
-
-    if "ours" not in reuse:
-        clear(warehouse / "tpcds_ours")
-        spark.sql("CREATE NAMESPACE IF NOT EXISTS lance.tpcds_ours")
-        t0 = time.perf_counter()
-        for t in tables:
-            spark.sql(f"CREATE TABLE lance.tpcds_ours.{t} AS SELECT * FROM parquet.`{gen / t}`")
-        stats["ours"] = time.perf_counter() - t0, du(warehouse / "tpcds_ours")
-
-    if "pylance" in reuse:
-        return stats
-    clear(warehouse / "tpcds_pylance")
-    t0 = time.perf_counter()
-    for t in tables:
-        lance.write_dataset(pq.read_table(gen / t), str(warehouse / "tpcds_pylance" / f"{t}.lance"))
-    stats["pylance"] = time.perf_counter() - t0, du(warehouse / "tpcds_pylance")
-    return stats
 
 
 def query_names(queries_dir: Path, chosen: str) -> list[str]:
@@ -255,7 +218,7 @@ def main():
         "spark.driver.memory": "8g", "spark.sql.warehouse.dir": str(out / "spark-warehouse")})
     spark.sparkContext.setLogLevel("ERROR")
     gen = generate(spark, out, sf, a.generator, tables)
-    loaded = load(spark, out, gen, tables, reuse)
+    loaded = load(spark, out, {t: gen / t for t in tables}, reuse, bench="tpcds")
 
     rows = []
     for name in names:

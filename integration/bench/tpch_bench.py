@@ -59,8 +59,10 @@ def du(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
-def load(spark, out: Path, gen: Path, reuse=()):
-    """Writes the three sets but those in `reuse`; returns {set: (seconds, bytes)} for those it wrote."""
+def load(spark, out: Path, sources, reuse=(), bench: str = "tpch"):
+    """Writes the three sets of the tables in `sources` ({table: its generated Parquet file or directory}) but those
+    in `reuse`, into the namespaces `<bench>_parquet`, `<bench>_ours`, `<bench>_pylance`; returns {set: (seconds,
+    bytes)} for those it wrote."""
     import lance
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -68,35 +70,35 @@ def load(spark, out: Path, gen: Path, reuse=()):
     warehouse = out / "warehouse"
     stats = {}
     pq_dir = out / "spark-parquet"
-    spark.sql("CREATE NAMESPACE IF NOT EXISTS spark_catalog.tpch_parquet")
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS spark_catalog.{bench}_parquet")
     if "parquet" not in reuse:
         clear(pq_dir)
         t0 = time.perf_counter()
-        for t in TABLES:
-            spark.sql(f"SELECT * FROM parquet.`{gen / t}.parquet`").write.mode("overwrite").parquet(str(pq_dir / t))
+        for t, src in sources.items():
+            spark.sql(f"SELECT * FROM parquet.`{src}`").write.mode("overwrite").parquet(str(pq_dir / t))
         stats["parquet"] = time.perf_counter() - t0, du(pq_dir)
-    for t in TABLES:
-        spark.sql(f"DROP TABLE IF EXISTS spark_catalog.tpch_parquet.{t}")
-        spark.sql(f"CREATE TABLE spark_catalog.tpch_parquet.{t} USING parquet LOCATION '{pq_dir / t}'")
+    for t in sources:
+        spark.sql(f"DROP TABLE IF EXISTS spark_catalog.{bench}_parquet.{t}")
+        spark.sql(f"CREATE TABLE spark_catalog.{bench}_parquet.{t} USING parquet LOCATION '{pq_dir / t}'")
 
     if "ours" not in reuse:
-        clear(warehouse / "tpch_ours")
-        spark.sql("CREATE NAMESPACE IF NOT EXISTS lance.tpch_ours")
+        clear(warehouse / f"{bench}_ours")
+        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS lance.{bench}_ours")
         t0 = time.perf_counter()
-        for t in TABLES:
-            spark.sql(f"CREATE TABLE lance.tpch_ours.{t} AS SELECT * FROM parquet.`{gen / t}.parquet`")
-        stats["ours"] = time.perf_counter() - t0, du(warehouse / "tpch_ours")
+        for t, src in sources.items():
+            spark.sql(f"CREATE TABLE lance.{bench}_ours.{t} AS SELECT * FROM parquet.`{src}`")
+        stats["ours"] = time.perf_counter() - t0, du(warehouse / f"{bench}_ours")
 
     if "pylance" in reuse:
         return stats
-    clear(warehouse / "tpch_pylance")
+    clear(warehouse / f"{bench}_pylance")
     t0 = time.perf_counter()
-    for t in TABLES:
-        table = pq.read_table(gen / f"{t}.parquet")
+    for t, src in sources.items():
+        table = pq.read_table(src)
         # tpchgen writes string_view columns; Lance stores them as strings.
         schema = pa.schema([f.with_type(pa.string()) if pa.types.is_string_view(f.type) else f for f in table.schema])
-        lance.write_dataset(table.cast(schema), str(warehouse / "tpch_pylance" / f"{t}.lance"))
-    stats["pylance"] = time.perf_counter() - t0, du(warehouse / "tpch_pylance")
+        lance.write_dataset(table.cast(schema), str(warehouse / f"{bench}_pylance" / f"{t}.lance"))
+    stats["pylance"] = time.perf_counter() - t0, du(warehouse / f"{bench}_pylance")
     return stats
 
 
@@ -154,7 +156,7 @@ def main():
     spark = sparklance.session(warehouse=str(out / "warehouse"), **{
         "spark.driver.memory": "8g", "spark.sql.warehouse.dir": str(out / "spark-warehouse")})
     spark.sparkContext.setLogLevel("ERROR")
-    loaded = load(spark, out, gen, reuse)
+    loaded = load(spark, out, {t: gen / f"{t}.parquet" for t in TABLES}, reuse)
 
     rows = []
     for n in numbers:
