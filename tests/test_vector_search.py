@@ -241,8 +241,8 @@ def test_bad_arguments_are_clear_errors(spark, tmp_path):
         f"vector_search({name})": "the argument 'query_vector' is required",
     }
     if SPARK_LINE >= (3, 5):
-        cases[f"vector_search(table => {name}, query_vector => array(1, 2), vector_column => 'emb', k => 3)"] = \
-            "there is no argument 'k'"
+        cases[f"vector_search(table => {name}, query_vector => array(1, 2), vector_column => 'emb', top_k => 3)"] = \
+            "there is no argument 'top_k'"
     for call, message in cases.items():
         with lance_raises(InvalidArgumentError, match=message):
             spark.sql(f"SELECT * FROM {call}").collect()

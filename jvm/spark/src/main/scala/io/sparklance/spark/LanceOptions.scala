@@ -51,7 +51,8 @@ object LanceOptions {
     "max_rows_per_group" -> "Lance files of version 2 have no row groups (use max_page_bytes to size pages)")
 
   private val RefusedRead = Map(
-    "nearest" -> "vector search is not supported by this version of sparklance")
+    "nearest" -> ("a read takes no query vector (the other connector has removed this option too): search with the " +
+      "VECTOR_SEARCH table function, e.g. SELECT * FROM VECTOR_SEARCH('lance.db.t', array(...), 10)"))
 
   private val RefusedWrite = Map(
     "tag" -> "a tag names a version, which cannot change: write to the branch it is on (option branch) or to main",
@@ -59,7 +60,7 @@ object LanceOptions {
     "timestamp" -> "a write always commits on top of the latest version: write without a timestamp",
     "max_bytes_per_file" -> "data files are sized by rows: use max_rows_per_file",
     "use_large_var_types" -> "sparklance writes the string and binary types of the table's schema",
-    "streamingqueryid" -> "streaming writes are not supported by this version of sparklance",
+    "streamingqueryid" -> "it names the streaming query of a writeStream, and this is a batch write: leave it out",
     "__partition_columns" -> "Lance tables are not partitioned: write without partitionBy")
 
   /** `OPTIMIZE t WITH (...)` options: the other Lance connector's names, which are pylance's `compact_files` ones. */

@@ -17,7 +17,7 @@ import org.apache.spark.sql.sparklance.PlanFrames
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
-import io.sparklance.core.InvalidArgumentException
+import io.sparklance.core.{InvalidArgumentException, UnsupportedFeatureException}
 import io.sparklance.core.index.{Distance, IvfIndex, VectorElement}
 import io.sparklance.core.schema.LogicalType
 import io.sparklance.core.table.VectorIndexUse
@@ -34,7 +34,8 @@ import io.sparklance.core.table.VectorIndexUse
  * }}}
  *
  * The short form of the other connector (table, query vector, number of results: a number third) and a call without
- * `vector_column` search the column `vector`, Lance's default.
+ * `vector_column` search the column `vector`, Lance's default. `limit` and `k` are the other connector's names for
+ * `num_results`; its `fast_search` is taken as `false` (every fragment is searched) and refused when `true`.
  *
  * The output is the table's columns (or `columns`), then `_distance` (float, smaller is nearer: Lance's squared
  * `l2`, `cosine` or `dot` distance), then `_rowid` when `with_row_id` is true, nearest first, ties by row id. An array
@@ -60,7 +61,10 @@ object VectorSearch {
   /** The arguments, in their positional order. */
   val Parameters: Seq[String] = Seq("table", "query_vector", "vector_column", "num_results", "distance_type", "columns",
     "filter", "nprobes", "refine_factor", "ef", "offset", "version", "lower_bound", "upper_bound", "bypass_vector_index",
-    "prefilter", "with_row_id")
+    "prefilter", "with_row_id", "fast_search")
+
+  /** The other connector's names for `num_results` (its VECTOR_SEARCH page: `num_results`, `limit` or `k`). */
+  private val Aliases = Map("limit" -> "num_results", "k" -> "num_results")
 
   private val Required = Seq("table", "query_vector")
 
@@ -149,7 +153,10 @@ object VectorSearch {
           invalid(s"the arguments $arguments are not a JSON object: ${e.getOriginalMessage}")
       }
       if (parsed == null) invalid(s"the arguments $arguments are not a JSON object.")
-      val pairs = parsed.asScala.toSeq.map { case (k, v) => k.toLowerCase(Locale.ROOT) -> v }
+      val pairs = parsed.asScala.toSeq.map { case (k, v) =>
+        val key = k.toLowerCase(Locale.ROOT)
+        Aliases.getOrElse(key, key) -> v
+      }
       pairs.find(_._1 == "query_vector").foreach(_ => invalid("the query vectors are given apart from the other arguments."))
       checkNames(pairs.map(_._1))
       val supplied = pairs.collect { case (k, v) if v != null => k -> argument(k, v) }.toMap
@@ -190,7 +197,7 @@ object VectorSearch {
   private def values(args: Seq[Expression]): Map[String, (Any, DataType)] = {
     val shortForm = (args: Seq[Expression]) =>
       args(2).dataType match { case ByteType | ShortType | IntegerType | LongType => true; case _ => false }
-    TableFunctionArguments.of(Name, args, Parameters, Map.empty, Required, Some((ShortForm, shortForm))).values
+    TableFunctionArguments.of(Name, args, Parameters, Aliases, Required, Some((ShortForm, shortForm))).values
   }
 
   /** Names given twice, and names of no argument, are errors. */
@@ -257,6 +264,12 @@ object VectorSearch {
     /** The beam width of an HNSW index's graph search; other indexes ignore it. */
     val ef: Option[Long] = positive("ef")
     val bypassIndex: Boolean = bool("bypass_vector_index").getOrElse(false)
+    // Lance's fast_search leaves out the fragments no index covers; this search always covers every fragment, which
+    // is what fast_search => false asks for.
+    if (bool("fast_search").contains(true)) {
+      throw new UnsupportedFeatureException(s"$Name: argument fast_search => true (search only the fragments a vector " +
+        "index covers) is not supported; sparklance searches every fragment. Leave fast_search out, or set it to false.")
+    }
     private val filterText: Option[String] = string("filter")
 
     val filter: Option[Expression] = filterText.map { f =>
