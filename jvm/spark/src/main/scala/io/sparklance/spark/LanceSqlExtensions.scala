@@ -389,7 +389,9 @@ object LanceSqlParser {
   /**
    * CREATE INDEX. Of the other connector's build options, `num_segments` (how many tasks build it) is accepted and
    * not used (sparklance builds one task per fragment), and `train = false` creates a scalar index empty, covering
-   * no fragment until OPTIMIZE INDEX fills it (refused for vector and full-text indexes).
+   * no fragment until OPTIMIZE INDEX fills it (refused for vector and full-text indexes). The vector index options
+   * earlier versions of the other connector's CREATE INDEX page name in camel case (`numPartitions`, `numSubVectors`,
+   * ...) are its names for pylance's ([[VectorOptionNames]]).
    */
   case class CreateIndexCommand(table: Seq[String], name: String, kind: String, column: String,
       options: Map[String, String]) extends LeafRunnableCommand {
@@ -398,9 +400,58 @@ object LanceSqlParser {
       val replace = flag(options, "replace", "Index option").getOrElse(false)
       val train = flag(options, "train", "Index option").getOrElse(true)
       unusedOption(options, "num_segments", s"index $name")
+      val buildOptions = if (kind.equalsIgnoreCase("btree")) btreeBuildOptions(options, name) else Nil
+      if (kind.equalsIgnoreCase("zonemap")) zoneMapSetting(spark, name)
       LanceIndexes.create(spark, location(spark, table), name, kind, column,
-        options -- Seq("replace", "train", "num_segments"), replace, train)
+        vectorOptionNames(options -- Seq("replace", "train", "num_segments") -- buildOptions, name), replace, train)
     }
+  }
+
+  /** The other connector's session setting choosing how its zone map builds commit their segments. */
+  private val ZoneMapConsolidate = "spark.lance.zonemap.consolidate.enabled"
+
+  /** Logs that [[ZoneMapConsolidate]], when set, has no effect on zone map `index`. */
+  private def zoneMapSetting(spark: SparkSession, index: String): Unit =
+    spark.conf.getOption(ZoneMapConsolidate).foreach { v =>
+      log.warn(s"Setting $ZoneMapConsolidate = $v has no effect on index $index: sparklance writes a zone map as " +
+        "one segment over every fragment, as pylance does (the other connector's consolidated layout).")
+    }
+
+  /**
+   * Checks the other connector's B-tree build options, which choose how its tasks split the work: `build_mode`
+   * (`fragment` or `range`) and `rows_per_range` (a whole number). Either way the index is one B-tree over every row,
+   * as sparklance builds it (each task sorts a fragment's keys, the driver merges them), so they are accepted, logged
+   * and not used. Returns the keys given.
+   */
+  private def btreeBuildOptions(options: Map[String, String], index: String): Seq[String] = {
+    options.get("build_mode").foreach { v =>
+      if (!Seq("fragment", "range").contains(v.trim.toLowerCase(java.util.Locale.ROOT))) {
+        throw new LanceSparkException(new InvalidArgumentException(s"Index $index: option build_mode must be " +
+          s"'fragment' or 'range', not '$v'."))
+      }
+      log.warn(s"Option build_mode = $v of index $index is accepted and not used: sparklance sorts each fragment's " +
+        "keys in a task and merges them on the driver, which builds the same B-tree.")
+    }
+    count(options, "rows_per_range", s"index $index").foreach { v =>
+      log.warn(s"Option rows_per_range = $v of index $index is accepted and not used: sparklance builds B-trees by " +
+        "fragment.")
+    }
+    Seq("build_mode", "rows_per_range").filter(options.contains)
+  }
+
+  /** The other connector's camel-case vector index options (lower case, as parsed) -> pylance's names. */
+  private val VectorOptionNames = Map("numpartitions" -> "num_partitions", "numsubvectors" -> "num_sub_vectors",
+    "numbits" -> "num_bits", "samplerate" -> "sample_rate", "maxiters" -> "max_iters", "distancetype" -> "distance_type")
+
+  /** `options` with [[VectorOptionNames]] renamed; an option given under both names is an error. */
+  private def vectorOptionNames(options: Map[String, String], index: String): Map[String, String] = {
+    options.keys.filter(VectorOptionNames.contains).foreach { k =>
+      if (options.contains(VectorOptionNames(k))) {
+        throw new LanceSparkException(new InvalidArgumentException(s"Index $index: option $k is another name for " +
+          s"${VectorOptionNames(k)}, and both are given. Give one of them."))
+      }
+    }
+    options.map { case (k, v) => VectorOptionNames.getOrElse(k, k) -> v }
   }
 
   private def flag(options: Map[String, String], key: String, what: String): Option[Boolean] =
