@@ -32,7 +32,7 @@ object Compaction {
 
   /**
    * `targetRowsPerFragment`: fragments below it are merged with their neighbours, up to it;
-   * `deletedFraction`: a fragment with at least this share of its rows deleted is rewritten without them (above 1:
+   * `deletedFraction`: a fragment with more than this share of its rows deleted is rewritten without them (above 1:
    * never for that reason);
    * `maxSourceFragments`: at most this many fragments are rewritten in one compaction (the first ones, in order),
    * so that a very fragmented table can be compacted step by step.
@@ -75,13 +75,16 @@ object Compaction {
   def plan(snapshot: Snapshot, options: Options): Seq[Seq[Fragment]] = {
     def coveredBy(f: Fragment) = snapshot.indexes.filter(_.covers(f.id)).map(_.uuid).toSet
     def live(f: Fragment) = f.physicalRows - f.deletionFile.map(_.numDeletedRows).getOrElse(0L)
-    def candidate(f: Fragment) = f.physicalRows < options.targetRowsPerFragment ||
-      f.deletionFile.exists(d => d.numDeletedRows >= options.deletedFraction * f.physicalRows)
+    // Upstream's candidacy: a fragment is rewritten on its own when more than the threshold's share of its rows is
+    // deleted (`CompactItself`), and with its neighbours when it is small (`CompactWithNeighbors`); a group of one
+    // small fragment is no rewrite, whatever deletions it has below the threshold.
+    def itself(f: Fragment) = f.deletionFile.exists(d => d.numDeletedRows > options.deletedFraction * f.physicalRows)
+    def candidate(f: Fragment) = f.physicalRows < options.targetRowsPerFragment || itself(f)
     val groups = ArrayBuffer.empty[Seq[Fragment]]
     var current = ArrayBuffer.empty[Fragment]
     var rows = 0L
     def close(): Unit = {
-      if (current.size > 1 || current.exists(_.deletionFile.isDefined)) groups += current.toSeq
+      if (current.size > 1 || current.exists(itself)) groups += current.toSeq
       current = ArrayBuffer.empty[Fragment]
       rows = 0L
     }
@@ -102,7 +105,7 @@ object Compaction {
       var left = max
       groups.foreach { g =>
         val part = g.take(math.min(left, g.size.toLong).toInt)
-        if (part.size > 1 || part.exists(_.deletionFile.isDefined)) { kept += part; left -= part.size }
+        if (part.size > 1 || part.exists(itself)) { kept += part; left -= part.size }
         else left = 0
       }
       kept.toSeq
