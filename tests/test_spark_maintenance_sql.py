@@ -157,7 +157,9 @@ def test_optimize_options(spark, wh):
     # Fragments of 100 rows are at the target: only deletions can make them worth rewriting.
     assert optimize("target_rows_per_fragment = 100, materialize_deletions = false") == (None, 0, 0)
     assert optimize("target_rows_per_fragment = 100, materialize_deletions_threshold = 0.6") == (None, 0, 0)
-    version, removed, added = optimize("target_rows_per_fragment = 100, materialize_deletions_threshold = 0.5, "
+    # More than the threshold's share deleted, as upstream's planner (pylance's compact_files leaves these at 0.5).
+    assert optimize("target_rows_per_fragment = 100, materialize_deletions_threshold = 0.5") == (None, 0, 0)
+    version, removed, added = optimize("target_rows_per_fragment = 100, materialize_deletions_threshold = 0.49, "
                                        "num_threads = 4, defer_index_remap = true")
     assert (removed, added) == (2, 1)                                        # 2 x 50 live rows into one fragment
     assert optimize("target_rows_per_fragment = 100000, max_source_fragments = 3, batch_size = 7")[1:] == (3, 1)
