@@ -20,6 +20,7 @@ import lance
 import numpy as np
 import pyarrow as pa
 import pytest
+from lance.file import LanceFileReader
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
@@ -84,6 +85,41 @@ def recall(ds: lance.LanceDataset, queries: np.ndarray, metric: str, nprobes: in
     return hits / (k * len(queries))
 
 
+def check_partitions(path: Path, metric: str) -> None:
+    """Every row of our float32 IVF index is in the partition of its nearest centroid under the index's own centroids,
+    by the distance pylance probes partitions with (squared L2; for cosine of the normalized vector; for dot the
+    largest dot product), up to float32 rounding. Unlike recall, this does not depend on how k-means happened to start:
+    a row placed in another partition fails it on every run, where a recall comparison's margin may let it pass."""
+    from test_vector_index_pq4 import index_dir, packed, tensor
+    from test_vector_types import proto_fields
+
+    d = index_dir(path)
+    index_file = LanceFileReader(str(d / "index.idx"))
+    ivf = bytes(index_file.read_global_buffer(int(index_file.metadata().schema.metadata[b"lance:ivf"])))
+    [(shape, values)] = [tensor(v) for number, v in proto_fields(ivf) if number == 4]
+    centroids = values.reshape(shape).astype(np.float64)
+    aux = LanceFileReader(str(d / "auxiliary.idx"))
+    aux_ivf = bytes(aux.read_global_buffer(int(aux.metadata().schema.metadata[b"lance:ivf"])))
+    lengths = [n for number, v in proto_fields(aux_ivf) if number == 3 for n in packed(v)]
+    rowids = aux.read_all().to_table()["_rowid"].to_pylist()
+    assert sum(lengths) == len(rowids) and len(lengths) == len(centroids), (lengths, len(rowids), len(centroids))
+    rows = lance.dataset(str(path)).to_table(columns=["emb"], with_row_id=True)
+    vectors = dict(zip(rows["_rowid"].to_pylist(), np.stack(rows["emb"].to_numpy(zero_copy_only=False))))
+    v = np.stack([vectors[r] for r in rowids]).astype(np.float64)
+    if metric == "cosine":
+        v = v / np.linalg.norm(v, axis=1, keepdims=True)
+    if metric == "dot":
+        dist = -(v @ centroids.T)
+    else:
+        dist = (v * v).sum(1)[:, None] - 2 * (v @ centroids.T) + (centroids * centroids).sum(1)[None, :]
+    stored = np.repeat(np.arange(len(lengths)), lengths)
+    best = dist.min(1)
+    slack = dist[np.arange(len(v)), stored] - best
+    wrong = np.flatnonzero(slack > 1e-4 * np.maximum(1.0, np.abs(best)))
+    assert len(wrong) == 0, (f"{path.name}: {len(wrong)} of {len(v)} rows not in their nearest centroid's partition, "
+                             f"e.g. row {rowids[wrong[0]]} in {stored[wrong[0]]}, nearest {dist[wrong[0]].argmin()}")
+
+
 CASES = [("IVF_FLAT", m) for m in ("l2", "cosine", "dot")] + [("IVF_PQ", m) for m in ("l2", "cosine", "dot")] + \
     [("IVF_SQ", "l2")]
 
@@ -116,6 +152,7 @@ def test_pylance_reads_and_searches_our_index(spark, tmp_path, index_type, metri
         assert stats["index_type"] == index_type and stats["indices"][0]["metric_type"] == metric, stats
         assert stats["num_indexed_rows"] == ds.count_rows() and stats["num_unindexed_rows"] == 0, stats
         assert len(stats["indices"][0]["partitions"]) == partitions, stats
+        check_partitions(path, metric)
         q = data.vectors(1)[0]
         plan = ds.scanner(nearest={"column": "emb", "q": q, "k": 10, "nprobes": 2, "metric": metric}).explain_plan()
         assert "ANNSubIndex: name=emb_idx" in plan, plan

@@ -35,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
 from conftest import build_seed, recall_builds, seeded_builds  # noqa: E402
-from test_vector_index_build import options, recall, table  # noqa: E402
+from test_vector_index_build import check_partitions, options, recall, table  # noqa: E402
 from test_vector_index_hnsw import MIN_OVERLAP, our_search, overlap, pylance_search  # noqa: E402
 from test_vector_index_search import TOL, indexed_table, search_both  # noqa: E402
 from test_vector_types import proto_fields  # noqa: E402
@@ -223,6 +223,7 @@ def test_pylance_uses_our_4bit_index(spark, tmp_path, index_type, metric):
         assert stats["num_unindexed_rows"] == 0 and len(stats["indices"][0]["partitions"]) == partitions, stats
         if index_type == "IVF_PQ":
             check_codes(path, metric, opts["num_sub_vectors"])
+            check_partitions(path, metric)
         # The index details say 4 bits, as pylance's own 4-bit index's do.
         lance.dataset(str(twin)).create_index("emb", index_type=index_type, metric=metric, **opts)
         [ours_d], [theirs_d] = ds.describe_indices(), lance.dataset(str(twin)).describe_indices()
