@@ -86,18 +86,19 @@ def recall(ds: lance.LanceDataset, queries: np.ndarray, metric: str, nprobes: in
 
 
 def check_partitions(path: Path, metric: str) -> None:
-    """Every row of our float32 IVF index is in the partition of its nearest centroid under the index's own centroids,
-    by the distance pylance probes partitions with (squared L2; for cosine of the normalized vector; for dot the
-    largest dot product), up to float32 rounding. Unlike recall, this does not depend on how k-means happened to start:
+    """Every row of our IVF index over floats is in the partition of its nearest centroid under the index's own
+    centroids, by the distance pylance probes partitions with (squared L2; for cosine of the normalized vector; for dot
+    the largest dot product), up to rounding. Unlike recall, this does not depend on how k-means happened to start:
     a row placed in another partition fails it on every run, where a recall comparison's margin may let it pass."""
-    from test_vector_index_pq4 import index_dir, packed, tensor
+    from test_vector_index_pq4 import index_dir, packed
     from test_vector_types import proto_fields
 
     d = index_dir(path)
     index_file = LanceFileReader(str(d / "index.idx"))
     ivf = bytes(index_file.read_global_buffer(int(index_file.metadata().schema.metadata[b"lance:ivf"])))
-    [(shape, values)] = [tensor(v) for number, v in proto_fields(ivf) if number == 4]
-    centroids = values.reshape(shape).astype(np.float64)
+    [tensor] = [dict(proto_fields(v)) for number, v in proto_fields(ivf) if number == 4]
+    dtype = {1: np.float16, 2: np.float32, 3: np.float64}[tensor.get(1, 0)]
+    centroids = np.frombuffer(tensor[3], dtype).reshape(packed(tensor[2])).astype(np.float64)
     aux = LanceFileReader(str(d / "auxiliary.idx"))
     aux_ivf = bytes(aux.read_global_buffer(int(aux.metadata().schema.metadata[b"lance:ivf"])))
     lengths = [n for number, v in proto_fields(aux_ivf) if number == 3 for n in packed(v)]
@@ -115,7 +116,8 @@ def check_partitions(path: Path, metric: str) -> None:
     stored = np.repeat(np.arange(len(lengths)), lengths)
     best = dist.min(1)
     slack = dist[np.arange(len(v)), stored] - best
-    wrong = np.flatnonzero(slack > 1e-4 * np.maximum(1.0, np.abs(best)))
+    # float16 centroids and vectors are measured in float16 by pylance (in float32 by sparklance): more rounding.
+    wrong = np.flatnonzero(slack > (5e-3 if dtype == np.float16 else 1e-4) * np.maximum(1.0, np.abs(best)))
     assert len(wrong) == 0, (f"{path.name}: {len(wrong)} of {len(v)} rows not in their nearest centroid's partition, "
                              f"e.g. row {rowids[wrong[0]]} in {stored[wrong[0]]}, nearest {dist[wrong[0]].argmin()}")
 

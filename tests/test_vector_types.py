@@ -33,6 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
 from conftest import SPARK_LINE, build_seed, lance_raises, recall_builds, seeded_builds  # noqa: E402
+from test_vector_index_build import check_partitions  # noqa: E402
 from test_vector_index_search import search_both  # noqa: E402
 
 from sparklance import LanceTable  # noqa: E402
@@ -304,6 +305,8 @@ def test_our_index_over_float16_and_float64(spark, tmp_path, dtype, index_type, 
             assert flat.value_type == pa.from_numpy_dtype(np.dtype(dtype)), flat
         if index_type.endswith("SQ"):
             assert_sq_as_pylance(ds, path, v, what)
+        if "HNSW" not in index_type:
+            check_partitions(path, metric)
         q = v[rng.randrange(n)].astype(np.float32)
         plan = ds.scanner(nearest={"column": "emb", "q": q, "k": 10, "nprobes": 2, "metric": metric}).explain_plan()
         assert "ANNSubIndex: name=emb_idx" in plan, plan
