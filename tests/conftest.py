@@ -22,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Dict, Tuple
@@ -72,6 +73,32 @@ def start_spark(app_name: str, warehouse, **conf):
     session = sparklance.session(warehouse=str(warehouse), app_name=app_name, **conf)
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+@contextlib.contextmanager
+def seeded_builds(spark, seed):
+    """Inside the block our vector index builds draw their randoms (k-means, samples, PQ codebooks, HNSW levels) from
+    ``seed``, and build each graph on one thread, so that a build repeats; outside it each build draws a fresh seed,
+    as for users (and as pylance's builds do, which cannot be seeded)."""
+    system = spark._jvm.java.lang.System
+    system.setProperty("sparklance.vector-index.seed", str(seed))
+    try:
+        yield
+    finally:
+        system.clearProperty("sparklance.vector-index.seed")
+
+
+def build_seed(*parts) -> int:
+    """A vector index build's seed drawn from ``parts`` (the suite's seed, the case, the build's number): the tests
+    that compare recall seed each of our builds, so that at one ``SPARKLANCE_FUZZ_SEED`` our side of a comparison is
+    the same on every run and only pylance's unseeded builds vary."""
+    return zlib.crc32("-".join(str(p) for p in parts).encode())
+
+
+def recall_builds(default: int) -> int:
+    """How many index builds a recall comparison averages on each side: ``default``, or ``SPARKLANCE_RECALL_BUILDS``
+    (e.g. 20, with ``-s``, to measure the spread of one build's recall from the printed lists)."""
+    return int(os.environ.get("SPARKLANCE_RECALL_BUILDS", default))
 
 
 @pytest.fixture(scope="module")

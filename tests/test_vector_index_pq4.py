@@ -34,7 +34,8 @@ from lance.file import LanceFileReader
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
-from test_vector_index_build import options, recall, table  # noqa: E402
+from conftest import build_seed, recall_builds, seeded_builds  # noqa: E402
+from test_vector_index_build import check_partitions, options, recall, table  # noqa: E402
 from test_vector_index_hnsw import MIN_OVERLAP, our_search, overlap, pylance_search  # noqa: E402
 from test_vector_index_search import TOL, indexed_table, search_both  # noqa: E402
 from test_vector_types import proto_fields  # noqa: E402
@@ -43,7 +44,7 @@ from sparklance import LanceTable  # noqa: E402
 
 SEED = int(os.environ.get("SPARKLANCE_FUZZ_SEED", "20261126"))
 N = int(os.environ.get("SPARKLANCE_FUZZ_N", "1"))
-BUILDS = 3
+BUILDS = recall_builds(3)
 # As test_vector_index_build.py: one build's recall moves by several points from the next one's on these small
 # tables, so the means of BUILDS builds are held within 10 points; issue #17's 2 points are measured over more
 # tables and builds by integration/research/vector-index/recall_pq4.py (docs/vector-search.md).
@@ -211,7 +212,8 @@ def test_pylance_uses_our_4bit_index(spark, tmp_path, index_type, metric):
             opts.update(num_sub_vectors=dim // 2, m=16, ef_construction=80)
         what = f"seed {SEED} 4-bit {index_type} {metric} table {t} (dim {dim}, {n} rows, {opts})"
         lt = LanceTable.for_path(spark, str(path))
-        made = lt.create_index("emb", index_type.lower(), distance_type=metric, **opts)
+        with seeded_builds(spark, build_seed(SEED, "pq4", index_type, metric, t, 0)):
+            made = lt.create_index("emb", index_type.lower(), distance_type=metric, **opts)
         assert made["name"] == "emb_idx", made
         ds = lance.dataset(str(path))
         ds.validate()
@@ -221,6 +223,7 @@ def test_pylance_uses_our_4bit_index(spark, tmp_path, index_type, metric):
         assert stats["num_unindexed_rows"] == 0 and len(stats["indices"][0]["partitions"]) == partitions, stats
         if index_type == "IVF_PQ":
             check_codes(path, metric, opts["num_sub_vectors"])
+            check_partitions(path, metric)
         # The index details say 4 bits, as pylance's own 4-bit index's do.
         lance.dataset(str(twin)).create_index("emb", index_type=index_type, metric=metric, **opts)
         [ours_d], [theirs_d] = ds.describe_indices(), lance.dataset(str(twin)).describe_indices()
@@ -232,8 +235,9 @@ def test_pylance_uses_our_4bit_index(spark, tmp_path, index_type, metric):
         queries = data.vectors(40)
         nprobes = 1 if index_type == "IVF_PQ" else partitions
         ours = [recall(ds, queries, metric, nprobes)]
-        for _ in range(BUILDS - 1):
-            lt.create_index("emb", index_type.lower(), distance_type=metric, replace=True, **opts)
+        for b in range(1, BUILDS):
+            with seeded_builds(spark, build_seed(SEED, "pq4", index_type, metric, t, b)):
+                lt.create_index("emb", index_type.lower(), distance_type=metric, replace=True, **opts)
             ours.append(recall(lance.dataset(str(path)), queries, metric, nprobes))
         theirs = [recall(lance.dataset(str(twin)), queries, metric, nprobes)]
         for _ in range(BUILDS - 1):
