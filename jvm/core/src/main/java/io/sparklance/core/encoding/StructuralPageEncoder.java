@@ -23,7 +23,8 @@ import io.sparklance.proto.Encodings21Protos.Variable;
  * strings), and an all-null (2.1) / constant (2.2) page when no value is valid.
  *
  * Encodings chosen: values flat, or inline-bitpacked when an integer column's chunks need fewer bits; variable-width
- * values with 32/64-bit offsets; levels out-of-line bitpacked. A page of few distinct values becomes a mini-block
+ * values with 32/64-bit offsets; variable-width and 128-bit or wider fixed-width values (decimals) of mini-block
+ * chunks wrapped in general zstd when a sample chunk shrinks by a fifth; levels out-of-line bitpacked. A page of few distinct values becomes a mini-block
  * page of 32-bit indices (bitpacked, or runs) into a page dictionary, as pylance writes it (see
  * {@link #dictionaryCandidate}); pages of strings of at most one byte too, where pylance leaves them plain, when that
  * is smaller (see {@link #smallerOfDictionaryAndPlain}).
@@ -51,6 +52,11 @@ public final class StructuralPageEncoder {
   static final byte VALUE_PAD = (byte) 0x48;
   /** zstd level of compressed chunks and values: fast, and most of the ratio of higher levels on column data. */
   static final int ZSTD_LEVEL = 3;
+  /**
+   * Fixed-width values of at least this many bytes may be zstd-compressed in mini-block chunks: narrower ones are
+   * integers that bitpacking covers, these (decimal128: 16 bytes, of which a DECIMAL(7,2) uses 4) nothing else does.
+   */
+  static final int GENERAL_MIN_FIXED_BYTES = 16;
   /** Full-zip values of at least this many bytes are compressed one by one when a sample shows that it pays. */
   static final int PER_VALUE_ZSTD_MIN_BYTES = 128;
   /** Pages of fewer values are never dictionary-encoded (upstream `LANCE_ENCODING_DICT_TOO_SMALL`, 100). */
@@ -100,9 +106,9 @@ public final class StructuralPageEncoder {
   private final boolean pageDictionaries;
 
   /**
-   * Whether values may be compressed: a page dictionary's indices bitpacked, variable-width values zstd-compressed.
-   * Off for fields marked {@code lance-encoding:compression=none}, which pylance 14 stores so (its dictionary of a
-   * dictionary page it still LZ4-compresses).
+   * Whether values may be compressed: a page dictionary's indices bitpacked, variable-width and wide fixed-width
+   * values zstd-compressed. Off for fields marked {@code lance-encoding:compression=none}, which pylance 14 stores so
+   * (its dictionary of a dictionary page it still LZ4-compresses).
    */
   private final boolean compress;
 
@@ -232,6 +238,13 @@ public final class StructuralPageEncoder {
 
   private boolean visible(int i) { return s.def.data[i] <= s.maxVisibleDef; }
 
+  /**
+   * Whether the mini-block values are fixed-width values of {@link #GENERAL_MIN_FIXED_BYTES} or more bytes (decimal128,
+   * decimal256, wide fixed-size binaries): those a page may wrap in general zstd, as pylance 14 writes a decimal column
+   * marked {@code lance-encoding:compression=zstd} ({@code General(zstd, Flat(128))}).
+   */
+  private boolean wideFixed() { return kind == LeafShredder.FIXED && width >= GENERAL_MIN_FIXED_BYTES; }
+
   // ---------------------------------------------------------------------------------------------- all null
 
   private Page allNull() {
@@ -295,9 +308,10 @@ public final class StructuralPageEncoder {
       pack = anyNarrow;
     }
 
-    // General zstd around the value buffers of variable-width chunks, when a sample chunk shows that it pays.
+    // General zstd around the value buffers of variable-width chunks and of wide fixed-width ones (decimal128 and
+    // wider, which bitpacking does not cover), when a sample chunk shows that it pays.
     boolean zstd = false;
-    if (compress && !pack && kind == LeafShredder.VARIABLE) {
+    if (compress && !pack && !rle && (kind == LeafShredder.VARIABLE || wideFixed())) {
       Growable.Bytes sample = new Growable.Bytes(CHUNK_MAX_BYTES);
       values(0, chunkValues(0, numValues), sample);
       Growable.Bytes compressed = new Growable.Bytes(sample.size + 64);
