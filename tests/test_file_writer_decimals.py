@@ -1,6 +1,7 @@
 """Decimal columns of the JVM file writer against pylance, at every file version it writes. In 2.1 and 2.2 a page of
 decimal128 values whose sample chunk zstd shrinks by a fifth stores its mini-block chunks as ``General(zstd,
-Flat(128))``, as pylance 14 writes a decimal column marked ``lance-encoding:compression=zstd``; 2.0 stays flat.
+Flat(128))`` (decimal256: ``Flat(256)``), as pylance 14 writes a decimal column marked
+``lance-encoding:compression=zstd``; 2.0 stays flat.
 
 pylance writes seeded random decimal columns (precisions 1-38, any scale, narrow and full-range values, negatives,
 nulls, all equal, all null, the extremes of the precision), the JVM rewrites them (RewriteTable), and pylance must
@@ -77,6 +78,9 @@ def _table(seed: int) -> pa.Table:
                              pa.decimal128(7, 2))
     cols["net"] = pa.array([None if r.random() < 0.05 else decimal.Decimal(r.randint(-999999, 999999)).scaleb(-2)
                             for _ in range(ROWS)], pa.decimal128(7, 2))
+    # decimal256: 32-byte values, compressed the same way.
+    cols["wide"] = pa.array([None if r.random() < 0.05 else decimal.Decimal(r.randint(-10**9, 10**9)).scaleb(-3)
+                             for _ in range(ROWS)], pa.decimal256(40, 3))
     return pa.table(cols)
 
 
@@ -128,14 +132,15 @@ def test_pylance_reads_jvm_decimals(rewritten, version, t):
 
 @pytest.mark.parametrize("version", ["2.1", "2.2"])
 def test_compressible_decimals_are_zstd_pages(rewritten, version):
-    # DECIMAL(7,2) values use 4 of their 16 bytes: every page of them is zstd-compressed, to at most 6 bytes a value.
+    # DECIMAL(7,2) values use 4 of their 16 bytes (the decimal256 ones 4 of 32): every page of them is
+    # zstd-compressed, to at most 6 bytes a value (8 for decimal256).
     for t in range(TABLES):
         table, _, dst = rewritten[(version, t)]
         pages = _pages(dst)
-        for name in ("price", "net"):
-            assert pages[name] and all("General" in e and "CompressionAlgorithmZstd" in e and "bits_per_value:128" in e
+        for name, bits, most in (("price", 128, 6), ("net", 128, 6), ("wide", 256, 8)):
+            assert pages[name] and all("General" in e and "CompressionAlgorithmZstd" in e and f"bits_per_value:{bits}" in e
                                        for e, _ in pages[name]), (name, pages[name][0][0][:400])
-            assert sum(b for _, b in pages[name]) < 6 * ROWS, (name, sum(b for _, b in pages[name]))
+            assert sum(b for _, b in pages[name]) < most * ROWS, (name, sum(b for _, b in pages[name]))
 
 
 def test_version_20_decimals_stay_flat(rewritten):
