@@ -1,12 +1,12 @@
 """Decimal columns of the JVM file writer against pylance, at every file version it writes. In 2.1 and 2.2 a page of
-decimal128 values whose sample chunk zstd shrinks by a fifth stores its mini-block chunks as ``General(zstd,
+decimal128 values whose sample chunk LZ4 shrinks by a fifth stores its mini-block chunks as ``General(lz4,
 Flat(128))`` (decimal256: ``Flat(256)``), as pylance 14 writes a decimal column marked
-``lance-encoding:compression=zstd``; 2.0 stays flat.
+``lance-encoding:compression=lz4``; 2.0 stays flat.
 
 pylance writes seeded random decimal columns (precisions 1-38, any scale, narrow and full-range values, negatives,
 nulls, all equal, all null, the extremes of the precision), the JVM rewrites them (RewriteTable), and pylance must
 read the same values and pass ``validate()``; the JVM reads its own files back to the same values; and the JVM reads
-pylance's own zstd-compressed decimal pages. ``SPARKLANCE_FUZZ_SEED`` draws the columns, ``SPARKLANCE_FUZZ_N`` is how
+pylance's own LZ4- and zstd-compressed decimal pages. ``SPARKLANCE_FUZZ_SEED`` draws the columns, ``SPARKLANCE_FUZZ_N`` is how
 many tables."""
 
 from __future__ import annotations
@@ -131,14 +131,14 @@ def test_pylance_reads_jvm_decimals(rewritten, version, t):
 
 
 @pytest.mark.parametrize("version", ["2.1", "2.2"])
-def test_compressible_decimals_are_zstd_pages(rewritten, version):
+def test_compressible_decimals_are_lz4_pages(rewritten, version):
     # DECIMAL(7,2) values use 4 of their 16 bytes (the decimal256 ones 4 of 32): every page of them is
-    # zstd-compressed, to at most 6 bytes a value (8 for decimal256).
+    # LZ4-compressed, to at most 7 bytes a value (10 for decimal256).
     for t in range(TABLES):
         table, _, dst = rewritten[(version, t)]
         pages = _pages(dst)
-        for name, bits, most in (("price", 128, 6), ("net", 128, 6), ("wide", 256, 8)):
-            assert pages[name] and all("General" in e and "CompressionAlgorithmZstd" in e and f"bits_per_value:{bits}" in e
+        for name, bits, most in (("price", 128, 7), ("net", 128, 7), ("wide", 256, 10)):
+            assert pages[name] and all("General" in e and "CompressionAlgorithmLz4" in e and f"bits_per_value:{bits}" in e
                                        for e, _ in pages[name]), (name, pages[name][0][0][:400])
             assert sum(b for _, b in pages[name]) < most * ROWS, (name, sum(b for _, b in pages[name]))
 

@@ -34,9 +34,11 @@ def families():
     yield "variable_binary", pa.array([os.urandom(16) for _ in range(N // 4)], pa.binary()), "2.2"
     yield "vector_f32x32", pa.FixedSizeListArray.from_arrays(pa.array(rng.standard_normal(N * 8, dtype=np.float32)), 32), "2.2"
     # DECIMAL(7,2) money (TPC-DS's): 16-byte values of which 4 bytes vary; flat as pylance writes it by default,
-    # zstd-compressed chunks (General(zstd, Flat(128))) as our writer and pylance's `compression=zstd` write it.
+    # LZ4-compressed chunks (General(lz4, Flat(128))) as our writer and pylance's `compression=lz4` write it,
+    # zstd-compressed as pylance's `compression=zstd` does.
     money = decimal128(rng.integers(-10**6, 10**6, N // 2))
     yield "flat_decimal128", money, "2.2"
+    yield "lz4_decimal128", money, "2.2:lz4"
     yield "zstd_decimal128", money, "2.2:zstd"
     yield "flat_int64_v2.0", pa.array(rng.integers(-2**62, 2**62, N, dtype=np.int64)), "2.0"
     yield "string_v2.0", pa.array([f"user-{i:08d}@example.com" for i in range(N // 2)]), "2.0"
