@@ -310,7 +310,7 @@ public final class StructuralPageEncoder {
 
     // General compression around the value buffers of chunks, when a sample chunk shows that it pays: zstd for
     // variable-width values; LZ4 for wide fixed-width ones (decimal128 and wider, which bitpacking does not cover),
-    // whose zstd chunks the reader decodes at about a quarter of the speed of flat ones, LZ4's at the same speed
+    // whose zstd chunks the reader decodes at about half the speed of flat ones, LZ4's at the same speed
     // (file_read_bench.py), for about 1.5 times zstd's bytes.
     boolean lz4 = compress && !pack && !rle && wideFixed();
     boolean general = false;
