@@ -33,8 +33,23 @@ def families():
     yield "fsst_string", pa.array([f"user-{i:08d}@example.com" for i in range(N)]), "2.2"
     yield "variable_binary", pa.array([os.urandom(16) for _ in range(N // 4)], pa.binary()), "2.2"
     yield "vector_f32x32", pa.FixedSizeListArray.from_arrays(pa.array(rng.standard_normal(N * 8, dtype=np.float32)), 32), "2.2"
+    # DECIMAL(7,2) money (TPC-DS's): 16-byte values of which 4 bytes vary; flat as pylance writes it by default,
+    # LZ4-compressed chunks (General(lz4, Flat(128))) as our writer and pylance's `compression=lz4` write it,
+    # zstd-compressed as pylance's `compression=zstd` does.
+    money = decimal128(rng.integers(-10**6, 10**6, N // 2))
+    yield "flat_decimal128", money, "2.2"
+    yield "lz4_decimal128", money, "2.2:lz4"
+    yield "zstd_decimal128", money, "2.2:zstd"
     yield "flat_int64_v2.0", pa.array(rng.integers(-2**62, 2**62, N, dtype=np.int64)), "2.0"
     yield "string_v2.0", pa.array([f"user-{i:08d}@example.com" for i in range(N // 2)]), "2.0"
+
+
+def decimal128(unscaled: np.ndarray) -> pa.Array:
+    """DECIMAL(7,2) values of the given unscaled int64s: each the 16-byte little-endian two's complement."""
+    words = np.empty((len(unscaled), 2), dtype=np.int64)
+    words[:, 0] = unscaled
+    words[:, 1] = unscaled >> 63
+    return pa.Array.from_buffers(pa.decimal128(7, 2), len(unscaled), [None, pa.py_buffer(words.tobytes())])
 
 
 def write(out_dir):
@@ -42,8 +57,11 @@ def write(out_dir):
     whole = {}
     for name, arr, version in families():
         path = os.path.join(out_dir, f"{name}.lance")
+        version, _, compression = version.partition(":")
         if not os.path.exists(path):
             t = pa.table({"c": arr})
+            if compression:
+                t = t.cast(pa.schema([t.schema.field(0).with_metadata({"lance-encoding:compression": compression})]))
             with LanceFileWriter(path, t.schema, version=version) as w:
                 w.write_batch(t)
         files.append((name, path))

@@ -6,7 +6,7 @@ import scala.jdk.CollectionConverters._
 import scala.util.Random
 
 import org.apache.arrow.memory.BufferAllocator
-import org.apache.arrow.vector.{BigIntVector, BitVector, FieldVector, IntVector, VarCharVector}
+import org.apache.arrow.vector.{BigIntVector, BitVector, DecimalVector, FieldVector, IntVector, VarCharVector}
 import org.apache.arrow.vector.complex.{ListVector, StructVector}
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType}
 
@@ -37,6 +37,20 @@ object PageTesting {
     LeafShape.fixed(64), r => r.nextLong(), (b, i) => LittleEndian.getLong(EncodingTesting.fixed(b).data, 8 * i))
   val Bool: LeafType = LeafType("bool", ArrowType.Bool.INSTANCE, LeafShredder.BOOL, 1, bitpackable = false,
     LeafShape.fixed(1), r => r.nextBoolean(), (b, i) => Bits.get(EncodingTesting.fixed(b).data, i.toLong))
+
+  /** Unscaled decimal128 values: mostly DECIMAL(7,2)-sized money, sometimes any 38 digits, negative or not. */
+  private def decimal(r: Random): Any = {
+    val unscaled = if (r.nextInt(8) == 0) BigInt(126, r) * (if (r.nextBoolean()) 1 else -1) else BigInt(r.nextInt(2000000) - 1000000)
+    new java.math.BigDecimal(unscaled.bigInteger, 2)
+  }
+
+  private def readDecimal(b: DataBlock, i: Int): Any = {
+    val le = java.util.Arrays.copyOfRange(EncodingTesting.fixed(b).data, 16 * i, 16 * i + 16)
+    new java.math.BigDecimal(new java.math.BigInteger(le.reverse), 2)
+  }
+
+  val Dec128: LeafType = LeafType("decimal128", new ArrowType.Decimal(38, 2, 128), LeafShredder.FIXED, 16,
+    bitpackable = false, LeafShape.fixed(128), decimal, readDecimal)
 
   private def readString(b: DataBlock, i: Int): Any = b match {
     case v: DataBlock.VariableWidth => new String(v.data, v.offset(i).toInt, (v.offset(i + 1) - v.offset(i)).toInt, UTF_8)
@@ -99,6 +113,7 @@ object PageTesting {
       case (bv: BigIntVector, Leaf(x: Long)) => bv.setSafe(i, x)
       case (bv: BitVector, Leaf(x: Boolean)) => bv.setSafe(i, if (x) 1 else 0)
       case (sv: VarCharVector, Leaf(x: String)) => sv.setSafe(i, x.getBytes(UTF_8))
+      case (dv: DecimalVector, Leaf(x: java.math.BigDecimal)) => dv.setSafe(i, x)
       case other => throw new IllegalArgumentException(s"cannot write $other")
     }
     rows.zipWithIndex.foreach { case (v, i) => write(top, i, v) }

@@ -274,6 +274,30 @@ class StructuralPageEncoderSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
+  test("decimal128 chunks are LZ4-compressed where a sample chunk shrinks by a fifth, flat otherwise; both read back") {
+    val dec = Column(Nil, Dec128)
+    val uncompressed = Column(Nil, Dec128.copy(name = "incompressible decimal128",
+      random = r => new java.math.BigDecimal(BigInt(126, r).bigInteger.negate(), 2)))
+    for (v22 <- Seq(false, true)) {
+      // DECIMAL(7,2) money, as TPC-DS stores it: 4 of 16 bytes used, some nulls.
+      val r = new Random(5)
+      val money = Seq.fill(20000)(if (r.nextInt(20) == 0) Nul else Leaf(new java.math.BigDecimal(BigInt(r.nextInt(2000000) - 1000000).bigInteger, 2)))
+      val (p, bytes) = encodeOne(dec, money, v22)
+      assert(valueEncoding(p) == "general(lz4, flat128)", valueEncoding(p))
+      assert(bytes < 20000 * 7, s"$bytes bytes")
+      // Values of all 126 bits: LZ4 gains nothing, the chunks stay flat.
+      val wide = rows(uncompressed, r, 5000, 0.0)
+      val (q, _) = encodeOne(uncompressed, wide, v22)
+      assert(valueEncoding(q) == "flat128", valueEncoding(q))
+    }
+    // Random nested decimal columns (nulls and empty lists at every layer, mixed widths) read back.
+    for (seed <- Seeds; round <- 0 until 8) {
+      val r = new Random(seed * 100 + round)
+      val c = Column(Seq.fill(r.nextInt(4))(if (r.nextBoolean()) S else L), Dec128)
+      encodeOne(c, rows(c, r, 100 + r.nextInt(8000), Seq(0.0, 0.2, 0.6)(r.nextInt(3))), r.nextBoolean())
+    }
+  }
+
   test("pages of many values split into chunks of at most 4096 values, each a power of two but the last") {
     for (v22 <- Seq(false, true); c <- Seq(Column(Nil, Int64), Column(Seq(L), Int32), Column(Seq(S), Str))) {
       val r = new Random(7)
