@@ -63,12 +63,22 @@ final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoop
    * Tables of the catalog are written through DataSourceV2 (INSERT, `writeTo`); tables loaded by path through the
    * `lance` data source are written by its `save()` support for every save mode, so they do not offer it here.
    * Streaming queries write and read both ([[LanceStreamingWrite]], [[LanceMicroBatchStream]]).
+   *
+   * From Spark 4.3 on, `SCAN_MERGING` lets Spark fuse scans of this table that differ only in their columns into
+   * one scan of the union (its `MergeSubplans`: the scalar subqueries of TPC-DS q9 read `store_sales` once per
+   * filter, not once per aggregate), as it does for Parquet. A scan [[LanceScanBuilder]] builds depends only on the
+   * pinned snapshot, the read options, the columns and the filters pushed, which Spark pushes again to rebuild it;
+   * Spark merges no scan that took a limit, a top-N or an aggregate.
    */
-  override def capabilities(): util.Set[TableCapability] =
-    if (writable) util.EnumSet.of(TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE,
-      TableCapability.OVERWRITE_DYNAMIC, TableCapability.STREAMING_WRITE, TableCapability.MICRO_BATCH_READ)
-    else util.EnumSet.of(TableCapability.BATCH_READ, TableCapability.STREAMING_WRITE, TableCapability.TRUNCATE,
-      TableCapability.MICRO_BATCH_READ)
+  override def capabilities(): util.Set[TableCapability] = {
+    val set =
+      if (writable) util.EnumSet.of(TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE,
+        TableCapability.OVERWRITE_DYNAMIC, TableCapability.STREAMING_WRITE, TableCapability.MICRO_BATCH_READ)
+      else util.EnumSet.of(TableCapability.BATCH_READ, TableCapability.STREAMING_WRITE, TableCapability.TRUNCATE,
+        TableCapability.MICRO_BATCH_READ)
+    LanceTable.ScanMerging.foreach(set.add)
+    set
+  }
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = new LanceWriteBuilder(this, info)
 
@@ -145,4 +155,10 @@ final class LanceTable(val tableName: String, val snapshot: Snapshot, val hadoop
   }
 
   override def toString: String = s"LanceTable($tableName@${snapshot.version})"
+}
+
+object LanceTable {
+  /** Spark's `SCAN_MERGING` capability where the running Spark has it (4.3 on), looked up by name so that every line
+   *  compiles this file. */
+  private val ScanMerging: Option[TableCapability] = TableCapability.values().find(_.name == "SCAN_MERGING")
 }
