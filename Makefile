@@ -165,7 +165,7 @@ SEEDED_TESTS := tests/test_scalar_indexes.py tests/test_index_types.py tests/tes
   tests/test_compaction_remap.py tests/test_topn_aggregates.py tests/test_file_writer_dictionary.py \
   tests/test_rtree_index.py tests/test_vector_index_pq4.py tests/test_vector_types_optimize.py \
   tests/test_topn_btree.py tests/test_filter_estimate.py tests/test_runtime_filters.py tests/test_arrow_deletion_files.py \
-  tests/test_file_writer_decimals.py
+  tests/test_file_writer_decimals.py tests/test_rowlevel_nested.py
 # The damage fuzz's mutants (tests/fuzz/test_damage_fuzz.py; `make test` runs 1000).
 DAMAGE ?= 5000
 fuzz: venv jar
