@@ -231,6 +231,21 @@ def lance_raises(cls, match=None):
             yield info
 
 
+def assert_pylance_reads(dst: str, table, version: str) -> None:
+    """pylance opens the JVM's rewrite of ``table`` at ``dst`` (``io.sparklance.cli.RewriteTable``, which leaves
+    ``dst.err`` on failure), ``validate()`` passes, and it reads exactly ``table`` at file version ``version``."""
+    import lance
+
+    assert not os.path.exists(dst + ".err"), open(dst + ".err").read()
+    ds = lance.dataset(dst)
+    ds.validate()
+    assert ds.data_storage_version == version
+    got = ds.to_table()
+    assert got.schema == table.schema
+    for name in table.schema.names:
+        assert got.column(name).combine_chunks().equals(table.column(name).combine_chunks()), name
+
+
 def arrow_df(spark, table):
     """A DataFrame of the rows of a pyarrow Table, on every Spark line: pyspark 4 takes the Table itself; pyspark 3.5
     and 3.4 cannot, so they get the Table's rows as Python values and the Spark schema of its Arrow schema."""
